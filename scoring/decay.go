@@ -1,0 +1,159 @@
+package scoring
+
+import (
+	"math"
+	"time"
+)
+
+const day = 24 * time.Hour
+
+// AgeDays is the age of t at now in days; a zero t or a t in the future is age 0.
+func AgeDays(t, now time.Time) float64 {
+	if t.IsZero() || !t.Before(now) {
+		return 0
+	}
+	return now.Sub(t).Hours() / 24
+}
+
+// Freshness is 0.5^(age/half-life) (DESIGN 4.10). A non-positive or NaN
+// half-life is treated as "never decays" rather than producing NaN.
+func Freshness(ageDays, halfLifeDays float64) float64 {
+	if !(halfLifeDays > 0) || !(ageDays > 0) {
+		return 1
+	}
+	return halfPow(-ageDays / halfLifeDays)
+}
+
+// HalfLife resolves the half-life of a memory: its decay category's when the
+// category is known, else its memory type's category (if the type map names
+// one), else the default. known reports whether a non-empty category was found
+// in the table, so callers can flag unknown categories.
+func (d DecayParams) HalfLife(category, memoryType string) (days float64, known bool) {
+	if category != "" {
+		if h, ok := d.HalfLives[category]; ok {
+			return h, true
+		}
+		return d.DefaultHalfLife, false
+	}
+	if c, ok := d.TypeCategories[memoryType]; ok {
+		if h, ok := d.HalfLives[c]; ok {
+			return h, true
+		}
+	}
+	return d.DefaultHalfLife, true
+}
+
+// AccessBoost is 1 + ln(1 + access count) (DESIGN 4.11).
+func AccessBoost(count int64) float64 {
+	if count <= 0 {
+		return 1
+	}
+	return 1 + math.Log1p(float64(count))
+}
+
+// Weight is the retrieval weight base x freshness x boost (DESIGN 4.11).
+func Weight(base, freshness, boost float64) float64 {
+	return base * freshness * boost
+}
+
+// DecayFloor is floor(c) = clamp(k (1 - c), 0, 1) (DESIGN 4.13).
+func (d DecayParams) DecayFloor(conf float64) float64 {
+	return unit(d.FloorK * (1 - unit(conf)))
+}
+
+// Protected reports seed 001's evidence gate: confident and independently
+// observed often enough that decay never drops the memory (DESIGN 4.13).
+func (p *Params) Protected(conf float64, observations int) bool {
+	return conf >= p.ProtectedConfidence && observations >= p.ProtectedObservations
+}
+
+// Retrievable reports whether decay keeps a memory retrievable: its freshness
+// since it was last observed or accessed stays at or above the decay floor of
+// its confidence. Protected memories never drop out by decay.
+func (p *Params) Retrievable(conf, freshnessSinceUse float64, protected bool) bool {
+	return protected || freshnessSinceUse >= p.Decay.DecayFloor(conf)
+}
+
+// DaysRetrievable is how many days without observation or access a memory of
+// confidence conf stays retrievable at the given half-life: the inverse of
+// the decay floor, used in explanations and the README's worked numbers.
+func (d DecayParams) DaysRetrievable(conf, halfLifeDays float64) float64 {
+	floor := d.DecayFloor(conf)
+	if floor <= 0 {
+		return math.Inf(1)
+	}
+	return halfLifeDays * math.Log2(1/floor)
+}
+
+// Tier is a maintenance tier of seed 003.
+type Tier uint8
+
+// Tiers from most to least alive.
+const (
+	TierActive Tier = iota
+	TierDormant
+	TierStale
+	TierArchived
+)
+
+var tierNames = [...]string{"active", "dormant", "stale", "archived"}
+
+func (t Tier) String() string {
+	if int(t) < len(tierNames) {
+		return tierNames[t]
+	}
+	return "unknown"
+}
+
+// TierOf places c x f in a tier (DESIGN 4.14): active above Active, dormant
+// from Dormant, stale from Stale, archived below. Protected memories stop at
+// dormant.
+func (p *Params) TierOf(conf, freshness float64, protected bool) Tier {
+	v := conf * freshness
+	var t Tier
+	switch {
+	case v > p.Tiers.Active:
+		t = TierActive
+	case v >= p.Tiers.Dormant:
+		t = TierDormant
+	case v >= p.Tiers.Stale:
+		t = TierStale
+	default:
+		t = TierArchived
+	}
+	if protected && t > TierDormant {
+		t = TierDormant
+	}
+	return t
+}
+
+// Bucket is a stats bucket of seed 004.
+type Bucket uint8
+
+// Buckets of confidence.
+const (
+	BucketHigh Bucket = iota
+	BucketMedium
+	BucketLow
+)
+
+var bucketNames = [...]string{"high", "medium", "low"}
+
+func (b Bucket) String() string {
+	if int(b) < len(bucketNames) {
+		return bucketNames[b]
+	}
+	return "unknown"
+}
+
+// BucketOf is high at or above StatsHigh, medium at or above StatsMedium, low below.
+func (p *Params) BucketOf(conf float64) Bucket {
+	switch {
+	case conf >= p.StatsHigh:
+		return BucketHigh
+	case conf >= p.StatsMedium:
+		return BucketMedium
+	default:
+		return BucketLow
+	}
+}

@@ -1,0 +1,195 @@
+package scoring
+
+import (
+	"math"
+	"time"
+)
+
+// Inputs are the fields of one memory that the read-time math needs, already
+// decoded and mapped to numbers (package memory does that).
+type Inputs struct {
+	// Unscored marks a point carrying none of the confidence fields (source,
+	// memory type, extractor, confidence): a foreign point that is never
+	// gated and ranked by base x freshness x boost alone.
+	Unscored bool
+	Components
+	Grounding Grounding
+	// Confidence is the stored confidence, used when HasConfidence is true
+	// (seed 002: r(n) is baked in at write time); otherwise it is computed.
+	Confidence    float64
+	HasConfidence bool
+	HalfLife      float64   // days; <= 0 means never decays
+	LastObserved  time.Time // zero: unknown, counts as age 0
+	LastAccessed  time.Time
+	AccessCount   int64
+	// Seq breaks ties after weight and confidence, lower first (e.g. the
+	// candidate's position in the store's answer).
+	Seq int
+}
+
+// Score is the read-time verdict on one memory: small enough to sort by value.
+type Score struct {
+	Weight      float64
+	Confidence  float64 // stored or computed; 0 when unscored
+	Freshness   float64
+	AccessBoost float64
+	Seq         int
+	Tier        Tier
+	Bucket      Bucket
+	Flags       Flags
+}
+
+// Flags are the boolean facts of a Score.
+type Flags uint8
+
+// Score flags.
+const (
+	FlagUnscored           Flags = 1 << iota // no confidence fields: never gated
+	FlagComputedConfidence                   // stored confidence absent or invalid: computed
+	FlagRetrievable                          // decay floor not crossed (or protected)
+	FlagProtected                            // conf and n past the evidence gate
+	FlagBelowGate                            // returned by the retrieval-gate fallback
+	FlagRender                               // passes the render gate (or its fallback)
+)
+
+// Has reports whether every flag in f2 is set.
+func (f Flags) Has(f2 Flags) bool { return f&f2 == f2 }
+
+// Evaluate scores one memory at time now against a base score, the store's
+// similarity; a negative, NaN or infinite base counts as 0 (DESIGN 5 floors
+// Cosine and Dot scores at 0).
+func (p *Params) Evaluate(in *Inputs, base float64, now time.Time) Score {
+	nowSec, nowNsec := now.Unix(), int64(now.Nanosecond())
+	if !(base >= 0) || math.IsInf(base, 1) {
+		base = 0 // a NaN, negative or infinite similarity must not poison the ranking
+	}
+	s := Score{Seq: in.Seq}
+	s.Freshness = Freshness(ageDaysAt(in.LastObserved, nowSec, nowNsec), in.HalfLife)
+	s.AccessBoost = AccessBoost(in.AccessCount)
+	s.Weight = Weight(base, s.Freshness, s.AccessBoost)
+	if in.Unscored {
+		s.Flags = FlagUnscored | FlagRetrievable | FlagRender
+		s.Tier = TierActive
+		return s
+	}
+	if in.HasConfidence {
+		s.Confidence = unit(in.Confidence)
+	} else {
+		s.Confidence = p.Grounded(in.Components, in.Grounding)
+		s.Flags |= FlagComputedConfidence
+	}
+	protected := p.Protected(s.Confidence, in.Observations)
+	if protected {
+		s.Flags |= FlagProtected
+	}
+	// The decay floor is measured from the last use: an access keeps a memory
+	// alive even when nobody restates it.
+	sinceUse := s.Freshness
+	if in.LastAccessed.After(in.LastObserved) {
+		sinceUse = Freshness(ageDaysAt(in.LastAccessed, nowSec, nowNsec), in.HalfLife)
+	}
+	if p.Retrievable(s.Confidence, sinceUse, protected) {
+		s.Flags |= FlagRetrievable
+	}
+	s.Tier = p.TierOf(s.Confidence, s.Freshness, protected)
+	s.Bucket = p.BucketOf(s.Confidence)
+	return s
+}
+
+// ageDaysAt is AgeDays against a now split once into Unix seconds and
+// nanoseconds: the time.Time arithmetic it replaces was a fifth of a read's
+// scoring cost. Seconds rather than UnixNano, which overflows outside
+// 1678-2262 and payload timestamps can be anything.
+func ageDaysAt(t time.Time, nowSec, nowNsec int64) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	d := float64(nowSec-t.Unix()) + float64(nowNsec-int64(t.Nanosecond()))*1e-9
+	if !(d > 0) {
+		return 0
+	}
+	return d / 86400
+}
+
+// Explanation is every factor behind a Score, for humans and the explain API.
+// It is computed on demand (for returned results only), so the hot path stays
+// small.
+type Explanation struct {
+	Unscored           bool
+	Source             float64
+	Observations       int
+	Repetition         float64
+	Extractor          float64
+	Type               float64
+	Grounding          Grounding
+	Formula            float64 // weighted sum before grounding
+	GroundingPenalty   float64 // what grounding actually took off
+	Computed           float64 // formula with grounding: what the fields imply now
+	StoredConfidence   bool    // the stored value was used
+	Confidence         float64
+	AgeDays            float64
+	HalfLife           float64
+	Freshness          float64
+	IdleDays           float64 // since the later of last observed and last accessed
+	DecayFloor         float64
+	DaysRetrievable    float64 // idle days the decay floor allows (+Inf: never drops)
+	AccessCount        int64
+	AccessBoost        float64
+	Base               float64
+	Weight             float64
+	Retrievable        bool
+	Protected          bool
+	Tier               Tier
+	Bucket             Bucket
+	BelowGate          bool
+	Render             bool
+	ComputedConfidence bool
+}
+
+// Explain expands a Score evaluated from in at now into every factor.
+func (p *Params) Explain(in *Inputs, s Score, base float64, now time.Time) Explanation {
+	e := Explanation{
+		Unscored:           in.Unscored,
+		Source:             unit(in.Source),
+		Observations:       max(in.Observations, 0),
+		Repetition:         Repetition(in.Observations),
+		Extractor:          unit(in.Extractor),
+		Type:               unit(in.Type),
+		Grounding:          in.Grounding,
+		AgeDays:            AgeDays(in.LastObserved, now),
+		HalfLife:           in.HalfLife,
+		Freshness:          s.Freshness,
+		AccessCount:        max(in.AccessCount, 0),
+		AccessBoost:        s.AccessBoost,
+		Base:               base,
+		Weight:             s.Weight,
+		Confidence:         s.Confidence,
+		Retrievable:        s.Flags.Has(FlagRetrievable),
+		Protected:          s.Flags.Has(FlagProtected),
+		Tier:               s.Tier,
+		Bucket:             s.Bucket,
+		BelowGate:          s.Flags.Has(FlagBelowGate),
+		Render:             s.Flags.Has(FlagRender),
+		ComputedConfidence: s.Flags.Has(FlagComputedConfidence),
+	}
+	last := in.LastObserved
+	if in.LastAccessed.After(last) {
+		last = in.LastAccessed
+	}
+	e.IdleDays = AgeDays(last, now)
+	if in.Unscored {
+		e.DaysRetrievable = math.Inf(1)
+		return e
+	}
+	e.Formula = p.Weights.Confidence(in.Components)
+	e.Computed = p.Grounding.Apply(e.Formula, in.Grounding)
+	e.GroundingPenalty = e.Formula - e.Computed
+	e.StoredConfidence = !s.Flags.Has(FlagComputedConfidence)
+	e.DecayFloor = p.Decay.DecayFloor(s.Confidence)
+	if e.Protected || !(in.HalfLife > 0) {
+		e.DaysRetrievable = math.Inf(1)
+	} else {
+		e.DaysRetrievable = p.Decay.DaysRetrievable(s.Confidence, in.HalfLife)
+	}
+	return e
+}

@@ -1,0 +1,251 @@
+// Package scoring is memrank's math: confidence, repetition, extractor
+// quality, grounding, confirmation, merge, re-observation, freshness, access
+// boost, retrieval weight, the retrieval and render gates, the decay floor,
+// protection, tiers and stats buckets (DESIGN.md section 4).
+//
+// Everything here is a pure function of its arguments. There is no I/O and no
+// clock: the current time is always passed in, so the same inputs give the
+// same numbers in tests, in the CLI and in the server.
+//
+// Where the seeds print numbers that do not follow from their own formulas,
+// the formulas win; the README lists every such departure (DESIGN 4.15).
+package scoring
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+)
+
+// Canonical names of the built-in levels. Tables are keyed by these strings so
+// that a deployment can add its own levels through configuration.
+const (
+	SourceDirect          = "direct"
+	SourceConfirmed       = "confirmed"
+	SourceStrongInference = "strong_inference"
+	SourceWeakInference   = "weak_inference"
+	SourceSpeculation     = "speculation"
+
+	TypeEntity     = "entity"
+	TypeEvent      = "event"
+	TypeFact       = "fact"
+	TypePreference = "preference"
+	TypeRelation   = "relation"
+)
+
+// Grounding is how well the source span supports a memory (DESIGN 4.6).
+type Grounding uint8
+
+// Grounding verdicts. NotSupported memories are rejected at write time; a
+// stored one (written by someone else) is penalised like Partial.
+const (
+	GroundingSupported Grounding = iota
+	GroundingPartial
+	GroundingUnknown
+	GroundingNotSupported
+)
+
+var groundingNames = [...]string{"supported", "partial", "unknown", "not_supported"}
+
+func (g Grounding) String() string {
+	if int(g) < len(groundingNames) {
+		return groundingNames[g]
+	}
+	return fmt.Sprintf("grounding(%d)", g)
+}
+
+// Weights of the confidence formula (DESIGN 4.1). They must sum to 1.
+type Weights struct {
+	Source     float64
+	Repetition float64
+	Extractor  float64
+	Type       float64
+}
+
+// ExtractorModel maps extractor model names matching Pattern to a quality.
+type ExtractorModel struct {
+	Pattern *regexp.Regexp
+	Quality float64
+}
+
+// GroundingParams are the write-time grounding penalties and their floor.
+type GroundingParams struct {
+	Partial float64
+	Unknown float64
+	Floor   float64
+}
+
+// DecayParams hold the freshness half-lives, in days.
+type DecayParams struct {
+	DefaultHalfLife float64
+	HalfLives       map[string]float64 // decay category -> half-life
+	TypeCategories  map[string]string  // memory type -> decay category
+	FloorK          float64            // decay floor slope k of DESIGN 4.13
+}
+
+// TierParams are the lower bounds of c x f for each tier (DESIGN 4.14).
+type TierParams struct {
+	Active  float64 // above: active
+	Dormant float64 // at or above: dormant
+	Stale   float64 // at or above: stale; below: archived
+}
+
+// Params is every number and table the math uses. DefaultParams returns the
+// seeds' values; configuration builds its own.
+type Params struct {
+	Weights      Weights
+	SourceLevels map[string]float64
+	TypePriors   map[string]float64
+
+	ExtractorModels  []ExtractorModel
+	ExtractorUnknown float64
+
+	Grounding GroundingParams
+
+	ConfirmSource float64 // s is raised to at least this on confirmation
+	MaxConfidence float64 // confirmation clamps confidence here
+
+	RetrievalGate float64
+	RenderGate    float64
+
+	Decay DecayParams
+
+	ProtectedConfidence   float64
+	ProtectedObservations int
+
+	Tiers TierParams
+
+	StatsHigh   float64
+	StatsMedium float64
+}
+
+// DefaultExtractorPatterns are the seeds' model-name classes (seed 000), in
+// match order: the first pattern that matches a model name wins.
+var defaultExtractorPatterns = []struct {
+	pattern string
+	quality float64
+}{
+	{`claude.*(sonnet|opus)`, 0.90},
+	{`gpt-?4|gpt-?5|\bo[134]\b`, 0.85},
+	{`claude.*haiku`, 0.80},
+	{`gpt-?3\.5`, 0.65},
+}
+
+// CompileExtractorPattern compiles a model-name pattern the way memrank
+// matches it: case-insensitively, anywhere in the name.
+func CompileExtractorPattern(pattern string) (*regexp.Regexp, error) {
+	return regexp.Compile("(?i)" + pattern)
+}
+
+// DefaultParams returns the seeds' values (seeds 000, 002, 003, 004 and
+// DESIGN section 4).
+func DefaultParams() *Params {
+	models := make([]ExtractorModel, len(defaultExtractorPatterns))
+	for i, m := range defaultExtractorPatterns {
+		models[i] = ExtractorModel{Pattern: regexp.MustCompile("(?i)" + m.pattern), Quality: m.quality}
+	}
+	return &Params{
+		Weights: Weights{Source: 0.45, Repetition: 0.20, Extractor: 0.25, Type: 0.10},
+		SourceLevels: map[string]float64{
+			SourceDirect:          0.95,
+			SourceConfirmed:       0.80,
+			SourceStrongInference: 0.70,
+			SourceWeakInference:   0.50,
+			SourceSpeculation:     0.30,
+		},
+		TypePriors: map[string]float64{
+			TypeEntity:     0.90,
+			TypeEvent:      0.85,
+			TypeFact:       0.80,
+			TypePreference: 0.75,
+			TypeRelation:   0.70,
+		},
+		ExtractorModels:  models,
+		ExtractorUnknown: 0.65,
+		Grounding:        GroundingParams{Partial: 0.15, Unknown: 0.10, Floor: 0.30},
+		ConfirmSource:    0.80,
+		MaxConfidence:    0.99,
+		RetrievalGate:    0.50,
+		RenderGate:       0.40,
+		Decay: DecayParams{
+			DefaultHalfLife: 90,
+			HalfLives: map[string]float64{
+				"preference":     365,
+				"relationship":   180,
+				"contact":        180,
+				"technical":      120,
+				"opinion":        90,
+				"price":          60,
+				"project_status": 30,
+			},
+			TypeCategories: map[string]string{},
+			FloorK:         1.25,
+		},
+		ProtectedConfidence:   0.80,
+		ProtectedObservations: 3,
+		Tiers:                 TierParams{Active: 0.60, Dormant: 0.30, Stale: 0.10},
+		StatsHigh:             0.80,
+		StatsMedium:           0.50,
+	}
+}
+
+// Validate reports parameters the math cannot work with. The config package
+// gives the user-facing, key-named errors; this guards callers that build
+// Params by hand.
+func (p *Params) Validate() error {
+	var errs []error
+	unit := func(name string, v float64) {
+		if !(v >= 0 && v <= 1) {
+			errs = append(errs, fmt.Errorf("scoring: %s: %v is outside [0, 1]", name, v))
+		}
+	}
+	w := p.Weights
+	for _, c := range []struct {
+		n string
+		v float64
+	}{{"weights.source", w.Source}, {"weights.repetition", w.Repetition}, {"weights.extractor", w.Extractor}, {"weights.type", w.Type}} {
+		unit(c.n, c.v)
+	}
+	if sum := w.Source + w.Repetition + w.Extractor + w.Type; math.Abs(sum-1) > 1e-6 {
+		errs = append(errs, fmt.Errorf("scoring: weights: sum is %v, want 1 (within 1e-6)", sum))
+	}
+	for k, v := range p.SourceLevels {
+		unit("source_levels."+k, v)
+	}
+	for k, v := range p.TypePriors {
+		unit("type_priors."+k, v)
+	}
+	for i, m := range p.ExtractorModels {
+		if m.Pattern == nil {
+			errs = append(errs, fmt.Errorf("scoring: extractor.models[%d]: nil pattern", i))
+		}
+		unit(fmt.Sprintf("extractor.models[%d].quality", i), m.Quality)
+	}
+	unit("extractor.unknown", p.ExtractorUnknown)
+	unit("grounding.partial", p.Grounding.Partial)
+	unit("grounding.unknown", p.Grounding.Unknown)
+	unit("grounding.floor", p.Grounding.Floor)
+	unit("confirm.source", p.ConfirmSource)
+	unit("confirm.max_confidence", p.MaxConfidence)
+	unit("gates.retrieval", p.RetrievalGate)
+	unit("gates.render", p.RenderGate)
+	unit("protected.min_confidence", p.ProtectedConfidence)
+	unit("tiers.active", p.Tiers.Active)
+	unit("tiers.dormant", p.Tiers.Dormant)
+	unit("tiers.stale", p.Tiers.Stale)
+	unit("stats.high", p.StatsHigh)
+	unit("stats.medium", p.StatsMedium)
+	if !(p.Decay.DefaultHalfLife > 0) || math.IsInf(p.Decay.DefaultHalfLife, 0) {
+		errs = append(errs, fmt.Errorf("scoring: decay.default_half_life: %v is not positive", p.Decay.DefaultHalfLife))
+	}
+	for k, v := range p.Decay.HalfLives {
+		if !(v > 0) || math.IsInf(v, 0) {
+			errs = append(errs, fmt.Errorf("scoring: decay.half_lives.%s: %v is not positive", k, v))
+		}
+	}
+	if !(p.Decay.FloorK > 0) || math.IsInf(p.Decay.FloorK, 0) {
+		errs = append(errs, fmt.Errorf("scoring: decay.floor_k: %v is not positive", p.Decay.FloorK))
+	}
+	return errors.Join(errs...)
+}
