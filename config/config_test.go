@@ -1,0 +1,85 @@
+package config
+
+import (
+	"flag"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// TestDefault pins every default to the value of the issue's schema (the
+// seeds' numbers, DESIGN section 4), written out here independently of
+// Default's own literal.
+func TestDefault(t *testing.T) {
+	want := Config{
+		Scoring: Scoring{
+			Weights:      Weights{Source: 0.45, Repetition: 0.20, Extractor: 0.25, Type: 0.10},
+			SourceLevels: map[string]float64{"direct": 0.95, "confirmed": 0.80, "strong_inference": 0.70, "weak_inference": 0.50, "speculation": 0.30},
+			TypePriors:   map[string]float64{"entity": 0.90, "event": 0.85, "fact": 0.80, "preference": 0.75, "relation": 0.70},
+			Extractor: Extractor{Unknown: 0.65, Models: []ExtractorModel{
+				{`claude.*(sonnet|opus)`, 0.90},
+				{`gpt-?4|gpt-?5|\bo[134]\b`, 0.85},
+				{`claude.*haiku`, 0.80},
+				{`gpt-?3\.5`, 0.65},
+			}},
+			Grounding: Grounding{Partial: 0.15, Unknown: 0.10, Floor: 0.30},
+			Confirm:   Confirm{Source: 0.80, MaxConfidence: 0.99},
+			Gates:     Gates{Retrieval: 0.50, Render: 0.40},
+			Decay: Decay{
+				DefaultHalfLife: 90,
+				HalfLives:       map[string]float64{"preference": 365, "relationship": 180, "contact": 180, "technical": 120, "opinion": 90, "price": 60, "project_status": 30},
+				TypeCategories:  map[string]string{},
+				FloorK:          1.25,
+			},
+			Protected: Protected{MinConfidence: 0.80, MinObservations: 3},
+			Tiers:     Tiers{Active: 0.60, Dormant: 0.30, Stale: 0.10},
+			Stats:     Stats{High: 0.80, Medium: 0.50},
+		},
+		Rank:     Rank{Oversample: 4, MaxCandidates: 1000, MemoryCollections: []string{}},
+		Dedup:    Dedup{SameThreshold: 0.92, JudgeThreshold: 0.80, RequireSurfaceChange: true, MinIndependentGap: time.Hour},
+		Judge:    Judge{Enabled: false, Timeout: 5 * time.Second, CallsPerMinute: 60, CacheSize: 10000},
+		Embedder: Embedder{Driver: "local", Dimensions: 384, Timeout: 10 * time.Second, BatchSize: 64, CacheSize: 10000},
+		Upstream: Upstream{Timeout: 10 * time.Second},
+		Listen:   Listen{HTTP: ":6333", GRPC: ":6334"},
+		Store:    Store{DataDir: "./memrank-data"},
+		Access:   Access{FlushInterval: 2 * time.Second, MaxPending: 100000},
+		Tenancy:  Tenancy{APIKeys: map[string]string{}},
+		PayloadKeys: PayloadKeys{
+			Text: "text", MemoryType: "memory_type", Source: "source",
+			ExtractorModel: "extractor_model", ExtractorLogprob: "extractor_logprob",
+			Grounding: "grounding", Observations: "observations", Confidence: "confidence",
+			DecayCategory: "decay_category", CreatedAt: "created_at", LastObservedAt: "last_observed_at",
+			LastAccessedAt: "last_accessed_at", AccessCounts: "access_counts", SessionIDs: "session_ids",
+			TurnIDs: "turn_ids", Entities: "entities", TextHash: "text_hash", Retrievable: "retrievable",
+			Tier: "tier", SupersededBy: "superseded_by", Corroborations: "corroborations",
+			Contradictions: "contradictions", Modalities: "modalities", MemrankSchema: "memrank_schema",
+		},
+		Telemetry: Telemetry{ServiceName: "memrank", LogLevel: "info", LogFormat: "json"},
+	}
+	if diff := cmp.Diff(want, Default()); diff != "" {
+		t.Errorf("Default() differs from the schema's defaults (-want +got):\n%s", diff)
+	}
+	if err := Default().Validate(); err != nil {
+		t.Errorf("Default().Validate() = %v, want nil", err)
+	}
+}
+
+// TestDefaultIsFresh guards against defaults held in package variables: a
+// caller that extends one Config's tables must not change the next one's.
+func TestDefaultIsFresh(t *testing.T) {
+	a := Default()
+	a.Scoring.Decay.HalfLives["legal"] = 45
+	a.Scoring.SourceLevels["direct"] = 0
+	a.Tenancy.APIKeys["k"] = "t"
+	a.Scoring.Extractor.Models[0].Quality = 0
+	b := Default()
+	if _, ok := b.Scoring.Decay.HalfLives["legal"]; ok {
+		t.Error("a category added to one Default() shows up in the next")
+	}
+	if b.Scoring.SourceLevels["direct"] != 0.95 || len(b.Tenancy.APIKeys) != 0 || b.Scoring.Extractor.Models[0].Quality != 0.90 {
+		t.Error("changes to one Default() show up in the next")
+	}
+}

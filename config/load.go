@@ -1,0 +1,236 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	kyaml "github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+)
+
+// Environment variables Load reads.
+const (
+	// EnvPrefix starts every variable that sets a key:
+	// MEMRANK_SCORING__WEIGHTS__SOURCE sets scoring.weights.source.
+	EnvPrefix = "MEMRANK_"
+	// EnvConfigFile names the YAML file when Source.File is empty, so a
+	// --config flag wins over it.
+	EnvConfigFile = "MEMRANK_CONFIG"
+	// EnvOTLPEndpoint fills telemetry.otlp_endpoint when the file, the
+	// environment and the flags leave it empty.
+	EnvOTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
+)
+
+// Source says where Load reads the configuration from.
+type Source struct {
+	// File is the YAML file; "" means $MEMRANK_CONFIG if set, else none.
+	File string
+	// Environ is the environment in os.Environ() form. Only MEMRANK_*
+	// variables and OTEL_EXPORTER_OTLP_ENDPOINT are read.
+	Environ []string
+	// Flags may be nil. Only flags the user actually set override.
+	Flags *pflag.FlagSet
+	// FlagKeys maps a flag name to the key it sets, e.g. "upstream" ->
+	// "upstream.grpc". Flags not listed here are not configuration (say,
+	// --config itself) and are ignored.
+	FlagKeys map[string]string
+}
+
+// Load builds the effective Config: the defaults, then the file, then the
+// environment, then the flags, each overriding the one before. Maps such as
+// scoring.decay.half_lives are merged entry by entry; lists such as
+// scoring.extractor.models are replaced whole. The result is validated.
+//
+// The error, if any, lists every problem found, from every source, as
+// *Error values joined with errors.Join; the Config is then the zero value.
+func Load(src Source) (Config, error) {
+	name := src.File
+	if name == "" {
+		name = lookupEnv(src.Environ, EnvConfigFile)
+	}
+	var p koanf.Provider
+	if name != "" {
+		p = file.Provider(name)
+	}
+	return load(src, name, p)
+}
+
+// load is Load with the file's provider given, so tests and the fuzz target
+// can supply YAML bytes under any name.
+func load(src Source, name string, p koanf.Provider) (Config, error) {
+	cfg := Default()
+	root := reflect.ValueOf(&cfg).Elem()
+	var errs []error
+	if p != nil {
+		errs = append(errs, loadYAML(root, name, p)...)
+	}
+	errs = append(errs, loadEnv(root, src.Environ)...)
+	errs = append(errs, loadFlags(root, src.Flags, src.FlagKeys)...)
+	if cfg.Telemetry.OTLPEndpoint == "" {
+		cfg.Telemetry.OTLPEndpoint = lookupEnv(src.Environ, EnvOTLPEndpoint)
+	}
+	errs = append(errs, cfg.validate()...)
+	if len(errs) > 0 {
+		return Config{}, errors.Join(errs...)
+	}
+	return cfg, nil
+}
+
+// loadYAML merges a YAML document into root.
+func loadYAML(root reflect.Value, name string, p koanf.Provider) []error {
+	raw, err := parseYAML(p)
+	if err != nil {
+		return yamlErrors(name, err)
+	}
+	d := decoder{source: name}
+	d.decodeStruct(field{}, raw, root)
+	return d.errs
+}
+
+// parseYAML reads and parses a document into a nested map. The file is user
+// input that reaches a third-party parser, so a panic in that parser is
+// turned into an error: a bad config file must never crash memrank.
+func parseYAML(p koanf.Provider) (raw map[string]any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			raw, err = nil, fmt.Errorf("the YAML parser failed: %v", r)
+		}
+	}()
+	k := koanf.New(".")
+	if err := k.Load(p, kyaml.Parser()); err != nil {
+		return nil, err
+	}
+	return k.Raw(), nil
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): `)
+
+// yamlErrors turns a read or parse failure into errors naming the file and,
+// for YAML problems, the line.
+func yamlErrors(name string, err error) []error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return []error{&Error{Source: name, Problem: pe.Err.Error(), err: pe.Err}}
+	}
+	if te, ok := errors.AsType[*yaml.TypeError](err); ok && len(te.Errors) > 0 {
+		// One per duplicated key, or one saying the document is not a
+		// mapping, the only type a map[string]any refuses.
+		errs := make([]error, len(te.Errors))
+		for i, msg := range te.Errors {
+			if strings.Contains(msg, "cannot unmarshal") {
+				msg = yamlLine.FindString(msg) + "want a mapping of keys at the top level"
+			}
+			errs[i] = &Error{Source: name, Problem: msg, err: err}
+		}
+		return errs
+	}
+	return []error{&Error{Source: name, Problem: strings.TrimPrefix(err.Error(), "yaml: "), err: err}}
+}
+
+// loadEnv merges every MEMRANK_ variable into root. The name after the prefix
+// is the key, upper-cased, with __ between levels: MEMRANK_UPSTREAM__GRPC is
+// upstream.grpc. Variables are applied in name order, so a whole-map
+// variable (MEMRANK_SCORING__DECAY__HALF_LIVES) comes before the entry
+// variables below it, which win.
+func loadEnv(root reflect.Value, environ []string) []error {
+	p := env.Provider("", env.Opt{
+		Prefix:      EnvPrefix,
+		EnvironFunc: func() []string { return environ },
+		TransformFunc: func(name, value string) (string, any) {
+			if name == EnvConfigFile {
+				return "", nil // names the file, read by Load
+			}
+			return name, value
+		},
+	})
+	vars, err := p.Read()
+	if err != nil {
+		return []error{&Error{Source: "environment", Problem: err.Error(), err: err}}
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		path := strings.Split(strings.TrimPrefix(name, EnvPrefix), "__")
+		for i := range path {
+			path[i] = strings.ToLower(path[i])
+		}
+		d := decoder{source: "$" + name, text: true}
+		d.set(root, path, vars[name])
+		errs = append(errs, d.errs...)
+	}
+	return errs
+}
+
+// loadFlags merges the flags the user set into root. Every binding in keys is
+// checked, set or not, so a binding to a key that does not exist fails the
+// first time the program runs rather than the first time someone uses it.
+func loadFlags(root reflect.Value, fs *pflag.FlagSet, keys map[string]string) []error {
+	var errs []error
+	bad := make(map[string]bool)
+	for _, name := range slices.Sorted(maps.Keys(keys)) {
+		if !knownKey(root.Type(), keys[name]) {
+			bad[name] = true
+			errs = append(errs, &Error{Source: "--" + name, Key: keys[name], Problem: ErrUnknownKey.Error(), err: ErrUnknownKey})
+		}
+	}
+	if fs == nil {
+		return errs
+	}
+	p := posflag.ProviderWithFlag(fs, "", nil, func(f *pflag.Flag) (string, any) {
+		if _, ok := keys[f.Name]; !ok || bad[f.Name] {
+			return "", nil
+		}
+		return f.Name, posflag.FlagVal(fs, f)
+	})
+	set, err := p.Read() // with no koanf instance, only changed flags are returned
+	if err != nil {
+		return append(errs, &Error{Source: "flags", Problem: err.Error(), err: err})
+	}
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		d := decoder{source: "--" + name, text: true}
+		d.set(root, strings.Split(keys[name], "."), set[name])
+		errs = append(errs, d.errs...)
+	}
+	return errs
+}
+
+// knownKey reports whether a dotted key names a setting of t: a section, a
+// value, a map or one entry of a map.
+func knownKey(t reflect.Type, key string) bool {
+	path := strings.Split(key, ".")
+	for i, seg := range path {
+		switch {
+		case t.Kind() == reflect.Map && i == len(path)-1:
+			return seg != ""
+		case t.Kind() == reflect.Struct:
+			j := fieldIndex(t, seg)
+			if j < 0 {
+				return false
+			}
+			t = t.Field(j).Type
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// lookupEnv returns the value of the last name=value entry for name, the one
+// that wins when a process is started with this environment.
+func lookupEnv(environ []string, name string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(environ[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}

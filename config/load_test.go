@@ -1,0 +1,473 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+)
+
+// writeFile writes a YAML file in a fresh temporary directory.
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "memrank.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// mustLoad loads src and fails the test on any error.
+func mustLoad(t *testing.T, src Source) Config {
+	t.Helper()
+	cfg, err := Load(src)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return cfg
+}
+
+// flagSet is the shape of the command's flags: an upstream flag bound to a
+// key, with a default of its own, and a --config flag that is not a key.
+func flagSet(t *testing.T, args ...string) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("memrank", pflag.ContinueOnError)
+	fs.String("upstream", "default-from-flag:6334", "Qdrant gRPC address")
+	fs.String("config", "", "config file")
+	fs.Float64("render-gate", 0.4, "render gate")
+	fs.Duration("upstream-timeout", time.Second, "")
+	fs.StringSlice("memory-collections", nil, "")
+	fs.Bool("judge", false, "")
+	fs.Int("oversample", 4, "")
+	fs.String("weights", "", "")
+	fs.StringToString("half-lives", nil, "")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+var flagKeys = map[string]string{
+	"upstream":           "upstream.grpc",
+	"render-gate":        "scoring.gates.render",
+	"upstream-timeout":   "upstream.timeout",
+	"memory-collections": "rank.memory_collections",
+	"judge":              "judge.enabled",
+	"oversample":         "rank.oversample",
+	"weights":            "scoring.weights",
+	"half-lives":         "scoring.decay.half_lives",
+}
+
+func TestPrecedence(t *testing.T) {
+	file := writeFile(t, "upstream:\n  grpc: file:6334\n")
+	env := []string{"MEMRANK_UPSTREAM__GRPC=env:6334"}
+	tests := []struct {
+		name string
+		src  Source
+		want string
+	}{
+		{"defaults alone", Source{}, ""},
+		{"file over defaults", Source{File: file}, "file:6334"},
+		{"env over file", Source{File: file, Environ: env}, "env:6334"},
+		{"flag over env and file", Source{File: file, Environ: env, Flags: flagSet(t, "--upstream", "flag:6334"), FlagKeys: flagKeys}, "flag:6334"},
+		{"flag over defaults", Source{Flags: flagSet(t, "--upstream=flag:6334"), FlagKeys: flagKeys}, "flag:6334"},
+		// The flag's own default must not override what the user configured.
+		{"unset flag does not override env", Source{File: file, Environ: env, Flags: flagSet(t), FlagKeys: flagKeys}, "env:6334"},
+		{"unset flag does not override file", Source{File: file, Flags: flagSet(t, "--config", file), FlagKeys: flagKeys}, "file:6334"},
+		{"unset flag does not override defaults", Source{Flags: flagSet(t), FlagKeys: flagKeys}, ""},
+		{"flag without a binding is ignored", Source{File: file, Flags: flagSet(t, "--upstream=x:1"), FlagKeys: map[string]string{}}, "file:6334"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := mustLoad(t, tt.src).Upstream.GRPC; got != tt.want {
+				t.Errorf("upstream.grpc = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPrecedenceIsPerKey checks that a higher source overrides only the keys
+// it sets: the rest of a section keeps what the lower sources gave it.
+func TestPrecedenceIsPerKey(t *testing.T) {
+	file := writeFile(t, "upstream:\n  grpc: file:6334\n  rest: http://file:6333\njudge:\n  timeout: 3s\n")
+	cfg := mustLoad(t, Source{
+		File:     file,
+		Environ:  []string{"MEMRANK_UPSTREAM__REST=http://env:6333"},
+		Flags:    flagSet(t, "--upstream-timeout", "7s"),
+		FlagKeys: flagKeys,
+	})
+	want := Upstream{GRPC: "file:6334", REST: "http://env:6333", Timeout: 7 * time.Second}
+	if diff := cmp.Diff(want, cfg.Upstream); diff != "" {
+		t.Errorf("upstream (-want +got):\n%s", diff)
+	}
+	if cfg.Judge.Timeout != 3*time.Second {
+		t.Errorf("judge.timeout = %v, want 3s from the file", cfg.Judge.Timeout)
+	}
+}
+
+// TestInvalidFiles loads every file under testdata/invalid and compares the
+// error text, the text users see, with the .err file beside it.
+func TestInvalidFiles(t *testing.T) {
+	files, err := filepath.Glob("testdata/invalid/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no invalid files: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Load(Source{File: file})
+			if err == nil {
+				t.Fatalf("Load(%s) succeeded, want an error", file)
+			}
+			if diff := cmp.Diff(Config{}, cfg); diff != "" {
+				t.Errorf("Load returned a Config with its error (-want +got):\n%s", diff)
+			}
+			got := err.Error() + "\n"
+			golden := strings.TrimSuffix(file, ".yaml") + ".err"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, rerr := os.ReadFile(golden)
+			if rerr != nil {
+				t.Fatalf("%v (run go test -update to create it)", rerr)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("error text (-want +got):\n%s", diff)
+			}
+			for _, e := range unjoin(err) {
+				var ce *Error
+				if !errors.As(e, &ce) {
+					t.Errorf("%q is not a *config.Error", e)
+				}
+			}
+		})
+	}
+}
+
+// unjoin lists the errors an errors.Join holds.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func TestUnknownKeyIsTyped(t *testing.T) {
+	_, err := Load(Source{File: "testdata/invalid/unknown_nested.yaml"})
+	if !errors.Is(err, ErrUnknownKey) {
+		t.Fatalf("errors.Is(%v, ErrUnknownKey) = false", err)
+	}
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("no *Error in %v", err)
+	}
+	want := Error{Source: "testdata/invalid/unknown_nested.yaml", Key: "scoring.wieghts", Problem: "unknown key"}
+	if diff := cmp.Diff(want, *ce, cmp.AllowUnexported(Error{}), cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".err" }, cmp.Ignore())); diff != "" {
+		t.Errorf("error fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "absent.yaml")
+	_, err := Load(Source{File: path})
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("errors.Is(%v, fs.ErrNotExist) = false", err)
+	}
+	if want := "config: " + path + ": no such file or directory"; err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %s", err, want)
+	}
+}
+
+func TestEmptyFileGivesDefaults(t *testing.T) {
+	for _, content := range []string{"", "# only a comment\n", "---\n", "judge:\n"} {
+		cfg := mustLoad(t, Source{File: writeFile(t, content)})
+		if diff := cmp.Diff(Default(), cfg); diff != "" {
+			t.Errorf("file %q (-want +got):\n%s", content, diff)
+		}
+	}
+}
+
+// TestTablesMergeListsReplace pins koanf-style layering where it matters:
+// user tables extend the defaults, the extractor table is replaced.
+func TestTablesMergeListsReplace(t *testing.T) {
+	file := writeFile(t, `
+scoring:
+  source_levels: {rumour: 0.1}
+  type_priors: {fact: 0.6}
+  extractor:
+    models:
+      - {pattern: llama, quality: 0.7}
+  decay:
+    half_lives: {legal: 45, price: 20}
+    type_categories: {preference: preference}
+tenancy:
+  key: user_id
+  api_keys: {key-a: alice}
+rank:
+  memory_collections: [memories]
+`)
+	cfg := mustLoad(t, Source{File: file, Environ: []string{
+		"MEMRANK_TENANCY__API_KEYS=Key-B=bob",
+		"MEMRANK_SCORING__DECAY__HALF_LIVES__TAX=30",
+	}})
+
+	wantHalfLives := Default().Scoring.Decay.HalfLives
+	wantHalfLives["legal"] = 45
+	wantHalfLives["price"] = 20
+	wantHalfLives["tax"] = 30
+	wantLevels := Default().Scoring.SourceLevels
+	wantLevels["rumour"] = 0.1
+	wantPriors := Default().Scoring.TypePriors
+	wantPriors["fact"] = 0.6
+
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"half_lives", cfg.Scoring.Decay.HalfLives, wantHalfLives},
+		{"source_levels", cfg.Scoring.SourceLevels, wantLevels},
+		{"type_priors", cfg.Scoring.TypePriors, wantPriors},
+		{"type_categories", cfg.Scoring.Decay.TypeCategories, map[string]string{"preference": "preference"}},
+		{"extractor.models", cfg.Scoring.Extractor.Models, []ExtractorModel{{"llama", 0.7}}},
+		{"api_keys", cfg.Tenancy.APIKeys, map[string]string{"key-a": "alice", "Key-B": "bob"}},
+		{"memory_collections", cfg.Rank.MemoryCollections, []string{"memories"}},
+	}
+	for _, c := range checks {
+		if diff := cmp.Diff(c.want, c.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+		}
+	}
+}
+
+func TestEnvTypedValues(t *testing.T) {
+	tests := []struct {
+		name string
+		env  string
+		got  func(Config) any
+		want any
+	}{
+		{"float", "MEMRANK_SCORING__GROUNDING__FLOOR=0.35", func(c Config) any { return c.Scoring.Grounding.Floor }, 0.35},
+		{"int", "MEMRANK_RANK__OVERSAMPLE= 8", func(c Config) any { return c.Rank.Oversample }, 8},
+		{"bool", "MEMRANK_DEDUP__REQUIRE_SURFACE_CHANGE=false", func(c Config) any { return c.Dedup.RequireSurfaceChange }, false},
+		{"duration", "MEMRANK_DEDUP__MIN_INDEPENDENT_GAP=1h30m", func(c Config) any { return c.Dedup.MinIndependentGap }, 90 * time.Minute},
+		{"string", "MEMRANK_UPSTREAM__GRPC=qdrant:6334", func(c Config) any { return c.Upstream.GRPC }, "qdrant:6334"},
+		{"secret", "MEMRANK_JUDGE__API_KEY=sk-Test", func(c Config) any { return c.Judge.APIKey }, "sk-Test"},
+		{"top-level key", "MEMRANK_REPLICA_ID=pod-7", func(c Config) any { return c.ReplicaID }, "pod-7"},
+		{"list, comma-separated", "MEMRANK_RANK__MEMORY_COLLECTIONS=memories, notes", func(c Config) any { return c.Rank.MemoryCollections }, []string{"memories", "notes"}},
+		{"list, empty", "MEMRANK_RANK__MEMORY_COLLECTIONS=", func(c Config) any { return c.Rank.MemoryCollections }, []string{}},
+		{"list, YAML flow", `MEMRANK_RANK__MEMORY_COLLECTIONS=["a,b", c]`, func(c Config) any { return c.Rank.MemoryCollections }, []string{"a,b", "c"}},
+		{"map entry", "MEMRANK_SCORING__DECAY__HALF_LIVES__PROJECT_STATUS=14", func(c Config) any { return c.Scoring.Decay.HalfLives["project_status"] }, 14.0},
+		{"map, key=value pairs", "MEMRANK_SCORING__DECAY__TYPE_CATEGORIES=preference=preference, fact=technical", func(c Config) any { return c.Scoring.Decay.TypeCategories }, map[string]string{"preference": "preference", "fact": "technical"}},
+		{"map, YAML flow", "MEMRANK_SCORING__SOURCE_LEVELS={rumour: 0.1}", func(c Config) any { return c.Scoring.SourceLevels["rumour"] }, 0.1},
+		{"list of rows, YAML flow", "MEMRANK_SCORING__EXTRACTOR__MODELS=[{pattern: 'llama', quality: 0.7}]", func(c Config) any { return c.Scoring.Extractor.Models }, []ExtractorModel{{"llama", 0.7}}},
+		{"section, YAML flow", "MEMRANK_LISTEN={http: ':8080'}", func(c Config) any { return c.Listen }, Listen{HTTP: ":8080", GRPC: ":6334"}},
+		{"OTLP endpoint from OTEL", "OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317", func(c Config) any { return c.Telemetry.OTLPEndpoint }, "http://collector:4317"},
+		{"other variables are not read", "UPSTREAM__GRPC=x", func(c Config) any { return c.Upstream.GRPC }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := mustLoad(t, Source{Environ: []string{"HOME=/root", tt.env}})
+			if diff := cmp.Diff(tt.want, tt.got(cfg)); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tt.env, diff)
+			}
+		})
+	}
+}
+
+func TestEnvErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		environ []string
+		want    string
+	}{
+		{"unknown variable", []string{"MEMRANK_UPSTREAM_GRPC=x:1"},
+			`config: $MEMRANK_UPSTREAM_GRPC: unknown key "upstream_grpc"`},
+		{"unknown nested variable", []string{"MEMRANK_SCORING__WIEGHTS__SOURCE=0.5"},
+			`config: $MEMRANK_SCORING__WIEGHTS__SOURCE: unknown key "scoring.wieghts.source"`},
+		{"below a value", []string{"MEMRANK_UPSTREAM__GRPC__HOST=x"},
+			`config: $MEMRANK_UPSTREAM__GRPC__HOST: unknown key "upstream.grpc.host"`},
+		{"the prefix alone", []string{"MEMRANK_=1"},
+			`config: $MEMRANK_: unknown key ""`},
+		{"not a number", []string{"MEMRANK_SCORING__WEIGHTS__SOURCE=high"},
+			`config: $MEMRANK_SCORING__WEIGHTS__SOURCE: scoring.weights.source: want a number, got "high"`},
+		{"not an integer", []string{"MEMRANK_RANK__OVERSAMPLE=2.5"},
+			`config: $MEMRANK_RANK__OVERSAMPLE: rank.oversample: want an integer, got "2.5"`},
+		{"not a bool", []string{"MEMRANK_JUDGE__ENABLED=yes"},
+			`config: $MEMRANK_JUDGE__ENABLED: judge.enabled: want true or false, got "yes"`},
+		{"not a duration", []string{"MEMRANK_JUDGE__TIMEOUT=5"},
+			`config: $MEMRANK_JUDGE__TIMEOUT: judge.timeout: want a duration like "5s", got "5"`},
+		{"bad map syntax", []string{"MEMRANK_SCORING__DECAY__HALF_LIVES=legal"},
+			`config: $MEMRANK_SCORING__DECAY__HALF_LIVES: scoring.decay.half_lives: want key=value pairs separated by commas, got "legal"`},
+		{"bad map value", []string{"MEMRANK_SCORING__DECAY__HALF_LIVES=legal=long"},
+			`config: $MEMRANK_SCORING__DECAY__HALF_LIVES: scoring.decay.half_lives.legal: want a number, got "long"`},
+		{"rows need YAML", []string{"MEMRANK_SCORING__EXTRACTOR__MODELS=llama"},
+			`config: $MEMRANK_SCORING__EXTRACTOR__MODELS: scoring.extractor.models: want a YAML flow sequence like [{...}, {...}], got "llama"`},
+		{"bad YAML", []string{"MEMRANK_SCORING__SOURCE_LEVELS={a: [}"},
+			`config: $MEMRANK_SCORING__SOURCE_LEVELS: scoring.source_levels: cannot read "{a: [}" as YAML: did not find expected node content`},
+		{"secret values are not shown", []string{"MEMRANK_TENANCY__API_KEYS=sk-live-123"},
+			`config: $MEMRANK_TENANCY__API_KEYS: tenancy.api_keys: want key=value pairs separated by commas, got a string (secret, not shown)`},
+		{"a valid value that fails Validate", []string{"MEMRANK_SCORING__GATES__RENDER=1.5"},
+			`config: scoring.gates.render: 1.5 is outside [0, 1]`},
+		{"every problem, in name order", []string{"MEMRANK_Z=1", "MEMRANK_A=1"},
+			"config: $MEMRANK_A: unknown key \"a\"\nconfig: $MEMRANK_Z: unknown key \"z\""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load(Source{Environ: tt.environ})
+			if err == nil {
+				t.Fatalf("Load(%q) succeeded, want %s", tt.environ, tt.want)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("error:\n got %s\nwant %s", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "sk-live") {
+				t.Errorf("error shows a secret: %s", err)
+			}
+		})
+	}
+}
+
+func TestEnvConfigFile(t *testing.T) {
+	fromEnv := writeFile(t, "replica_id: from-env-file\n")
+	fromFlag := writeFile(t, "replica_id: from-flag-file\n")
+	env := []string{EnvConfigFile + "=" + fromEnv}
+	if got := mustLoad(t, Source{Environ: env}).ReplicaID; got != "from-env-file" {
+		t.Errorf("with only $MEMRANK_CONFIG, replica_id = %q, want the file's", got)
+	}
+	if got := mustLoad(t, Source{File: fromFlag, Environ: env}).ReplicaID; got != "from-flag-file" {
+		t.Errorf("with File and $MEMRANK_CONFIG, replica_id = %q, want File's", got)
+	}
+}
+
+func TestOTLPEndpoint(t *testing.T) {
+	otel := "OTEL_EXPORTER_OTLP_ENDPOINT=http://otel:4317"
+	file := writeFile(t, "telemetry:\n  otlp_endpoint: http://file:4317\n")
+	tests := []struct {
+		name string
+		src  Source
+		want string
+	}{
+		{"unset", Source{}, ""},
+		{"from OTEL when nothing sets it", Source{Environ: []string{otel}}, "http://otel:4317"},
+		{"file wins over OTEL", Source{File: file, Environ: []string{otel}}, "http://file:4317"},
+		{"MEMRANK_ wins over OTEL", Source{Environ: []string{otel, "MEMRANK_TELEMETRY__OTLP_ENDPOINT=http://mine:4317"}}, "http://mine:4317"},
+		{"the last of duplicates wins", Source{Environ: []string{otel, "OTEL_EXPORTER_OTLP_ENDPOINT=http://last:4317"}}, "http://last:4317"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mustLoad(t, tt.src).Telemetry.OTLPEndpoint; got != tt.want {
+				t.Errorf("otlp_endpoint = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFlagTypes(t *testing.T) {
+	cfg := mustLoad(t, Source{
+		Flags: flagSet(t,
+			"--render-gate=0.3", "--upstream-timeout=250ms", "--memory-collections=a,b",
+			"--judge", "--oversample=6", "--half-lives=legal=45",
+			"--weights={source: 0.4, repetition: 0.25}",
+			// judge.enabled needs a model and a key, which come from the env.
+		),
+		FlagKeys: flagKeys,
+		Environ:  []string{"MEMRANK_JUDGE__MODEL=gpt-4o-mini", "MEMRANK_JUDGE__API_KEY=sk-x"},
+	})
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"float flag", cfg.Scoring.Gates.Render, 0.3},
+		{"duration flag", cfg.Upstream.Timeout, 250 * time.Millisecond},
+		{"string slice flag", cfg.Rank.MemoryCollections, []string{"a", "b"}},
+		{"bool flag", cfg.Judge.Enabled, true},
+		{"int flag", cfg.Rank.Oversample, 6},
+		{"map flag merges", cfg.Scoring.Decay.HalfLives["legal"], 45.0},
+		{"map flag keeps defaults", cfg.Scoring.Decay.HalfLives["preference"], 365.0},
+		{"section from a string flag", cfg.Scoring.Weights, Weights{Source: 0.4, Repetition: 0.25, Extractor: 0.25, Type: 0.10}},
+	}
+	for _, c := range checks {
+		if diff := cmp.Diff(c.want, c.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+		}
+	}
+}
+
+func TestFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  Source
+		want string
+	}{
+		{"binding to an unknown key, flag unset", Source{Flags: flagSet(t), FlagKeys: map[string]string{"upstream": "upstrem.grpc"}},
+			`config: --upstream: unknown key "upstrem.grpc"`},
+		{"binding to an unknown key, flag set", Source{Flags: flagSet(t, "--upstream=x:1"), FlagKeys: map[string]string{"upstream": "upstream.grpc.host"}},
+			`config: --upstream: unknown key "upstream.grpc.host"`},
+		{"binding checked without a flag set", Source{FlagKeys: map[string]string{"x": "scoring..weights"}},
+			`config: --x: unknown key "scoring..weights"`},
+		{"wrong type", Source{Flags: flagSet(t, "--upstream=x:1"), FlagKeys: map[string]string{"upstream": "scoring.gates.render"}},
+			`config: --upstream: scoring.gates.render: want a number, got "x:1"`},
+		{"typed flag of the wrong type", Source{Flags: flagSet(t, "--upstream-timeout=1s"), FlagKeys: map[string]string{"upstream-timeout": "rank.oversample"}},
+			`config: --upstream-timeout: rank.oversample: want an integer, got 1s`},
+		{"value refused by Validate", Source{Flags: flagSet(t, "--render-gate=2"), FlagKeys: flagKeys},
+			`config: scoring.gates.render: 2 is outside [0, 1]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(tt.src)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("error:\n got %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestLoadReportsEverySource checks that one Load lists the problems of the
+// file, the environment, the flags and Validate together, so a user fixes
+// them in one round.
+func TestLoadReportsEverySource(t *testing.T) {
+	file := writeFile(t, "scoring:\n  wieghts: {}\n")
+	_, err := Load(Source{
+		File:     file,
+		Environ:  []string{"MEMRANK_NOPE=1"},
+		Flags:    flagSet(t, "--oversample=0"),
+		FlagKeys: flagKeys,
+	})
+	want := strings.Join([]string{
+		`config: ` + file + `: unknown key "scoring.wieghts"`,
+		`config: $MEMRANK_NOPE: unknown key "nope"`,
+		`config: rank.oversample: 0 is less than 1`,
+	}, "\n")
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n got %v\nwant %s", err, want)
+	}
+}
+
+// TestLoadIsPure runs loads concurrently under -race: Load must share no
+// state between calls.
+func TestLoadIsPure(t *testing.T) {
+	file := writeFile(t, "scoring:\n  decay:\n    half_lives: {legal: 45}\n")
+	for i := range 8 {
+		t.Run(fmt.Sprint("oversample ", i+1), func(t *testing.T) {
+			t.Parallel()
+			cfg := mustLoad(t, Source{File: file, Environ: []string{"MEMRANK_RANK__OVERSAMPLE=" + string(rune('1'+i))}})
+			cfg.Scoring.Decay.HalfLives["mine"] = 1
+			if cfg.Rank.Oversample != i+1 {
+				t.Errorf("oversample = %d, want %d", cfg.Rank.Oversample, i+1)
+			}
+		})
+	}
+}
