@@ -1,0 +1,76 @@
+package memory
+
+import (
+	"encoding/hex"
+	"strings"
+	"unicode"
+
+	"github.com/zeebo/xxh3"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Normalize is the surface form used for tier-1 dedup (DESIGN section 6):
+// NFKC, lower case, punctuation and symbols stripped, white space collapsed.
+// "I'm at ACME, Inc." and "im at acme inc" normalise alike.
+//
+// It is idempotent: Normalize(Normalize(s)) == Normalize(s) for every s,
+// which the fuzz target checks. cases.Fold is not used because it is not
+// idempotent for some scripts (golang/go#46101); invalid UTF-8 is replaced
+// first because it breaks NFKC's idempotence next to compatibility characters.
+func Normalize(s string) string {
+	out := normalizeOnce(s)
+	// Lower-casing can produce characters that NFKC composes again, and vice
+	// versa; a second pass reaches the fixed point in every case the fuzzer has
+	// found, and the loop bound keeps a pathological input from spinning.
+	for i := 0; i < 4; i++ {
+		next := normalizeOnce(out)
+		if next == out {
+			break
+		}
+		out = next
+	}
+	return out
+}
+
+func normalizeOnce(s string) string {
+	s = strings.ToValidUTF8(s, " ")
+	s = norm.NFKC.String(s)
+	s = strings.ToLower(s)
+	s = norm.NFKC.String(s)
+
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		switch {
+		case isApostrophe(r):
+			// Dropped, not turned into a separator: "don't" and "dont" match.
+			continue
+		case unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.IsMark(r):
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		default:
+			space = true
+		}
+	}
+	return b.String()
+}
+
+func isApostrophe(r rune) bool {
+	switch r {
+	case '\'', '\u2019', '\u2018', '\u02bc', '\uff07':
+		return true
+	}
+	return false
+}
+
+// TextHash is the tier-1 dedup key: the hex XXH3-128 of the normalised text.
+// XXH3 is stable across processes and machines (unlike hash/maphash), so the
+// hash can be stored in the payload and indexed.
+func TextHash(text string) string {
+	h := xxh3.HashString128(Normalize(text)).Bytes()
+	return hex.EncodeToString(h[:])
+}
