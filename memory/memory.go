@@ -325,3 +325,24 @@ func ParseTier(s string) (scoring.Tier, bool) {
 	t, ok := tierNames[canonical(s)]
 	return t, ok
 }
+
+// Exclusion says why the read path leaves a memory out before the gates
+// (DESIGN section 5: superseded, not retrievable, archived), or "" when it
+// stays a candidate. s is the memory's score at read time: the decay floor
+// and the tier are computed then, as well as read from what consolidation
+// stored, since consolidation may lag.
+func (m *Memory) Exclusion(s scoring.Score) string {
+	switch {
+	case m.SupersededBy != "":
+		return "superseded by " + m.SupersededBy
+	case !m.Retrievable:
+		return "stored as not retrievable"
+	case m.Tier == scoring.TierArchived:
+		return "stored as archived"
+	case !s.Flags.Has(scoring.FlagRetrievable):
+		return "past its decay floor"
+	case s.Tier == scoring.TierArchived:
+		return "archived (c x f below the stale tier)"
+	}
+	return ""
+}

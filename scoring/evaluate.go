@@ -82,8 +82,10 @@ func (p *Params) Evaluate(in *Inputs, base float64, now time.Time) Score {
 	if protected {
 		s.Flags |= FlagProtected
 	}
-	// The decay floor is measured from the last use: an access keeps a memory
-	// alive even when nobody restates it.
+	// The decay floor and the tier are measured from the last use: an access
+	// keeps a memory alive even when nobody restates it (seed 003 resets decay
+	// on reinforcement, and use counts as reinforcement). The weight keeps the
+	// freshness since the last observation (DESIGN 4.10).
 	sinceUse := s.Freshness
 	if in.LastAccessed.After(in.LastObserved) {
 		sinceUse = Freshness(ageDaysAt(in.LastAccessed, nowSec, nowNsec), in.HalfLife)
@@ -91,7 +93,7 @@ func (p *Params) Evaluate(in *Inputs, base float64, now time.Time) Score {
 	if p.Retrievable(s.Confidence, sinceUse, protected) {
 		s.Flags |= FlagRetrievable
 	}
-	s.Tier = p.TierOf(s.Confidence, s.Freshness, protected)
+	s.Tier = p.TierOf(s.Confidence, sinceUse, protected)
 	s.Bucket = p.BucketOf(s.Confidence)
 	return s
 }

@@ -178,3 +178,21 @@ func TestTopKMatchesFullSort(t *testing.T) {
 		}
 	}
 }
+
+func TestTierFollowsLastUse(t *testing.T) {
+	p := DefaultParams()
+	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	in := Inputs{Components: Components{0.95, 1, 0.9, 0.9}, Confidence: 0.9, HasConfidence: true, HalfLife: 90,
+		LastObserved: now.AddDate(0, -10, 0)}
+	if s := p.Evaluate(&in, 1, now); s.Tier != TierArchived {
+		t.Fatalf("ten months without use: tier %v, want archived", s.Tier)
+	}
+	in.LastAccessed = now.AddDate(0, 0, -3)
+	s := p.Evaluate(&in, 1, now)
+	if s.Tier != TierActive {
+		t.Errorf("accessed 3 days ago: tier %v, want active", s.Tier)
+	}
+	if s.Freshness > 0.1 {
+		t.Errorf("the weight's freshness still counts from the last observation: %v", s.Freshness)
+	}
+}

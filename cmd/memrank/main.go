@@ -1,0 +1,194 @@
+// Command memrank is the retrieval-ranking sidecar for Qdrant and its tools.
+// This file and its siblings only wire packages together; the behaviour lives
+// in the packages they call.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/memrank/memrank/config"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = ""
+
+// Exit codes: 0 success, 1 a runtime failure (including input lines that
+// could not be used), 2 a usage or configuration error.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks errors that are the caller's to fix: wrong flags,
+// arguments or configuration.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// exitError carries an exit code for failures already reported on stderr.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+	stop()
+	os.Exit(code)
+}
+
+// env is what every command may read from the process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	environ        []string
+	configFile     string
+}
+
+// loadConfig loads the effective configuration: defaults, the --config file
+// (or $MEMRANK_CONFIG), MEMRANK_* variables, then the flags of fs bound in keys.
+func (e *env) loadConfig(fs *pflag.FlagSet, keys map[string]string) (config.Config, error) {
+	c, err := config.Load(config.Source{File: e.configFile, Environ: e.environ, Flags: fs, FlagKeys: keys})
+	if err != nil {
+		return config.Config{}, usageError{err}
+	}
+	return c, nil
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, environ: environ}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "memrank: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// isCobraUsage recognises cobra's own argument and flag errors, which it
+// returns as plain errors.
+func isCobraUsage(err error) bool {
+	var fe *pflag.NotExistError
+	if errors.As(err, &fe) {
+		return true
+	}
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument",
+		"invalid argument", "accepts ", "requires at least", "requires at most"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "memrank",
+		Short: "Retrieval ranking for agent memories kept in Qdrant",
+		Long: `memrank stands in front of Qdrant: it asks for more candidates than requested, folds
+duplicate memories together, drops memories below a confidence gate and re-ranks the
+rest by base score x freshness x access boost, explaining every score.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&e.configFile, "config", "", "YAML configuration file (default $MEMRANK_CONFIG)")
+	root.AddCommand(newVersionCmd(e), newConfigCmd(e), newScoreCmd(e))
+	return root
+}
+
+func versionString() string {
+	v := version
+	if v == "" {
+		v = "dev"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+	}
+	return fmt.Sprintf("memrank %s (%s, %s/%s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+func newVersionCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print memrank's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(e.stdout, versionString())
+			return err
+		},
+	}
+}
+
+func newConfigCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Show or check memrank's configuration",
+	}
+	printCmd := &cobra.Command{
+		Use:   "print",
+		Short: "Print the effective configuration as YAML, secrets masked",
+		Long: `Print the effective configuration: the defaults, overridden by the --config file
+(or $MEMRANK_CONFIG), then by MEMRANK_* environment variables. Secrets print as "***".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := e.loadConfig(nil, nil)
+			if err != nil {
+				return err
+			}
+			out, err := c.YAML(true)
+			if err != nil {
+				return err
+			}
+			_, err = e.stdout.Write(out)
+			return err
+		},
+	}
+	validate := &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a configuration file; print every problem with its key",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := config.Load(config.Source{File: args[0], Environ: e.environ})
+			if err != nil {
+				fmt.Fprintln(e.stderr, err)
+				return exitError{exitUsage}
+			}
+			if _, err := codecFor(c); err != nil {
+				fmt.Fprintf(e.stderr, "config: %v\n", err)
+				return exitError{exitUsage}
+			}
+			_, err = fmt.Fprintf(e.stdout, "%s: ok\n", args[0])
+			return err
+		},
+	}
+	cmd.AddCommand(printCmd, validate)
+	return cmd
+}
