@@ -1,0 +1,276 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+	"google.golang.org/protobuf/proto"
+)
+
+// FileName is the bbolt file inside the data directory.
+const FileName = "memrank-store.db"
+
+// storeFormat is the on-disk layout version written in the meta bucket.
+const storeFormat = "1"
+
+var (
+	bucketMeta        = []byte("memrank")
+	bucketCollections = []byte("collections")
+	bucketPoints      = []byte("points")
+	bucketIndexes     = []byte("indexes")
+	keyFormat         = []byte("format")
+	keyConfig         = []byte("config")
+	keySeq            = []byte("seq")
+)
+
+// Options configures Open. The zero value is usable.
+type Options struct {
+	// LockTimeout is how long Open waits for the data directory's file lock
+	// before reporting that another process uses it. Default 100ms.
+	LockTimeout time.Duration
+	// InitialMmapSize is the virtual address space bbolt maps up front
+	// (default 1 GiB on 64-bit). A map large enough for the file means
+	// readers never block a writer that grows the file. It is not memory
+	// use: only touched pages become resident.
+	InitialMmapSize int
+	// SearchWorkers bounds the goroutines one exact search scans with.
+	// Default GOMAXPROCS.
+	SearchWorkers int
+	// NoSync skips fsync on commit. Only for throwaway data (benchmarks of
+	// the engine itself); with it, acknowledged writes are not durable.
+	NoSync bool
+}
+
+// Validate reports a bad option.
+func (o Options) Validate() error {
+	switch {
+	case o.LockTimeout < 0:
+		return errors.New("store: LockTimeout must not be negative")
+	case o.InitialMmapSize < 0:
+		return errors.New("store: InitialMmapSize must not be negative")
+	case o.SearchWorkers < 0:
+		return errors.New("store: SearchWorkers must not be negative")
+	}
+	return nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.LockTimeout == 0 {
+		o.LockTimeout = 100 * time.Millisecond
+	}
+	if o.InitialMmapSize == 0 && (^uint(0))>>63 == 1 {
+		o.InitialMmapSize = 1 << 30
+	}
+	if o.SearchWorkers == 0 {
+		o.SearchWorkers = runtime.GOMAXPROCS(0)
+	}
+	return o
+}
+
+// DB is an open data directory: the embedded engine. All methods are safe
+// for concurrent use.
+type DB struct {
+	dir     string
+	opts    Options
+	bolt    *bolt.DB
+	kernels kernels
+
+	// closeMu is held shared by every operation and exclusively by Close,
+	// so Close waits for operations in flight and none starts after it.
+	closeMu sync.RWMutex
+	closed  bool
+
+	mu          sync.RWMutex // guards collections
+	collections map[string]*collection
+}
+
+// Open opens (creating if needed) the data directory and loads it: every
+// collection's config, points (vectors into memory) and payload indexes.
+// A directory already opened by another process (or another DB in this
+// process) fails at once with an error wrapping ErrDirectoryInUse.
+func Open(dir string, opts Options) (*DB, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if dir == "" {
+		return nil, errors.New("store: open: empty data directory")
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	bdb, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{
+		Timeout:         opts.LockTimeout,
+		NoFreelistSync:  true,
+		FreelistType:    bolt.FreelistMapType,
+		InitialMmapSize: opts.InitialMmapSize,
+		NoSync:          opts.NoSync,
+	})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("store: open %s: %w", dir, ErrDirectoryInUse)
+		}
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	db := &DB{dir: dir, opts: opts, bolt: bdb, kernels: newKernels(), collections: map[string]*collection{}}
+	if err := db.load(); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	return db, nil
+}
+
+// Dir returns the data directory.
+func (db *DB) Dir() string { return db.dir }
+
+// Close closes the data directory after the operations in flight finish.
+// It is safe to call more than once.
+func (db *DB) Close() error {
+	db.closeMu.Lock()
+	defer db.closeMu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	if err := db.bolt.Close(); err != nil {
+		return fmt.Errorf("store: close %s: %w", db.dir, err)
+	}
+	return nil
+}
+
+// enter marks the start of an operation; the returned func ends it.
+func (db *DB) enter() (func(), error) {
+	db.closeMu.RLock()
+	if db.closed {
+		db.closeMu.RUnlock()
+		return nil, errClosed()
+	}
+	return db.closeMu.RUnlock, nil
+}
+
+func (db *DB) load() error {
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		switch f := meta.Get(keyFormat); {
+		case f == nil:
+			if err := meta.Put(keyFormat, []byte(storeFormat)); err != nil {
+				return err
+			}
+		case string(f) != storeFormat:
+			return fmt.Errorf("unsupported store format %q (this build reads %q)", f, storeFormat)
+		}
+		cols, err := tx.CreateBucketIfNotExists(bucketCollections)
+		if err != nil {
+			return err
+		}
+		return cols.ForEachBucket(func(name []byte) error {
+			c, err := db.loadCollection(string(name), cols.Bucket(name))
+			if err != nil {
+				return err
+			}
+			db.collections[c.name] = c
+			return nil
+		})
+	})
+}
+
+func (db *DB) loadCollection(name string, b *bolt.Bucket) (*collection, error) {
+	var cfg qdrant.CollectionConfig
+	if err := proto.Unmarshal(b.Get(keyConfig), &cfg); err != nil {
+		return nil, fmt.Errorf("collection %q: config: %w", name, err)
+	}
+	c, err := newCollection(name, &cfg, db.kernels)
+	if err != nil {
+		return nil, err
+	}
+	if s := b.Get(keySeq); len(s) == 8 {
+		c.seq = binary.BigEndian.Uint64(s)
+	}
+	if ib := b.Bucket(bucketIndexes); ib != nil {
+		err := ib.ForEach(func(k, v []byte) error {
+			var info qdrant.PayloadSchemaInfo
+			if err := proto.Unmarshal(v, &info); err != nil {
+				return fmt.Errorf("collection %q: index %q: %w", name, k, err)
+			}
+			p, err := mustPath(string(k))
+			if err != nil {
+				return err
+			}
+			c.indexes[string(k)] = newFieldIndex(p, &info)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	pb := b.Bucket(bucketPoints)
+	if pb == nil {
+		return c, nil
+	}
+	vec := make([]float32, c.dim)
+	err = pb.ForEach(func(k, v []byte) error {
+		id, ok := idFromKey(k)
+		if !ok {
+			return fmt.Errorf("collection %q: corrupt point key %x", name, k)
+		}
+		rec, err := parseRecord(v, c.dim)
+		if err != nil {
+			return fmt.Errorf("collection %q: point %s: %w", name, id, err)
+		}
+		rec.vector(vec)
+		var payload map[string]*qdrant.Value
+		if len(c.indexes) > 0 {
+			if payload, err = decodePayload(rec.payload); err != nil {
+				return fmt.Errorf("collection %q: point %s: payload: %w", name, id, err)
+			}
+		}
+		c.putPoint(id, rec.version, vec, payload, nil)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// collection returns the named collection or Qdrant's NotFound error.
+func (db *DB) collection(name string) (*collection, error) {
+	db.mu.RLock()
+	c := db.collections[name]
+	db.mu.RUnlock()
+	if c == nil {
+		return nil, collectionNotFound(name)
+	}
+	return c, nil
+}
+
+// names returns the collection names, sorted.
+func (db *DB) names() []string {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	out := make([]string, 0, len(db.collections))
+	for n := range db.collections {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func putSeq(b *bolt.Bucket, seq uint64) error {
+	var buf [8]byte
+	binary.BigEndian.PutUint64(buf[:], seq)
+	return b.Put(keySeq, buf[:])
+}

@@ -1,0 +1,70 @@
+// Package store is memrank's embedded vector engine: collections of points
+// persisted in a local data directory, searched exactly, and served over
+// Qdrant's gRPC protocol so that memrank (and every test of the project)
+// talks to it with the official go-client exactly as it talks to a real
+// Qdrant. It is not Qdrant and says so in its HealthCheck title.
+//
+// # Model
+//
+// A collection has one unnamed dense vector per point (Cosine, Dot, Euclid
+// or Manhattan) and a JSON payload. Point ids are unsigned integers or
+// UUIDs. Payload values are go-client protobuf values everywhere: in
+// memory, on disk (a protobuf-encoded qdrant.Struct per point) and on the
+// wire, so integers (int64) and floats never blur: a stored 3.0 stays a
+// float and does not match the integer 3.
+//
+// # Persistence and durability
+//
+// The data directory holds one bbolt file (FileName). Every write is one
+// bbolt transaction, committed (fsync'ed) before the call returns, and only
+// then applied to memory: an acknowledged write is durable, a failed one
+// changed nothing. The wait flag of Qdrant's write requests therefore makes
+// no difference here: wait=false behaves like wait=true and the status is
+// always Completed. On Open everything is restored: collections, their
+// configs, points, payloads, payload-index definitions and the operation
+// counter. A second process (or a second Open in this process) on the same
+// directory fails at once with ErrDirectoryInUse instead of waiting for the
+// file lock.
+//
+// # Memory
+//
+// Vectors live in memory in contiguous chunks of a slab (cosine vectors
+// normalised at insert, as Qdrant does). Payloads are not kept decoded on
+// the Go heap: they are read from bbolt's memory map when a filter or a
+// response needs them. Payload indexes (keyword, integer, float, bool,
+// datetime) keep their postings in memory and answer filter conditions
+// without touching payloads; text, geo and uuid indexes are accepted and
+// reported but change nothing.
+//
+// # Search
+//
+// Search is exact: every candidate is scored (SIMD dot products via vek32
+// on amd64 with AVX2, unrolled Go elsewhere), in parallel over slot ranges,
+// each with a bounded top-k heap. Scores follow Qdrant: Cosine and Dot
+// return the dot product (larger is better); Euclid and Manhattan return
+// the distance (smaller is better). score_threshold is strict (Cosine/Dot
+// keep score > t, Euclid/Manhattan keep distance < t). Ties are broken by
+// point id, so results are deterministic. A query by point id uses that
+// point's vector and leaves the point out. A query without a query vector
+// lists points in id order. Scroll orders by id: numeric ids first
+// (ascending), then UUIDs by bytes; its offset is inclusive.
+//
+// # Filters
+//
+// Filters follow Qdrant v1.19's evaluator; see the comment at the top of
+// filter.go for the rules (must/should/must_not/min_should, nested, match,
+// except, ranges, is_empty, is_null, values_count, has_id). Text matching:
+// there is no full-text index here, so match text and phrase are
+// case-sensitive substring tests and text_any is true when any
+// whitespace-separated token of the query is a substring, which is what
+// Qdrant does for a field without a full-text index.
+//
+// # What is not here
+//
+// Named, sparse and multi vectors, prefetch, fusion, formulas, MMR,
+// recommend, discover, context, order_by, sampling, groups, facets,
+// aliases, snapshots, sharding and geo filters answer Unimplemented (or
+// InvalidArgument) with a message naming the feature; nothing unsupported
+// is silently ignored. Every other gRPC method answers Unimplemented with
+// "memrank embedded store: <Service>/<Method> is not implemented".
+package store

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/store/jsonpath"
+)
+
+// fieldIndex is a payload index on one key path. It only ever speeds
+// filtering up: every condition it answers gives exactly the result the
+// payload itself would give, because it is built from the same values the
+// filter evaluator looks at (the values at the path, arrays flattened one
+// level, as Qdrant's ValueChecker does).
+//
+// keyword, integer, bool: inverted postings per value (match, match any).
+// integer, float: every number (integer or float, as f64) per slot (range).
+// datetime: every parseable datetime string per slot, in microseconds.
+// text, geo, uuid: accepted and reported in payload_schema, but they change
+// nothing here (no full-text tokenizer, no geo filtering in this engine).
+type fieldIndex struct {
+	path jsonpath.Path
+	info *qdrant.PayloadSchemaInfo // data_type and params as created
+	kind qdrant.PayloadSchemaType
+
+	points bitset // slots that have at least one indexable value
+
+	strs  map[string]postings
+	ints  map[int64]postings
+	bools [2]postings
+	nums  [][]float64 // by slot
+	times [][]int64   // by slot, microseconds
+}
+
+func newFieldIndex(path jsonpath.Path, info *qdrant.PayloadSchemaInfo) *fieldIndex {
+	fi := &fieldIndex{path: path, info: info, kind: info.GetDataType()}
+	switch fi.kind {
+	case qdrant.PayloadSchemaType_Keyword:
+		fi.strs = map[string]postings{}
+	case qdrant.PayloadSchemaType_Integer:
+		fi.ints = map[int64]postings{}
+	}
+	return fi
+}
+
+// scalars returns the values a field condition checks: the values at the
+// path with arrays flattened one level.
+func scalars(path jsonpath.Path, payload map[string]*qdrant.Value, visit func(*qdrant.Value)) {
+	path.Get(payload, func(v *qdrant.Value) {
+		if l, ok := v.GetKind().(*qdrant.Value_ListValue); ok {
+			for _, e := range l.ListValue.GetValues() {
+				visit(e)
+			}
+			return
+		}
+		visit(v)
+	})
+}
+
+func (fi *fieldIndex) add(slot uint32, payload map[string]*qdrant.Value) {
+	any := false
+	var nums []float64
+	var times []int64
+	scalars(fi.path, payload, func(v *qdrant.Value) {
+		switch fi.kind {
+		case qdrant.PayloadSchemaType_Keyword:
+			if s, ok := v.GetKind().(*qdrant.Value_StringValue); ok {
+				fi.strs[s.StringValue] = fi.strs[s.StringValue].add(slot)
+				any = true
+			}
+		case qdrant.PayloadSchemaType_Integer:
+			switch k := v.GetKind().(type) {
+			case *qdrant.Value_IntegerValue:
+				fi.ints[k.IntegerValue] = fi.ints[k.IntegerValue].add(slot)
+				nums = append(nums, float64(k.IntegerValue))
+				any = true
+			case *qdrant.Value_DoubleValue:
+				nums = append(nums, k.DoubleValue)
+				any = true
+			}
+		case qdrant.PayloadSchemaType_Float:
+			switch k := v.GetKind().(type) {
+			case *qdrant.Value_IntegerValue:
+				nums = append(nums, float64(k.IntegerValue))
+				any = true
+			case *qdrant.Value_DoubleValue:
+				nums = append(nums, k.DoubleValue)
+				any = true
+			}
+		case qdrant.PayloadSchemaType_Bool:
+			if b, ok := v.GetKind().(*qdrant.Value_BoolValue); ok {
+				i := 0
+				if b.BoolValue {
+					i = 1
+				}
+				fi.bools[i] = fi.bools[i].add(slot)
+				any = true
+			}
+		case qdrant.PayloadSchemaType_Datetime:
+			if s, ok := v.GetKind().(*qdrant.Value_StringValue); ok {
+				if t, ok := parseDatetime(s.StringValue); ok {
+					times = append(times, t)
+					any = true
+				}
+			}
+		case qdrant.PayloadSchemaType_Text, qdrant.PayloadSchemaType_Uuid:
+			if _, ok := v.GetKind().(*qdrant.Value_StringValue); ok {
+				any = true
+			}
+		case qdrant.PayloadSchemaType_Geo:
+			if _, ok := v.GetKind().(*qdrant.Value_StructValue); ok {
+				any = true
+			}
+		}
+	})
+	if nums != nil {
+		for int(slot) >= len(fi.nums) {
+			fi.nums = append(fi.nums, nil)
+		}
+		fi.nums[slot] = nums
+	}
+	if times != nil {
+		for int(slot) >= len(fi.times) {
+			fi.times = append(fi.times, nil)
+		}
+		fi.times[slot] = times
+	}
+	if any {
+		fi.points.set(slot)
+	}
+}
+
+func (fi *fieldIndex) remove(slot uint32, payload map[string]*qdrant.Value) {
+	scalars(fi.path, payload, func(v *qdrant.Value) {
+		switch fi.kind {
+		case qdrant.PayloadSchemaType_Keyword:
+			if s, ok := v.GetKind().(*qdrant.Value_StringValue); ok {
+				if p := fi.strs[s.StringValue].remove(slot); len(p) == 0 {
+					delete(fi.strs, s.StringValue)
+				} else {
+					fi.strs[s.StringValue] = p
+				}
+			}
+		case qdrant.PayloadSchemaType_Integer:
+			if n, ok := v.GetKind().(*qdrant.Value_IntegerValue); ok {
+				if p := fi.ints[n.IntegerValue].remove(slot); len(p) == 0 {
+					delete(fi.ints, n.IntegerValue)
+				} else {
+					fi.ints[n.IntegerValue] = p
+				}
+			}
+		case qdrant.PayloadSchemaType_Bool:
+			if b, ok := v.GetKind().(*qdrant.Value_BoolValue); ok {
+				i := 0
+				if b.BoolValue {
+					i = 1
+				}
+				fi.bools[i] = fi.bools[i].remove(slot)
+			}
+		}
+	})
+	if int(slot) < len(fi.nums) {
+		fi.nums[slot] = nil
+	}
+	if int(slot) < len(fi.times) {
+		fi.times[slot] = nil
+	}
+	fi.points.clear(slot)
+}
+
+// matchBits answers a match condition from the index, if it can.
+func (fi *fieldIndex) matchBits(m *qdrant.Match, nslots int) (bitset, bool) {
+	out := newBitset(nslots)
+	mark := func(p postings) {
+		for _, s := range p {
+			out.set(s)
+		}
+	}
+	switch v := m.GetMatchValue().(type) {
+	case *qdrant.Match_Keyword:
+		if fi.kind != qdrant.PayloadSchemaType_Keyword {
+			return nil, false
+		}
+		mark(fi.strs[v.Keyword])
+	case *qdrant.Match_Keywords:
+		if fi.kind != qdrant.PayloadSchemaType_Keyword {
+			return nil, false
+		}
+		for _, k := range v.Keywords.GetStrings() {
+			mark(fi.strs[k])
+		}
+	case *qdrant.Match_Integer:
+		if fi.kind != qdrant.PayloadSchemaType_Integer {
+			return nil, false
+		}
+		mark(fi.ints[v.Integer])
+	case *qdrant.Match_Integers:
+		if fi.kind != qdrant.PayloadSchemaType_Integer {
+			return nil, false
+		}
+		for _, k := range v.Integers.GetIntegers() {
+			mark(fi.ints[k])
+		}
+	case *qdrant.Match_Boolean:
+		if fi.kind != qdrant.PayloadSchemaType_Bool {
+			return nil, false
+		}
+		if v.Boolean {
+			mark(fi.bools[1])
+		} else {
+			mark(fi.bools[0])
+		}
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+// rangeBits answers a numeric range from the index, if it can.
+func (fi *fieldIndex) rangeBits(r *qdrant.Range, nslots int) (bitset, bool) {
+	if fi.kind != qdrant.PayloadSchemaType_Integer && fi.kind != qdrant.PayloadSchemaType_Float {
+		return nil, false
+	}
+	out := newBitset(nslots)
+	for slot, nums := range fi.nums {
+		for _, x := range nums {
+			if inRange(r, x) {
+				out.set(uint32(slot))
+				break
+			}
+		}
+	}
+	return out, true
+}
+
+// datetimeBits answers a datetime range from the index, if it can.
+func (fi *fieldIndex) datetimeBits(r microRange, nslots int) (bitset, bool) {
+	if fi.kind != qdrant.PayloadSchemaType_Datetime {
+		return nil, false
+	}
+	out := newBitset(nslots)
+	for slot, ts := range fi.times {
+		for _, t := range ts {
+			if r.contains(t) {
+				out.set(uint32(slot))
+				break
+			}
+		}
+	}
+	return out, true
+}

@@ -1,0 +1,424 @@
+package store
+
+import (
+	"context"
+	"math"
+
+	"github.com/qdrant/go-client/qdrant"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/memrank/memrank/store/jsonpath"
+)
+
+// payloadSel is a resolved WithPayloadSelector.
+type payloadSel struct {
+	enabled bool
+	include []jsonpath.Path
+	exclude []jsonpath.Path
+}
+
+func convertPayloadSel(s *qdrant.WithPayloadSelector, def bool) (payloadSel, error) {
+	if s == nil {
+		return payloadSel{enabled: def}, nil
+	}
+	parse := func(fields []string) ([]jsonpath.Path, error) {
+		out := make([]jsonpath.Path, 0, len(fields))
+		for _, f := range fields {
+			p, err := parsePath(f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		}
+		return out, nil
+	}
+	switch o := s.GetSelectorOptions().(type) {
+	case *qdrant.WithPayloadSelector_Enable:
+		return payloadSel{enabled: o.Enable}, nil
+	case *qdrant.WithPayloadSelector_Include:
+		paths, err := parse(o.Include.GetFields())
+		return payloadSel{enabled: true, include: paths}, err
+	case *qdrant.WithPayloadSelector_Exclude:
+		paths, err := parse(o.Exclude.GetFields())
+		return payloadSel{enabled: true, exclude: paths}, err
+	}
+	return payloadSel{}, invalidArg("No PayloadSelector")
+}
+
+func (s payloadSel) apply(fields map[string]*qdrant.Value) map[string]*qdrant.Value {
+	switch {
+	case s.include != nil:
+		return jsonpath.Include(fields, s.include)
+	case s.exclude != nil:
+		return jsonpath.Exclude(fields, s.exclude)
+	}
+	return fields
+}
+
+// wantVector resolves a WithVectorsSelector: true, or a name list that has
+// the unnamed vector "".
+func wantVector(s *qdrant.WithVectorsSelector) bool {
+	switch o := s.GetSelectorOptions().(type) {
+	case *qdrant.WithVectorsSelector_Enable:
+		return o.Enable
+	case *qdrant.WithVectorsSelector_Include:
+		for _, n := range o.Include.GetNames() {
+			if n == "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// output fetches what a result point carries besides its id.
+type output struct {
+	payload payloadSel
+	vector  bool
+}
+
+func (c *collection) fill(pts *bolt.Bucket, slot uint32, out output) (map[string]*qdrant.Value, *qdrant.VectorsOutput, error) {
+	var payload map[string]*qdrant.Value
+	if out.payload.enabled {
+		p, err := loadPayload(pts, c.ids[slot], c.dim)
+		if err != nil {
+			return nil, nil, internal(err, "read point %s", c.ids[slot])
+		}
+		payload = out.payload.apply(p)
+	}
+	var vec *qdrant.VectorsOutput
+	if out.vector {
+		data := append([]float32(nil), c.vectors.at(slot)...)
+		vec = &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vector{Vector: &qdrant.VectorOutput{
+			Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: data}},
+		}}}
+	}
+	return payload, vec, nil
+}
+
+// read runs fn under the collection's read lock and a bbolt read
+// transaction, so memory and disk are seen at the same instant.
+func (db *DB) read(name string, fn func(c *collection, pts *bolt.Bucket) error) error {
+	c, unlock, err := db.lockCollection(name, false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return db.bolt.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		if b == nil {
+			return collectionNotFound(name)
+		}
+		return fn(c, b.Bucket(bucketPoints))
+	})
+}
+
+func asEngineError(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	return internal(err, "%s", what)
+}
+
+// Get retrieves points by id in the requested order; missing ids are left
+// out and repeated ids answered once. with_payload defaults to false.
+func (db *DB) Get(ctx context.Context, req *qdrant.GetPoints) ([]*qdrant.RetrievedPoint, error) {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	if req.GetShardKeySelector() != nil {
+		return nil, unimplemented("shard keys are not supported")
+	}
+	ids := make([]PointID, 0, len(req.GetIds()))
+	for _, p := range req.GetIds() {
+		id, err := PointIDFromProto(p)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	sel, err := convertPayloadSel(req.GetWithPayload(), false)
+	if err != nil {
+		return nil, err
+	}
+	out := output{payload: sel, vector: wantVector(req.GetWithVectors())}
+	var res []*qdrant.RetrievedPoint
+	err = db.read(req.GetCollectionName(), func(c *collection, pts *bolt.Bucket) error {
+		seen := make(map[PointID]bool, min(len(ids), 1024))
+		for _, id := range ids {
+			slot, ok := c.slots[id]
+			if !ok || seen[id] {
+				continue
+			}
+			seen[id] = true
+			payload, vec, err := c.fill(pts, slot, out)
+			if err != nil {
+				return err
+			}
+			res = append(res, &qdrant.RetrievedPoint{Id: id.Proto(), Payload: payload, Vectors: vec})
+		}
+		return nil
+	})
+	return res, asEngineError(err, "get points")
+}
+
+// evalSlot evaluates a compiled filter against a live slot.
+func (c *collection) evalSlot(f node, pts *bolt.Bucket, slot uint32) (bool, error) {
+	if f == nil {
+		return true, nil
+	}
+	id := c.ids[slot]
+	e := evalCtx{slot: slot, id: id, hasID: true, load: func() (map[string]*qdrant.Value, error) {
+		return loadPayload(pts, id, c.dim)
+	}}
+	ok := f.eval(&e)
+	return ok, e.err
+}
+
+// Scroll pages through points in id order (numeric ids before UUIDs). The
+// offset id is inclusive; next is the first id of the next page, nil on
+// the last page. limit defaults to 10; with_payload defaults to true.
+func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*qdrant.RetrievedPoint, next *qdrant.PointId, err error) {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, nil, err
+	}
+	if req.Limit != nil && req.GetLimit() == 0 {
+		return nil, nil, validation("limit", "value 0 invalid, must be 1 or larger")
+	}
+	if req.GetOrderBy() != nil {
+		return nil, nil, unimplemented("scroll order_by is not supported")
+	}
+	if req.GetShardKeySelector() != nil {
+		return nil, nil, unimplemented("shard keys are not supported")
+	}
+	limit := 10
+	if req.Limit != nil {
+		limit = int(req.GetLimit())
+	}
+	var start []byte
+	if req.GetOffset() != nil {
+		id, err := PointIDFromProto(req.GetOffset())
+		if err != nil {
+			return nil, nil, err
+		}
+		start = id.key()
+	}
+	sel, err := convertPayloadSel(req.GetWithPayload(), true)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := output{payload: sel, vector: wantVector(req.GetWithVectors())}
+	err = db.read(req.GetCollectionName(), func(c *collection, pts *bolt.Bucket) error {
+		f, err := (filterCompiler{c: c}).compile(req.GetFilter(), "filter")
+		if err != nil {
+			return err
+		}
+		cur := pts.Cursor()
+		var k, v []byte
+		if start != nil {
+			k, v = cur.Seek(start)
+		} else {
+			k, v = cur.First()
+		}
+		for n := 0; k != nil; k, v = cur.Next() {
+			if n%1024 == 0 && ctx.Err() != nil {
+				return &Error{Kind: KindCanceled, Msg: ctx.Err().Error(), Err: ctx.Err()}
+			}
+			n++
+			id, ok := idFromKey(k)
+			if !ok {
+				continue
+			}
+			slot, ok := c.slots[id]
+			if !ok {
+				continue
+			}
+			if f != nil {
+				raw := v
+				e := evalCtx{slot: slot, id: id, hasID: true, load: func() (map[string]*qdrant.Value, error) {
+					rec, err := parseRecord(raw, c.dim)
+					if err != nil {
+						return nil, err
+					}
+					return decodePayload(rec.payload)
+				}}
+				match := f.eval(&e)
+				if e.err != nil {
+					return internal(e.err, "read point %s", id)
+				}
+				if !match {
+					continue
+				}
+			}
+			if len(points) == limit {
+				next = id.Proto()
+				return nil
+			}
+			payload, vec, err := c.fill(pts, slot, out)
+			if err != nil {
+				return err
+			}
+			points = append(points, &qdrant.RetrievedPoint{Id: id.Proto(), Payload: payload, Vectors: vec})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, asEngineError(err, "scroll")
+	}
+	return points, next, nil
+}
+
+// Count counts the points matching the filter (always exact).
+func (db *DB) Count(ctx context.Context, req *qdrant.CountPoints) (uint64, error) {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return 0, err
+	}
+	if req.GetShardKeySelector() != nil {
+		return 0, unimplemented("shard keys are not supported")
+	}
+	var n uint64
+	err := db.read(req.GetCollectionName(), func(c *collection, pts *bolt.Bucket) error {
+		f, err := (filterCompiler{c: c}).compile(req.GetFilter(), "filter")
+		if err != nil {
+			return err
+		}
+		if f == nil {
+			n = uint64(c.nlive)
+			return nil
+		}
+		allowed, err := c.filterSlots(ctx, f, pts)
+		if err != nil {
+			return err
+		}
+		n = uint64(allowed.count())
+		return nil
+	})
+	return n, asEngineError(err, "count")
+}
+
+// filterSlots evaluates a filter over every live point.
+func (c *collection) filterSlots(ctx context.Context, f node, pts *bolt.Bucket) (bitset, error) {
+	out := newBitset(len(c.ids))
+	var ferr error
+	i := 0
+	c.live.each(0, uint32(len(c.ids)), func(slot uint32) {
+		if ferr != nil {
+			return
+		}
+		if i++; i%4096 == 0 && ctx.Err() != nil {
+			ferr = &Error{Kind: KindCanceled, Msg: ctx.Err().Error(), Err: ctx.Err()}
+			return
+		}
+		ok, err := c.evalSlot(f, pts, slot)
+		if err != nil {
+			ferr = internal(err, "read point %s", c.ids[slot])
+			return
+		}
+		if ok {
+			out.set(slot)
+		}
+	})
+	return out, ferr
+}
+
+// searchSpec is a resolved nearest-neighbour (or id-order) request.
+type searchSpec struct {
+	vector    []float32 // as sent; nil means id order (no query)
+	byID      *PointID  // query by a stored point's vector
+	filter    *qdrant.Filter
+	limit     uint64
+	offset    uint64
+	threshold *float32
+	out       output
+}
+
+// run answers one search under the caller's read lock and transaction.
+func (db *DB) run(ctx context.Context, c *collection, pts *bolt.Bucket, s searchSpec) ([]*qdrant.ScoredPoint, error) {
+	f, err := (filterCompiler{c: c}).compile(s.filter, "filter")
+	if err != nil {
+		return nil, err
+	}
+	want := s.limit + s.offset
+	if want < s.limit { // overflow
+		want = math.MaxUint64
+	}
+	k := int(min(want, uint64(c.nlive)))
+
+	var hits []hit
+	switch {
+	case s.vector == nil && s.byID == nil:
+		// No query: points in id order, as a scroll would give them.
+		hits, err = c.idOrder(ctx, f, pts, k)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		var q []float32
+		exclude := int64(-1)
+		if s.byID != nil {
+			slot, ok := c.slots[*s.byID]
+			if !ok {
+				return nil, pointNotFound(*s.byID)
+			}
+			q = append([]float32(nil), c.vectors.at(slot)...)
+			exclude = int64(slot)
+		} else if q, err = c.checkVector(s.vector); err != nil {
+			return nil, err
+		}
+		var allowed bitset
+		if f != nil {
+			if allowed, err = c.filterSlots(ctx, f, pts); err != nil {
+				return nil, err
+			}
+		}
+		if hits, err = c.scan(ctx, q, allowed, exclude, s.threshold, k, db.opts.SearchWorkers); err != nil {
+			return nil, err
+		}
+	}
+	if uint64(len(hits)) <= s.offset {
+		return []*qdrant.ScoredPoint{}, nil
+	}
+	hits = hits[s.offset:]
+	res := make([]*qdrant.ScoredPoint, 0, len(hits))
+	for _, h := range hits {
+		payload, vec, err := c.fill(pts, h.slot, s.out)
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, &qdrant.ScoredPoint{
+			Id: c.ids[h.slot].Proto(), Payload: payload, Score: h.score,
+			Version: c.versions[h.slot], Vectors: vec,
+		})
+	}
+	return res, nil
+}
+
+// idOrder returns the first k matching points in id order with score 0.
+func (c *collection) idOrder(ctx context.Context, f node, pts *bolt.Bucket, k int) ([]hit, error) {
+	var hits []hit
+	cur := pts.Cursor()
+	for key, _ := cur.First(); key != nil && len(hits) < k; key, _ = cur.Next() {
+		if ctx.Err() != nil {
+			return nil, &Error{Kind: KindCanceled, Msg: ctx.Err().Error(), Err: ctx.Err()}
+		}
+		id, ok := idFromKey(key)
+		if !ok {
+			continue
+		}
+		slot, ok := c.slots[id]
+		if !ok {
+			continue
+		}
+		match, err := c.evalSlot(f, pts, slot)
+		if err != nil {
+			return nil, internal(err, "read point %s", id)
+		}
+		if match {
+			hits = append(hits, hit{slot: slot})
+		}
+	}
+	return hits, nil
+}

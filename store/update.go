@@ -1,0 +1,591 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/qdrant/go-client/qdrant"
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/memrank/memrank/store/jsonpath"
+)
+
+// Every write below runs in one bbolt transaction under the collection's
+// exclusive lock and is applied to memory only after the commit succeeded:
+// a write that returns without error is on disk (fsync'ed), and a write
+// that fails changed nothing. wait=false is therefore the same as
+// wait=true, and the status is always Completed.
+
+// writeTx is what a write operation does inside its transaction. It returns
+// the in-memory changes to apply once the transaction has committed.
+type writeTx func(c *collection, pts *bolt.Bucket, op uint64) (apply func(), err error)
+
+func (db *DB) write(ctx context.Context, name string, fn writeTx) (*qdrant.UpdateResult, error) {
+	c, unlock, err := db.lockCollection(name, true)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, &Error{Kind: KindCanceled, Msg: err.Error(), Err: err}
+	}
+	op := c.seq + 1
+	var apply func()
+	err = db.bolt.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		if b == nil {
+			return collectionNotFound(name)
+		}
+		var err error
+		if apply, err = fn(c, b.Bucket(bucketPoints), op); err != nil {
+			return err
+		}
+		return putSeq(b, op)
+	})
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			return nil, e
+		}
+		return nil, internal(err, "write to collection %s", name)
+	}
+	c.seq = op
+	if apply != nil {
+		apply()
+	}
+	return &qdrant.UpdateResult{OperationId: proto.Uint64(op), Status: qdrant.UpdateStatus_Completed}, nil
+}
+
+type pointIn struct {
+	id      PointID
+	vec     []float32
+	payload map[string]*qdrant.Value
+}
+
+func convertPoints(ps []*qdrant.PointStruct) ([]pointIn, error) {
+	out := make([]pointIn, 0, len(ps))
+	for _, p := range ps {
+		payload, err := cleanPayload(p.GetPayload())
+		if err != nil {
+			return nil, err
+		}
+		vec, err := denseVector(p.GetVectors())
+		if err != nil {
+			return nil, err
+		}
+		if p.GetId() == nil {
+			return nil, invalidArg("Empty ID is not allowed")
+		}
+		id, err := PointIDFromProto(p.GetId())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pointIn{id: id, vec: vec, payload: payload})
+	}
+	return out, nil
+}
+
+// loadPayload decodes the payload of a stored record.
+func loadPayload(pts *bolt.Bucket, id PointID, dim int) (map[string]*qdrant.Value, error) {
+	raw := pts.Get(id.key())
+	if raw == nil {
+		return nil, nil
+	}
+	rec, err := parseRecord(raw, dim)
+	if err != nil {
+		return nil, err
+	}
+	return decodePayload(rec.payload)
+}
+
+// matchesStored evaluates a compiled filter against a stored point.
+func (c *collection) matchesStored(f node, pts *bolt.Bucket, id PointID) (bool, error) {
+	slot, ok := c.slots[id]
+	if !ok {
+		return false, nil
+	}
+	e := evalCtx{slot: slot, id: id, hasID: true, load: func() (map[string]*qdrant.Value, error) {
+		return loadPayload(pts, id, c.dim)
+	}}
+	m := f.eval(&e)
+	return m, e.err
+}
+
+// Upsert inserts or replaces whole points. update_filter and update_mode
+// follow Qdrant (lib/shard/src/update/points/upsert.rs): with a filter,
+// existing points are replaced only if they match it, new points are always
+// inserted; insert_only skips existing points; update_only replaces only
+// existing points (that match the filter). Within one request the last
+// occurrence of an id wins.
+func (db *DB) Upsert(ctx context.Context, req *qdrant.UpsertPoints) (*qdrant.UpdateResult, error) {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	if req.GetShardKeySelector() != nil {
+		return nil, unimplemented("shard keys are not supported")
+	}
+	points, err := convertPoints(req.GetPoints())
+	if err != nil {
+		return nil, err
+	}
+	mode := req.GetUpdateMode()
+	switch mode {
+	case qdrant.UpdateMode_Upsert, qdrant.UpdateMode_InsertOnly, qdrant.UpdateMode_UpdateOnly:
+	default:
+		mode = qdrant.UpdateMode_Upsert // Qdrant maps unknown values to upsert
+	}
+	return db.write(ctx, req.GetCollectionName(), func(c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+		last := make(map[PointID]int, len(points))
+		for i := range points {
+			vec, err := c.checkVector(points[i].vec)
+			if err != nil {
+				return nil, err
+			}
+			points[i].vec = vec
+			last[points[i].id] = i
+		}
+		var cond node
+		if req.GetUpdateFilter() != nil {
+			var err error
+			if cond, err = (filterCompiler{c: c}).compile(req.GetUpdateFilter(), "update_filter"); err != nil {
+				return nil, err
+			}
+		}
+		type change struct {
+			p   pointIn
+			old map[string]*qdrant.Value
+		}
+		var changes []change
+		for i, p := range points {
+			if last[p.id] != i {
+				continue
+			}
+			_, exists := c.slots[p.id]
+			switch {
+			case mode == qdrant.UpdateMode_InsertOnly && exists:
+				continue
+			case mode == qdrant.UpdateMode_UpdateOnly && !exists:
+				continue
+			case exists && cond != nil:
+				ok, err := c.matchesStored(cond, pts, p.id)
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					continue
+				}
+			}
+			var old map[string]*qdrant.Value
+			if exists && len(c.indexes) > 0 {
+				var err error
+				if old, err = loadPayload(pts, p.id, c.dim); err != nil {
+					return nil, err
+				}
+			}
+			rec, err := encodeRecord(op, vecBytes(p.vec), p.payload)
+			if err != nil {
+				return nil, err
+			}
+			if err := pts.Put(p.id.key(), rec); err != nil {
+				return nil, err
+			}
+			changes = append(changes, change{p: p, old: old})
+		}
+		return func() {
+			for _, ch := range changes {
+				c.putPoint(ch.p.id, op, ch.p.vec, ch.p.payload, ch.old)
+			}
+		}, nil
+	})
+}
+
+// selection is a resolved PointsSelector.
+type selection struct {
+	ids    []PointID
+	filter *qdrant.Filter
+	byIDs  bool
+}
+
+func convertSelector(s *qdrant.PointsSelector, missing string) (selection, error) {
+	switch o := s.GetPointsSelectorOneOf().(type) {
+	case *qdrant.PointsSelector_Points:
+		sel := selection{byIDs: true}
+		for _, p := range o.Points.GetIds() {
+			id, err := PointIDFromProto(p)
+			if err != nil {
+				return selection{}, err
+			}
+			sel.ids = append(sel.ids, id)
+		}
+		return sel, nil
+	case *qdrant.PointsSelector_Filter:
+		return selection{filter: o.Filter}, nil
+	}
+	return selection{}, invalidArg("%s", missing)
+}
+
+// resolve lists the existing points a selection names. With ids, a missing
+// point is an error when strict (payload writes), skipped otherwise.
+func (c *collection) resolve(sel selection, pts *bolt.Bucket, strict bool) ([]PointID, error) {
+	if sel.byIDs {
+		seen := make(map[PointID]bool, len(sel.ids))
+		var out []PointID
+		for _, id := range sel.ids {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			if _, ok := c.slots[id]; !ok {
+				if strict {
+					return nil, pointNotFound(id)
+				}
+				continue
+			}
+			out = append(out, id)
+		}
+		return out, nil
+	}
+	f, err := (filterCompiler{c: c}).compile(sel.filter, "filter")
+	if err != nil {
+		return nil, err
+	}
+	var out []PointID
+	var ferr error
+	c.live.each(0, uint32(len(c.ids)), func(slot uint32) {
+		if ferr != nil {
+			return
+		}
+		id := c.ids[slot]
+		if f == nil {
+			out = append(out, id)
+			return
+		}
+		e := evalCtx{slot: slot, id: id, hasID: true, load: func() (map[string]*qdrant.Value, error) {
+			return loadPayload(pts, id, c.dim)
+		}}
+		if f.eval(&e) {
+			out = append(out, id)
+		}
+		ferr = e.err
+	})
+	return out, ferr
+}
+
+// Delete removes points by ids (missing ids are ignored) or by filter.
+func (db *DB) Delete(ctx context.Context, req *qdrant.DeletePoints) (*qdrant.UpdateResult, error) {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	if req.GetShardKeySelector() != nil {
+		return nil, unimplemented("shard keys are not supported")
+	}
+	sel, err := convertSelector(req.GetPoints(), "PointSelector is missing")
+	if err != nil {
+		return nil, err
+	}
+	return db.write(ctx, req.GetCollectionName(), func(c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+		ids, err := c.resolve(sel, pts, false)
+		if err != nil {
+			return nil, err
+		}
+		olds := make([]map[string]*qdrant.Value, len(ids))
+		for i, id := range ids {
+			if len(c.indexes) > 0 {
+				if olds[i], err = loadPayload(pts, id, c.dim); err != nil {
+					return nil, err
+				}
+			}
+			if err := pts.Delete(id.key()); err != nil {
+				return nil, err
+			}
+		}
+		return func() {
+			for i, id := range ids {
+				c.removePoint(id, olds[i])
+			}
+		}, nil
+	})
+}
+
+// rewritePayloads applies edit to the payload of every selected point.
+func (db *DB) rewritePayloads(ctx context.Context, name string, sel selection, edit func(map[string]*qdrant.Value) map[string]*qdrant.Value) (*qdrant.UpdateResult, error) {
+	return db.write(ctx, name, func(c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+		ids, err := c.resolve(sel, pts, true)
+		if err != nil {
+			return nil, err
+		}
+		type change struct {
+			slot     uint32
+			old, new map[string]*qdrant.Value
+		}
+		changes := make([]change, 0, len(ids))
+		for _, id := range ids {
+			raw := pts.Get(id.key())
+			rec, err := parseRecord(raw, c.dim)
+			if err != nil {
+				return nil, err
+			}
+			cur, err := decodePayload(rec.payload)
+			if err != nil {
+				return nil, err
+			}
+			var old map[string]*qdrant.Value
+			if len(c.indexes) > 0 {
+				if old, err = decodePayload(rec.payload); err != nil {
+					return nil, err
+				}
+			}
+			next := edit(cur)
+			vec := append([]byte(nil), rec.vec...)
+			b, err := encodeRecord(op, vec, next)
+			if err != nil {
+				return nil, err
+			}
+			if err := pts.Put(id.key(), b); err != nil {
+				return nil, err
+			}
+			changes = append(changes, change{slot: c.slots[id], old: old, new: next})
+		}
+		return func() {
+			for _, ch := range changes {
+				c.setPayloadOnly(ch.slot, op, ch.new, ch.old)
+			}
+		}, nil
+	})
+}
+
+func payloadRequestCommon(name string, shardKeys *qdrant.ShardKeySelector, s *qdrant.PointsSelector, missing string) (selection, error) {
+	if err := validateName(name, false); err != nil {
+		return selection{}, err
+	}
+	if shardKeys != nil {
+		return selection{}, unimplemented("shard keys are not supported")
+	}
+	return convertSelector(s, missing)
+}
+
+// deepCopy copies a payload map so each point gets its own values.
+func deepCopy(m map[string]*qdrant.Value) map[string]*qdrant.Value {
+	out := make(map[string]*qdrant.Value, len(m))
+	for k, v := range m {
+		out[k] = proto.Clone(v).(*qdrant.Value)
+	}
+	return out
+}
+
+// SetPayload merges the given payload into each selected point. Without a
+// key, top-level keys are replaced (a null value deletes its key); with a
+// key path, the payload is merged into the object at that path, which is
+// created if missing, so SetPayload(key "access_counts", {"replica-a": 7})
+// leaves access_counts.replica-b untouched. A listed point that does not
+// exist fails the whole request with NotFound and changes nothing.
+func (db *DB) SetPayload(ctx context.Context, req *qdrant.SetPayloadPoints) (*qdrant.UpdateResult, error) {
+	var key *jsonpath.Path
+	if req.Key != nil {
+		p, err := parsePath(req.GetKey())
+		if err != nil {
+			return nil, err
+		}
+		key = &p
+	}
+	sel, err := payloadRequestCommon(req.GetCollectionName(), req.GetShardKeySelector(), req.GetPointsSelector(), "points_selector is expected")
+	if err != nil {
+		return nil, err
+	}
+	src, err := cleanPayload(req.GetPayload())
+	if err != nil {
+		return nil, err
+	}
+	return db.rewritePayloads(ctx, req.GetCollectionName(), sel, func(cur map[string]*qdrant.Value) map[string]*qdrant.Value {
+		if key != nil {
+			key.Set(cur, deepCopy(src))
+		} else {
+			jsonpath.Merge(cur, deepCopy(src))
+		}
+		return cur
+	})
+}
+
+// OverwritePayload replaces the whole payload of each selected point. Like
+// Qdrant, it ignores key.
+func (db *DB) OverwritePayload(ctx context.Context, req *qdrant.SetPayloadPoints) (*qdrant.UpdateResult, error) {
+	sel, err := payloadRequestCommon(req.GetCollectionName(), req.GetShardKeySelector(), req.GetPointsSelector(), "points_selector is expected")
+	if err != nil {
+		return nil, err
+	}
+	src, err := cleanPayload(req.GetPayload())
+	if err != nil {
+		return nil, err
+	}
+	return db.rewritePayloads(ctx, req.GetCollectionName(), sel, func(map[string]*qdrant.Value) map[string]*qdrant.Value {
+		return deepCopy(src)
+	})
+}
+
+// DeletePayload deletes keys (paths) from each selected point.
+func (db *DB) DeletePayload(ctx context.Context, req *qdrant.DeletePayloadPoints) (*qdrant.UpdateResult, error) {
+	paths := make([]jsonpath.Path, 0, len(req.GetKeys()))
+	for _, k := range req.GetKeys() {
+		p, err := parsePath(k)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	sel, err := payloadRequestCommon(req.GetCollectionName(), req.GetShardKeySelector(), req.GetPointsSelector(), "points_selector is expected")
+	if err != nil {
+		return nil, err
+	}
+	return db.rewritePayloads(ctx, req.GetCollectionName(), sel, func(cur map[string]*qdrant.Value) map[string]*qdrant.Value {
+		for _, p := range paths {
+			p.Remove(cur)
+		}
+		return cur
+	})
+}
+
+// ClearPayload empties the payload of each selected point.
+func (db *DB) ClearPayload(ctx context.Context, req *qdrant.ClearPayloadPoints) (*qdrant.UpdateResult, error) {
+	sel, err := payloadRequestCommon(req.GetCollectionName(), req.GetShardKeySelector(), req.GetPoints(), "PointSelector is missing")
+	if err != nil {
+		return nil, err
+	}
+	return db.rewritePayloads(ctx, req.GetCollectionName(), sel, func(map[string]*qdrant.Value) map[string]*qdrant.Value {
+		return map[string]*qdrant.Value{}
+	})
+}
+
+var fieldTypeSchema = map[qdrant.FieldType]qdrant.PayloadSchemaType{
+	qdrant.FieldType_FieldTypeKeyword:  qdrant.PayloadSchemaType_Keyword,
+	qdrant.FieldType_FieldTypeInteger:  qdrant.PayloadSchemaType_Integer,
+	qdrant.FieldType_FieldTypeFloat:    qdrant.PayloadSchemaType_Float,
+	qdrant.FieldType_FieldTypeGeo:      qdrant.PayloadSchemaType_Geo,
+	qdrant.FieldType_FieldTypeText:     qdrant.PayloadSchemaType_Text,
+	qdrant.FieldType_FieldTypeBool:     qdrant.PayloadSchemaType_Bool,
+	qdrant.FieldType_FieldTypeDatetime: qdrant.PayloadSchemaType_Datetime,
+	qdrant.FieldType_FieldTypeUuid:     qdrant.PayloadSchemaType_Uuid,
+}
+
+// paramsMatch checks field_index_params against field_type, as Qdrant's
+// convert_field_type does.
+func paramsMatch(ft qdrant.FieldType, p *qdrant.PayloadIndexParams) bool {
+	switch p.GetIndexParams().(type) {
+	case nil:
+		return true
+	case *qdrant.PayloadIndexParams_KeywordIndexParams:
+		return ft == qdrant.FieldType_FieldTypeKeyword
+	case *qdrant.PayloadIndexParams_IntegerIndexParams:
+		return ft == qdrant.FieldType_FieldTypeInteger
+	case *qdrant.PayloadIndexParams_FloatIndexParams:
+		return ft == qdrant.FieldType_FieldTypeFloat
+	case *qdrant.PayloadIndexParams_GeoIndexParams:
+		return ft == qdrant.FieldType_FieldTypeGeo
+	case *qdrant.PayloadIndexParams_TextIndexParams:
+		return ft == qdrant.FieldType_FieldTypeText
+	case *qdrant.PayloadIndexParams_BoolIndexParams:
+		return ft == qdrant.FieldType_FieldTypeBool
+	case *qdrant.PayloadIndexParams_DatetimeIndexParams:
+		return ft == qdrant.FieldType_FieldTypeDatetime
+	case *qdrant.PayloadIndexParams_UuidIndexParams:
+		return ft == qdrant.FieldType_FieldTypeUuid
+	}
+	return false
+}
+
+// CreateFieldIndex creates (or replaces) a payload index on a key path.
+// keyword, integer, float, bool and datetime indexes speed filtering up;
+// text, geo and uuid indexes are accepted and listed but change nothing
+// (matching stays the substring semantics documented in the package).
+func (db *DB) CreateFieldIndex(ctx context.Context, req *qdrant.CreateFieldIndexCollection) (*qdrant.UpdateResult, error) {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	if req.GetFieldName() == "" {
+		return nil, validation("field_name", `value "" invalid, must be at least 1 characters`)
+	}
+	path, err := parsePath(req.GetFieldName())
+	if err != nil {
+		return nil, err
+	}
+	if req.FieldType == nil {
+		return nil, invalidArg("cannot convert field_type")
+	}
+	schema, ok := fieldTypeSchema[req.GetFieldType()]
+	if !ok {
+		return nil, invalidArg("cannot convert field_type")
+	}
+	if !paramsMatch(req.GetFieldType(), req.GetFieldIndexParams()) {
+		return nil, invalidArg("field_type (%s) and field_index_params do not match", fieldTypeName(req.GetFieldType()))
+	}
+	info := &qdrant.PayloadSchemaInfo{DataType: schema}
+	if req.GetFieldIndexParams().GetIndexParams() != nil {
+		info.Params = req.GetFieldIndexParams()
+	}
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(info)
+	if err != nil {
+		return nil, internal(err, "encode index definition")
+	}
+	name := path.String()
+	return db.write(ctx, req.GetCollectionName(), func(c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+		b := pts.Tx().Bucket(bucketCollections).Bucket([]byte(c.name)).Bucket(bucketIndexes)
+		if err := b.Put([]byte(name), raw); err != nil {
+			return nil, err
+		}
+		fi := newFieldIndex(path, info)
+		err := pts.ForEach(func(k, v []byte) error {
+			id, ok := idFromKey(k)
+			if !ok {
+				return fmt.Errorf("corrupt point key %x", k)
+			}
+			slot, ok := c.slots[id]
+			if !ok {
+				return nil
+			}
+			rec, err := parseRecord(v, c.dim)
+			if err != nil {
+				return err
+			}
+			payload, err := decodePayload(rec.payload)
+			if err != nil {
+				return err
+			}
+			fi.add(slot, payload)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return func() { c.indexes[name] = fi }, nil
+	})
+}
+
+func fieldTypeName(ft qdrant.FieldType) string {
+	n := ft.String()
+	if len(n) > len("FieldType") && n[:len("FieldType")] == "FieldType" {
+		return n[len("FieldType"):]
+	}
+	return n
+}
+
+// DeleteFieldIndex drops the payload index on a key path (no error if there
+// is none).
+func (db *DB) DeleteFieldIndex(ctx context.Context, req *qdrant.DeleteFieldIndexCollection) (*qdrant.UpdateResult, error) {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	if req.GetFieldName() == "" {
+		return nil, validation("field_name", `value "" invalid, must be at least 1 characters`)
+	}
+	path, err := parsePath(req.GetFieldName())
+	if err != nil {
+		return nil, err
+	}
+	name := path.String()
+	return db.write(ctx, req.GetCollectionName(), func(c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+		b := pts.Tx().Bucket(bucketCollections).Bucket([]byte(c.name)).Bucket(bucketIndexes)
+		if err := b.Delete([]byte(name)); err != nil {
+			return nil, err
+		}
+		return func() { delete(c.indexes, name) }, nil
+	})
+}
