@@ -14,13 +14,13 @@ type Kind uint8
 
 // Error kinds.
 const (
-	KindInvalid        Kind = iota + 1 // bad input: InvalidArgument
-	KindNotFound                       // NotFound
-	KindAlreadyExists                  // AlreadyExists
-	KindUnimplemented                  // a Qdrant feature this engine does not have
-	KindUnavailable                    // the store is closed
-	KindInternal                       // storage failure
-	KindCanceled                       // the caller's context ended
+	KindInvalid       Kind = iota + 1 // bad input: InvalidArgument
+	KindNotFound                      // NotFound
+	KindAlreadyExists                 // AlreadyExists
+	KindUnimplemented                 // a Qdrant feature this engine does not have
+	KindUnavailable                   // the store is closed
+	KindInternal                      // storage failure
+	KindCanceled                      // the caller's context ended
 )
 
 // Error is an engine error carrying Qdrant's message text and kind. It
