@@ -13,7 +13,7 @@ const (
 	writers       = 8
 	readers       = 8
 	opsPerWriter  = 40
-	maxReadsEach  = 2000
+	maxReadsEach  = 150
 	sharedPointID = 1
 )
 

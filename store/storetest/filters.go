@@ -165,8 +165,9 @@ func loadFilterSet(t *testing.T, c *qdrant.Client) string {
 	return coll
 }
 
-// checkFilter asserts that count, scroll and query all select exactly want.
-func checkFilter(t *testing.T, c *qdrant.Client, coll string, filter *qdrant.Filter, want []uint64) {
+// checkFilter asserts that count, scroll and a search for probe all select exactly want. probe
+// must have the collection's dimension.
+func checkFilter(t *testing.T, c *qdrant.Client, coll string, probe []float32, filter *qdrant.Filter, want []uint64) {
 	t.Helper()
 	wantIDs := numStrings(want...)
 	slices.Sort(wantIDs)
@@ -176,7 +177,7 @@ func checkFilter(t *testing.T, c *qdrant.Client, coll string, filter *qdrant.Fil
 	if diff := cmp.Diff(wantIDs, sortedIDs(scrollAll(t, c, coll, filter))); diff != "" {
 		t.Errorf("scroll ids (-want +got):\n%s", diff)
 	}
-	got := query(t, c, &qdrant.QueryPoints{CollectionName: coll, Query: qdrant.NewQuery(0, 1),
+	got := query(t, c, &qdrant.QueryPoints{CollectionName: coll, Query: qdrant.NewQueryDense(probe),
 		Filter: filter, Limit: qdrant.PtrOf(uint64(100))})
 	if diff := cmp.Diff(wantIDs, sortedIDs(got)); diff != "" {
 		t.Errorf("query ids (-want +got):\n%s", diff)
@@ -188,7 +189,7 @@ func testFilters(t *testing.T, target Target) {
 	coll := loadFilterSet(t, c)
 	for _, tc := range filterCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			checkFilter(t, c, coll, tc.filter, tc.want)
+			checkFilter(t, c, coll, []float32{0, 1}, tc.filter, tc.want)
 		})
 	}
 }

@@ -104,7 +104,7 @@ func testFieldIndex(t *testing.T, target Target) {
 				{"without index", plain}, {"index before data", before}, {"index after data", after},
 			} {
 				t.Run(coll.name, func(t *testing.T) {
-					checkFilter(t, c, coll.coll, tc.filter, tc.want)
+					checkFilter(t, c, coll.coll, []float32{0, 1}, tc.filter, tc.want)
 				})
 			}
 		})

@@ -188,6 +188,28 @@ func testPayload(t *testing.T, target Target) {
 		wantPayload(t, getPoint(t, c, coll, num(3)).GetPayload(), map[string]any{"d": 5, "e": 4})
 	})
 
+	t.Run("dotted keys are paths, quoted keys are literal", func(t *testing.T) {
+		// JsonPath parsing (lib/segment/src/json_path/parse.rs): a.b descends into a, while
+		// "a.b" in double quotes names the top-level key that contains a dot.
+		pl := map[string]any{"a.b": 1, "a": map[string]any{"b": 2, "c": 3}}
+		coll := payloadPoint(t, c, pl)
+		checkFilter(t, c, coll, []float32{0, 1}, must(qdrant.NewMatchInt("a.b", 2)), []uint64{1})
+		checkFilter(t, c, coll, []float32{0, 1}, must(qdrant.NewMatchInt("a.b", 1)), nil)
+		checkFilter(t, c, coll, []float32{0, 1}, must(qdrant.NewMatchInt(`"a.b"`, 1)), []uint64{1})
+		_, err := c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: wait,
+			Keys: []string{"a.b"}, PointsSelector: qdrant.NewPointsSelector(num(1))})
+		if err != nil {
+			t.Fatalf("delete a.b: %v", err)
+		}
+		wantPayload(t, getPoint(t, c, coll, num(1)).GetPayload(), map[string]any{"a.b": 1, "a": map[string]any{"c": 3}})
+		_, err = c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: wait,
+			Keys: []string{`"a.b"`}, PointsSelector: qdrant.NewPointsSelector(num(1))})
+		if err != nil {
+			t.Fatalf(`delete "a.b": %v`, err)
+		}
+		wantPayload(t, getPoint(t, c, coll, num(1)).GetPayload(), map[string]any{"a": map[string]any{"c": 3}})
+	})
+
 	t.Run("ClearPayload by ids and by filter", func(t *testing.T) {
 		coll := newCollection(t, c, 2, qdrant.Distance_Dot)
 		upsert(t, c, coll,
@@ -309,10 +331,10 @@ func testPayload(t *testing.T, target Target) {
 			}
 		})
 		t.Run("the integer and the float are told apart by filters", func(t *testing.T) {
-			checkFilter(t, c, coll, must(qdrant.NewMatchInt("int", 3)), []uint64{1, 2})
-			checkFilter(t, c, coll, must(qdrant.NewMatchInt("float", 3)), nil)
-			checkFilter(t, c, coll, must(qdrant.NewMatchInt("big", 1<<53+1)), []uint64{1})
-			checkFilter(t, c, coll, must(qdrant.NewMatchInt("big", 1<<53)), nil)
+			checkFilter(t, c, coll, []float32{0, 1}, must(qdrant.NewMatchInt("int", 3)), []uint64{1, 2})
+			checkFilter(t, c, coll, []float32{0, 1}, must(qdrant.NewMatchInt("float", 3)), nil)
+			checkFilter(t, c, coll, []float32{0, 1}, must(qdrant.NewMatchInt("big", 1<<53+1)), []uint64{1})
+			checkFilter(t, c, coll, []float32{0, 1}, must(qdrant.NewMatchInt("big", 1<<53)), nil)
 		})
 	})
 }

@@ -39,7 +39,25 @@ func testPersistence(t *testing.T, target Target) {
 	if target.Restart == nil {
 		t.Skip("Target.Restart is nil: this target cannot be restarted, so persistence is not checked")
 	}
-	cur := connect(t, target)
+	// The clients are closed after the collections are deleted: this cleanup is registered
+	// before theirs and cleanups run last-in first-out.
+	var clients []*qdrant.Client
+	t.Cleanup(func() {
+		for _, c := range clients {
+			if err := c.Close(); err != nil {
+				t.Errorf("close client: %v", err)
+			}
+		}
+	})
+	open := func() *qdrant.Client {
+		c := target.Connect(t)
+		if c == nil {
+			t.Fatal("Target.Connect returned a nil client")
+		}
+		clients = append(clients, c)
+		return c
+	}
+	cur := open()
 	current := func() *qdrant.Client { return cur }
 	newColl := func(size uint64, d qdrant.Distance) string {
 		name := collectionName(t)
@@ -132,11 +150,11 @@ func testPersistence(t *testing.T, target Target) {
 			}
 		}
 		// The index still filters.
-		checkFilter(t, cur, cosine, must(qdrant.NewMatchKeyword("g", "a")), []uint64{1})
+		checkFilter(t, cur, cosine, []float32{0, 0, 1, 0}, must(qdrant.NewMatchKeyword("g", "b")), []uint64{1<<53 + 1})
 	}
 
 	target.Restart(t)
-	cur = connect(t, target)
+	cur = open()
 	t.Run("everything is back after a restart", check)
 
 	// Writes made after a restart survive the next one.
@@ -146,7 +164,7 @@ func testPersistence(t *testing.T, target Target) {
 	want[0] = record(cosine, 4, qdrant.Distance_Cosine, want[0].probe, want[0].indexed)
 	want[1] = record(euclid, 3, qdrant.Distance_Euclid, want[1].probe, nil)
 	target.Restart(t)
-	cur = connect(t, target)
+	cur = open()
 	t.Run("writes after a restart survive the next one", func(t *testing.T) {
 		check(t)
 		wantPayload(t, getPoint(t, cur, cosine, num(1)).GetPayload(),

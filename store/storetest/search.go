@@ -207,6 +207,27 @@ func testSearch(t *testing.T, target Target) {
 		}
 	})
 
+	t.Run("search params are accepted", func(t *testing.T) {
+		// Small collections are searched exactly anyway; exact and hnsw_ef must not change that.
+		got := query(t, c, &qdrant.QueryPoints{CollectionName: dotColl, Query: qdrant.NewQueryDense(dot.query),
+			Params: &qdrant.SearchParams{Exact: qdrant.PtrOf(true), HnswEf: qdrant.PtrOf(uint64(16))}})
+		if diff := cmp.Diff(dot.want, hits(got), approx); diff != "" {
+			t.Errorf("hits (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("limit 0 is InvalidArgument", func(t *testing.T) {
+		// QueryPoints.limit, SearchPoints.limit and ScrollPoints.limit are validated with
+		// range(min = 1) (lib/api/build.rs).
+		_, err := c.Query(opContext(t), &qdrant.QueryPoints{CollectionName: dotColl, Query: qdrant.NewQueryDense(dot.query),
+			Limit: qdrant.PtrOf(uint64(0))})
+		wantStatus(t, err, codes.InvalidArgument, "")
+		_, err = c.GetPointsClient().Search(opContext(t), &qdrant.SearchPoints{CollectionName: dotColl, Vector: dot.query})
+		wantStatus(t, err, codes.InvalidArgument, "")
+		_, err = c.Scroll(opContext(t), &qdrant.ScrollPoints{CollectionName: dotColl, Limit: qdrant.PtrOf(uint32(0))})
+		wantStatus(t, err, codes.InvalidArgument, "")
+	})
+
 	t.Run("with_payload selectors", func(t *testing.T) {
 		// WithPayloadSelector: enable / include / exclude; nested paths select inside objects
 		// (PayloadSelector::process, JsonPath::check_include_pattern/check_exclude_pattern in
@@ -226,6 +247,7 @@ func testSearch(t *testing.T, target Target) {
 			{"include nested", qdrant.NewWithPayloadInclude("obj.x"), func(id uint64) map[string]any {
 				return map[string]any{"obj": map[string]any{"x": int(id)}}
 			}},
+			{"include a missing key", qdrant.NewWithPayloadInclude("missing"), func(uint64) map[string]any { return nil }},
 			{"exclude", qdrant.NewWithPayloadExclude("g"), func(id uint64) map[string]any {
 				p := searchPayload(id)
 				delete(p, "g")
@@ -274,6 +296,13 @@ func testSearch(t *testing.T, target Target) {
 		if diff := cmp.Diff([]hit{{"2", 3}, {"1", 2}, {"5", 0}, {"4", -2}}, hits(got), approx); diff != "" {
 			t.Errorf("hits (-want +got):\n%s", diff)
 		}
+	})
+
+	t.Run("query by a missing point id is NotFound", func(t *testing.T) {
+		// The referenced vector cannot be resolved: CollectionError::PointNotFound
+		// (lib/collection/src/collection/query.rs).
+		_, err := c.Query(opContext(t), &qdrant.QueryPoints{CollectionName: dotColl, Query: qdrant.NewQueryID(num(999))})
+		wantStatus(t, err, codes.NotFound, "No point with id 999 found")
 	})
 
 	t.Run("query without a query lists points in id order", func(t *testing.T) {
