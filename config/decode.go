@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -93,6 +94,13 @@ func (d *decoder) decode(f field, raw any, v reflect.Value) {
 			d.fail(f.key, "want a string, got %s", describe(raw, f.secret))
 			return
 		}
+		if !utf8.ValidString(s) {
+			// YAML files are UTF-8 by construction; the environment and
+			// flags are bytes, and a name that is not text cannot be a
+			// payload key or a collection.
+			d.fail(f.key, "want UTF-8 text, got %s", describe(raw, f.secret))
+			return
+		}
 		v.SetString(s)
 	case reflect.Bool:
 		b, ok := raw.(bool)
@@ -167,6 +175,10 @@ func (d *decoder) decodeMap(f field, raw any, v reflect.Value) {
 		ef := field{key: joinKey(f.key, k)}
 		if f.secretKeys {
 			ef.key = f.key + ".***"
+		}
+		if !utf8.ValidString(k) {
+			d.fail(f.key, "has an entry whose name is not UTF-8 text: %s", describe(k, f.secretKeys))
+			continue
 		}
 		elem := reflect.New(v.Type().Elem()).Elem()
 		n := len(d.errs)

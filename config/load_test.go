@@ -157,6 +157,9 @@ func TestInvalidFiles(t *testing.T) {
 
 // unjoin lists the errors an errors.Join holds.
 func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		return j.Unwrap()
 	}
@@ -318,6 +321,10 @@ func TestEnvErrors(t *testing.T) {
 			`config: $MEMRANK_SCORING__SOURCE_LEVELS: scoring.source_levels: cannot read "{a: [}" as YAML: did not find expected node content`},
 		{"secret values are not shown", []string{"MEMRANK_TENANCY__API_KEYS=sk-live-123"},
 			`config: $MEMRANK_TENANCY__API_KEYS: tenancy.api_keys: want key=value pairs separated by commas, got a string (secret, not shown)`},
+		{"not UTF-8", []string{"MEMRANK_RANK__MEMORY_COLLECTIONS=a,\xe6"},
+			`config: $MEMRANK_RANK__MEMORY_COLLECTIONS: rank.memory_collections[1]: want UTF-8 text, got "\xe6"`},
+		{"entry name not UTF-8", []string{"MEMRANK_SCORING__DECAY__HALF_LIVES=\xe6=5"},
+			`config: $MEMRANK_SCORING__DECAY__HALF_LIVES: scoring.decay.half_lives: has an entry whose name is not UTF-8 text: "\xe6"`},
 		{"a valid value that fails Validate", []string{"MEMRANK_SCORING__GATES__RENDER=1.5"},
 			`config: scoring.gates.render: 1.5 is outside [0, 1]`},
 		{"every problem, in name order", []string{"MEMRANK_Z=1", "MEMRANK_A=1"},

@@ -41,7 +41,14 @@ func scalar(tag, value string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
 }
 
-func str(s string) *yaml.Node { return scalar("!!str", s) }
+func str(s string) *yaml.Node {
+	n := scalar("!!str", s)
+	if s == "<<" {
+		// The encoder writes it plain, and a plain << key is YAML's merge key.
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
 
 // encode builds the YAML node of one value of the Config.
 func encode(v reflect.Value, f field, mask bool) *yaml.Node {

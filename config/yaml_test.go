@@ -1,0 +1,158 @@
+package config
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const defaultGolden = "testdata/default.golden.yaml"
+
+// TestDefaultYAMLGolden pins what `memrank config print` shows for the
+// defaults: key order, number and duration formats, masked secrets.
+func TestDefaultYAMLGolden(t *testing.T) {
+	got, err := Default().YAML(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(defaultGolden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(defaultGolden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("YAML(true) of the defaults (-want +got):\n%s", diff)
+	}
+	again, _ := Default().YAML(true)
+	if !bytes.Equal(got, again) {
+		t.Error("YAML(true) is not deterministic")
+	}
+}
+
+// TestDefaultYAMLRoundTrip loads the golden file back: the printed defaults
+// are a valid config file that means exactly the defaults.
+func TestDefaultYAMLRoundTrip(t *testing.T) {
+	cfg := mustLoad(t, Source{File: defaultGolden})
+	if diff := cmp.Diff(Default(), cfg); diff != "" {
+		t.Errorf("loading %s (-want +got):\n%s", defaultGolden, diff)
+	}
+}
+
+// custom is a Config that differs from the defaults in every kind of value,
+// with every secret set.
+func custom() Config {
+	c := Default()
+	c.Scoring.Weights = Weights{Source: 0.4, Repetition: 0.3, Extractor: 0.2, Type: 0.1}
+	c.Scoring.SourceLevels["rumour"] = 0.125
+	c.Scoring.Extractor.Models = []ExtractorModel{{`llama-?3(\.1)?`, 0.7}, {`^o1$`, 0.85}}
+	c.Scoring.Decay.HalfLives["legal"] = 45.5
+	c.Scoring.Decay.TypeCategories["fact"] = "legal"
+	c.Rank.MemoryCollections = []string{"memories", "notes: work", "true"}
+	c.Dedup.MinIndependentGap = 90 * time.Minute
+	c.Dedup.RequireSurfaceChange = false
+	c.Judge = Judge{Enabled: true, BaseURL: "http://llm:8080/v1", Model: "judge-1", APIKey: "sk-judge-secret", Timeout: 1500 * time.Millisecond, CallsPerMinute: 0, CacheSize: 5}
+	c.Embedder.Driver = DriverOpenAI
+	c.Embedder.Model = "text-embedding-3-small"
+	c.Embedder.APIKey = "sk-embed-secret"
+	c.Upstream = Upstream{GRPC: "qdrant:6334", REST: "http://qdrant:6333", APIKey: "qdrant-secret", Timeout: 3 * time.Second}
+	c.ReplicaID = "pod-1"
+	c.Tenancy = Tenancy{Key: "user_id", APIKeys: map[string]string{"tenant-key-b": "bob", "tenant-key-a2": "alice", "tenant-key-a1": "alice"}}
+	c.PayloadKeys.Text = "data"
+	c.Telemetry.OTLPEndpoint = "http://otel:4317"
+	return c
+}
+
+var secrets = []string{"sk-judge-secret", "sk-embed-secret", "qdrant-secret", "tenant-key-b", "tenant-key-a1", "tenant-key-a2"}
+
+func TestYAMLMasksSecrets(t *testing.T) {
+	c := custom()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("the test config is invalid: %v", err)
+	}
+	out, err := c.YAML(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets {
+		if bytes.Contains(out, []byte(s)) {
+			t.Errorf("YAML(true) shows the secret %q", s)
+		}
+	}
+	// Parse the output rather than grep it: each secret key is "***", and
+	// tenancy.api_keys shows one placeholder per key, by tenant.
+	back := mustLoad(t, Source{File: writeFile(t, string(out))})
+	for key, got := range map[string]string{"judge.api_key": back.Judge.APIKey, "embedder.api_key": back.Embedder.APIKey, "upstream.api_key": back.Upstream.APIKey} {
+		if got != "***" {
+			t.Errorf("%s prints as %q, want \"***\"", key, got)
+		}
+	}
+	wantKeys := map[string]string{"***1": "alice", "***2": "alice", "***3": "bob"}
+	if diff := cmp.Diff(wantKeys, back.Tenancy.APIKeys); diff != "" {
+		t.Errorf("masked tenancy.api_keys (-want +got):\n%s", diff)
+	}
+
+	// Unset secrets print as "", not "***": the output must not claim a key
+	// is configured when none is.
+	out, _ = Default().YAML(true)
+	if n := strings.Count(string(out), `api_key: ""`); n != 3 {
+		t.Errorf("YAML(true) of the defaults has %d empty api_key lines, want 3", n)
+	}
+	if strings.Contains(string(out), "***") {
+		t.Error("YAML(true) of the defaults masks a secret that is not set")
+	}
+}
+
+// TestYAMLRoundTrip checks that YAML(false) shows every secret and that
+// loading it gives back the same Config, for values of every kind.
+func TestYAMLRoundTrip(t *testing.T) {
+	c := custom()
+	out, err := c.YAML(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets {
+		if !bytes.Contains(out, []byte(s)) {
+			t.Errorf("YAML(false) does not show %q", s)
+		}
+	}
+	back := mustLoad(t, Source{File: writeFile(t, string(out))})
+	if diff := cmp.Diff(c, back); diff != "" {
+		t.Errorf("YAML(false) round trip (-want +got):\n%s\n%s", diff, out)
+	}
+}
+
+func TestFmtDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{time.Hour, "1h"},
+		{2 * time.Minute, "2m"},
+		{90 * time.Minute, "1h30m"},
+		{time.Hour + 5*time.Second, "1h0m5s"},
+		{10 * time.Minute, "10m"},
+		{1500 * time.Millisecond, "1.5s"},
+		{-time.Hour, "-1h"},
+		{250 * time.Microsecond, "250µs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			got := fmtDuration(tt.d)
+			if got != tt.want {
+				t.Errorf("fmtDuration(%v) = %q, want %q", tt.d, got, tt.want)
+			}
+			if back, err := time.ParseDuration(got); err != nil || back != tt.d {
+				t.Errorf("ParseDuration(%q) = %v, %v; want %v", got, back, err, tt.d)
+			}
+		})
+	}
+}
