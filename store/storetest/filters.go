@@ -19,21 +19,25 @@ var filterPayloads = map[uint64]map[string]any{
 		"text": "the quick brown fox", "obj": map[string]any{"k": "v", "deep": map[string]any{"x": 1}},
 		"diet": []any{map[string]any{"food": "meat", "likes": true}, map[string]any{"food": "leaves", "likes": false}},
 		"ts":   "2024-01-01T00:00:00Z", "e": "x", "cnt": []any{"a", "b", "c"},
+		"dt": "2024-03-01T10:00:00.123456789Z", "code": "3",
 	},
 	2: {
 		"city": "London", "n": 2, "price": 20.0, "tags": []any{"b", "c"}, "flag": false,
 		"text": "Lazy dog", "obj": map[string]any{"k": "w"},
 		"diet": []any{map[string]any{"food": "meat", "likes": false}, map[string]any{"food": "leaves", "likes": true}},
 		"ts":   "2024-06-01T12:00:00+02:00", "e": nil, "cnt": []any{"a"},
+		"dt": "2024-03-01 11:00:00", "code": 3,
 	},
 	3: {
 		"city": "Berlin", "n": 3.0, "price": 30, "tags": []any{}, "flag": true,
 		"diet": []any{map[string]any{"food": "meat", "likes": true}},
 		"ts":   "2025-01-01T00:00:00Z", "e": []any{}, "cnt": "x",
+		"dt": "2024-03-02",
 	},
 	4: {
 		"city": "Paris", "n": 3, "tags": []any{"c"}, "e": []any{nil}, "ts": "not a date",
 		"cnt": []any{"a", "b"}, "arr": []any{map[string]any{"b": "x"}, map[string]any{"b": "y"}},
+		"dt": "2024-03-01T12:30:00-0100",
 	},
 	5: {
 		"city": []any{"Berlin", "Paris"}, "n": []any{5, 6}, "e": "v", "obj": []any{map[string]any{"k": "v"}},
@@ -69,6 +73,8 @@ func filterCases() []filterCase {
 		{"bool true", must(qdrant.NewMatchBool("flag", true)), []uint64{1, 3}},
 		{"bool false", must(qdrant.NewMatchBool("flag", false)), []uint64{2}},
 		{"array matches if any element matches", must(qdrant.NewMatchKeyword("tags", "b")), []uint64{1, 2}},
+		{"keyword does not match a number", must(qdrant.NewMatchKeyword("code", "3")), []uint64{1}},
+		{"integer does not match a string", must(qdrant.NewMatchInt("code", 3)), []uint64{2}},
 
 		// match any / except
 		{"any keywords", must(qdrant.NewMatchKeywords("city", "London", "Paris")), []uint64{2, 4, 5}},
@@ -79,6 +85,11 @@ func filterCases() []filterCase {
 		{"except is false on missing, null, [] and [null]", must(qdrant.NewMatchExcept("e", "x")), []uint64{5}},
 		// A number that is not an i64 (3.0) is "not in" an integer list: unwrap_or(true).
 		{"except integers", must(qdrant.NewMatchExceptInts("n", 1, 2)), []uint64{3, 4, 5}},
+		// Empty lists: any [] matches nothing, except [] every point that has the field
+		// (tests/openapi/test_match_any_empty.py, test_match_except_empty.py).
+		{"any of nothing", must(qdrant.NewMatchKeywords("city")), nil},
+		{"must_not any of nothing", &qdrant.Filter{MustNot: []*qdrant.Condition{qdrant.NewMatchKeywords("city")}}, []uint64{1, 2, 3, 4, 5, 6}},
+		{"except nothing", must(qdrant.NewMatchExcept("city")), []uint64{1, 2, 3, 4, 5}},
 
 		// text without a full-text index: case-sensitive substring
 		{"text substring", must(qdrant.NewMatchText("text", "quick")), []uint64{1}},
@@ -90,6 +101,7 @@ func filterCases() []filterCase {
 		{"range over ints and floats", must(qdrant.NewRange("n", &qdrant.Range{Gte: qdrant.PtrOf(2.0), Lte: qdrant.PtrOf(3.0)})), []uint64{2, 3, 4}},
 		{"range strict bounds", must(qdrant.NewRange("price", &qdrant.Range{Gt: qdrant.PtrOf(10.5), Lt: qdrant.PtrOf(30.0)})), []uint64{2}},
 		{"range inclusive bound", must(qdrant.NewRange("price", &qdrant.Range{Gte: qdrant.PtrOf(10.5)})), []uint64{1, 2, 3}},
+		{"range over array elements", must(qdrant.NewRange("n", &qdrant.Range{Gte: qdrant.PtrOf(5.5)})), []uint64{5}},
 
 		// datetime_range: Timestamp bounds against RFC 3339 strings, offsets honoured
 		// (DateTimeWrapper::from_str in lib/segment/src/types.rs); "not a date" never matches.
@@ -97,6 +109,11 @@ func filterCases() []filterCase {
 			Gte: ts(2024, time.June, 1, 9, 30), Lt: ts(2024, time.June, 1, 11, 0)})), []uint64{2}},
 		{"datetime gt", must(qdrant.NewDatetimeRange("ts", &qdrant.DatetimeRange{Gt: ts(2024, time.January, 1, 0, 0)})), []uint64{2, 3}},
 		{"datetime lte", must(qdrant.NewDatetimeRange("ts", &qdrant.DatetimeRange{Lte: ts(2024, time.January, 1, 0, 0)})), []uint64{1}},
+		// Other formats DateTimeWrapper::from_str reads in v1.17 and v1.19: nanoseconds (Go's
+		// RFC3339Nano), a space and no zone (UTC), a bare date (midnight UTC), an offset without colon.
+		{"datetime formats", must(qdrant.NewDatetimeRange("dt", &qdrant.DatetimeRange{
+			Gte: ts(2024, time.March, 1, 10, 0), Lt: ts(2024, time.March, 1, 13, 0)})), []uint64{1, 2}},
+		{"datetime formats later", must(qdrant.NewDatetimeRange("dt", &qdrant.DatetimeRange{Gt: ts(2024, time.March, 1, 13, 0)})), []uint64{3, 4}},
 
 		// is_empty: missing, null and [] (not [null]); is_null: only null (lib/segment/src/common/utils.rs)
 		{"is_empty", must(qdrant.NewIsEmpty("e")), []uint64{2, 3, 6}},
