@@ -301,11 +301,13 @@ func (d *decoder) set(root reflect.Value, path []string, raw any) {
 	v, f := root, field{}
 	for i, seg := range path {
 		switch {
+		case v.Kind() == reflect.Map && f.secretKeys:
+			// Variable names are upper-cased and read lower-cased, so the
+			// name would lose the case of an API key.
+			d.fail(f.key, "an API key cannot be part of a variable or flag name (its case is lost); set the whole table as key=tenant pairs")
+			return
 		case v.Kind() == reflect.Map && i == len(path)-1 && seg != "":
 			d.decodeMap(f, map[string]any{seg: raw}, v)
-			return
-		case v.Kind() == reflect.Map && f.secretKeys:
-			d.unknown(f.key + ".***")
 			return
 		case v.Kind() == reflect.Struct:
 			j := fieldIndex(v.Type(), seg)

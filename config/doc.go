@@ -13,7 +13,8 @@
 // scoring.decay.type_categories, tenancy.api_keys) are merged entry by entry
 // over the defaults, so a file can add a decay category without repeating
 // the others; lists (scoring.extractor.models, rank.memory_collections) are
-// replaced whole. A key with an empty (null) value in the file is not set.
+// replaced whole. A setting left empty (null) in the file is not set; a
+// table entry or list element left empty is an error.
 // Durations are Go duration strings ("5s", "1h30m"); a bare number is
 // refused, since it does not say its unit.
 //
@@ -24,10 +25,12 @@
 // lower-cased). Values are parsed to the key's type. A list is
 // comma-separated (MEMRANK_RANK__MEMORY_COLLECTIONS=memories,notes), a table
 // is comma-separated key=value pairs
-// (MEMRANK_TENANCY__API_KEYS=key1=alice,key2=bob, which keeps the case of
-// API keys), and any list, table or section may be given in YAML flow syntax
-// instead (MEMRANK_SCORING__EXTRACTOR__MODELS='[{pattern: llama, quality:
-// 0.7}]'). A MEMRANK_ variable that names no key is an error.
+// (MEMRANK_TENANCY__API_KEYS=key1=alice,key2=bob, the only way to give API
+// keys, whose case a variable name would lose), and any list, table or
+// section may be given in YAML flow syntax instead
+// (MEMRANK_SCORING__EXTRACTOR__MODELS='[{pattern: llama, quality: 0.7}]').
+// Variables are applied in name order, so an entry variable wins over its
+// whole-table variable. A MEMRANK_ variable that names no key is an error.
 // OTEL_EXPORTER_OTLP_ENDPOINT fills telemetry.otlp_endpoint when nothing else
 // sets it. Flags are bound to keys by Source.FlagKeys and parsed the same way.
 //
@@ -62,10 +65,15 @@
 //	config: KEY: "P" does not compile: ERROR         an extractor pattern
 //	config: KEY: "V" is not one of A, B              enumerations
 //	config: KEY: "V" is also KEY2                    two settings that must differ
+//	config: KEY: "V" has no half-life in KEY2        scoring.decay.type_categories
+//	config: KEY: "V" is listed twice                 rank.memory_collections
 //	config: KEY: must not be empty                   a required name
+//	config: KEY: has an entry with an empty name     a table
+//	config: KEY: "V" is not host:port                upstream.grpc, listen.*
+//	config: KEY: "V" is not an http(s) URL           base URLs, upstream.rest
 //
-// plus a few self-explanatory texts for addresses, URLs, the replica id and
-// tenancy. For example:
+// plus texts of the same shape for the replica id, API keys with white space
+// and the tenancy rules. For example:
 //
 //	config: /etc/memrank.yaml: unknown key "scoring.wieghts"
 //	config: $MEMRANK_SCORING__WEIGHTS__SOURCE: scoring.weights.source: want a number, got "high"
@@ -73,6 +81,8 @@
 //	config: scoring.gates.render: 1.5 is outside [0, 1]
 //
 // A secret (the api_key settings and the keys of tenancy.api_keys) is never
-// shown in an error: its kind is given instead, and an API key of
-// tenancy.api_keys is named by its placeholder in YAML(true) (***1, ***2...).
+// shown in an error: its kind is given instead ("got a number (secret, not
+// shown)"). Validate names an entry of tenancy.api_keys by its placeholder
+// in YAML(true) (tenancy.api_keys.***2); a load error names it
+// tenancy.api_keys.***.
 package config

@@ -193,7 +193,7 @@ func TestMissingFile(t *testing.T) {
 }
 
 func TestEmptyFileGivesDefaults(t *testing.T) {
-	for _, content := range []string{"", "# only a comment\n", "---\n", "judge:\n"} {
+	for _, content := range []string{"", "# only a comment\n", "---\n", "judge:\n", "store:\n  data_dir:\n", "scoring: {weights: {source: null}}\n"} {
 		cfg := mustLoad(t, Source{File: writeFile(t, content)})
 		if diff := cmp.Diff(Default(), cfg); diff != "" {
 			t.Errorf("file %q (-want +got):\n%s", content, diff)
@@ -325,6 +325,9 @@ func TestEnvErrors(t *testing.T) {
 			`config: $MEMRANK_RANK__MEMORY_COLLECTIONS: rank.memory_collections[1]: want UTF-8 text, got "\xe6"`},
 		{"entry name not UTF-8", []string{"MEMRANK_SCORING__DECAY__HALF_LIVES=\xe6=5"},
 			`config: $MEMRANK_SCORING__DECAY__HALF_LIVES: scoring.decay.half_lives: has an entry whose name is not UTF-8 text: "\xe6"`},
+		{"API key in the variable name", []string{"MEMRANK_TENANCY__KEY=user_id", "MEMRANK_TENANCY__API_KEYS__SK_LIVE=alice"},
+			`config: $MEMRANK_TENANCY__API_KEYS__SK_LIVE: tenancy.api_keys: an API key cannot be part of a variable or flag name (its case is lost); set the whole table as key=tenant pairs` + "\n" +
+				`config: tenancy.key: "user_id" is set but neither tenancy.header nor tenancy.api_keys says where a request's tenant comes from`},
 		{"a valid value that fails Validate", []string{"MEMRANK_SCORING__GATES__RENDER=1.5"},
 			`config: scoring.gates.render: 1.5 is outside [0, 1]`},
 		{"every problem, in name order", []string{"MEMRANK_Z=1", "MEMRANK_A=1"},
@@ -344,6 +347,28 @@ func TestEnvErrors(t *testing.T) {
 				t.Errorf("error shows a secret: %s", err)
 			}
 		})
+	}
+}
+
+// TestEnvEntryWinsOverTable pins the documented order: variables apply in
+// name order, so an entry variable overrides the whole-table variable.
+func TestEnvEntryWinsOverTable(t *testing.T) {
+	cfg := mustLoad(t, Source{Environ: []string{
+		"MEMRANK_SCORING__DECAY__HALF_LIVES__LEGAL=50",
+		"MEMRANK_SCORING__DECAY__HALF_LIVES=legal=45,tax=30",
+	}})
+	got := cfg.Scoring.Decay.HalfLives
+	if got["legal"] != 50 || got["tax"] != 30 || got["preference"] != 365 {
+		t.Errorf("half_lives = %v, want legal 50 (entry variable), tax 30, the defaults kept", got)
+	}
+}
+
+func TestNullTableEntryIsAnError(t *testing.T) {
+	file := writeFile(t, "scoring:\n  decay:\n    half_lives:\n      legal:\n")
+	_, err := Load(Source{File: file})
+	want := "config: " + file + ": scoring.decay.half_lives.legal: want a number, got null"
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n got %v\nwant %s", err, want)
 	}
 }
 

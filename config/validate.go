@@ -330,8 +330,8 @@ func (c Config) validateTenancy(k *checker) {
 		k.add("tenancy.header", "%s is set together with tenancy.api_keys; set only one", quote(t.Header))
 	}
 	if t.Key != "" {
-		if field, ok := c.PayloadKeys.field(t.Key); ok {
-			k.add("tenancy.key", "%s is also payload_keys.%s", quote(t.Key), field)
+		if name, ok := c.PayloadKeys.recordField(t.Key); ok {
+			k.add("tenancy.key", "%s is also payload_keys.%s", quote(t.Key), name)
 		}
 	}
 }

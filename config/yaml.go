@@ -157,8 +157,8 @@ func (p PayloadKeys) fields() []namedValue {
 	return out
 }
 
-// field returns the record field stored under payload key name.
-func (p PayloadKeys) field(name string) (string, bool) {
+// recordField returns the record field stored under payload key name.
+func (p PayloadKeys) recordField(name string) (string, bool) {
 	for _, f := range p.fields() {
 		if f.value == name {
 			return f.name, true
