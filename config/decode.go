@@ -70,7 +70,7 @@ func fieldOf(sf reflect.StructField, key string) field {
 
 // decode merges raw into v.
 func (d *decoder) decode(f field, raw any, v reflect.Value) {
-	if s, ok := raw.(string); ok && d.text && v.Type() != durationType {
+	if s, ok := raw.(string); ok && d.text {
 		switch v.Kind() {
 		case reflect.Struct, reflect.Map, reflect.Slice:
 			d.decodeText(f, s, v)
@@ -231,8 +231,8 @@ func (d *decoder) decodeText(f field, s string, v reflect.Value) {
 	secret := f.secret || f.secretKeys
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
-		var parsed any
-		if err := yaml.Unmarshal([]byte(t), &parsed); err != nil {
+		parsed, err := unmarshalFlow(t)
+		if err != nil {
 			d.fail(f.key, "cannot read %s as YAML: %s", describe(s, secret), strings.TrimPrefix(err.Error(), "yaml: "))
 			return
 		}
@@ -271,6 +271,18 @@ func (d *decoder) decodeText(f field, s string, v reflect.Value) {
 	}
 }
 
+// unmarshalFlow parses YAML from a variable or flag. Like parseYAML, it turns
+// a panic in the parser into an error: no environment value may crash memrank.
+func unmarshalFlow(s string) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, fmt.Errorf("the YAML parser failed: %v", r)
+		}
+	}()
+	err = yaml.Unmarshal([]byte(s), &v)
+	return v, err
+}
+
 // decodeDuration accepts Go duration strings ("5s", "1h30m") and typed
 // durations from flags. A bare number is refused: "5" could mean seconds or
 // nanoseconds.
@@ -294,39 +306,53 @@ func (d *decoder) decodeDuration(f field, raw any, v reflect.Value) {
 	v.SetInt(int64(x))
 }
 
-// set decodes raw into the value the dotted path names, as one environment
+// target is what a dotted key names inside a Config.
+type target struct {
+	v     reflect.Value // the value named, or the map holding the entry named
+	f     field         // v's key and secrecy
+	entry string        // the map entry the last element names; "" when the key names v
+}
+
+// resolve finds what path names below root. When no such key exists, ok is
+// false and t is as far as the path went.
+func resolve(root reflect.Value, path []string) (t target, ok bool) {
+	t.v = root
+	for i, seg := range path {
+		switch {
+		case t.v.Kind() == reflect.Struct:
+			j := fieldIndex(t.v.Type(), seg)
+			if j < 0 {
+				return t, false
+			}
+			t.f = fieldOf(t.v.Type().Field(j), joinKey(t.f.key, seg))
+			t.v = t.v.Field(j)
+		case t.v.Kind() == reflect.Map && i == len(path)-1 && seg != "":
+			t.entry = seg
+			return t, true
+		default:
+			return t, false
+		}
+	}
+	return t, len(path) > 0
+}
+
+// set decodes raw into what the dotted path names, as one environment
 // variable or one flag does. The last element of a path may name an entry
 // of a map (scoring.decay.half_lives.legal).
 func (d *decoder) set(root reflect.Value, path []string, raw any) {
-	v, f := root, field{}
-	for i, seg := range path {
-		switch {
-		case v.Kind() == reflect.Map && f.secretKeys:
-			// Variable names are upper-cased and read lower-cased, so the
-			// name would lose the case of an API key.
-			d.fail(f.key, "an API key cannot be part of a variable or flag name (its case is lost); set the whole table as key=tenant pairs")
-			return
-		case v.Kind() == reflect.Map && i == len(path)-1 && seg != "":
-			d.decodeMap(f, map[string]any{seg: raw}, v)
-			return
-		case v.Kind() == reflect.Struct:
-			j := fieldIndex(v.Type(), seg)
-			if j < 0 {
-				d.unknown(strings.Join(path, "."))
-				return
-			}
-			f = fieldOf(v.Type().Field(j), joinKey(f.key, seg))
-			v = v.Field(j)
-		default:
-			d.unknown(strings.Join(path, "."))
-			return
-		}
+	t, ok := resolve(root, path)
+	switch {
+	case t.f.secretKeys && (!ok || t.entry != ""):
+		// Variable names are upper-cased and read lower-cased, so the
+		// name would lose the case of an API key.
+		d.fail(t.f.key, "an API key cannot be part of a variable or flag name (its case is lost); set the whole table as key=tenant pairs")
+	case !ok:
+		d.unknown(strings.Join(path, "."))
+	case t.entry != "":
+		d.decodeMap(t.f, map[string]any{t.entry: raw}, t.v)
+	default:
+		d.decode(t.f, raw, t.v)
 	}
-	if len(path) == 0 {
-		d.unknown("")
-		return
-	}
-	d.decode(f, raw, v)
 }
 
 // asMap returns a raw mapping with string keys. YAML gives map[string]any or,

@@ -177,7 +177,7 @@ func loadFlags(root reflect.Value, fs *pflag.FlagSet, keys map[string]string) []
 	var errs []error
 	bad := make(map[string]bool)
 	for _, name := range slices.Sorted(maps.Keys(keys)) {
-		if !knownKey(root.Type(), keys[name]) {
+		if _, ok := resolve(root, strings.Split(keys[name], ".")); !ok {
 			bad[name] = true
 			errs = append(errs, &Error{Source: "--" + name, Key: keys[name], Problem: ErrUnknownKey.Error(), err: ErrUnknownKey})
 		}
@@ -201,27 +201,6 @@ func loadFlags(root reflect.Value, fs *pflag.FlagSet, keys map[string]string) []
 		errs = append(errs, d.errs...)
 	}
 	return errs
-}
-
-// knownKey reports whether a dotted key names a setting of t: a section, a
-// value, a map or one entry of a map.
-func knownKey(t reflect.Type, key string) bool {
-	path := strings.Split(key, ".")
-	for i, seg := range path {
-		switch {
-		case t.Kind() == reflect.Map && i == len(path)-1:
-			return seg != ""
-		case t.Kind() == reflect.Struct:
-			j := fieldIndex(t, seg)
-			if j < 0 {
-				return false
-			}
-			t = t.Field(j).Type
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // lookupEnv returns the value of the last name=value entry for name, the one
