@@ -140,6 +140,25 @@ func testUpsert(t *testing.T, target Target) {
 		}
 	})
 
+	t.Run("the last of duplicate ids in one batch wins", func(t *testing.T) {
+		c := connect(t, target)
+		coll := newCollection(t, c, 2, qdrant.Distance_Dot)
+		// upsert_points_impl collects the batch into a map by id, so a later entry replaces an
+		// earlier one (lib/shard/src/update/points/upsert.rs; lib/shard/src/update.rs in v1.17).
+		upsert(t, c, coll,
+			point(t, num(1), []float32{1, 0}, map[string]any{"v": "first"}),
+			point(t, num(1), []float32{0, 1}, map[string]any{"v": "last"}),
+		)
+		p := getPoint(t, c, coll, num(1))
+		wantPayload(t, p.GetPayload(), map[string]any{"v": "last"})
+		if diff := cmp.Diff([]float32{0, 1}, dense(p.GetVectors()), approx); diff != "" {
+			t.Errorf("vector (-want +got):\n%s", diff)
+		}
+		if got := count(t, c, coll, nil); got != 1 {
+			t.Errorf("count = %d, want 1", got)
+		}
+	})
+
 	// update_mode and update_filter: lib/shard/src/update/points/upsert.rs
 	// (retain_conditional_upsert_points); tests/openapi/test_update_mode.py and
 	// test_conditional_update.py.
@@ -339,6 +358,57 @@ func testPoints(t *testing.T, target Target) {
 		f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("g", "a")}}
 		if got := count(t, c, coll, f); got != 2 {
 			t.Errorf("count g=a = %d, want 2", got)
+		}
+	})
+
+	t.Run("UpdateVectors replaces the vector and keeps the payload", func(t *testing.T) {
+		c := connect(t, target)
+		coll := newCollection(t, c, 2, qdrant.Distance_Dot)
+		upsert(t, c, coll, point(t, num(1), []float32{1, 0}, map[string]any{"keep": true}))
+		_, err := c.UpdateVectors(opContext(t), &qdrant.UpdatePointVectors{CollectionName: coll, Wait: wait,
+			Points: []*qdrant.PointVectors{{Id: num(1), Vectors: qdrant.NewVectorsDense([]float32{0, 3})}}})
+		skipIfUnimplemented(t, err, "Points/UpdateVectors")
+		if err != nil {
+			t.Fatalf("update vectors: %v", err)
+		}
+		p := getPoint(t, c, coll, num(1))
+		wantPayload(t, p.GetPayload(), map[string]any{"keep": true})
+		if diff := cmp.Diff([]float32{0, 3}, dense(p.GetVectors()), approx); diff != "" {
+			t.Errorf("vector (-want +got):\n%s", diff)
+		}
+		got := query(t, c, &qdrant.QueryPoints{CollectionName: coll, Query: qdrant.NewQuery(0, 1)})
+		if diff := cmp.Diff([]hit{{"1", 3}}, hits(got), approx); diff != "" {
+			t.Errorf("search after the update (-want +got):\n%s", diff)
+		}
+		// Like payload writes, a vector update of a missing id is NotFound
+		// (check_unprocessed_points in lib/shard/src/update/vectors.rs).
+		_, err = c.UpdateVectors(opContext(t), &qdrant.UpdatePointVectors{CollectionName: coll, Wait: wait,
+			Points: []*qdrant.PointVectors{{Id: num(999), Vectors: qdrant.NewVectorsDense([]float32{1, 1})}}})
+		wantStatus(t, err, codes.NotFound, "No point with id 999 found")
+		_, err = c.UpdateVectors(opContext(t), &qdrant.UpdatePointVectors{CollectionName: coll, Wait: wait,
+			Points: []*qdrant.PointVectors{{Id: num(1), Vectors: qdrant.NewVectorsDense([]float32{1, 1, 1})}}})
+		wantStatus(t, err, codes.InvalidArgument, "Vector dimension error: expected dim: 2, got 3")
+		if got := count(t, c, coll, nil); got != 1 {
+			t.Errorf("count = %d, want 1", got)
+		}
+	})
+
+	t.Run("a one-dimensional collection works", func(t *testing.T) {
+		// memrank's audit companion collections carry a 1-dim vector and are read by filter.
+		c := connect(t, target)
+		coll := newCollection(t, c, 1, qdrant.Distance_Dot)
+		if _, err := c.CreateFieldIndex(opContext(t), &qdrant.CreateFieldIndexCollection{CollectionName: coll, Wait: wait,
+			FieldName: "memory_id", FieldType: qdrant.FieldType_FieldTypeKeyword.Enum()}); err != nil {
+			t.Fatalf("create field index: %v", err)
+		}
+		upsert(t, c, coll,
+			point(t, num(1), []float32{1}, map[string]any{"memory_id": "m1", "seq": 1}),
+			point(t, num(2), []float32{1}, map[string]any{"memory_id": "m2", "seq": 1}),
+			point(t, num(3), []float32{1}, map[string]any{"memory_id": "m1", "seq": 2}),
+		)
+		got := scrollAll(t, c, coll, must(qdrant.NewMatchKeyword("memory_id", "m1")))
+		if diff := cmp.Diff(numStrings(1, 3), pointIDs(got)); diff != "" {
+			t.Errorf("scroll ids (-want +got):\n%s", diff)
 		}
 	})
 
