@@ -105,7 +105,7 @@ func TestScoreThresholdStrict(t *testing.T) {
 		threshold float32
 		want      []string
 	}{
-		{"dot keeps score above", qdrant.Distance_Dot, 2, []string{"3"}},        // scores 1, 2, 3
+		{"dot keeps score above", qdrant.Distance_Dot, 2, []string{"3"}},          // scores 1, 2, 3
 		{"euclid keeps distance below", qdrant.Distance_Euclid, 1, []string{"1"}}, // distances 0, 1, 2
 		{"manhattan keeps distance below", qdrant.Distance_Manhattan, 2, []string{"1", "2"}},
 		{"cosine keeps score above", qdrant.Distance_Cosine, 0, []string{"1"}}, // scores 1, 0, -1
