@@ -319,6 +319,17 @@ func testPoints(t *testing.T, target Target) {
 		}
 	})
 
+	t.Run("get with no ids returns nothing", func(t *testing.T) {
+		// GetPoints.ids carries no validation; Collection::retrieve returns early on none.
+		got, err := c.Get(opContext(t), &qdrant.GetPoints{CollectionName: coll})
+		if err != nil {
+			t.Fatalf("get: %v", err)
+		}
+		if len(got) != 0 {
+			t.Errorf("got %d points, want none", len(got))
+		}
+	})
+
 	t.Run("get leaves payload and vectors out by default", func(t *testing.T) {
 		// gRPC Get: with_payload defaults to false (Collection::retrieve), with_vectors to false.
 		got, err := c.Get(opContext(t), &qdrant.GetPoints{CollectionName: coll, Ids: ids(1)})

@@ -143,6 +143,17 @@ func testScroll(t *testing.T, target Target) {
 		}
 	})
 
+	t.Run("an empty collection has one empty page", func(t *testing.T) {
+		coll := newCollection(t, c, 2, qdrant.Distance_Dot)
+		_, page := scrollOnce(t, c, &qdrant.ScrollPoints{CollectionName: coll})
+		if diff := cmp.Diff(scrollPage{IDs: []string{}}, page); diff != "" {
+			t.Errorf("scroll (-want +got):\n%s", diff)
+		}
+		if got := query(t, c, &qdrant.QueryPoints{CollectionName: coll, Query: qdrant.NewQuery(1, 0)}); len(got) != 0 {
+			t.Errorf("query on an empty collection returned %d points", len(got))
+		}
+	})
+
 	t.Run("default limit is 10", func(t *testing.T) {
 		coll := newCollection(t, c, 2, qdrant.Distance_Dot)
 		var pts []*qdrant.PointStruct
