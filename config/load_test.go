@@ -503,3 +503,43 @@ func TestLoadIsPure(t *testing.T) {
 		})
 	}
 }
+
+// TestFileValueTypes pins how strictly a file's YAML types are read: YAML
+// already says what a value is, so a quoted "0.45" is a string, not a
+// number, while an integral 4.0 is still an integer.
+func TestFileValueTypes(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	tests := []struct {
+		name, yaml string
+		want       string // error text without the "config: FILE: " prefix; "" = loads
+	}{
+		{"integral float as an integer", "rank: {oversample: 4.0}", ""},
+		{"fraction as an integer", "rank: {oversample: 4.5}", "rank.oversample: want an integer, got 4.5"},
+		{"huge float as an integer", "rank: {oversample: 1e300}", "rank.oversample: want an integer, got 1e+300"},
+		{"integer beyond int64", "rank: {oversample: 18446744073709551615}", "rank.oversample: want an integer, got 18446744073709551615"},
+		{"integer as a float", "scoring: {weights: {source: 0, repetition: 1, extractor: 0, type: 0}}", ""},
+		{"quoted number", "scoring: {weights: {source: '0.45'}}", `scoring.weights.source: want a number, got "0.45"`},
+		{"quoted bool", "judge: {enabled: 'true'}", `judge.enabled: want true or false, got "true"`},
+		{"YAML 1.1 bool", "dedup: {require_surface_change: yes}", `dedup.require_surface_change: want true or false, got "yes"`},
+		{"number as a string", "replica_id: 42", "replica_id: want a string, got 42"},
+		{"list as a string", "store: {data_dir: [a]}", "store.data_dir: want a string, got a list"},
+		{"scalar as a section", "scoring: {weights: 1}", "scoring.weights: want a mapping, got 1"},
+		{"scalar as a list", "rank: {memory_collections: notes}", `rank.memory_collections: want a list, got "notes"`},
+		{"null in a list", "rank: {memory_collections: [a, null]}", "rank.memory_collections[1]: want a string, got null"},
+		{"long value is cut", "scoring: {gates: {render: " + long + "}}", `scoring.gates.render: want a number, got "` + long[:64] + `"...`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			file := writeFile(t, tt.yaml+"\n")
+			_, err := Load(Source{File: file})
+			got := ""
+			if err != nil {
+				got = strings.TrimPrefix(err.Error(), "config: "+file+": ")
+			}
+			if got != tt.want {
+				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}

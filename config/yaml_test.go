@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -154,5 +155,24 @@ func TestFmtDuration(t *testing.T) {
 				t.Errorf("ParseDuration(%q) = %v, %v; want %v", got, back, err, tt.d)
 			}
 		})
+	}
+}
+
+// TestYAMLNonFinite checks that a hand-built Config with non-finite numbers
+// still renders, as YAML's own spellings, so `config print` can show what
+// Validate refuses.
+func TestYAMLNonFinite(t *testing.T) {
+	c := Default()
+	c.Scoring.Weights.Source = math.NaN()
+	c.Scoring.Decay.HalfLives["forever"] = math.Inf(1)
+	c.Scoring.Decay.FloorK = math.Inf(-1)
+	out, err := c.YAML(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"source: .nan\n", "forever: .inf\n", "floor_k: -.inf\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("YAML(false) lacks %q", want)
+		}
 	}
 }
