@@ -155,7 +155,7 @@ func testCollections(t *testing.T, target Target) {
 				return err
 			}},
 			{"Upsert", func() error {
-				_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: wait,
+				_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: waitApplied(),
 					Points: []*qdrant.PointStruct{point(t, num(1), []float32{1, 0}, nil)}})
 				return err
 			}},
@@ -164,7 +164,7 @@ func testCollections(t *testing.T, target Target) {
 				return err
 			}},
 			{"Delete", func() error {
-				_, err := c.Delete(opContext(t), &qdrant.DeletePoints{CollectionName: coll, Wait: wait, Points: sel})
+				_, err := c.Delete(opContext(t), &qdrant.DeletePoints{CollectionName: coll, Wait: waitApplied(), Points: sel})
 				return err
 			}},
 			{"Count", func() error {
@@ -185,13 +185,13 @@ func testCollections(t *testing.T, target Target) {
 				return err
 			}},
 			{"SetPayload", func() error {
-				_, err := c.SetPayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: wait,
+				_, err := c.SetPayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: waitApplied(),
 					Payload: payload(t, map[string]any{"a": 1}), PointsSelector: sel})
 				return err
 			}},
 			{"CreateFieldIndex", func() error {
 				_, err := c.CreateFieldIndex(opContext(t), &qdrant.CreateFieldIndexCollection{CollectionName: coll,
-					Wait: wait, FieldName: "a", FieldType: qdrant.FieldType_FieldTypeKeyword.Enum()})
+					Wait: waitApplied(), FieldName: "a", FieldType: qdrant.FieldType_FieldTypeKeyword.Enum()})
 				return err
 			}},
 		}

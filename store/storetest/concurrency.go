@@ -78,7 +78,7 @@ func testConcurrency(t *testing.T, target Target) {
 					errs.add(fmt.Errorf("writer %d: payload: %w", w, err))
 					return
 				}
-				_, err = c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: coll, Wait: wait,
+				_, err = c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: coll, Wait: waitApplied(),
 					Points: []*qdrant.PointStruct{{Id: num(id), Vectors: qdrant.NewVectorsDense(vec), Payload: pl}}})
 				if err != nil {
 					errs.add(fmt.Errorf("writer %d: upsert %d: %w", w, id, err))
@@ -87,7 +87,7 @@ func testConcurrency(t *testing.T, target Target) {
 				mu.Lock()
 				acked[id] = w
 				mu.Unlock()
-				_, err = c.SetPayload(ctx, &qdrant.SetPayloadPoints{CollectionName: coll, Wait: wait,
+				_, err = c.SetPayload(ctx, &qdrant.SetPayloadPoints{CollectionName: coll, Wait: waitApplied(),
 					PointsSelector: qdrant.NewPointsSelector(num(sharedPointID)),
 					Key:            qdrant.PtrOf("access_counts"),
 					Payload:        map[string]*qdrant.Value{replicaKey(w): qdrant.NewValueInt(int64(i))}})

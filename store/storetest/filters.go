@@ -13,37 +13,39 @@ import (
 // filterPayloads is the data every filter case runs over. Each point exercises several edges:
 // an integer stored as a float (3: n = 3.0), arrays of scalars and of objects, null, [] and
 // [null], a datetime with a UTC offset and one that is not a datetime, and an empty payload (6).
-var filterPayloads = map[uint64]map[string]any{
-	1: {
-		"city": "Berlin", "n": 1, "price": 10.5, "tags": []any{"a", "b"}, "flag": true,
-		"text": "the quick brown fox", "obj": map[string]any{"k": "v", "deep": map[string]any{"x": 1}},
-		"diet": []any{map[string]any{"food": "meat", "likes": true}, map[string]any{"food": "leaves", "likes": false}},
-		"ts":   "2024-01-01T00:00:00Z", "e": "x", "cnt": []any{"a", "b", "c"},
-		"dt": "2024-03-01T10:00:00.123456789Z", "code": "3",
-	},
-	2: {
-		"city": "London", "n": 2, "price": 20.0, "tags": []any{"b", "c"}, "flag": false,
-		"text": "Lazy dog", "obj": map[string]any{"k": "w"},
-		"diet": []any{map[string]any{"food": "meat", "likes": false}, map[string]any{"food": "leaves", "likes": true}},
-		"ts":   "2024-06-01T12:00:00+02:00", "e": nil, "cnt": []any{"a"},
-		"dt": "2024-03-01 11:00:00", "code": 3,
-	},
-	3: {
-		"city": "Berlin", "n": 3.0, "price": 30, "tags": []any{}, "flag": true,
-		"diet": []any{map[string]any{"food": "meat", "likes": true}},
-		"ts":   "2025-01-01T00:00:00Z", "e": []any{}, "cnt": "x",
-		"dt": "2024-03-02",
-	},
-	4: {
-		"city": "Paris", "n": 3, "tags": []any{"c"}, "e": []any{nil}, "ts": "not a date",
-		"cnt": []any{"a", "b"}, "arr": []any{map[string]any{"b": "x"}, map[string]any{"b": "y"}},
-		"dt": "2024-03-01T12:30:00-0100",
-	},
-	5: {
-		"city": []any{"Berlin", "Paris"}, "n": []any{5, 6}, "e": "v", "obj": []any{map[string]any{"k": "v"}},
-		"cnt": []any{"a", "b", "c", "d"},
-	},
-	6: {},
+func filterPayloads() map[uint64]map[string]any {
+	return map[uint64]map[string]any{
+		1: {
+			"city": "Berlin", "n": 1, "price": 10.5, "tags": []any{"a", "b"}, "flag": true,
+			"text": "the quick brown fox", "obj": map[string]any{"k": "v", "deep": map[string]any{"x": 1}},
+			"diet": []any{map[string]any{"food": "meat", "likes": true}, map[string]any{"food": "leaves", "likes": false}},
+			"ts":   "2024-01-01T00:00:00Z", "e": "x", "cnt": []any{"a", "b", "c"},
+			"dt": "2024-03-01T10:00:00.123456789Z", "code": "3",
+		},
+		2: {
+			"city": "London", "n": 2, "price": 20.0, "tags": []any{"b", "c"}, "flag": false,
+			"text": "Lazy dog", "obj": map[string]any{"k": "w"},
+			"diet": []any{map[string]any{"food": "meat", "likes": false}, map[string]any{"food": "leaves", "likes": true}},
+			"ts":   "2024-06-01T12:00:00+02:00", "e": nil, "cnt": []any{"a"},
+			"dt": "2024-03-01 11:00:00", "code": 3,
+		},
+		3: {
+			"city": "Berlin", "n": 3.0, "price": 30, "tags": []any{}, "flag": true,
+			"diet": []any{map[string]any{"food": "meat", "likes": true}},
+			"ts":   "2025-01-01T00:00:00Z", "e": []any{}, "cnt": "x",
+			"dt": "2024-03-02",
+		},
+		4: {
+			"city": "Paris", "n": 3, "tags": []any{"c"}, "e": []any{nil}, "ts": "not a date",
+			"cnt": []any{"a", "b"}, "arr": []any{map[string]any{"b": "x"}, map[string]any{"b": "y"}},
+			"dt": "2024-03-01T12:30:00-0100",
+		},
+		5: {
+			"city": []any{"Berlin", "Paris"}, "n": []any{5, 6}, "e": "v", "obj": []any{map[string]any{"k": "v"}},
+			"cnt": []any{"a", "b", "c", "d"},
+		},
+		6: {},
+	}
 }
 
 // filterCase is one filter and the ids it selects from filterPayloads.
@@ -169,21 +171,21 @@ func filterCases() []filterCase {
 	}
 }
 
-// loadFilterSet creates a collection holding filterPayloads; every point has the same vector
-// score so that the search path returns them all.
+// loadFilterSet creates a collection holding filterPayloads.
 func loadFilterSet(t *testing.T, c *qdrant.Client) string {
 	t.Helper()
 	coll := newCollection(t, c, 2, qdrant.Distance_Dot)
 	var pts []*qdrant.PointStruct
-	for id, pl := range filterPayloads {
+	for id, pl := range filterPayloads() {
 		pts = append(pts, point(t, num(id), []float32{1, float32(id)}, pl))
 	}
 	upsert(t, c, coll, pts...)
 	return coll
 }
 
-// checkFilter asserts that count, scroll and a search for probe all select exactly want. probe
-// must have the collection's dimension.
+// checkFilter asserts that count, scroll and a search for probe all select exactly want: the
+// three read paths must agree. probe must have the collection's dimension; the search asks for
+// more points than any case's collection holds, so it returns every match.
 func checkFilter(t *testing.T, c *qdrant.Client, coll string, probe []float32, filter *qdrant.Filter, want []uint64) {
 	t.Helper()
 	wantIDs := numStrings(want...)

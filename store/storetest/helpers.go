@@ -27,9 +27,9 @@ const (
 	cleanupTimeout = 30 * time.Second
 )
 
-// wait is passed on every write: with wait=false Qdrant acknowledges after its WAL write and
-// reports later failures only in its log, so neither read-your-writes nor errors would hold.
-var wait = qdrant.PtrOf(true)
+// waitApplied is passed on every write: with wait=false Qdrant acknowledges after its WAL write
+// and reports later failures only in its log, so neither read-your-writes nor errors would hold.
+func waitApplied() *bool { return qdrant.PtrOf(true) }
 
 // connect returns a client to the target and closes it when the test ends.
 func connect(t testing.TB, target Target) *qdrant.Client {
@@ -140,7 +140,7 @@ func ids(ns ...uint64) []*qdrant.PointId {
 // upsert writes points and waits until they are applied.
 func upsert(t testing.TB, c *qdrant.Client, coll string, points ...*qdrant.PointStruct) {
 	t.Helper()
-	_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: wait, Points: points})
+	_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: waitApplied(), Points: points})
 	if err != nil {
 		t.Fatalf("upsert into %q: %v", coll, err)
 	}
@@ -197,7 +197,7 @@ func hits(points []*qdrant.ScoredPoint) []hit {
 }
 
 // approx compares float32 scores and vector components computed in float32 arithmetic.
-var approx = cmpopts.EquateApprox(0, 1e-4)
+func approx() cmp.Option { return cmpopts.EquateApprox(0, 1e-4) }
 
 // dense returns the unnamed dense vector of a point, nil when it has none.
 func dense(v *qdrant.VectorsOutput) []float32 {

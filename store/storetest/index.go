@@ -10,24 +10,30 @@ import (
 // indexPayloads has every indexed field in its index's type only. A value of another type
 // (an integer stored as 3.0 under an integer index, say) is where Qdrant's results do depend on
 // the index, so it is kept out: with clean data an index changes speed, never results.
-var indexPayloads = map[uint64]map[string]any{
-	1: {"city": "Berlin", "n": 1, "price": 10.5, "flag": true, "ts": "2024-01-01T00:00:00Z"},
-	2: {"city": "London", "n": 2, "price": 20.25, "flag": false, "ts": "2024-06-01T12:00:00+02:00"},
-	3: {"city": []any{"Berlin", "Paris"}, "n": []any{3, 7}, "price": 30.75, "flag": true, "ts": "2025-01-01T00:00:00Z"},
-	4: {"city": "Paris", "n": 4, "price": 40.5, "flag": false},
-	5: {},
+func indexPayloads() map[uint64]map[string]any {
+	return map[uint64]map[string]any{
+		1: {"city": "Berlin", "n": 1, "price": 10.5, "flag": true, "ts": "2024-01-01T00:00:00Z"},
+		2: {"city": "London", "n": 2, "price": 20.25, "flag": false, "ts": "2024-06-01T12:00:00+02:00"},
+		3: {"city": []any{"Berlin", "Paris"}, "n": []any{3, 7}, "price": 30.75, "flag": true, "ts": "2025-01-01T00:00:00Z"},
+		4: {"city": "Paris", "n": 4, "price": 40.5, "flag": false},
+		5: {},
+	}
 }
 
-var indexedFields = []struct {
+type indexedField struct {
 	name   string
 	field  qdrant.FieldType
 	schema qdrant.PayloadSchemaType
-}{
-	{"city", qdrant.FieldType_FieldTypeKeyword, qdrant.PayloadSchemaType_Keyword},
-	{"n", qdrant.FieldType_FieldTypeInteger, qdrant.PayloadSchemaType_Integer},
-	{"price", qdrant.FieldType_FieldTypeFloat, qdrant.PayloadSchemaType_Float},
-	{"flag", qdrant.FieldType_FieldTypeBool, qdrant.PayloadSchemaType_Bool},
-	{"ts", qdrant.FieldType_FieldTypeDatetime, qdrant.PayloadSchemaType_Datetime},
+}
+
+func indexedFields() []indexedField {
+	return []indexedField{
+		{"city", qdrant.FieldType_FieldTypeKeyword, qdrant.PayloadSchemaType_Keyword},
+		{"n", qdrant.FieldType_FieldTypeInteger, qdrant.PayloadSchemaType_Integer},
+		{"price", qdrant.FieldType_FieldTypeFloat, qdrant.PayloadSchemaType_Float},
+		{"flag", qdrant.FieldType_FieldTypeBool, qdrant.PayloadSchemaType_Bool},
+		{"ts", qdrant.FieldType_FieldTypeDatetime, qdrant.PayloadSchemaType_Datetime},
+	}
 }
 
 func indexCases() []filterCase {
@@ -53,7 +59,7 @@ func indexCases() []filterCase {
 func loadIndexSet(t *testing.T, c *qdrant.Client, coll string) {
 	t.Helper()
 	var pts []*qdrant.PointStruct
-	for id, pl := range indexPayloads {
+	for id, pl := range indexPayloads() {
 		pts = append(pts, point(t, num(id), []float32{1, float32(id)}, pl))
 	}
 	upsert(t, c, coll, pts...)
@@ -61,9 +67,9 @@ func loadIndexSet(t *testing.T, c *qdrant.Client, coll string) {
 
 func createIndexes(t *testing.T, c *qdrant.Client, coll string) {
 	t.Helper()
-	for _, f := range indexedFields {
+	for _, f := range indexedFields() {
 		_, err := c.CreateFieldIndex(opContext(t), &qdrant.CreateFieldIndexCollection{
-			CollectionName: coll, Wait: wait, FieldName: f.name, FieldType: f.field.Enum(),
+			CollectionName: coll, Wait: waitApplied(), FieldName: f.name, FieldType: f.field.Enum(),
 		})
 		if err != nil {
 			t.Fatalf("create %v index on %q: %v", f.field, f.name, err)
@@ -90,7 +96,7 @@ func testFieldIndex(t *testing.T, target Target) {
 				t.Fatalf("get collection: %v", err)
 			}
 			schema := info.GetPayloadSchema()
-			for _, f := range indexedFields {
+			for _, f := range indexedFields() {
 				if got := schema[f.name].GetDataType(); got != f.schema {
 					t.Errorf("%s: payload_schema[%q] = %v, want %v", coll, f.name, got, f.schema)
 				}

@@ -25,7 +25,7 @@ func payloadPoint(t *testing.T, c *qdrant.Client, pl map[string]any) string {
 
 func setPayload(t testing.TB, c *qdrant.Client, req *qdrant.SetPayloadPoints) {
 	t.Helper()
-	req.Wait = wait
+	req.Wait = waitApplied()
 	if _, err := c.SetPayload(opContext(t), req); err != nil {
 		t.Fatalf("set payload: %v", err)
 	}
@@ -138,12 +138,12 @@ func testPayload(t *testing.T, target Target) {
 			point(t, num(2), []float32{1, 0}, map[string]any{"a": 2, "b": 2}),
 			point(t, num(3), []float32{1, 0}, map[string]any{"a": 3}),
 		)
-		_, err := c.OverwritePayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: wait,
+		_, err := c.OverwritePayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: waitApplied(),
 			PointsSelector: qdrant.NewPointsSelector(num(1)), Payload: payload(t, map[string]any{"c": 3})})
 		if err != nil {
 			t.Fatalf("overwrite by id: %v", err)
 		}
-		_, err = c.OverwritePayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: wait,
+		_, err = c.OverwritePayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: waitApplied(),
 			PointsSelector: qdrant.NewPointsSelectorFilter(must(qdrant.NewMatchInt("b", 2))),
 			Payload:        payload(t, map[string]any{"d": 4})})
 		if err != nil {
@@ -167,7 +167,7 @@ func testPayload(t *testing.T, target Target) {
 			point(t, num(2), []float32{1, 0}, map[string]any{"d": 3, "e": 4}),
 			point(t, num(3), []float32{1, 0}, map[string]any{"d": 5, "e": 4}),
 		)
-		_, err := c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: wait,
+		_, err := c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: waitApplied(),
 			// Deleting a bare array index is not supported and leaves the array alone.
 			Keys:           []string{"a.b", "access_counts.replica-a", "arr[].y", "arr[0]", "missing", "d.not_an_object"},
 			PointsSelector: qdrant.NewPointsSelector(num(1))})
@@ -179,7 +179,7 @@ func testPayload(t *testing.T, target Target) {
 			"access_counts": map[string]any{"replica-b": 2},
 			"arr":           []any{map[string]any{"x": 1}, map[string]any{"x": 2}},
 		})
-		_, err = c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: wait,
+		_, err = c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: waitApplied(),
 			Keys:           []string{"e"},
 			PointsSelector: qdrant.NewPointsSelectorFilter(must(qdrant.NewMatchInt("d", 3)))})
 		if err != nil {
@@ -197,13 +197,13 @@ func testPayload(t *testing.T, target Target) {
 		checkFilter(t, c, coll, []float32{0, 1}, must(qdrant.NewMatchInt("a.b", 2)), []uint64{1})
 		checkFilter(t, c, coll, []float32{0, 1}, must(qdrant.NewMatchInt("a.b", 1)), nil)
 		checkFilter(t, c, coll, []float32{0, 1}, must(qdrant.NewMatchInt(`"a.b"`, 1)), []uint64{1})
-		_, err := c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: wait,
+		_, err := c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: waitApplied(),
 			Keys: []string{"a.b"}, PointsSelector: qdrant.NewPointsSelector(num(1))})
 		if err != nil {
 			t.Fatalf("delete a.b: %v", err)
 		}
 		wantPayload(t, getPoint(t, c, coll, num(1)).GetPayload(), map[string]any{"a.b": 1, "a": map[string]any{"c": 3}})
-		_, err = c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: wait,
+		_, err = c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: waitApplied(),
 			Keys: []string{`"a.b"`}, PointsSelector: qdrant.NewPointsSelector(num(1))})
 		if err != nil {
 			t.Fatalf(`delete "a.b": %v`, err)
@@ -218,12 +218,12 @@ func testPayload(t *testing.T, target Target) {
 			point(t, num(2), []float32{1, 0}, map[string]any{"g": "b"}),
 			point(t, num(3), []float32{1, 0}, map[string]any{"g": "c"}),
 		)
-		_, err := c.ClearPayload(opContext(t), &qdrant.ClearPayloadPoints{CollectionName: coll, Wait: wait,
+		_, err := c.ClearPayload(opContext(t), &qdrant.ClearPayloadPoints{CollectionName: coll, Wait: waitApplied(),
 			Points: qdrant.NewPointsSelector(num(1))})
 		if err != nil {
 			t.Fatalf("clear by id: %v", err)
 		}
-		_, err = c.ClearPayload(opContext(t), &qdrant.ClearPayloadPoints{CollectionName: coll, Wait: wait,
+		_, err = c.ClearPayload(opContext(t), &qdrant.ClearPayloadPoints{CollectionName: coll, Wait: waitApplied(),
 			Points: qdrant.NewPointsSelectorFilter(must(qdrant.NewMatchKeyword("g", "b")))})
 		if err != nil {
 			t.Fatalf("clear by filter: %v", err)
@@ -248,27 +248,27 @@ func testPayload(t *testing.T, target Target) {
 			call func() error
 		}{
 			{"SetPayload", func() error {
-				_, err := c.SetPayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: wait,
+				_, err := c.SetPayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: waitApplied(),
 					PointsSelector: missing, Payload: payload(t, map[string]any{"b": 2})})
 				return err
 			}},
 			{"SetPayload with key", func() error {
-				_, err := c.SetPayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: wait,
+				_, err := c.SetPayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: waitApplied(),
 					PointsSelector: missing, Key: qdrant.PtrOf("access_counts"), Payload: payload(t, map[string]any{"r": 2})})
 				return err
 			}},
 			{"OverwritePayload", func() error {
-				_, err := c.OverwritePayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: wait,
+				_, err := c.OverwritePayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: waitApplied(),
 					PointsSelector: missing, Payload: payload(t, map[string]any{"b": 2})})
 				return err
 			}},
 			{"DeletePayload", func() error {
-				_, err := c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: wait,
+				_, err := c.DeletePayload(opContext(t), &qdrant.DeletePayloadPoints{CollectionName: coll, Wait: waitApplied(),
 					PointsSelector: missing, Keys: []string{"a"}})
 				return err
 			}},
 			{"ClearPayload", func() error {
-				_, err := c.ClearPayload(opContext(t), &qdrant.ClearPayloadPoints{CollectionName: coll, Wait: wait,
+				_, err := c.ClearPayload(opContext(t), &qdrant.ClearPayloadPoints{CollectionName: coll, Wait: waitApplied(),
 					Points: missing})
 				return err
 			}},

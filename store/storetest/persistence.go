@@ -76,11 +76,11 @@ func testPersistence(t *testing.T, target Target) {
 	)
 	setPayload(t, cur, &qdrant.SetPayloadPoints{CollectionName: cosine, PointsSelector: qdrant.NewPointsSelector(num(1)),
 		Key: qdrant.PtrOf("access_counts"), Payload: payload(t, map[string]any{"replica-b": 2})})
-	if _, err := cur.Delete(opContext(t), &qdrant.DeletePoints{CollectionName: cosine, Wait: wait,
+	if _, err := cur.Delete(opContext(t), &qdrant.DeletePoints{CollectionName: cosine, Wait: waitApplied(),
 		Points: qdrant.NewPointsSelector(num(2))}); err != nil {
 		t.Fatalf("delete point: %v", err)
 	}
-	if _, err := cur.CreateFieldIndex(opContext(t), &qdrant.CreateFieldIndexCollection{CollectionName: cosine, Wait: wait,
+	if _, err := cur.CreateFieldIndex(opContext(t), &qdrant.CreateFieldIndexCollection{CollectionName: cosine, Wait: waitApplied(),
 		FieldName: "g", FieldType: qdrant.FieldType_FieldTypeKeyword.Enum()}); err != nil {
 		t.Fatalf("create field index: %v", err)
 	}
@@ -145,7 +145,7 @@ func testPersistence(t *testing.T, target Target) {
 				t.Errorf("%q: points (-before +after):\n%s", w.name, diff)
 			}
 			got := hits(query(t, cur, &qdrant.QueryPoints{CollectionName: w.name, Query: qdrant.NewQueryDense(w.probe)}))
-			if diff := cmp.Diff(w.hits, got, approx); diff != "" {
+			if diff := cmp.Diff(w.hits, got, approx()); diff != "" {
 				t.Errorf("%q: search (-before +after):\n%s", w.name, diff)
 			}
 		}

@@ -78,7 +78,7 @@ func testUpsert(t *testing.T, target Target) {
 			{"empty PointId", &qdrant.PointId{}, ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: wait,
+				_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: waitApplied(),
 					Points: []*qdrant.PointStruct{point(t, tc.id, []float32{1, 0}, nil)}})
 				wantStatus(t, err, codes.InvalidArgument, tc.text)
 			})
@@ -95,7 +95,7 @@ func testUpsert(t *testing.T, target Target) {
 		// still reads it).
 		old := &qdrant.Vectors{VectorsOptions: &qdrant.Vectors_Vector{Vector: &qdrant.Vector{Data: []float32{1, 2, 3}}}}
 		upsert(t, c, coll, &qdrant.PointStruct{Id: num(1), Vectors: old})
-		if diff := cmp.Diff([]float32{1, 2, 3}, dense(getPoint(t, c, coll, num(1)).GetVectors()), approx); diff != "" {
+		if diff := cmp.Diff([]float32{1, 2, 3}, dense(getPoint(t, c, coll, num(1)).GetVectors()), approx()); diff != "" {
 			t.Errorf("vector (-want +got):\n%s", diff)
 		}
 	})
@@ -103,7 +103,7 @@ func testUpsert(t *testing.T, target Target) {
 	t.Run("writes with wait answer Completed", func(t *testing.T) {
 		c := connect(t, target)
 		coll := newCollection(t, c, 2, qdrant.Distance_Dot)
-		res, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: wait,
+		res, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: waitApplied(),
 			Points: []*qdrant.PointStruct{point(t, num(1), []float32{1, 0}, nil)}})
 		if err != nil {
 			t.Fatalf("upsert: %v", err)
@@ -111,7 +111,7 @@ func testUpsert(t *testing.T, target Target) {
 		if res.GetStatus() != qdrant.UpdateStatus_Completed {
 			t.Errorf("upsert status = %v, want Completed", res.GetStatus())
 		}
-		res, err = c.SetPayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: wait,
+		res, err = c.SetPayload(opContext(t), &qdrant.SetPayloadPoints{CollectionName: coll, Wait: waitApplied(),
 			PointsSelector: qdrant.NewPointsSelector(num(1)), Payload: payload(t, map[string]any{"a": 1})})
 		if err != nil {
 			t.Fatalf("set payload: %v", err)
@@ -128,7 +128,7 @@ func testUpsert(t *testing.T, target Target) {
 		upsert(t, c, coll, point(t, num(7), []float32{4, 5, 6}, map[string]any{"c": true}))
 		p := getPoint(t, c, coll, num(7))
 		wantPayload(t, p.GetPayload(), map[string]any{"c": true})
-		if diff := cmp.Diff([]float32{4, 5, 6}, dense(p.GetVectors()), approx); diff != "" {
+		if diff := cmp.Diff([]float32{4, 5, 6}, dense(p.GetVectors()), approx()); diff != "" {
 			t.Errorf("vector (-want +got):\n%s", diff)
 		}
 		// An upsert without payload clears the old one (test_payload_operations.py,
@@ -151,7 +151,7 @@ func testUpsert(t *testing.T, target Target) {
 		)
 		p := getPoint(t, c, coll, num(1))
 		wantPayload(t, p.GetPayload(), map[string]any{"v": "last"})
-		if diff := cmp.Diff([]float32{0, 1}, dense(p.GetVectors()), approx); diff != "" {
+		if diff := cmp.Diff([]float32{0, 1}, dense(p.GetVectors()), approx()); diff != "" {
 			t.Errorf("vector (-want +got):\n%s", diff)
 		}
 		if got := count(t, c, coll, nil); got != 1 {
@@ -181,7 +181,7 @@ func testUpsert(t *testing.T, target Target) {
 				upsert(t, c, coll, point(t, num(1), []float32{1, 0}, map[string]any{"v": "old"}))
 				_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{
 					CollectionName: coll,
-					Wait:           wait,
+					Wait:           waitApplied(),
 					UpdateMode:     tc.mode.Enum(),
 					Points: []*qdrant.PointStruct{
 						point(t, num(1), []float32{0, 1}, map[string]any{"v": "new"}),
@@ -215,7 +215,7 @@ func testUpsert(t *testing.T, target Target) {
 		)
 		_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{
 			CollectionName: coll,
-			Wait:           wait,
+			Wait:           waitApplied(),
 			UpdateFilter: &qdrant.Filter{Must: []*qdrant.Condition{
 				qdrant.NewRange("version", &qdrant.Range{Lt: qdrant.PtrOf(5.0)}),
 			}},
@@ -230,12 +230,12 @@ func testUpsert(t *testing.T, target Target) {
 		}
 		p1 := getPoint(t, c, coll, num(1))
 		wantPayload(t, p1.GetPayload(), map[string]any{"version": 5})
-		if diff := cmp.Diff([]float32{1, 0}, dense(p1.GetVectors()), approx); diff != "" {
+		if diff := cmp.Diff([]float32{1, 0}, dense(p1.GetVectors()), approx()); diff != "" {
 			t.Errorf("point 1 (did not match) vector changed (-want +got):\n%s", diff)
 		}
 		p2 := getPoint(t, c, coll, num(2))
 		wantPayload(t, p2.GetPayload(), map[string]any{"version": 6})
-		if diff := cmp.Diff([]float32{0, 1}, dense(p2.GetVectors()), approx); diff != "" {
+		if diff := cmp.Diff([]float32{0, 1}, dense(p2.GetVectors()), approx()); diff != "" {
 			t.Errorf("point 2 (matched) vector (-want +got):\n%s", diff)
 		}
 		wantPayload(t, getPoint(t, c, coll, num(3)).GetPayload(), map[string]any{"version": 6})
@@ -255,7 +255,7 @@ func testUpsert(t *testing.T, target Target) {
 			{"longer", []float32{1, 2, 3, 4, 5}, "Wrong input: Vector dimension error: expected dim: 4, got 5"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: wait,
+				_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: waitApplied(),
 					Points: []*qdrant.PointStruct{point(t, num(1), tc.vec, nil)}})
 				wantStatus(t, err, codes.InvalidArgument, tc.text)
 			})
@@ -266,7 +266,7 @@ func testUpsert(t *testing.T, target Target) {
 		// A batch with one bad point is refused too. Whether its good points are applied is
 		// version-dependent (v1.18.1 moved the check before the WAL write, qdrant#9058; before,
 		// chunks could be applied up to the bad point), so only the error is asserted.
-		_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: wait,
+		_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: waitApplied(),
 			Points: []*qdrant.PointStruct{
 				point(t, num(1), []float32{1, 2, 3, 4}, nil),
 				point(t, num(2), []float32{1, 2}, nil),
@@ -289,7 +289,7 @@ func testUpsert(t *testing.T, target Target) {
 			{"-Inf", []float32{0, 0, float32(math.Inf(-1))}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: wait,
+				_, err := c.Upsert(opContext(t), &qdrant.UpsertPoints{CollectionName: coll, Wait: waitApplied(),
 					Points: []*qdrant.PointStruct{point(t, num(1), tc.vec, nil)}})
 				wantStatus(t, err, codes.InvalidArgument, "")
 			})
@@ -357,7 +357,7 @@ func testPoints(t *testing.T, target Target) {
 			t.Fatalf("got %d points, want 1", len(got))
 		}
 		wantPayload(t, got[0].GetPayload(), map[string]any{"g": "b"})
-		if diff := cmp.Diff([]float32{0, 1}, dense(got[0].GetVectors()), approx); diff != "" {
+		if diff := cmp.Diff([]float32{0, 1}, dense(got[0].GetVectors()), approx()); diff != "" {
 			t.Errorf("vector (-want +got):\n%s", diff)
 		}
 	})
@@ -376,7 +376,7 @@ func testPoints(t *testing.T, target Target) {
 		c := connect(t, target)
 		coll := newCollection(t, c, 2, qdrant.Distance_Dot)
 		upsert(t, c, coll, point(t, num(1), []float32{1, 0}, map[string]any{"keep": true}))
-		_, err := c.UpdateVectors(opContext(t), &qdrant.UpdatePointVectors{CollectionName: coll, Wait: wait,
+		_, err := c.UpdateVectors(opContext(t), &qdrant.UpdatePointVectors{CollectionName: coll, Wait: waitApplied(),
 			Points: []*qdrant.PointVectors{{Id: num(1), Vectors: qdrant.NewVectorsDense([]float32{0, 3})}}})
 		skipIfUnimplemented(t, err, "Points/UpdateVectors")
 		if err != nil {
@@ -384,19 +384,19 @@ func testPoints(t *testing.T, target Target) {
 		}
 		p := getPoint(t, c, coll, num(1))
 		wantPayload(t, p.GetPayload(), map[string]any{"keep": true})
-		if diff := cmp.Diff([]float32{0, 3}, dense(p.GetVectors()), approx); diff != "" {
+		if diff := cmp.Diff([]float32{0, 3}, dense(p.GetVectors()), approx()); diff != "" {
 			t.Errorf("vector (-want +got):\n%s", diff)
 		}
 		got := query(t, c, &qdrant.QueryPoints{CollectionName: coll, Query: qdrant.NewQuery(0, 1)})
-		if diff := cmp.Diff([]hit{{"1", 3}}, hits(got), approx); diff != "" {
+		if diff := cmp.Diff([]hit{{"1", 3}}, hits(got), approx()); diff != "" {
 			t.Errorf("search after the update (-want +got):\n%s", diff)
 		}
 		// Like payload writes, a vector update of a missing id is NotFound
 		// (check_unprocessed_points in lib/shard/src/update/vectors.rs).
-		_, err = c.UpdateVectors(opContext(t), &qdrant.UpdatePointVectors{CollectionName: coll, Wait: wait,
+		_, err = c.UpdateVectors(opContext(t), &qdrant.UpdatePointVectors{CollectionName: coll, Wait: waitApplied(),
 			Points: []*qdrant.PointVectors{{Id: num(999), Vectors: qdrant.NewVectorsDense([]float32{1, 1})}}})
 		wantStatus(t, err, codes.NotFound, "No point with id 999 found")
-		_, err = c.UpdateVectors(opContext(t), &qdrant.UpdatePointVectors{CollectionName: coll, Wait: wait,
+		_, err = c.UpdateVectors(opContext(t), &qdrant.UpdatePointVectors{CollectionName: coll, Wait: waitApplied(),
 			Points: []*qdrant.PointVectors{{Id: num(1), Vectors: qdrant.NewVectorsDense([]float32{1, 1, 1})}}})
 		wantStatus(t, err, codes.InvalidArgument, "Vector dimension error: expected dim: 2, got 3")
 		if got := count(t, c, coll, nil); got != 1 {
@@ -408,7 +408,7 @@ func testPoints(t *testing.T, target Target) {
 		// memrank's audit companion collections carry a 1-dim vector and are read by filter.
 		c := connect(t, target)
 		coll := newCollection(t, c, 1, qdrant.Distance_Dot)
-		if _, err := c.CreateFieldIndex(opContext(t), &qdrant.CreateFieldIndexCollection{CollectionName: coll, Wait: wait,
+		if _, err := c.CreateFieldIndex(opContext(t), &qdrant.CreateFieldIndexCollection{CollectionName: coll, Wait: waitApplied(),
 			FieldName: "memory_id", FieldType: qdrant.FieldType_FieldTypeKeyword.Enum()}); err != nil {
 			t.Fatalf("create field index: %v", err)
 		}
@@ -430,7 +430,7 @@ func testPoints(t *testing.T, target Target) {
 			upsert(t, c, coll, point(t, num(i+1), []float32{1, float32(i)}, map[string]any{"odd": i%2 == 0}))
 		}
 		// Deleting ids that don't exist is not an error (lib/shard/src/update/points).
-		_, err := c.Delete(opContext(t), &qdrant.DeletePoints{CollectionName: coll, Wait: wait,
+		_, err := c.Delete(opContext(t), &qdrant.DeletePoints{CollectionName: coll, Wait: waitApplied(),
 			Points: qdrant.NewPointsSelector(num(2), num(999))})
 		if err != nil {
 			t.Fatalf("delete by ids: %v", err)
@@ -438,7 +438,7 @@ func testPoints(t *testing.T, target Target) {
 		if diff := cmp.Diff(numStrings(1, 3, 4, 5, 6), pointIDs(scrollAll(t, c, coll, nil))); diff != "" {
 			t.Errorf("after delete by ids (-want +got):\n%s", diff)
 		}
-		_, err = c.Delete(opContext(t), &qdrant.DeletePoints{CollectionName: coll, Wait: wait,
+		_, err = c.Delete(opContext(t), &qdrant.DeletePoints{CollectionName: coll, Wait: waitApplied(),
 			Points: qdrant.NewPointsSelectorFilter(&qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchBool("odd", true)}})})
 		if err != nil {
 			t.Fatalf("delete by filter: %v", err)

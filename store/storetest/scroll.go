@@ -138,7 +138,7 @@ func testScroll(t *testing.T, target Target) {
 		if len(pts[0].GetPayload()) != 0 {
 			t.Errorf("payload returned with with_payload=false: %v", pts[0].GetPayload())
 		}
-		if diff := cmp.Diff([]float32{1, 0}, dense(pts[0].GetVectors()), approx); diff != "" {
+		if diff := cmp.Diff([]float32{1, 0}, dense(pts[0].GetVectors()), approx()); diff != "" {
 			t.Errorf("vector (-want +got):\n%s", diff)
 		}
 	})

@@ -26,47 +26,49 @@ type searchSet struct {
 	wantAbove []string
 }
 
-var searchSets = []searchSet{
-	{
-		distance: qdrant.Distance_Cosine,
-		vectors: map[uint64][]float32{
-			1: {1, 0, 0, 0}, 2: {3, 4, 0, 0}, 3: {0, 1, 0, 0}, 4: {-1, 0.5, 0, 0}, 5: {1, 1, 1, 1},
+func searchSets() []searchSet {
+	return []searchSet{
+		{
+			distance: qdrant.Distance_Cosine,
+			vectors: map[uint64][]float32{
+				1: {1, 0, 0, 0}, 2: {3, 4, 0, 0}, 3: {0, 1, 0, 0}, 4: {-1, 0.5, 0, 0}, 5: {1, 1, 1, 1},
+			},
+			query:     []float32{1, 0, 0, 0},
+			want:      []hit{{"1", 1}, {"2", 0.6}, {"5", 0.5}, {"3", 0}, {"4", float32(-1 / math.Sqrt(1.25))}},
+			threshold: 0.55,
+			wantAbove: []string{"1", "2"},
 		},
-		query:     []float32{1, 0, 0, 0},
-		want:      []hit{{"1", 1}, {"2", 0.6}, {"5", 0.5}, {"3", 0}, {"4", float32(-1 / math.Sqrt(1.25))}},
-		threshold: 0.55,
-		wantAbove: []string{"1", "2"},
-	},
-	{
-		distance: qdrant.Distance_Dot,
-		vectors: map[uint64][]float32{
-			1: {1, 0, 0, 0}, 2: {0, 1.5, 0, 0}, 3: {2, 2, 0, 0}, 4: {-1, 0, 0, 0}, 5: {0, 0, 5, 0},
+		{
+			distance: qdrant.Distance_Dot,
+			vectors: map[uint64][]float32{
+				1: {1, 0, 0, 0}, 2: {0, 1.5, 0, 0}, 3: {2, 2, 0, 0}, 4: {-1, 0, 0, 0}, 5: {0, 0, 5, 0},
+			},
+			query:     []float32{1, 2, 0, 0},
+			want:      []hit{{"3", 6}, {"2", 3}, {"1", 1}, {"5", 0}, {"4", -1}},
+			threshold: 0.5,
+			wantAbove: []string{"3", "2", "1"},
 		},
-		query:     []float32{1, 2, 0, 0},
-		want:      []hit{{"3", 6}, {"2", 3}, {"1", 1}, {"5", 0}, {"4", -1}},
-		threshold: 0.5,
-		wantAbove: []string{"3", "2", "1"},
-	},
-	{
-		distance: qdrant.Distance_Euclid,
-		vectors: map[uint64][]float32{
-			1: {1, 0, 0, 0}, 2: {0, 2, 0, 0}, 3: {0, 0, 3, 0}, 4: {0.5, 0.5, 0, 0}, 5: {0, 0, 0, -4},
+		{
+			distance: qdrant.Distance_Euclid,
+			vectors: map[uint64][]float32{
+				1: {1, 0, 0, 0}, 2: {0, 2, 0, 0}, 3: {0, 0, 3, 0}, 4: {0.5, 0.5, 0, 0}, 5: {0, 0, 0, -4},
+			},
+			query:     []float32{0, 0, 0, 0},
+			want:      []hit{{"4", float32(math.Sqrt(0.5))}, {"1", 1}, {"2", 2}, {"3", 3}, {"5", 4}},
+			threshold: 1.5,
+			wantAbove: []string{"4", "1"},
 		},
-		query:     []float32{0, 0, 0, 0},
-		want:      []hit{{"4", float32(math.Sqrt(0.5))}, {"1", 1}, {"2", 2}, {"3", 3}, {"5", 4}},
-		threshold: 1.5,
-		wantAbove: []string{"4", "1"},
-	},
-	{
-		distance: qdrant.Distance_Manhattan,
-		vectors: map[uint64][]float32{
-			1: {1, 0, 0, 0}, 2: {1, 1, 0, 0}, 3: {1, 1, 1, 0}, 4: {0.25, 0.25, 0, 0}, 5: {-1, -1, -1, -1},
+		{
+			distance: qdrant.Distance_Manhattan,
+			vectors: map[uint64][]float32{
+				1: {1, 0, 0, 0}, 2: {1, 1, 0, 0}, 3: {1, 1, 1, 0}, 4: {0.25, 0.25, 0, 0}, 5: {-1, -1, -1, -1},
+			},
+			query:     []float32{0, 0, 0, 0},
+			want:      []hit{{"4", 0.5}, {"1", 1}, {"2", 2}, {"3", 3}, {"5", 4}},
+			threshold: 2.5,
+			wantAbove: []string{"4", "1", "2"},
 		},
-		query:     []float32{0, 0, 0, 0},
-		want:      []hit{{"4", 0.5}, {"1", 1}, {"2", 2}, {"3", 3}, {"5", 4}},
-		threshold: 2.5,
-		wantAbove: []string{"4", "1", "2"},
-	},
+	}
 }
 
 // searchPayload is the payload of point id in every search collection; odd ids are group "a".
@@ -109,16 +111,17 @@ func hitIDs(hs []hit) []string {
 func testSearch(t *testing.T, target Target) {
 	c := connect(t, target)
 	colls := map[qdrant.Distance]string{}
-	for _, s := range searchSets {
+	sets := searchSets()
+	for _, s := range sets {
 		colls[s.distance] = loadSearchSet(t, c, s)
 	}
-	dot := searchSets[1]
+	dot := sets[1]
 	dotColl := colls[qdrant.Distance_Dot]
 
-	for _, s := range searchSets {
+	for _, s := range sets {
 		t.Run(s.distance.String()+" ranks and scores", func(t *testing.T) {
 			got := query(t, c, &qdrant.QueryPoints{CollectionName: colls[s.distance], Query: qdrant.NewQueryDense(s.query)})
-			if diff := cmp.Diff(s.want, hits(got), approx); diff != "" {
+			if diff := cmp.Diff(s.want, hits(got), approx()); diff != "" {
 				t.Errorf("hits (-want +got):\n%s", diff)
 			}
 		})
@@ -135,13 +138,13 @@ func testSearch(t *testing.T, target Target) {
 		coll := colls[qdrant.Distance_Cosine]
 		// cosine_preprocess normalises at insert; with_vectors returns the stored, normalised
 		// vector (lib/segment/src/spaces/simple.rs).
-		if diff := cmp.Diff([]float32{0.6, 0.8, 0, 0}, dense(getPoint(t, c, coll, num(2)).GetVectors()), approx); diff != "" {
+		if diff := cmp.Diff([]float32{0.6, 0.8, 0, 0}, dense(getPoint(t, c, coll, num(2)).GetVectors()), approx()); diff != "" {
 			t.Errorf("stored vector of [3 4 0 0] (-want +got):\n%s", diff)
 		}
 		got := query(t, c, &qdrant.QueryPoints{CollectionName: coll, Query: qdrant.NewQuery(5, 0, 0, 0),
 			WithVectors: qdrant.NewWithVectors(true)})
 		// A longer query vector scores the same: it is normalised too.
-		if diff := cmp.Diff(searchSets[0].want, hits(got), approx); diff != "" {
+		if diff := cmp.Diff(sets[0].want, hits(got), approx()); diff != "" {
 			t.Errorf("hits for [5 0 0 0] (-want +got):\n%s", diff)
 		}
 		for _, p := range got {
@@ -159,7 +162,7 @@ func testSearch(t *testing.T, target Target) {
 	})
 
 	t.Run("Dot keeps vectors as written", func(t *testing.T) {
-		if diff := cmp.Diff([]float32{2, 2, 0, 0}, dense(getPoint(t, c, dotColl, num(3)).GetVectors()), approx); diff != "" {
+		if diff := cmp.Diff([]float32{2, 2, 0, 0}, dense(getPoint(t, c, dotColl, num(3)).GetVectors()), approx()); diff != "" {
 			t.Errorf("stored vector (-want +got):\n%s", diff)
 		}
 	})
@@ -202,7 +205,7 @@ func testSearch(t *testing.T, target Target) {
 	t.Run("filter", func(t *testing.T) {
 		got := query(t, c, &qdrant.QueryPoints{CollectionName: dotColl, Query: qdrant.NewQueryDense(dot.query),
 			Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("g", "a")}}})
-		if diff := cmp.Diff([]hit{{"3", 6}, {"1", 1}, {"5", 0}}, hits(got), approx); diff != "" {
+		if diff := cmp.Diff([]hit{{"3", 6}, {"1", 1}, {"5", 0}}, hits(got), approx()); diff != "" {
 			t.Errorf("hits (-want +got):\n%s", diff)
 		}
 	})
@@ -211,7 +214,7 @@ func testSearch(t *testing.T, target Target) {
 		// Small collections are searched exactly anyway; exact and hnsw_ef must not change that.
 		got := query(t, c, &qdrant.QueryPoints{CollectionName: dotColl, Query: qdrant.NewQueryDense(dot.query),
 			Params: &qdrant.SearchParams{Exact: qdrant.PtrOf(true), HnswEf: qdrant.PtrOf(uint64(16))}})
-		if diff := cmp.Diff(dot.want, hits(got), approx); diff != "" {
+		if diff := cmp.Diff(dot.want, hits(got), approx()); diff != "" {
 			t.Errorf("hits (-want +got):\n%s", diff)
 		}
 	})
@@ -277,7 +280,7 @@ func testSearch(t *testing.T, target Target) {
 		got := query(t, c, &qdrant.QueryPoints{CollectionName: dotColl, Query: qdrant.NewQueryDense(dot.query),
 			WithVectors: qdrant.NewWithVectors(true)})
 		for _, p := range got {
-			if diff := cmp.Diff(dot.vectors[p.GetId().GetNum()], dense(p.GetVectors()), approx); diff != "" {
+			if diff := cmp.Diff(dot.vectors[p.GetId().GetNum()], dense(p.GetVectors()), approx()); diff != "" {
 				t.Errorf("point %s vector (-want +got):\n%s", idString(p.GetId()), diff)
 			}
 		}
@@ -293,7 +296,7 @@ func testSearch(t *testing.T, target Target) {
 		// Point 3 is [2 2 0 0]; exclude_referenced_ids drops it from the result
 		// (lib/collection/src/operations/universal_query/collection_query.rs).
 		got := query(t, c, &qdrant.QueryPoints{CollectionName: dotColl, Query: qdrant.NewQueryID(num(3))})
-		if diff := cmp.Diff([]hit{{"2", 3}, {"1", 2}, {"5", 0}, {"4", -2}}, hits(got), approx); diff != "" {
+		if diff := cmp.Diff([]hit{{"2", 3}, {"1", 2}, {"5", 0}, {"4", -2}}, hits(got), approx()); diff != "" {
 			t.Errorf("hits (-want +got):\n%s", diff)
 		}
 	})
@@ -335,7 +338,7 @@ func testSearch(t *testing.T, target Target) {
 			got = append(got, hits(r.GetResult()))
 		}
 		want := [][]hit{{{"3", 6}, {"2", 3}}, {{"2", 3}, {"4", -1}}, {{"2", 3}}}
-		if diff := cmp.Diff(want, got, approx); diff != "" {
+		if diff := cmp.Diff(want, got, approx()); diff != "" {
 			t.Errorf("batch hits (-want +got):\n%s", diff)
 		}
 	})
@@ -347,7 +350,7 @@ func testSearch(t *testing.T, target Target) {
 		if err != nil {
 			t.Fatalf("search: %v", err)
 		}
-		if diff := cmp.Diff(dot.want[:3], hits(res.GetResult()), approx); diff != "" {
+		if diff := cmp.Diff(dot.want[:3], hits(res.GetResult()), approx()); diff != "" {
 			t.Errorf("hits (-want +got):\n%s", diff)
 		}
 		for _, p := range res.GetResult() {
@@ -364,7 +367,7 @@ func testSearch(t *testing.T, target Target) {
 		if err != nil {
 			t.Fatalf("search with filter, offset and threshold: %v", err)
 		}
-		if diff := cmp.Diff([]hit{{"1", 1}, {"5", 0}}, hits(res.GetResult()), approx); diff != "" {
+		if diff := cmp.Diff([]hit{{"1", 1}, {"5", 0}}, hits(res.GetResult()), approx()); diff != "" {
 			t.Errorf("hits (-want +got):\n%s", diff)
 		}
 		for _, p := range res.GetResult() {
@@ -388,7 +391,7 @@ func testSearch(t *testing.T, target Target) {
 			got = append(got, hits(r.GetResult()))
 		}
 		want := [][]hit{{{"3", 6}}, {{"4", 1}, {"2", 0.15}}}
-		if diff := cmp.Diff(want, got, approx); diff != "" {
+		if diff := cmp.Diff(want, got, approx()); diff != "" {
 			t.Errorf("batch hits (-want +got):\n%s", diff)
 		}
 	})
