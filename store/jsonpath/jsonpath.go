@@ -276,7 +276,11 @@ func Merge(dest, src map[string]*qdrant.Value) {
 // Set merges src into the object at the path in dest (Qdrant's value_set):
 // missing or non-object values on the way are replaced by objects, [N]
 // targets an existing element only, [] every element of an existing array.
+// A nil dest is left alone (there is nowhere to put the result).
 func (p Path) Set(dest, src map[string]*qdrant.Value) {
+	if dest == nil {
+		return
+	}
 	setInMap(p.First, p.Rest, dest, src)
 }
 
