@@ -34,6 +34,36 @@ func (b bitset) count() int {
 	return n
 }
 
+// and keeps only members of o.
+func (b *bitset) and(o bitset) {
+	for i := range *b {
+		if i < len(o) {
+			(*b)[i] &= o[i]
+		} else {
+			(*b)[i] = 0
+		}
+	}
+}
+
+// or adds the members of o.
+func (b *bitset) or(o bitset) {
+	for len(*b) < len(o) {
+		*b = append(*b, 0)
+	}
+	for i, w := range o {
+		(*b)[i] |= w
+	}
+}
+
+// andNot removes the members of o.
+func (b *bitset) andNot(o bitset) {
+	for i := range *b {
+		if i < len(o) {
+			(*b)[i] &^= o[i]
+		}
+	}
+}
+
 // each calls fn for every member in ascending order, from start (inclusive)
 // to end (exclusive).
 func (b bitset) each(start, end uint32, fn func(uint32)) {

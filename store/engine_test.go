@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -778,5 +779,50 @@ func TestPersistenceAcrossReopen(t *testing.T) {
 	next := upsert(t, db2, "c", pt{num(9), []float32{0, 0, 1}, nil})
 	if next.GetOperationId() <= last.GetOperationId() {
 		t.Errorf("operation id after reopen %d, want > %d", next.GetOperationId(), last.GetOperationId())
+	}
+}
+
+// The parallel scan returns exactly what a single worker returns.
+func TestParallelScanMatchesSerial(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir()}
+	dbs := make([]*store.DB, 2)
+	for i, workers := range []int{1, 4} {
+		db, err := store.Open(dirs[i], store.Options{SearchWorkers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+		createColl(t, db, "c", 8, qdrant.Distance_Euclid)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	req := &qdrant.UpsertPoints{CollectionName: "c"}
+	for i := 0; i < 20000; i++ {
+		v := make([]float32, 8)
+		for j := range v {
+			v[j] = float32(r.IntN(5)) // coarse values: many exact ties
+		}
+		req.Points = append(req.Points, &qdrant.PointStruct{Id: num(uint64(r.IntN(1 << 40))), Vectors: qdrant.NewVectorsDense(v),
+			Payload: valueMap(t, map[string]any{"p": int64(i % 3)})})
+	}
+	for _, db := range dbs {
+		if _, err := db.Upsert(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for q := 0; q < 20; q++ {
+		v := make([]float32, 8)
+		for j := range v {
+			v[j] = float32(r.IntN(5))
+		}
+		qr := &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryDense(v), Limit: qdrant.PtrOf(uint64(25)),
+			Filter: &qdrant.Filter{MustNot: []*qdrant.Condition{qdrant.NewMatchInt("p", int64(q%3))}}}
+		if q%2 == 0 {
+			qr.Filter = nil
+		}
+		a, b := query(t, dbs[0], qr), query(t, dbs[1], qr)
+		if diff := cmp.Diff(a, b, protocmp.Transform()); diff != "" {
+			t.Fatalf("query %d: serial vs parallel (-serial +parallel):\n%s", q, diff)
+		}
 	}
 }

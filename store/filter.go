@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/memrank/memrank/store/jsonpath"
 )
@@ -42,29 +43,50 @@ import (
 // protobuf nesting at 100 messages, which is about 50 filter levels.
 const maxFilterDepth = 64
 
-// evalCtx is the point a filter is evaluated against. The payload is loaded
-// lazily, only when a condition needs it.
+// evalCtx is the point a filter is evaluated against. The payload is
+// decoded lazily, only when a condition needs it: from raw (a record the
+// caller already holds), else from pts, else through load.
 type evalCtx struct {
 	slot   uint32
 	id     PointID
 	hasID  bool // false inside nested conditions
 	fields map[string]*qdrant.Value
 	loaded bool
-	load   func() (map[string]*qdrant.Value, error)
+	raw    []byte       // the point's stored record, if at hand
+	pts    *bolt.Bucket // where to read the record otherwise
+	dim    int
+	load   func() (map[string]*qdrant.Value, error) // tests
 	err    error
 }
 
+// at resets the context for another point, keeping its source.
+func (e *evalCtx) at(slot uint32, id PointID, raw []byte) {
+	e.slot, e.id, e.hasID, e.raw = slot, id, true, raw
+	e.fields, e.loaded = nil, false
+}
+
 func (e *evalCtx) payload() map[string]*qdrant.Value {
-	if !e.loaded {
-		e.loaded = true
-		if e.load != nil {
-			f, err := e.load()
-			if err != nil && e.err == nil {
-				e.err = err
-			}
-			e.fields = f
-		}
+	if e.loaded {
+		return e.fields
 	}
+	e.loaded = true
+	var f map[string]*qdrant.Value
+	var err error
+	switch {
+	case e.raw != nil:
+		var rec recordView
+		if rec, err = parseRecord(e.raw, e.dim); err == nil {
+			f, err = decodePayload(rec.payload)
+		}
+	case e.pts != nil:
+		f, err = loadPayload(e.pts, e.id, e.dim)
+	case e.load != nil:
+		f, err = e.load()
+	}
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	e.fields = f
 	return e.fields
 }
 
@@ -453,6 +475,71 @@ func parseDatetime(s string) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// bitsOf computes a compiled filter's matches over every slot at once,
+// with word-wide bit operations, when no part of it needs a payload (every
+// leaf answered by an index, a constant or has_id). The result may include
+// dead slots; callers intersect it with the live set.
+func bitsOf(n node, c *collection) (bitset, bool) {
+	nslots := len(c.ids)
+	switch v := n.(type) {
+	case constNode:
+		if v {
+			return append(bitset(nil), c.live...), true
+		}
+		return newBitset(nslots), true
+	case bitsNode:
+		return v.bits, true
+	case hasIDNode:
+		out := newBitset(nslots)
+		for id := range v {
+			if slot, ok := c.slots[id]; ok {
+				out.set(slot)
+			}
+		}
+		return out, true
+	case andNode:
+		var acc bitset
+		for i, child := range v {
+			b, ok := bitsOf(child, c)
+			if !ok {
+				return nil, false
+			}
+			if i == 0 {
+				acc = append(bitset(nil), b...)
+				continue
+			}
+			acc.and(b)
+		}
+		return acc, true
+	case orNode:
+		acc := newBitset(nslots)
+		for _, child := range v {
+			b, ok := bitsOf(child, c)
+			if !ok {
+				return nil, false
+			}
+			acc.or(b)
+		}
+		return acc, true
+	case noneNode:
+		any, ok := bitsOf(orNode(v), c)
+		if !ok {
+			return nil, false
+		}
+		out := append(bitset(nil), c.live...)
+		out.andNot(any)
+		return out, true
+	case minShouldNode:
+		if v.min == 1 {
+			return bitsOf(orNode(v.conds), c)
+		}
+		if v.min > uint64(len(v.conds)) {
+			return newBitset(nslots), true
+		}
+	}
+	return nil, false
 }
 
 // filterCompiler turns a go-client Filter into an evaluator, validating it

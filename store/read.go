@@ -170,10 +170,8 @@ func (c *collection) evalSlot(f node, pts *bolt.Bucket, slot uint32) (bool, erro
 	if f == nil {
 		return true, nil
 	}
-	id := c.ids[slot]
-	e := evalCtx{slot: slot, id: id, hasID: true, load: func() (map[string]*qdrant.Value, error) {
-		return loadPayload(pts, id, c.dim)
-	}}
+	e := evalCtx{pts: pts, dim: c.dim}
+	e.at(slot, c.ids[slot], nil)
 	ok := f.eval(&e)
 	return ok, e.err
 }
@@ -237,14 +235,8 @@ func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*q
 				continue
 			}
 			if f != nil {
-				raw := v
-				e := evalCtx{slot: slot, id: id, hasID: true, load: func() (map[string]*qdrant.Value, error) {
-					rec, err := parseRecord(raw, c.dim)
-					if err != nil {
-						return nil, err
-					}
-					return decodePayload(rec.payload)
-				}}
+				e := evalCtx{dim: c.dim}
+				e.at(slot, id, v)
 				match := f.eval(&e)
 				if e.err != nil {
 					return internal(e.err, "read point %s", id)
@@ -299,11 +291,19 @@ func (db *DB) Count(ctx context.Context, req *qdrant.CountPoints) (uint64, error
 	return n, asEngineError(err, "count")
 }
 
-// filterSlots evaluates a filter over every live point.
+// filterSlots evaluates a filter over every live point: with bit
+// operations when indexes answer the whole filter, else point by point
+// (reading payloads only for the conditions that need them).
 func (c *collection) filterSlots(ctx context.Context, f node, pts *bolt.Bucket) (bitset, error) {
+	if b, ok := bitsOf(f, c); ok {
+		out := append(bitset(nil), c.live...)
+		out.and(b)
+		return out, nil
+	}
 	out := newBitset(len(c.ids))
 	var ferr error
 	i := 0
+	e := evalCtx{pts: pts, dim: c.dim}
 	c.live.each(0, uint32(len(c.ids)), func(slot uint32) {
 		if ferr != nil {
 			return
@@ -312,9 +312,10 @@ func (c *collection) filterSlots(ctx context.Context, f node, pts *bolt.Bucket) 
 			ferr = &Error{Kind: KindCanceled, Msg: ctx.Err().Error(), Err: ctx.Err()}
 			return
 		}
-		ok, err := c.evalSlot(f, pts, slot)
-		if err != nil {
-			ferr = internal(err, "read point %s", c.ids[slot])
+		e.at(slot, c.ids[slot], nil)
+		ok := f.eval(&e)
+		if e.err != nil {
+			ferr = internal(e.err, "read point %s", c.ids[slot])
 			return
 		}
 		if ok {

@@ -104,9 +104,8 @@ func (c *collection) matchesStored(f node, pts *bolt.Bucket, id PointID) (bool, 
 	if !ok {
 		return false, nil
 	}
-	e := evalCtx{slot: slot, id: id, hasID: true, load: func() (map[string]*qdrant.Value, error) {
-		return loadPayload(pts, id, c.dim)
-	}}
+	e := evalCtx{pts: pts, dim: c.dim}
+	e.at(slot, id, nil)
 	m := f.eval(&e)
 	return m, e.err
 }
@@ -249,26 +248,15 @@ func (c *collection) resolve(sel selection, pts *bolt.Bucket, strict bool) ([]Po
 	if err != nil {
 		return nil, err
 	}
+	matches := c.live
+	if f != nil {
+		if matches, err = c.filterSlots(context.Background(), f, pts); err != nil {
+			return nil, err
+		}
+	}
 	var out []PointID
-	var ferr error
-	c.live.each(0, uint32(len(c.ids)), func(slot uint32) {
-		if ferr != nil {
-			return
-		}
-		id := c.ids[slot]
-		if f == nil {
-			out = append(out, id)
-			return
-		}
-		e := evalCtx{slot: slot, id: id, hasID: true, load: func() (map[string]*qdrant.Value, error) {
-			return loadPayload(pts, id, c.dim)
-		}}
-		if f.eval(&e) {
-			out = append(out, id)
-		}
-		ferr = e.err
-	})
-	return out, ferr
+	matches.each(0, uint32(len(c.ids)), func(slot uint32) { out = append(out, c.ids[slot]) })
+	return out, nil
 }
 
 // Delete removes points by ids (missing ids are ignored) or by filter.
