@@ -520,6 +520,11 @@ func TestScrollPaging(t *testing.T) {
 	if diff := cmp.Diff(all[2:5], ids(res)); diff != "" {
 		t.Fatalf("query without vector (-want +got):\n%s", diff)
 	}
+	for _, p := range res {
+		if p.GetScore() != 1 || p.GetVersion() != 0 {
+			t.Fatalf("query without vector: score %v version %d, want Qdrant's 1 and 0", p.GetScore(), p.GetVersion())
+		}
+	}
 	_, _, err = db.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c", Limit: qdrant.PtrOf(uint32(0))})
 	wantStatus(t, err, codes.InvalidArgument, "Validation error in body: [limit: value 0 invalid, must be 1 or larger]")
 }

@@ -383,21 +383,26 @@ func (db *DB) run(ctx context.Context, c *collection, pts *bolt.Bucket, s search
 		return []*qdrant.ScoredPoint{}, nil
 	}
 	hits = hits[s.offset:]
+	noQuery := s.vector == nil && s.byID == nil
 	res := make([]*qdrant.ScoredPoint, 0, len(hits))
 	for _, h := range hits {
 		payload, vec, err := c.fill(pts, h.slot, s.out)
 		if err != nil {
 			return nil, err
 		}
-		res = append(res, &qdrant.ScoredPoint{
-			Id: c.ids[h.slot].Proto(), Payload: payload, Score: h.score,
-			Version: c.versions[h.slot], Vectors: vec,
-		})
+		p := &qdrant.ScoredPoint{Id: c.ids[h.slot].Proto(), Payload: payload, Score: h.score, Version: c.versions[h.slot], Vectors: vec}
+		if noQuery {
+			// Qdrant answers a query without a query from a scroll and
+			// reports every point with score 1 and version 0
+			// (lib/collection/src/shards/local_shard/scroll.rs, query_scroll).
+			p.Score, p.Version = 1, 0
+		}
+		res = append(res, p)
 	}
 	return res, nil
 }
 
-// idOrder returns the first k matching points in id order with score 0.
+// idOrder returns the first k matching points in id order.
 func (c *collection) idOrder(ctx context.Context, f node, pts *bolt.Bucket, k int) ([]hit, error) {
 	var hits []hit
 	cur := pts.Cursor()
