@@ -20,8 +20,14 @@ var createNameChars = [...]rune{'<', '>', ':', '"', '/', '\\', '|', '?', '*', 0,
 var legacyNameChars = [...]rune{'/', 0}
 
 func validateName(name string, create bool) error {
+	return validateNameField(name, "collection_name", create)
+}
+
+// validateNameField validates a collection name found in the given request
+// field (batch requests validate the names of their inner requests too).
+func validateNameField(name, field string, create bool) error {
 	if n := utf8.RuneCountInString(name); n < 1 || n > 255 {
-		return validation("collection_name", fmt.Sprintf("value %q invalid, must be from 1 to 255 characters", name))
+		return validation(field, fmt.Sprintf("value %q invalid, must be from 1 to 255 characters", name))
 	}
 	chars := legacyNameChars[:]
 	if create {
@@ -29,7 +35,7 @@ func validateName(name string, create bool) error {
 	}
 	for _, c := range chars {
 		if strings.ContainsRune(name, c) {
-			return validation("collection_name", fmt.Sprintf("collection name cannot contain \"%c\" char", c))
+			return validation(field, fmt.Sprintf("collection name cannot contain \"%c\" char", c))
 		}
 	}
 	return nil

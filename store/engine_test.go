@@ -831,3 +831,34 @@ func TestParallelScanMatchesSerial(t *testing.T) {
 		}
 	}
 }
+
+// Batches answer each request in order against the batch's collection and,
+// like Qdrant, validate their inner requests (collection name included).
+func TestBatches(t *testing.T) {
+	db := newDB(t)
+	createColl(t, db, "c", 2, qdrant.Distance_Dot)
+	upsert(t, db, "c", pt{num(1), []float32{1, 0}, nil}, pt{num(2), []float32{0, 1}, nil})
+	qres, err := db.QueryBatch(ctx, &qdrant.QueryBatchPoints{CollectionName: "c", QueryPoints: []*qdrant.QueryPoints{
+		{CollectionName: "c", Query: qdrant.NewQuery(1, 0), Limit: qdrant.PtrOf(uint64(1))},
+		{CollectionName: "other", Query: qdrant.NewQuery(0, 1), Limit: qdrant.PtrOf(uint64(1))},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qres) != 2 || ids(qres[0])[0] != "1" || ids(qres[1])[0] != "2" {
+		t.Fatalf("query batch = %v", qres)
+	}
+	sres, err := db.SearchBatch(ctx, &qdrant.SearchBatchPoints{CollectionName: "c", SearchPoints: []*qdrant.SearchPoints{
+		{CollectionName: "c", Vector: []float32{0, 1}, Limit: 2},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"2", "1"}, ids(sres[0])); diff != "" {
+		t.Fatalf("search batch (-want +got):\n%s", diff)
+	}
+	_, err = db.QueryBatch(ctx, &qdrant.QueryBatchPoints{CollectionName: "c", QueryPoints: []*qdrant.QueryPoints{{Query: qdrant.NewQuery(1, 0)}}})
+	wantStatus(t, err, codes.InvalidArgument, `Validation error in body: [query_points[0].collection_name: value "" invalid, must be from 1 to 255 characters]`)
+	_, err = db.SearchBatch(ctx, &qdrant.SearchBatchPoints{CollectionName: "c", SearchPoints: []*qdrant.SearchPoints{{CollectionName: "c", Vector: []float32{0, 1}}}})
+	wantStatus(t, err, codes.InvalidArgument, "Validation error in body: [search_points[0].limit: value 0 invalid, must be 1 or larger]")
+}

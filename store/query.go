@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/qdrant/go-client/qdrant"
 	bolt "go.etcd.io/bbolt"
@@ -13,7 +14,7 @@ func (db *DB) Search(ctx context.Context, req *qdrant.SearchPoints) ([]*qdrant.S
 	if err := validateName(req.GetCollectionName(), false); err != nil {
 		return nil, err
 	}
-	s, err := searchSpecFromSearch(req)
+	s, err := searchSpecFromSearch(req, "")
 	if err != nil {
 		return nil, err
 	}
@@ -26,15 +27,24 @@ func (db *DB) Search(ctx context.Context, req *qdrant.SearchPoints) ([]*qdrant.S
 	return res, asEngineError(err, "search")
 }
 
-func searchSpecFromSearch(req *qdrant.SearchPoints) (searchSpec, error) {
-	if req.GetLimit() == 0 {
-		return searchSpec{}, validation("limit", "value 0 invalid, must be 1 or larger")
+// searchSpecFromSearch validates and converts a SearchPoints. field is the
+// request's path inside a batch ("search_points[2]."), empty otherwise: like
+// Qdrant, a batch validates its inner requests, collection name included,
+// though it searches the batch's collection.
+func searchSpecFromSearch(req *qdrant.SearchPoints, field string) (searchSpec, error) {
+	if field != "" {
+		if err := validateNameField(req.GetCollectionName(), field+"collection_name", false); err != nil {
+			return searchSpec{}, err
+		}
 	}
-	if err := checkSearchParams(req.GetParams()); err != nil {
+	if req.GetLimit() == 0 {
+		return searchSpec{}, validation(field+"limit", "value 0 invalid, must be 1 or larger")
+	}
+	if err := checkSearchParams(req.GetParams(), field); err != nil {
 		return searchSpec{}, err
 	}
 	if req.Timeout != nil && req.GetTimeout() == 0 {
-		return searchSpec{}, validation("timeout", "value 0 invalid, must be 1 or larger")
+		return searchSpec{}, validation(field+"timeout", "value 0 invalid, must be 1 or larger")
 	}
 	if req.GetSparseIndices() != nil {
 		return searchSpec{}, unimplemented("sparse vectors are not supported")
@@ -60,12 +70,12 @@ func searchSpecFromSearch(req *qdrant.SearchPoints) (searchSpec, error) {
 	}, nil
 }
 
-func checkSearchParams(p *qdrant.SearchParams) error {
+func checkSearchParams(p *qdrant.SearchParams, field string) error {
 	if p == nil {
 		return nil
 	}
 	if p.HnswEf != nil && p.GetHnswEf() == 0 {
-		return validation("params.hnsw_ef", "value 0 invalid, must be 1 or larger")
+		return validation(field+"params.hnsw_ef", "value 0 invalid, must be 1 or larger")
 	}
 	if p.GetIdf() != nil {
 		return unimplemented("search params idf (sparse vectors) are not supported")
@@ -84,7 +94,7 @@ func (db *DB) SearchBatch(ctx context.Context, req *qdrant.SearchBatchPoints) ([
 	}
 	specs := make([]searchSpec, len(req.GetSearchPoints()))
 	for i, sp := range req.GetSearchPoints() {
-		s, err := searchSpecFromSearch(sp)
+		s, err := searchSpecFromSearch(sp, fmt.Sprintf("search_points[%d].", i))
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +127,7 @@ func (db *DB) Query(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.Sco
 	if err := validateName(req.GetCollectionName(), false); err != nil {
 		return nil, err
 	}
-	s, err := searchSpecFromQuery(req)
+	s, err := searchSpecFromQuery(req, "")
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +147,7 @@ func (db *DB) QueryBatch(ctx context.Context, req *qdrant.QueryBatchPoints) ([][
 	}
 	specs := make([]searchSpec, len(req.GetQueryPoints()))
 	for i, q := range req.GetQueryPoints() {
-		s, err := searchSpecFromQuery(q)
+		s, err := searchSpecFromQuery(q, fmt.Sprintf("query_points[%d].", i))
 		if err != nil {
 			return nil, err
 		}
@@ -160,14 +170,21 @@ func (db *DB) QueryBatch(ctx context.Context, req *qdrant.QueryBatchPoints) ([][
 	return out, nil
 }
 
-func searchSpecFromQuery(req *qdrant.QueryPoints) (searchSpec, error) {
+// searchSpecFromQuery validates and converts a QueryPoints; field as for
+// searchSpecFromSearch.
+func searchSpecFromQuery(req *qdrant.QueryPoints, field string) (searchSpec, error) {
+	if field != "" {
+		if err := validateNameField(req.GetCollectionName(), field+"collection_name", false); err != nil {
+			return searchSpec{}, err
+		}
+	}
 	if req.Limit != nil && req.GetLimit() == 0 {
-		return searchSpec{}, validation("limit", "value 0 invalid, must be 1 or larger")
+		return searchSpec{}, validation(field+"limit", "value 0 invalid, must be 1 or larger")
 	}
 	if req.Timeout != nil && req.GetTimeout() == 0 {
-		return searchSpec{}, validation("timeout", "value 0 invalid, must be 1 or larger")
+		return searchSpec{}, validation(field+"timeout", "value 0 invalid, must be 1 or larger")
 	}
-	if err := checkSearchParams(req.GetParams()); err != nil {
+	if err := checkSearchParams(req.GetParams(), field); err != nil {
 		return searchSpec{}, err
 	}
 	switch {
