@@ -230,6 +230,80 @@ type fieldNode struct {
 	valuesCount *qdrant.ValuesCount
 	isEmpty     *bool
 	isNull      *bool
+	// For long any/except lists, the list as a set (Qdrant switches to a
+	// hash set past 13 entries too); nil for short lists.
+	strSet map[string]struct{}
+	intSet map[int64]struct{}
+}
+
+// setThreshold is the list length from which any/except use a set.
+const setThreshold = 16
+
+func (n *fieldNode) buildSets() {
+	switch mv := n.match.GetMatchValue().(type) {
+	case *qdrant.Match_Keywords:
+		n.strSet = strSet(mv.Keywords.GetStrings())
+	case *qdrant.Match_ExceptKeywords:
+		n.strSet = strSet(mv.ExceptKeywords.GetStrings())
+	case *qdrant.Match_Integers:
+		n.intSet = intSet(mv.Integers.GetIntegers())
+	case *qdrant.Match_ExceptIntegers:
+		n.intSet = intSet(mv.ExceptIntegers.GetIntegers())
+	}
+}
+
+func strSet(l []string) map[string]struct{} {
+	if len(l) < setThreshold {
+		return nil
+	}
+	m := make(map[string]struct{}, len(l))
+	for _, s := range l {
+		m[s] = struct{}{}
+	}
+	return m
+}
+
+func intSet(l []int64) map[int64]struct{} {
+	if len(l) < setThreshold {
+		return nil
+	}
+	m := make(map[int64]struct{}, len(l))
+	for _, s := range l {
+		m[s] = struct{}{}
+	}
+	return m
+}
+
+func (n *fieldNode) matches(v *qdrant.Value) bool {
+	if n.strSet != nil || n.intSet != nil {
+		if in, ok := n.inSet(v); ok {
+			switch n.match.GetMatchValue().(type) {
+			case *qdrant.Match_Keywords, *qdrant.Match_Integers:
+				return in
+			default: // except
+				return !in
+			}
+		}
+	}
+	return matchValue(n.match, v)
+}
+
+// inSet answers list membership for a long any/except list; ok is false
+// when the node has no set for this kind of value.
+func (n *fieldNode) inSet(v *qdrant.Value) (in, ok bool) {
+	switch k := v.GetKind().(type) {
+	case *qdrant.Value_StringValue:
+		if n.strSet != nil {
+			_, in = n.strSet[k.StringValue]
+			return in, true
+		}
+	case *qdrant.Value_IntegerValue:
+		if n.intSet != nil {
+			_, in = n.intSet[k.IntegerValue]
+			return in, true
+		}
+	}
+	return false, false
 }
 
 func (n *fieldNode) eval(e *evalCtx) bool {
@@ -282,7 +356,7 @@ func (n *fieldNode) checkEmpty() bool {
 }
 
 func (n *fieldNode) checkMatch(v *qdrant.Value) bool {
-	return (n.match != nil && matchValue(n.match, v)) ||
+	return (n.match != nil && n.matches(v)) ||
 		(n.rng != nil && rangeValue(n.rng, v)) ||
 		(n.dt != nil && datetimeValue(*n.dt, v))
 }
@@ -687,6 +761,7 @@ func (fc filterCompiler) field(f *qdrant.FieldCondition, top bool) (node, error)
 	if n.match != nil && n.match.GetMatchValue() == nil {
 		return nil, invalidArg("Malformed Match condition")
 	}
+	n.buildSets()
 	// Qdrant uses datetime_range only when range is absent.
 	if dr := f.GetDatetimeRange(); dr != nil && n.rng == nil {
 		r, err := microRangeFromProto(dr)

@@ -264,3 +264,37 @@ func TestParseRoundTripOfIDs(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// Long any/except lists (answered through a set) mean the same as short ones.
+func TestLongMatchLists(t *testing.T) {
+	db := newDB(t)
+	loadFilterPoints(t, db, "c")
+	pad := func(n int) []string {
+		var out []string
+		for i := 0; i < n; i++ {
+			out = append(out, "pad-"+strconv.Itoa(i))
+		}
+		return out
+	}
+	padInts := func(n int) []int64 {
+		var out []int64
+		for i := 0; i < n; i++ {
+			out = append(out, int64(1000+i))
+		}
+		return out
+	}
+	tests := []filterCase{
+		{"any keywords", must(qdrant.NewMatchKeywords("s", append(pad(40), "blue", "green")...)), []uint64{2, 4}},
+		{"except keywords", must(qdrant.NewMatchExcept("s", append(pad(40), "red")...)), []uint64{2, 4}},
+		{"any integers", must(qdrant.NewMatchInts("i", append(padInts(40), 4, 6)...)), []uint64{2, 4}},
+		{"except integers", must(qdrant.NewMatchExceptInts("i", append(padInts(40), 3)...)), []uint64{2, 3, 4}},
+		{"except integers on strings", must(qdrant.NewMatchExceptInts("s", padInts(40)...)), []uint64{1, 2, 3, 4}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, matching(t, db, "c", tc.filter)); diff != "" {
+				t.Fatalf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
