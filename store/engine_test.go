@@ -862,3 +862,17 @@ func TestBatches(t *testing.T) {
 	_, err = db.SearchBatch(ctx, &qdrant.SearchBatchPoints{CollectionName: "c", SearchPoints: []*qdrant.SearchPoints{{CollectionName: "c", Vector: []float32{0, 1}}}})
 	wantStatus(t, err, codes.InvalidArgument, "Validation error in body: [search_points[0].limit: value 0 invalid, must be 1 or larger]")
 }
+
+// An empty collection still reports a bad query.
+func TestEmptyCollectionStillValidates(t *testing.T) {
+	db := newDB(t)
+	createColl(t, db, "c", 2, qdrant.Distance_Dot)
+	_, err := db.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQuery(1, 2, 3)})
+	wantStatus(t, err, codes.InvalidArgument, "Wrong input: Vector dimension error: expected dim: 2, got 3")
+	_, err = db.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryID(num(1))})
+	wantStatus(t, err, codes.NotFound, "Not found: No point with id 1 found")
+	res := query(t, db, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQuery(1, 2)})
+	if len(res) != 0 {
+		t.Fatalf("empty collection answered %v", res)
+	}
+}

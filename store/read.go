@@ -342,33 +342,40 @@ func (db *DB) run(ctx context.Context, c *collection, pts *bolt.Bucket, s search
 	if err != nil {
 		return nil, err
 	}
+	// The query is checked before anything else can end the request early,
+	// so a bad vector or a missing point is reported even when nothing
+	// could match.
+	var q []float32
+	exclude := int64(-1)
+	switch {
+	case s.byID != nil:
+		slot, ok := c.slots[*s.byID]
+		if !ok {
+			return nil, pointNotFound(*s.byID)
+		}
+		q = append([]float32(nil), c.vectors.at(slot)...)
+		exclude = int64(slot)
+	case s.vector != nil:
+		if q, err = c.checkVector(s.vector); err != nil {
+			return nil, err
+		}
+	}
 	want := s.limit + s.offset
 	if want < s.limit { // overflow
 		want = math.MaxUint64
 	}
 	k := int(min(want, uint64(c.nlive)))
+	if k == 0 || uint64(k) <= s.offset {
+		return []*qdrant.ScoredPoint{}, nil
+	}
 
 	var hits []hit
-	switch {
-	case s.vector == nil && s.byID == nil:
+	if q == nil {
 		// No query: points in id order, as a scroll would give them.
-		hits, err = c.idOrder(ctx, f, pts, k)
-		if err != nil {
+		if hits, err = c.idOrder(ctx, f, pts, k); err != nil {
 			return nil, err
 		}
-	default:
-		var q []float32
-		exclude := int64(-1)
-		if s.byID != nil {
-			slot, ok := c.slots[*s.byID]
-			if !ok {
-				return nil, pointNotFound(*s.byID)
-			}
-			q = append([]float32(nil), c.vectors.at(slot)...)
-			exclude = int64(slot)
-		} else if q, err = c.checkVector(s.vector); err != nil {
-			return nil, err
-		}
+	} else {
 		var allowed bitset
 		if f != nil {
 			if allowed, err = c.filterSlots(ctx, f, pts); err != nil {
@@ -405,8 +412,9 @@ func (db *DB) run(ctx context.Context, c *collection, pts *bolt.Bucket, s search
 // idOrder returns the first k matching points in id order.
 func (c *collection) idOrder(ctx context.Context, f node, pts *bolt.Bucket, k int) ([]hit, error) {
 	var hits []hit
+	e := evalCtx{dim: c.dim}
 	cur := pts.Cursor()
-	for key, _ := cur.First(); key != nil && len(hits) < k; key, _ = cur.Next() {
+	for key, v := cur.First(); key != nil && len(hits) < k; key, v = cur.Next() {
 		if ctx.Err() != nil {
 			return nil, &Error{Kind: KindCanceled, Msg: ctx.Err().Error(), Err: ctx.Err()}
 		}
@@ -418,13 +426,17 @@ func (c *collection) idOrder(ctx context.Context, f node, pts *bolt.Bucket, k in
 		if !ok {
 			continue
 		}
-		match, err := c.evalSlot(f, pts, slot)
-		if err != nil {
-			return nil, internal(err, "read point %s", id)
+		if f != nil {
+			e.at(slot, id, v)
+			match := f.eval(&e)
+			if e.err != nil {
+				return nil, internal(e.err, "read point %s", id)
+			}
+			if !match {
+				continue
+			}
 		}
-		if match {
-			hits = append(hits, hit{slot: slot})
-		}
+		hits = append(hits, hit{slot: slot})
 	}
 	return hits, nil
 }
