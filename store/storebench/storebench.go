@@ -97,6 +97,11 @@ type LoadStats struct {
 	VectorBytes  uint64 // Points x Dim x 4
 	HeapInUse    uint64 // runtime.MemStats.HeapInuse after loading and a GC
 	RSS          uint64 // VmRSS from /proc/self/status (0 where unavailable)
+	// Reopen is the time to close the store and open it again (what a
+	// restart costs: every vector read back, indexes rebuilt), and
+	// ReopenHeapInUse the heap in use after that and a GC.
+	Reopen          time.Duration
+	ReopenHeapInUse uint64
 }
 
 // HeapRatio is heap in use over raw vector bytes.
@@ -192,6 +197,19 @@ func (f *Fixture) open(ctx context.Context) error {
 		HeapInUse:    ms.HeapInuse,
 		RSS:          readRSS(),
 	}
+	if err := f.db.Close(); err != nil {
+		return fmt.Errorf("storebench: close: %w", err)
+	}
+	f.db = nil
+	runtime.GC()
+	start = time.Now()
+	if f.db, err = store.Open(f.dir, store.Options{}); err != nil {
+		return fmt.Errorf("storebench: reopen: %w", err)
+	}
+	f.load.Reopen = time.Since(start)
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	f.load.ReopenHeapInUse = ms.HeapInuse
 
 	f.queries = make([][]float32, f.opts.Queries)
 	for i := range f.queries {
@@ -416,6 +434,7 @@ func (r Report) WriteTo(w io.Writer) (int64, error) {
 	fmt.Fprintf(tw, "upsert (batches of %d)\t%.0f points/s (%s total)\t\t\n", r.Options.BatchSize, r.Load.PointsPerSec, r.Load.Elapsed.Round(time.Millisecond))
 	fmt.Fprintf(tw, "raw vector bytes\t%s\t\t\n", mib(r.Load.VectorBytes))
 	fmt.Fprintf(tw, "Go heap in use after GC\t%s (%.2fx vectors)\t<= %.1fx %s\t\n", mib(r.Load.HeapInUse), r.Load.HeapRatio(), GoalHeapRatio, verdict(r.Load.HeapRatio() <= GoalHeapRatio))
+	fmt.Fprintf(tw, "reopen (restart)\t%s, heap %s after\t\t\n", r.Load.Reopen.Round(time.Millisecond), mib(r.Load.ReopenHeapInUse))
 	rss := "n/a"
 	if r.Load.RSS > 0 {
 		rss = mib(r.Load.RSS)
