@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -11,48 +10,37 @@ import (
 	"github.com/memrank/memrank/store"
 )
 
-var (
-	fuzzOnce sync.Once
-	fuzzDB   *store.DB
-	fuzzErr  error
-)
-
-// fuzzStore is one store shared by every input of a fuzzing process: the
-// filter points loaded twice, once plain and once behind payload indexes.
-// It lives in a temporary directory the OS cleans; the fuzz worker's exit
-// closes it.
+// fuzzStore opens a store holding the filter points twice, once plain and
+// once behind payload indexes. It is shared by every input the fuzzing
+// process runs and closed when the fuzz target ends.
 func fuzzStore(f *testing.F) *store.DB {
-	fuzzOnce.Do(func() {
-		dir := f.TempDir()
-		fuzzDB, fuzzErr = store.Open(dir, store.Options{})
-		if fuzzErr != nil {
-			return
-		}
-		for _, coll := range []string{"plain", "indexed"} {
-			if fuzzErr = fuzzDB.CreateCollection(context.Background(), &qdrant.CreateCollection{CollectionName: coll,
-				VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Dot})}); fuzzErr != nil {
-				return
-			}
-			req := &qdrant.UpsertPoints{CollectionName: coll}
-			for id, p := range filterPoints {
-				req.Points = append(req.Points, &qdrant.PointStruct{Id: qdrant.NewIDNum(id), Vectors: qdrant.NewVectors(float32(id), 1), Payload: qdrant.NewValueMap(p)})
-			}
-			if _, fuzzErr = fuzzDB.Upsert(context.Background(), req); fuzzErr != nil {
-				return
-			}
-		}
-		for field, typ := range map[string]qdrant.FieldType{"s": qdrant.FieldType_FieldTypeKeyword, "i": qdrant.FieldType_FieldTypeInteger,
-			"b": qdrant.FieldType_FieldTypeBool, "f": qdrant.FieldType_FieldTypeFloat, "dt": qdrant.FieldType_FieldTypeDatetime} {
-			if _, fuzzErr = fuzzDB.CreateFieldIndex(context.Background(), &qdrant.CreateFieldIndexCollection{CollectionName: "indexed",
-				FieldName: field, FieldType: typ.Enum()}); fuzzErr != nil {
-				return
-			}
-		}
-	})
-	if fuzzErr != nil {
-		f.Fatal(fuzzErr)
+	db, err := store.Open(f.TempDir(), store.Options{})
+	if err != nil {
+		f.Fatal(err)
 	}
-	return fuzzDB
+	f.Cleanup(func() { _ = db.Close() })
+	bg := context.Background()
+	for _, coll := range []string{"plain", "indexed"} {
+		if err := db.CreateCollection(bg, &qdrant.CreateCollection{CollectionName: coll,
+			VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Dot})}); err != nil {
+			f.Fatal(err)
+		}
+		req := &qdrant.UpsertPoints{CollectionName: coll}
+		for id, p := range filterPoints {
+			req.Points = append(req.Points, &qdrant.PointStruct{Id: qdrant.NewIDNum(id), Vectors: qdrant.NewVectors(float32(id), 1), Payload: qdrant.NewValueMap(p)})
+		}
+		if _, err := db.Upsert(bg, req); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for field, typ := range map[string]qdrant.FieldType{"s": qdrant.FieldType_FieldTypeKeyword, "i": qdrant.FieldType_FieldTypeInteger,
+		"b": qdrant.FieldType_FieldTypeBool, "f": qdrant.FieldType_FieldTypeFloat, "dt": qdrant.FieldType_FieldTypeDatetime} {
+		if _, err := db.CreateFieldIndex(bg, &qdrant.CreateFieldIndexCollection{CollectionName: "indexed",
+			FieldName: field, FieldType: typ.Enum()}); err != nil {
+			f.Fatal(err)
+		}
+	}
+	return db
 }
 
 // FuzzFilter feeds arbitrary protobuf-encoded filters to the evaluator
