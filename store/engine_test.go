@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -875,4 +876,25 @@ func TestEmptyCollectionStillValidates(t *testing.T) {
 	if len(res) != 0 {
 		t.Fatalf("empty collection answered %v", res)
 	}
+}
+
+// A request whose context has ended stops with the context's code.
+func TestCanceledRequests(t *testing.T) {
+	db := newDB(t)
+	createColl(t, db, "c", 2, qdrant.Distance_Dot)
+	req := &qdrant.UpsertPoints{CollectionName: "c"}
+	for i := 0; i < 3*1024; i++ {
+		req.Points = append(req.Points, &qdrant.PointStruct{Id: num(uint64(i)), Vectors: qdrant.NewVectors(1, float32(i))})
+	}
+	if _, err := db.Upsert(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := db.Query(canceled, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQuery(1, 0)})
+	wantStatus(t, err, codes.Canceled, "")
+	expired, cancel2 := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancel2()
+	_, err = db.Upsert(expired, &qdrant.UpsertPoints{CollectionName: "c", Points: req.Points[:1]})
+	wantStatus(t, err, codes.DeadlineExceeded, "")
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -58,6 +59,9 @@ func (e *Error) GRPCStatus() *status.Status {
 		code = codes.Unavailable
 	case KindCanceled:
 		code = codes.Canceled
+		if errors.Is(e.Err, context.DeadlineExceeded) {
+			code = codes.DeadlineExceeded
+		}
 	}
 	return status.New(code, e.Msg)
 }
