@@ -223,7 +223,7 @@ func (c *collection) unindex(slot uint32, payload map[string]*qdrant.Value) {
 	}
 }
 
-// payloadFieldSchema answers CollectionInfo.payload_schema.
+// payloadSchema answers CollectionInfo.payload_schema.
 func (c *collection) payloadSchema() map[string]*qdrant.PayloadSchemaInfo {
 	out := make(map[string]*qdrant.PayloadSchemaInfo, len(c.indexes))
 	for name, fi := range c.indexes {
@@ -235,7 +235,7 @@ func (c *collection) payloadSchema() map[string]*qdrant.PayloadSchemaInfo {
 	return out
 }
 
-// sortedPath parses an index path; used when loading persisted definitions.
+// mustPath parses a persisted index path.
 func mustPath(s string) (jsonpath.Path, error) {
 	p, err := jsonpath.Parse(s)
 	if err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"math"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -117,7 +118,8 @@ func asEngineError(err error, what string) error {
 	if err == nil {
 		return nil
 	}
-	if e, ok := err.(*Error); ok {
+	var e *Error
+	if errors.As(err, &e) {
 		return e
 	}
 	return internal(err, "%s", what)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -19,7 +20,7 @@ import (
 
 // writeTx is what a write operation does inside its transaction. It returns
 // the in-memory changes to apply once the transaction has committed.
-type writeTx func(c *collection, pts *bolt.Bucket, op uint64) (apply func(), err error)
+type writeTx func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (apply func(), err error)
 
 func (db *DB) write(ctx context.Context, name string, fn writeTx) (*qdrant.UpdateResult, error) {
 	c, unlock, err := db.lockCollection(name, true)
@@ -38,13 +39,14 @@ func (db *DB) write(ctx context.Context, name string, fn writeTx) (*qdrant.Updat
 			return collectionNotFound(name)
 		}
 		var err error
-		if apply, err = fn(c, b.Bucket(bucketPoints), op); err != nil {
+		if apply, err = fn(ctx, c, b.Bucket(bucketPoints), op); err != nil {
 			return err
 		}
 		return putSeq(b, op)
 	})
 	if err != nil {
-		if e, ok := err.(*Error); ok {
+		var e *Error
+		if errors.As(err, &e) {
 			return nil, e
 		}
 		return nil, internal(err, "write to collection %s", name)
@@ -133,7 +135,7 @@ func (db *DB) Upsert(ctx context.Context, req *qdrant.UpsertPoints) (*qdrant.Upd
 	default:
 		mode = qdrant.UpdateMode_Upsert // Qdrant maps unknown values to upsert
 	}
-	return db.write(ctx, req.GetCollectionName(), func(c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+	return db.write(ctx, req.GetCollectionName(), func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		last := make(map[PointID]int, len(points))
 		for i := range points {
 			vec, err := c.checkVector(points[i].vec)
@@ -225,7 +227,7 @@ func convertSelector(s *qdrant.PointsSelector, missing string) (selection, error
 
 // resolve lists the existing points a selection names. With ids, a missing
 // point is an error when strict (payload writes), skipped otherwise.
-func (c *collection) resolve(sel selection, pts *bolt.Bucket, strict bool) ([]PointID, error) {
+func (c *collection) resolve(ctx context.Context, sel selection, pts *bolt.Bucket, strict bool) ([]PointID, error) {
 	if sel.byIDs {
 		seen := make(map[PointID]bool, len(sel.ids))
 		var out []PointID
@@ -250,7 +252,7 @@ func (c *collection) resolve(sel selection, pts *bolt.Bucket, strict bool) ([]Po
 	}
 	matches := c.live
 	if f != nil {
-		if matches, err = c.filterSlots(context.Background(), f, pts); err != nil {
+		if matches, err = c.filterSlots(ctx, f, pts); err != nil {
 			return nil, err
 		}
 	}
@@ -271,8 +273,8 @@ func (db *DB) Delete(ctx context.Context, req *qdrant.DeletePoints) (*qdrant.Upd
 	if err != nil {
 		return nil, err
 	}
-	return db.write(ctx, req.GetCollectionName(), func(c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
-		ids, err := c.resolve(sel, pts, false)
+	return db.write(ctx, req.GetCollectionName(), func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+		ids, err := c.resolve(ctx, sel, pts, false)
 		if err != nil {
 			return nil, err
 		}
@@ -297,8 +299,8 @@ func (db *DB) Delete(ctx context.Context, req *qdrant.DeletePoints) (*qdrant.Upd
 
 // rewritePayloads applies edit to the payload of every selected point.
 func (db *DB) rewritePayloads(ctx context.Context, name string, sel selection, edit func(map[string]*qdrant.Value) map[string]*qdrant.Value) (*qdrant.UpdateResult, error) {
-	return db.write(ctx, name, func(c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
-		ids, err := c.resolve(sel, pts, true)
+	return db.write(ctx, name, func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+		ids, err := c.resolve(ctx, sel, pts, true)
 		if err != nil {
 			return nil, err
 		}
@@ -514,7 +516,7 @@ func (db *DB) CreateFieldIndex(ctx context.Context, req *qdrant.CreateFieldIndex
 		return nil, internal(err, "encode index definition")
 	}
 	name := path.String()
-	return db.write(ctx, req.GetCollectionName(), func(c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+	return db.write(ctx, req.GetCollectionName(), func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		b := pts.Tx().Bucket(bucketCollections).Bucket([]byte(c.name)).Bucket(bucketIndexes)
 		if err := b.Put([]byte(name), raw); err != nil {
 			return nil, err
@@ -569,7 +571,7 @@ func (db *DB) DeleteFieldIndex(ctx context.Context, req *qdrant.DeleteFieldIndex
 		return nil, err
 	}
 	name := path.String()
-	return db.write(ctx, req.GetCollectionName(), func(c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+	return db.write(ctx, req.GetCollectionName(), func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		b := pts.Tx().Bucket(bucketCollections).Bucket([]byte(c.name)).Bucket(bucketIndexes)
 		if err := b.Delete([]byte(name)); err != nil {
 			return nil, err
