@@ -898,3 +898,33 @@ func TestCanceledRequests(t *testing.T) {
 	_, err = db.Upsert(expired, &qdrant.UpsertPoints{CollectionName: "c", Points: req.Points[:1]})
 	wantStatus(t, err, codes.DeadlineExceeded, "")
 }
+
+func TestUpdateVectors(t *testing.T) {
+	db := newDB(t)
+	createColl(t, db, "c", 2, qdrant.Distance_Cosine)
+	upsert(t, db, "c", pt{num(1), []float32{1, 0}, map[string]any{"keep": true, "rev": 1}}, pt{num(2), []float32{1, 0}, map[string]any{"rev": 2}})
+	pv := func(id uint64, v ...float32) *qdrant.PointVectors {
+		return &qdrant.PointVectors{Id: num(id), Vectors: qdrant.NewVectorsDense(v)}
+	}
+	res, err := db.UpdateVectors(ctx, &qdrant.UpdatePointVectors{CollectionName: "c", Points: []*qdrant.PointVectors{pv(1, 0, 3), pv(2, 0, 1)},
+		UpdateFilter: must(qdrant.NewMatchInt("rev", 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := query(t, db, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQuery(0, 1), WithPayload: qdrant.NewWithPayload(true)})
+	if ids(got)[0] != "1" || got[0].GetScore() < 0.999 || got[0].GetVersion() != res.GetOperationId() || !got[0].GetPayload()["keep"].GetBoolValue() {
+		t.Fatalf("after update: %v", got)
+	}
+	if got[1].GetScore() > 0.001 {
+		t.Fatalf("point 2 (filtered out) changed: %v", got[1])
+	}
+	_, err = db.UpdateVectors(ctx, &qdrant.UpdatePointVectors{CollectionName: "c", Points: []*qdrant.PointVectors{pv(1, 1, 1), pv(999, 1, 1)}})
+	wantStatus(t, err, codes.NotFound, "Not found: No point with id 999 found")
+	_, err = db.UpdateVectors(ctx, &qdrant.UpdatePointVectors{CollectionName: "c", Points: []*qdrant.PointVectors{pv(1, 1, 1, 1)}})
+	wantStatus(t, err, codes.InvalidArgument, "Wrong input: Vector dimension error: expected dim: 2, got 3")
+	// Neither failed request changed point 1.
+	got = query(t, db, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQuery(0, 1), Limit: qdrant.PtrOf(uint64(1))})
+	if got[0].GetScore() < 0.999 {
+		t.Fatalf("a failed update changed the vector: %v", got)
+	}
+}

@@ -42,6 +42,7 @@ var implemented = map[string]bool{
 	"/qdrant.Collections/CollectionExists": true,
 	"/qdrant.Points/Upsert":                true,
 	"/qdrant.Points/Delete":                true,
+	"/qdrant.Points/UpdateVectors":         true,
 	"/qdrant.Points/Get":                   true,
 	"/qdrant.Points/SetPayload":            true,
 	"/qdrant.Points/OverwritePayload":      true,
@@ -240,6 +241,14 @@ func (s *pointsService) Delete(ctx context.Context, req *qdrant.DeletePoints) (*
 	ctx, cancel := withTimeout(ctx, req.Timeout)
 	defer cancel()
 	res, err := s.db.Delete(ctx, req)
+	return opResponse(res, err, t)
+}
+
+func (s *pointsService) UpdateVectors(ctx context.Context, req *qdrant.UpdatePointVectors) (*qdrant.PointsOperationResponse, error) {
+	t := time.Now()
+	ctx, cancel := withTimeout(ctx, req.Timeout)
+	defer cancel()
+	res, err := s.db.UpdateVectors(ctx, req)
 	return opResponse(res, err, t)
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -577,5 +578,97 @@ func (db *DB) DeleteFieldIndex(ctx context.Context, req *qdrant.DeleteFieldIndex
 			return nil, err
 		}
 		return func() { delete(c.indexes, name) }, nil
+	})
+}
+
+// UpdateVectors replaces the vector of existing points and keeps their
+// payloads. A listed point that does not exist fails the whole request with
+// NotFound (Qdrant's check_unprocessed_points) and changes nothing; with
+// update_filter, points that do not match it are left as they are.
+func (db *DB) UpdateVectors(ctx context.Context, req *qdrant.UpdatePointVectors) (*qdrant.UpdateResult, error) {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	if req.GetShardKeySelector() != nil {
+		return nil, unimplemented("shard keys are not supported")
+	}
+	type update struct {
+		id  PointID
+		vec []float32
+	}
+	updates := make([]update, 0, len(req.GetPoints()))
+	for _, p := range req.GetPoints() {
+		if p.GetId() == nil {
+			return nil, invalidArg("id is expected")
+		}
+		id, err := PointIDFromProto(p.GetId())
+		if err != nil {
+			return nil, err
+		}
+		if p.GetVectors() == nil {
+			return nil, invalidArg("vectors is expected")
+		}
+		vec, err := denseVector(p.GetVectors())
+		if err != nil {
+			return nil, err
+		}
+		updates = append(updates, update{id: id, vec: vec})
+	}
+	return db.write(ctx, req.GetCollectionName(), func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+		last := make(map[PointID]int, len(updates))
+		for i := range updates {
+			vec, err := c.checkVector(updates[i].vec)
+			if err != nil {
+				return nil, err
+			}
+			updates[i].vec = vec
+			last[updates[i].id] = i
+		}
+		for _, u := range updates {
+			if _, ok := c.slots[u.id]; !ok {
+				return nil, pointNotFound(u.id)
+			}
+		}
+		var cond node
+		if req.GetUpdateFilter() != nil {
+			var err error
+			if cond, err = (filterCompiler{c: c}).compile(req.GetUpdateFilter(), "update_filter"); err != nil {
+				return nil, err
+			}
+		}
+		var applied []update
+		for i, u := range updates {
+			if last[u.id] != i {
+				continue
+			}
+			if cond != nil {
+				ok, err := c.matchesStored(cond, pts, u.id)
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					continue
+				}
+			}
+			rec, err := parseRecord(pts.Get(u.id.key()), c.dim)
+			if err != nil {
+				return nil, err
+			}
+			b := make([]byte, 0, 9+4*c.dim+len(rec.payload))
+			b = append(b, recordFormat, 0, 0, 0, 0, 0, 0, 0, 0)
+			binary.LittleEndian.PutUint64(b[1:], op)
+			b = append(append(b, vecBytes(u.vec)...), rec.payload...)
+			if err := pts.Put(u.id.key(), b); err != nil {
+				return nil, err
+			}
+			applied = append(applied, u)
+		}
+		return func() {
+			for _, u := range applied {
+				slot := c.slots[u.id]
+				c.vectors.put(slot, u.vec)
+				c.versions[slot] = op
+			}
+		}, nil
 	})
 }
