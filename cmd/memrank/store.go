@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/store/storebench"
+)
+
+// shutdownGrace bounds how long calls in flight may finish after a stop.
+const shutdownGrace = 10 * time.Second
+
+func newQdrantCompatCmd(e *env) *cobra.Command {
+	var data, grpcAddr string
+	cmd := &cobra.Command{
+		Use:   "qdrant-compat",
+		Short: "Serve memrank's embedded store over Qdrant's gRPC protocol (no re-ranking)",
+		Long: `Serve the embedded store in --data over Qdrant's gRPC protocol on --grpc, for tests and
+local work with any Qdrant client. It is memrank's own engine, not Qdrant: its HealthCheck title
+says so. Every acknowledged write is committed to disk first (wait=false behaves like wait=true).
+Stops gracefully on SIGINT or SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			db, err := store.Open(data, store.Options{})
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			lis, err := net.Listen("tcp", grpcAddr)
+			if err != nil {
+				return usageError{fmt.Errorf("--grpc %s: %w", grpcAddr, err)}
+			}
+			fmt.Fprintf(e.stderr, "memrank qdrant-compat: serving %s on %s (gRPC)\n", data, lis.Addr())
+			if err := store.Serve(ctx, store.NewServer(db), lis, shutdownGrace); err != nil {
+				return err
+			}
+			return db.Close()
+		},
+	}
+	cmd.Flags().StringVar(&data, "data", "./memrank-data", "data directory of the embedded store")
+	cmd.Flags().StringVar(&grpcAddr, "grpc", "127.0.0.1:6334", "address to serve Qdrant's gRPC protocol on")
+	return cmd
+}
+
+func newBenchCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure memrank's speed and memory on this machine",
+	}
+	var o storebench.Options
+	st := &cobra.Command{
+		Use:   "store",
+		Short: "Exact search, upsert throughput and memory of the embedded store",
+		Long: `Load random cosine vectors into a temporary embedded store and report: exact search p50/p99
+unfiltered and with a keyword filter on an indexed field (through the engine and through the
+in-process gRPC path), upsert throughput, Go heap after loading and a GC against the raw vector
+bytes, RSS, and the time to reopen the store.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return usageError{err}
+			}
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			rep, err := storebench.Run(ctx, o)
+			if err != nil {
+				return err
+			}
+			_, err = rep.WriteTo(e.stdout)
+			return err
+		},
+	}
+	st.Flags().IntVar(&o.Points, "points", 100_000, "points to load")
+	st.Flags().IntVar(&o.Dim, "dim", 384, "vector dimensions")
+	st.Flags().IntVar(&o.Queries, "queries", 200, "timed queries per scenario")
+	st.Flags().IntVar(&o.Limit, "limit", 10, "top-k of each query")
+	st.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
+	cmd.AddCommand(st)
+	return cmd
+}
