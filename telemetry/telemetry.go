@@ -1,0 +1,300 @@
+// Package telemetry sets up memrank's logs, traces and metrics (DESIGN
+// section 8) and hands the providers to whoever needs them: no package reads
+// or sets the OpenTelemetry globals, every constructor receives a
+// trace.TracerProvider and a metric.MeterProvider as arguments.
+//
+//   - Logs: log/slog, JSON or text, at the configured level; every record
+//     logged with a context that holds a span carries that span's trace_id and
+//     span_id, so a log line leads to its trace.
+//   - Traces: an SDK tracer provider whose spans go to an OTLP gRPC collector
+//     when an endpoint is configured (the exporter still reads the other
+//     OTEL_EXPORTER_OTLP_* settings, such as headers, certificates and
+//     compression, itself), to a test exporter when one is given, and nowhere
+//     otherwise. Spans are still created without an exporter, so logs carry
+//     trace ids in every setup.
+//   - Metrics: an SDK meter provider read by the OpenTelemetry Prometheus
+//     exporter, registered on a registry of its own (with the Go and process
+//     collectors), served by MetricsHandler.
+//   - Propagation: W3C trace context and baggage, handed to otelhttp and
+//     otelgrpc explicitly.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/otlptranslator"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// Log formats.
+const (
+	FormatJSON = "json"
+	FormatText = "text"
+)
+
+// Config configures Setup. The zero value is valid: service "memrank", info
+// level, JSON logs, no trace export.
+type Config struct {
+	ServiceName string // resource service.name; "" = "memrank"
+	// ServiceVersion and InstanceID (the replica id) go into the resource
+	// when set.
+	ServiceVersion string
+	InstanceID     string
+	LogLevel       string // debug | info | warn | error (slog's level names); "" = info
+	LogFormat      string // json | text; "" = json
+	// OTLPEndpoint is the OTLP gRPC collector: a URL ("http://collector:4317"
+	// is plain text, "https://..." TLS) or host:port (TLS unless
+	// OTEL_EXPORTER_OTLP_INSECURE says otherwise, which the exporter reads).
+	// "" = no OTLP export.
+	OTLPEndpoint string
+	// SpanExporter receives every span synchronously (tests: an in-memory
+	// exporter). It is used only when OTLPEndpoint is empty.
+	SpanExporter sdktrace.SpanExporter
+}
+
+// ErrConfig is wrapped by every Validate error.
+var ErrConfig = errors.New("telemetry: invalid config")
+
+// Validate checks the level and format names.
+func (c Config) Validate() error {
+	var errs []error
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		errs = append(errs, fmt.Errorf("%w: log level %q: want debug, info, warn or error", ErrConfig, c.LogLevel))
+	}
+	switch strings.ToLower(c.LogFormat) {
+	case "", FormatJSON, FormatText:
+	default:
+		errs = append(errs, fmt.Errorf("%w: log format %q: want json or text", ErrConfig, c.LogFormat))
+	}
+	return errors.Join(errs...)
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if s == "" {
+		return slog.LevelInfo, nil
+	}
+	if strings.EqualFold(s, "warning") {
+		return slog.LevelWarn, nil
+	}
+	err := l.UnmarshalText([]byte(s))
+	return l, err
+}
+
+// Telemetry holds the providers built by Setup.
+type Telemetry struct {
+	// Logger writes JSON or text records at the configured level; records
+	// logged with a context holding a span carry its trace_id and span_id.
+	Logger         *slog.Logger
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+
+	tp         *sdktrace.TracerProvider // nil in Nop
+	otlp       sdktrace.SpanExporter    // the OTLP exporter, when there is one
+	mp         *sdkmetric.MeterProvider // nil in Nop
+	registry   *prometheus.Registry
+	propagator propagation.TextMapPropagator
+
+	once sync.Once
+	err  error
+}
+
+// Setup builds the logger and the providers. Logs go to logOut (nil =
+// discarded). Call Shutdown to flush spans and stop the exporters.
+func Setup(ctx context.Context, cfg Config, logOut io.Writer) (*Telemetry, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.ServiceName == "" {
+		cfg.ServiceName = "memrank"
+	}
+	level, _ := parseLevel(cfg.LogLevel)
+	if logOut == nil {
+		logOut = io.Discard
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	if strings.EqualFold(cfg.LogFormat, FormatText) {
+		h = slog.NewTextHandler(logOut, opts)
+	} else {
+		h = slog.NewJSONHandler(logOut, opts)
+	}
+
+	attrs := []attribute.KeyValue{semconv.ServiceName(cfg.ServiceName)}
+	if cfg.ServiceVersion != "" {
+		attrs = append(attrs, semconv.ServiceVersion(cfg.ServiceVersion))
+	}
+	if cfg.InstanceID != "" {
+		attrs = append(attrs, semconv.ServiceInstanceID(cfg.InstanceID))
+	}
+	// resource.New with explicit detectors only: resource.Default would read
+	// OTEL_RESOURCE_ATTRIBUTES, and configuration is read in one place.
+	res, err := resource.New(ctx, resource.WithTelemetrySDK(), resource.WithSchemaURL(semconv.SchemaURL), resource.WithAttributes(attrs...))
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: resource: %w", err)
+	}
+
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	var otlp sdktrace.SpanExporter
+	switch {
+	case cfg.OTLPEndpoint != "":
+		exp, err := otlptracegrpc.New(ctx, endpointOption(cfg.OTLPEndpoint))
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: OTLP exporter for %q: %w", cfg.OTLPEndpoint, err)
+		}
+		tpOpts = append(tpOpts, sdktrace.WithBatcher(exp))
+		otlp = exp
+	case cfg.SpanExporter != nil:
+		tpOpts = append(tpOpts, sdktrace.WithSyncer(cfg.SpanExporter))
+	}
+	tp := sdktrace.NewTracerProvider(tpOpts...)
+
+	reg := prometheus.NewRegistry()
+	if err := errors.Join(
+		reg.Register(collectors.NewGoCollector()),
+		reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
+	); err != nil {
+		_ = tp.Shutdown(ctx)
+		return nil, fmt.Errorf("telemetry: Prometheus collectors: %w", err)
+	}
+	exp, err := otelprom.New(
+		otelprom.WithRegisterer(reg),
+		// Pinned rather than left to the exporter's default, which is
+		// announced to change: dashboards depend on these names.
+		otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes),
+	)
+	if err != nil {
+		_ = tp.Shutdown(ctx)
+		return nil, fmt.Errorf("telemetry: Prometheus exporter: %w", err)
+	}
+	mp := sdkmetric.NewMeterProvider(
+		sdkmetric.WithResource(res),
+		sdkmetric.WithReader(exp),
+		sdkmetric.WithView(secondsView()),
+	)
+
+	return &Telemetry{
+		Logger:         slog.New(NewTraceHandler(h)),
+		TracerProvider: tp,
+		MeterProvider:  mp,
+		tp:             tp,
+		otlp:           otlp,
+		mp:             mp,
+		registry:       reg,
+		propagator:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+	}, nil
+}
+
+// endpointOption reads the endpoint as a URL when it has a scheme, else as
+// host:port.
+func endpointOption(endpoint string) otlptracegrpc.Option {
+	if strings.Contains(endpoint, "://") {
+		return otlptracegrpc.WithEndpointURL(endpoint)
+	}
+	return otlptracegrpc.WithEndpoint(endpoint)
+}
+
+// LatencyBuckets are the histogram boundaries, in seconds, of every
+// histogram measured in seconds: the SDK's defaults (0 to 10000) suit
+// milliseconds, and memrank's stages take from tens of microseconds (score
+// and gate) to seconds (an upstream call under load).
+func LatencyBuckets() []float64 {
+	return []float64{
+		0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+		0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+	}
+}
+
+func secondsView() sdkmetric.View {
+	return sdkmetric.NewView(
+		sdkmetric.Instrument{Kind: sdkmetric.InstrumentKindHistogram, Unit: "s"},
+		sdkmetric.Stream{Aggregation: sdkmetric.AggregationExplicitBucketHistogram{Boundaries: LatencyBuckets()}},
+	)
+}
+
+// Nop returns a Telemetry that records nothing: a discarding logger and no-op
+// providers. For tests and tools that need the fields filled.
+func Nop() *Telemetry {
+	return &Telemetry{
+		Logger:         slog.New(slog.DiscardHandler),
+		TracerProvider: tracenoop.NewTracerProvider(),
+		MeterProvider:  metricnoop.NewMeterProvider(),
+		registry:       prometheus.NewRegistry(),
+		propagator:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+	}
+}
+
+// Propagator is the W3C trace-context (and baggage) propagator to hand to
+// otelhttp (otelhttp.WithPropagators) and otelgrpc (otelgrpc.WithPropagators),
+// since memrank never installs a global one.
+func (t *Telemetry) Propagator() propagation.TextMapPropagator { return t.propagator }
+
+// MetricsHandler serves the Prometheus exposition of every instrument
+// recorded through MeterProvider, plus the Go runtime and process
+// collectors.
+func (t *Telemetry) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(t.registry, promhttp.HandlerOpts{
+		// One failing collector must not hide the others.
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}
+
+// ForceFlush exports the spans still buffered, e.g. before a test reads its
+// exporter or before a planned stop.
+func (t *Telemetry) ForceFlush(ctx context.Context) error {
+	if t.tp == nil {
+		return nil
+	}
+	return t.tp.ForceFlush(ctx)
+}
+
+// Shutdown flushes buffered spans and stops the exporters, within ctx's
+// deadline. It is safe to call twice; the second call returns the first's
+// result.
+func (t *Telemetry) Shutdown(ctx context.Context) error {
+	t.once.Do(func() {
+		var errs []error
+		if t.tp != nil {
+			if err := t.tp.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("telemetry: tracer provider shutdown: %w", err))
+			}
+			// When ctx ran out first, the batch processor gave up waiting but
+			// its export is still retrying against the collector; stopping
+			// the exporter (a no-op when already stopped) cancels it, so no
+			// goroutine outlives Shutdown by more than a moment.
+			if t.otlp != nil {
+				if err := t.otlp.Shutdown(ctx); err != nil && ctx.Err() == nil {
+					errs = append(errs, fmt.Errorf("telemetry: OTLP exporter shutdown: %w", err))
+				}
+			}
+		}
+		if t.mp != nil {
+			if err := t.mp.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("telemetry: meter provider shutdown: %w", err))
+			}
+		}
+		t.err = errors.Join(errs...)
+	})
+	return t.err
+}

@@ -1,0 +1,253 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func setup(t *testing.T, cfg Config, out io.Writer) *Telemetry {
+	t.Helper()
+	tel, err := Setup(context.Background(), cfg, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tel.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return tel
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		ok   bool
+	}{
+		{"zero value", Config{}, true},
+		{"debug text", Config{LogLevel: "debug", LogFormat: "text"}, true},
+		{"upper case", Config{LogLevel: "WARN", LogFormat: "JSON"}, true},
+		{"warning alias", Config{LogLevel: "warning"}, true},
+		{"bad level", Config{LogLevel: "loud"}, false},
+		{"bad format", Config{LogFormat: "xml"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if (err == nil) != tt.ok {
+				t.Fatalf("Validate() = %v, want ok %v", err, tt.ok)
+			}
+			if err != nil {
+				if !errors.Is(err, ErrConfig) {
+					t.Errorf("error %v does not wrap ErrConfig", err)
+				}
+				if _, err := Setup(context.Background(), tt.cfg, nil); err == nil {
+					t.Error("Setup accepted an invalid config")
+				}
+			}
+		})
+	}
+}
+
+// TestLogCarriesTraceID: a record logged under an active span names that
+// span, so a log line leads to its trace; one logged without a span does not.
+func TestLogCarriesTraceID(t *testing.T) {
+	var buf bytes.Buffer
+	exp := tracetest.NewInMemoryExporter()
+	tel := setup(t, Config{SpanExporter: exp}, &buf)
+
+	ctx, span := tel.TracerProvider.Tracer("test").Start(context.Background(), "op")
+	tel.Logger.With("component", "rank").InfoContext(ctx, "ranked", "candidates", 40)
+	span.End()
+	tel.Logger.InfoContext(context.Background(), "no span")
+	tel.Logger.DebugContext(ctx, "below the level")
+
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("got %d lines, want 2:\n%s", len(lines), buf.String())
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, lines[0])
+	}
+	sc := span.SpanContext()
+	if rec[TraceIDKey] != sc.TraceID().String() || rec[SpanIDKey] != sc.SpanID().String() {
+		t.Errorf("log ids %v/%v, span %s/%s", rec[TraceIDKey], rec[SpanIDKey], sc.TraceID(), sc.SpanID())
+	}
+	if rec["component"] != "rank" || rec["candidates"] != float64(40) || rec["msg"] != "ranked" {
+		t.Errorf("record lost its attributes: %v", rec)
+	}
+	if strings.Contains(lines[1], TraceIDKey) {
+		t.Errorf("a record without a span has a trace id: %s", lines[1])
+	}
+	// The span reached the test exporter synchronously.
+	if got := exp.GetSpans(); len(got) != 1 || got[0].SpanContext.TraceID() != sc.TraceID() {
+		t.Errorf("exporter holds %d spans", len(got))
+	}
+	if res := exp.GetSpans()[0].Resource; res == nil || !strings.Contains(res.String(), "service.name=memrank") {
+		t.Errorf("resource %v lacks service.name=memrank", res)
+	}
+}
+
+func TestTextLogFormat(t *testing.T) {
+	var buf bytes.Buffer
+	tel := setup(t, Config{LogFormat: "text", LogLevel: "debug"}, &buf)
+	ctx, span := tel.TracerProvider.Tracer("test").Start(context.Background(), "op")
+	tel.Logger.DebugContext(ctx, "hello")
+	span.End()
+	line := buf.String()
+	if !strings.Contains(line, "level=DEBUG") || !strings.Contains(line, "trace_id="+span.SpanContext().TraceID().String()) {
+		t.Errorf("text record %q lacks the level or the trace id", line)
+	}
+}
+
+// TestPropagatorContinuesTrace: what the fronts hand to otelhttp/otelgrpc
+// reads a W3C traceparent, so memrank's spans join the caller's trace.
+func TestPropagatorContinuesTrace(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tel := setup(t, Config{SpanExporter: exp}, nil)
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	ctx := tel.Propagator().Extract(context.Background(), propagation.MapCarrier{"traceparent": parent})
+	_, span := tel.TracerProvider.Tracer("test").Start(ctx, "child")
+	span.End()
+	if got := span.SpanContext().TraceID().String(); got != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Errorf("child trace id %s, want the caller's", got)
+	}
+	out := propagation.MapCarrier{}
+	tel.Propagator().Inject(trace.ContextWithSpan(context.Background(), span), out)
+	if !strings.HasPrefix(out["traceparent"], "00-4bf92f3577b34da6a3ce929d0e0e4736-") {
+		t.Errorf("injected traceparent %q", out["traceparent"])
+	}
+}
+
+// TestMetricsEndpoint: an instrument recorded through MeterProvider shows up
+// in the Prometheus exposition with its translated name, next to the Go
+// runtime collector; histograms in seconds get the latency buckets.
+func TestMetricsEndpoint(t *testing.T) {
+	tel := setup(t, Config{ServiceName: "memrank-test", InstanceID: "replica-a"}, nil)
+	m := tel.MeterProvider.Meter("github.com/memrank/memrank/rank")
+	c, err := m.Int64Counter("memrank.gate.drops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Add(context.Background(), 3)
+	sec, err := m.Float64Histogram("memrank.score.duration", metric.WithUnit("s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec.Record(context.Background(), 0.0003)
+
+	srv := httptest.NewServer(tel.MetricsHandler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	for _, want := range []string{
+		"memrank_gate_drops_total{",
+		`} 3`,
+		`memrank_score_duration_seconds_bucket{`,
+		`le="0.0005"`,
+		"go_goroutines ",
+		`target_info{`,
+		`service_name="memrank-test"`,
+		`service_instance_id="replica-a"`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("exposition lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("exposition:\n%s", body)
+	}
+}
+
+func TestShutdownTwice(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tel, err := Setup(context.Background(), Config{SpanExporter: exp}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := tel.TracerProvider.Tracer("t").Start(context.Background(), "op")
+	span.End()
+	if err := tel.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tel.Shutdown(context.Background()); err != nil {
+		t.Fatalf("second Shutdown: %v", err)
+	}
+	// After shutdown spans are no longer recorded.
+	_, span = tel.TracerProvider.Tracer("t").Start(context.Background(), "late")
+	span.End()
+	if n := len(exp.GetSpans()); n != 0 {
+		// The in-memory exporter is reset by its own Shutdown.
+		t.Errorf("%d spans after shutdown", n)
+	}
+}
+
+// TestOTLPWithoutCollector: with an endpoint and no collector listening,
+// Setup still succeeds (export is best effort and asynchronous), spans can be
+// recorded, and Shutdown returns within its deadline leaving no goroutine
+// behind (goleak checks at the end of the package).
+func TestOTLPWithoutCollector(t *testing.T) {
+	// A listener that is closed at once: nothing answers on that port.
+	l := httptest.NewUnstartedServer(nil).Listener
+	addr := l.Addr().String()
+	l.Close()
+	for _, endpoint := range []string{"http://" + addr, addr} {
+		t.Run(endpoint, func(t *testing.T) {
+			tel, err := Setup(context.Background(), Config{OTLPEndpoint: endpoint}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, span := tel.TracerProvider.Tracer("t").Start(context.Background(), "op")
+			span.End()
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_ = tel.Shutdown(ctx) // the export itself fails: nobody listens
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("Shutdown took %v", d)
+			}
+		})
+	}
+}
+
+func TestNop(t *testing.T) {
+	tel := Nop()
+	tel.Logger.Info("discarded")
+	_, span := tel.TracerProvider.Tracer("t").Start(context.Background(), "op")
+	span.End()
+	rec := httptest.NewRecorder()
+	tel.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Errorf("Nop metrics: %d", rec.Code)
+	}
+	if err := tel.Shutdown(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
