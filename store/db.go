@@ -46,6 +46,10 @@ type Options struct {
 	// SearchWorkers bounds the goroutines one exact search scans with.
 	// Default GOMAXPROCS.
 	SearchWorkers int
+	// SampleSeed seeds the generator behind random sampling (Query sample:
+	// random). With a seed, the same sequence of sample queries on the same
+	// data draws the same points; zero seeds it randomly at Open.
+	SampleSeed uint64
 	// NoSync skips fsync on commit. Only for throwaway data (benchmarks of
 	// the engine itself); with it, acknowledged writes are not durable.
 	NoSync bool
@@ -84,6 +88,7 @@ type DB struct {
 	opts    Options
 	bolt    *bolt.DB
 	kernels kernels
+	sampler *sampler
 
 	// closeMu is held shared by every operation and exclusively by Close,
 	// so Close waits for operations in flight and none starts after it.
@@ -122,7 +127,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	db := &DB{dir: dir, opts: opts, bolt: bdb, kernels: newKernels(), collections: map[string]*collection{}}
+	db := &DB{dir: dir, opts: opts, bolt: bdb, kernels: newKernels(), sampler: newSampler(opts.SampleSeed), collections: map[string]*collection{}}
 	if err := db.load(); err != nil {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)

@@ -641,15 +641,16 @@ func TestUnsupportedQueryFeatures(t *testing.T) {
 		code codes.Code
 		word string
 	}{
-		{"prefetch", &qdrant.QueryPoints{Prefetch: []*qdrant.PrefetchQuery{{Query: qdrant.NewQuery(1, 0)}}, Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF)}, codes.Unimplemented, "prefetch"},
-		{"fusion", &qdrant.QueryPoints{Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF)}, codes.Unimplemented, "fusion"},
+		{"fusion without prefetches", &qdrant.QueryPoints{Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF)}, codes.InvalidArgument, "cannot apply Fusion without prefetches"},
+		{"formula over prefetches", &qdrant.QueryPoints{Prefetch: []*qdrant.PrefetchQuery{{Query: qdrant.NewQuery(1, 0)}}, Query: qdrant.NewQueryFormula(&qdrant.Formula{Expression: qdrant.NewExpressionConstant(1)})}, codes.Unimplemented, "formula"},
+		{"mmr in a prefetch", &qdrant.QueryPoints{Prefetch: []*qdrant.PrefetchQuery{{Query: qdrant.NewQueryMMR(qdrant.NewVectorInput(1, 0), &qdrant.Mmr{})}}, Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF)}, codes.Unimplemented, "MMR"},
+		{"lookup_from in a prefetch", &qdrant.QueryPoints{Prefetch: []*qdrant.PrefetchQuery{{Query: qdrant.NewQuery(1, 0), LookupFrom: &qdrant.LookupLocation{CollectionName: "c"}}}, Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF)}, codes.Unimplemented, "lookup_from"},
 		{"formula", &qdrant.QueryPoints{Query: qdrant.NewQueryFormula(&qdrant.Formula{Expression: qdrant.NewExpressionConstant(1)})}, codes.Unimplemented, "formula"},
 		{"mmr", &qdrant.QueryPoints{Query: qdrant.NewQueryMMR(qdrant.NewVectorInput(1, 0), &qdrant.Mmr{})}, codes.Unimplemented, "MMR"},
 		{"recommend", &qdrant.QueryPoints{Query: qdrant.NewQueryRecommend(&qdrant.RecommendInput{})}, codes.Unimplemented, "recommend"},
 		{"discover", &qdrant.QueryPoints{Query: qdrant.NewQueryDiscover(&qdrant.DiscoverInput{})}, codes.Unimplemented, "discover"},
 		{"context", &qdrant.QueryPoints{Query: qdrant.NewQueryContext(&qdrant.ContextInput{})}, codes.Unimplemented, "context"},
-		{"order_by", &qdrant.QueryPoints{Query: qdrant.NewQueryOrderBy(&qdrant.OrderBy{Key: "x"})}, codes.Unimplemented, "order_by"},
-		{"sample", &qdrant.QueryPoints{Query: qdrant.NewQuerySample(qdrant.Sample_Random)}, codes.Unimplemented, "sample"},
+		{"order_by without a range index", &qdrant.QueryPoints{Query: qdrant.NewQueryOrderBy(&qdrant.OrderBy{Key: "x"})}, codes.InvalidArgument, "No range index for `order_by` key: `x`"},
 		{"sparse", &qdrant.QueryPoints{Query: qdrant.NewQuerySparse([]uint32{1}, []float32{1})}, codes.Unimplemented, "sparse"},
 		{"multi", &qdrant.QueryPoints{Query: qdrant.NewQueryMulti([][]float32{{1, 0}})}, codes.Unimplemented, "multi"},
 		{"named vector", &qdrant.QueryPoints{Query: qdrant.NewQuery(1, 0), Using: qdrant.PtrOf("text")}, codes.InvalidArgument, "text"},

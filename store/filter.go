@@ -802,20 +802,29 @@ func (fc filterCompiler) indexed(n *fieldNode) (bitset, bool) {
 	return nil, false
 }
 
+// timestampMicros converts a protobuf Timestamp to microseconds, refusing
+// what chrono cannot represent (try_date_time_from_proto).
+func timestampMicros(ts interface {
+	GetSeconds() int64
+	GetNanos() int32
+}) (int64, error) {
+	const maxSec = 8210266876799 // chrono's DateTime::MAX_UTC (year 262143)
+	const minSec = -8334601228800
+	if ts.GetSeconds() > maxSec || ts.GetSeconds() < minSec || ts.GetNanos() < 0 || ts.GetNanos() >= 2e9 {
+		return 0, invalidArg("Unable to parse timestamp: %ds %dns", ts.GetSeconds(), ts.GetNanos())
+	}
+	return ts.GetSeconds()*1_000_000 + int64(ts.GetNanos())/1000, nil
+}
+
 func microRangeFromProto(r *qdrant.DatetimeRange) (microRange, error) {
 	conv := func(ts interface {
 		GetSeconds() int64
 		GetNanos() int32
 	}) (*int64, error) {
-		if ts == nil {
-			return nil, nil
+		us, err := timestampMicros(ts)
+		if err != nil {
+			return nil, err
 		}
-		const maxSec = 8210266876799 // chrono's DateTime::MAX_UTC (year 262143)
-		const minSec = -8334601228800
-		if ts.GetSeconds() > maxSec || ts.GetSeconds() < minSec || ts.GetNanos() < 0 || ts.GetNanos() >= 2e9 {
-			return nil, invalidArg("Unable to parse timestamp: %ds %dns", ts.GetSeconds(), ts.GetNanos())
-		}
-		us := ts.GetSeconds()*1_000_000 + int64(ts.GetNanos())/1000
 		return &us, nil
 	}
 	var out microRange

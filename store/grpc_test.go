@@ -121,9 +121,9 @@ func TestGRPCErrors(t *testing.T) {
 			return err
 		}, codes.Unimplemented, "memrank embedded store: Snapshots/Create is not implemented"},
 		{"unsupported query feature", func() error {
-			_, err := c.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF)})
+			_, err := c.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryFormula(&qdrant.Formula{Expression: qdrant.NewExpressionConstant(1)})})
 			return err
-		}, codes.Unimplemented, "memrank embedded store: Query fusion is not supported"},
+		}, codes.Unimplemented, "memrank embedded store: Query formula is not supported"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { wantStatus(t, tc.call(), tc.code, tc.msg) })

@@ -29,6 +29,9 @@ type fieldIndex struct {
 	bools [2]postings
 	nums  [][]float64 // by slot
 	times [][]int64   // by slot, microseconds
+	// intVals holds the integers of an integer index by slot: what Qdrant's
+	// numeric integer index orders by (nums also has the floats, for ranges).
+	intVals [][]int64
 }
 
 func newFieldIndex(path jsonpath.Path, info *qdrant.PayloadSchemaInfo) *fieldIndex {
@@ -60,6 +63,7 @@ func (fi *fieldIndex) add(slot uint32, payload map[string]*qdrant.Value) {
 	any := false
 	var nums []float64
 	var times []int64
+	var ints []int64
 	scalars(fi.path, payload, func(v *qdrant.Value) {
 		switch fi.kind {
 		case qdrant.PayloadSchemaType_Keyword:
@@ -72,6 +76,7 @@ func (fi *fieldIndex) add(slot uint32, payload map[string]*qdrant.Value) {
 			case *qdrant.Value_IntegerValue:
 				fi.ints[k.IntegerValue] = fi.ints[k.IntegerValue].add(slot)
 				nums = append(nums, float64(k.IntegerValue))
+				ints = append(ints, k.IntegerValue)
 				any = true
 			case *qdrant.Value_DoubleValue:
 				nums = append(nums, k.DoubleValue)
@@ -118,6 +123,12 @@ func (fi *fieldIndex) add(slot uint32, payload map[string]*qdrant.Value) {
 		}
 		fi.nums[slot] = nums
 	}
+	if ints != nil {
+		for int(slot) >= len(fi.intVals) {
+			fi.intVals = append(fi.intVals, nil)
+		}
+		fi.intVals[slot] = ints
+	}
 	if times != nil {
 		for int(slot) >= len(fi.times) {
 			fi.times = append(fi.times, nil)
@@ -163,6 +174,9 @@ func (fi *fieldIndex) remove(slot uint32, payload map[string]*qdrant.Value) {
 	}
 	if int(slot) < len(fi.times) {
 		fi.times[slot] = nil
+	}
+	if int(slot) < len(fi.intVals) {
+		fi.intVals[slot] = nil
 	}
 	fi.points.clear(slot)
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"math"
 
 	"github.com/qdrant/go-client/qdrant"
 	bolt "go.etcd.io/bbolt"
@@ -325,90 +324,6 @@ func (c *collection) filterSlots(ctx context.Context, f node, pts *bolt.Bucket) 
 		}
 	})
 	return out, ferr
-}
-
-// searchSpec is a resolved nearest-neighbour (or id-order) request.
-type searchSpec struct {
-	vector    []float32 // as sent; nil means id order (no query)
-	byID      *PointID  // query by a stored point's vector
-	filter    *qdrant.Filter
-	limit     uint64
-	offset    uint64
-	threshold *float32
-	out       output
-}
-
-// run answers one search under the caller's read lock and transaction.
-func (db *DB) run(ctx context.Context, c *collection, pts *bolt.Bucket, s searchSpec) ([]*qdrant.ScoredPoint, error) {
-	f, err := (filterCompiler{c: c}).compile(s.filter, "filter")
-	if err != nil {
-		return nil, err
-	}
-	// The query is checked before anything else can end the request early,
-	// so a bad vector or a missing point is reported even when nothing
-	// could match.
-	var q []float32
-	exclude := int64(-1)
-	switch {
-	case s.byID != nil:
-		slot, ok := c.slots[*s.byID]
-		if !ok {
-			return nil, pointNotFound(*s.byID)
-		}
-		q = append([]float32(nil), c.vectors.at(slot)...)
-		exclude = int64(slot)
-	case s.vector != nil:
-		if q, err = c.checkVector(s.vector); err != nil {
-			return nil, err
-		}
-	}
-	want := s.limit + s.offset
-	if want < s.limit { // overflow
-		want = math.MaxUint64
-	}
-	k := int(min(want, uint64(c.nlive)))
-	if k == 0 || uint64(k) <= s.offset {
-		return []*qdrant.ScoredPoint{}, nil
-	}
-
-	var hits []hit
-	if q == nil {
-		// No query: points in id order, as a scroll would give them.
-		if hits, err = c.idOrder(ctx, f, pts, k); err != nil {
-			return nil, err
-		}
-	} else {
-		var allowed bitset
-		if f != nil {
-			if allowed, err = c.filterSlots(ctx, f, pts); err != nil {
-				return nil, err
-			}
-		}
-		if hits, err = c.scan(ctx, q, allowed, exclude, s.threshold, k, db.opts.SearchWorkers); err != nil {
-			return nil, err
-		}
-	}
-	if uint64(len(hits)) <= s.offset {
-		return []*qdrant.ScoredPoint{}, nil
-	}
-	hits = hits[s.offset:]
-	noQuery := s.vector == nil && s.byID == nil
-	res := make([]*qdrant.ScoredPoint, 0, len(hits))
-	for _, h := range hits {
-		payload, vec, err := c.fill(pts, h.slot, s.out)
-		if err != nil {
-			return nil, err
-		}
-		p := &qdrant.ScoredPoint{Id: c.ids[h.slot].Proto(), Payload: payload, Score: h.score, Version: c.versions[h.slot], Vectors: vec}
-		if noQuery {
-			// Qdrant answers a query without a query from a scroll and
-			// reports every point with score 1 and version 0
-			// (lib/collection/src/shards/local_shard/scroll.rs, query_scroll).
-			p.Score, p.Version = 1, 0
-		}
-		res = append(res, p)
-	}
-	return res, nil
 }
 
 // idOrder returns the first k matching points in id order.

@@ -56,6 +56,8 @@ var implemented = map[string]bool{
 	"/qdrant.Points/Count":                 true,
 	"/qdrant.Points/Query":                 true,
 	"/qdrant.Points/QueryBatch":            true,
+	"/qdrant.Points/QueryGroups":           true,
+	"/qdrant.Points/SearchGroups":          true,
 }
 
 func notImplemented(fullMethod string) error {
@@ -379,4 +381,30 @@ func (s *pointsService) QueryBatch(ctx context.Context, req *qdrant.QueryBatchPo
 		return nil, err
 	}
 	return &qdrant.QueryBatchResponse{Result: batchResults(res), Time: since(t)}, nil
+}
+
+func groupsResponse(gs []*qdrant.PointGroup) *qdrant.GroupsResult {
+	return &qdrant.GroupsResult{Groups: gs}
+}
+
+func (s *pointsService) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) (*qdrant.QueryGroupsResponse, error) {
+	t := time.Now()
+	ctx, cancel := withTimeout(ctx, req.Timeout)
+	defer cancel()
+	res, err := s.db.QueryGroups(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &qdrant.QueryGroupsResponse{Result: groupsResponse(res), Time: since(t)}, nil
+}
+
+func (s *pointsService) SearchGroups(ctx context.Context, req *qdrant.SearchPointGroups) (*qdrant.SearchGroupsResponse, error) {
+	t := time.Now()
+	ctx, cancel := withTimeout(ctx, req.Timeout)
+	defer cancel()
+	res, err := s.db.SearchGroups(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &qdrant.SearchGroupsResponse{Result: groupsResponse(res), Time: since(t)}, nil
 }
