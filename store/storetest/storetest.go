@@ -42,6 +42,8 @@ func Run(t *testing.T, target Target) {
 	t.Run("Upsert", func(t *testing.T) { testUpsert(t, target) })
 	t.Run("Points", func(t *testing.T) { testPoints(t, target) })
 	t.Run("Search", func(t *testing.T) { testSearch(t, target) })
+	t.Run("Query", func(t *testing.T) { testQuery(t, target) })
+	t.Run("Groups", func(t *testing.T) { testGroups(t, target) })
 	t.Run("Filters", func(t *testing.T) { testFilters(t, target) })
 	t.Run("Scroll", func(t *testing.T) { testScroll(t, target) })
 	t.Run("Payload", func(t *testing.T) { testPayload(t, target) })
