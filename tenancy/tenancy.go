@@ -7,8 +7,8 @@
 // that it can only see and change that tenant's points:
 //
 //   - reads (query, search, groups, batches, scroll, count, facet, matrix)
-//     get the tenant condition ANDed with the caller's filter, in every
-//     prefetch too;
+//     get the tenant condition added to their filter's must clauses, in
+//     every prefetch too;
 //   - writes by filter are scoped the same way; writes by ids become a filter
 //     "has_id AND tenant", so ids of another tenant's points change nothing;
 //   - upserts get the tenant key forced into every point's payload, and an
@@ -38,6 +38,7 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 )
 
 // The errors a policy returns. Fronts map them with errors.Is:
@@ -275,9 +276,11 @@ func (p *Policy) Owns(payload map[string]*qdrant.Value, tenant string) bool {
 	return ok && sv.StringValue == tenant
 }
 
-// ScopeFilter returns the filter "tenant AND f". f itself is kept whole, as
-// a sub-filter, so its should / min_should semantics cannot reach past the
-// tenant condition. A filter that names the tenant key anywhere is
+// ScopeFilter returns the filter "f AND tenant": f's clauses with the
+// tenant condition appended to its must list. The clauses of a filter are
+// ANDed, so no should, min_should or must_not of f can reach past it, and
+// f's field paths (in the upstream's validation errors) stay as the caller
+// wrote them. A filter that names the tenant key anywhere is
 // ErrTenantFilter. f is not modified.
 func (p *Policy) ScopeFilter(f *qdrant.Filter, tenant string) (*qdrant.Filter, error) {
 	return p.scopeFilter(f, tenant, "filter")
@@ -290,10 +293,11 @@ func (p *Policy) scopeFilter(f *qdrant.Filter, tenant, path string) (*qdrant.Fil
 	if err := p.checkFilter(f, path, 0); err != nil {
 		return nil, err
 	}
-	scoped := &qdrant.Filter{Must: []*qdrant.Condition{p.Condition(tenant)}}
-	if f != nil {
-		scoped.Must = append(scoped.Must, qdrant.NewFilterAsCondition(f))
+	if f == nil {
+		return &qdrant.Filter{Must: []*qdrant.Condition{p.Condition(tenant)}}, nil
 	}
+	scoped := proto.CloneOf(f)
+	scoped.Must = append(scoped.Must, p.Condition(tenant))
 	return scoped, nil
 }
 

@@ -186,7 +186,8 @@ func TestScopeFilter(t *testing.T) {
 		want *qdrant.Filter
 	}{
 		{"no filter", nil, must(qdrant.NewMatchKeyword("user_id", "alice"))},
-		{"caller filter kept whole", caller, must(qdrant.NewMatchKeyword("user_id", "alice"), qdrant.NewFilterAsCondition(caller))},
+		{"caller filter kept, tenant added to must", caller, &qdrant.Filter{Should: caller.Should, MustNot: caller.MustNot, Must: []*qdrant.Condition{qdrant.NewMatchKeyword("user_id", "alice")}}},
+		{"after the caller's must", must(qdrant.NewMatchKeyword("kind", "a")), must(qdrant.NewMatchKeyword("kind", "a"), qdrant.NewMatchKeyword("user_id", "alice"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -251,8 +252,8 @@ func TestScopeQuery(t *testing.T) {
 	}
 	tenant := qdrant.NewMatchKeyword("user_id", "alice")
 	for name, f := range map[string]*qdrant.Filter{"filter": q.Filter, "prefetch": q.Prefetch[0].Filter, "inner prefetch": q.Prefetch[0].Prefetch[0].Filter} {
-		if len(f.GetMust()) == 0 || !proto.Equal(f.GetMust()[0], tenant) || len(f.GetShould()) != 0 || len(f.GetMustNot()) != 0 || f.MinShould != nil {
-			t.Errorf("%s = %v, want the tenant condition first and only must clauses", name, f)
+		if n := len(f.GetMust()); n == 0 || !proto.Equal(f.GetMust()[n-1], tenant) {
+			t.Errorf("%s = %v, want the tenant condition last in must", name, f)
 		}
 	}
 
@@ -331,8 +332,7 @@ func TestScopeUpsert(t *testing.T) {
 
 func TestScopeWrites(t *testing.T) {
 	p := headerPolicy()
-	scopedIDs := qdrant.NewPointsSelectorFilter(must(qdrant.NewMatchKeyword("user_id", "alice"),
-		qdrant.NewFilterAsCondition(must(qdrant.NewHasID(qdrant.NewIDNum(1), qdrant.NewIDNum(2))))))
+	scopedIDs := qdrant.NewPointsSelectorFilter(must(qdrant.NewHasID(qdrant.NewIDNum(1), qdrant.NewIDNum(2)), qdrant.NewMatchKeyword("user_id", "alice")))
 	ids := func() *qdrant.PointsSelector { return qdrant.NewPointsSelector(qdrant.NewIDNum(1), qdrant.NewIDNum(2)) }
 
 	del := &qdrant.DeletePoints{CollectionName: "mem", Points: ids()}
