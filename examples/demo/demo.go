@@ -1,0 +1,259 @@
+// Package demo is the data set `memrank serve --demo` loads: about 200
+// memories of an invented user, Dana, a product engineer, written as
+// memrank's write path would have left them after 18 months of chats
+// (memories.jsonl, one {"id", "payload"} object a line, payload keys of
+// DESIGN section 3).
+//
+// The set is made to show re-ranking at once: every memory type and source
+// level, several extractor models (a few with log-probabilities), ages from
+// days to 18 months with their decay categories, access counts from three
+// replicas, superseded pairs (an old job, an old city, an old launch date),
+// exact and near duplicates of the same fact from different sessions,
+// speculation that falls below the confidence gate, imported wiki pages
+// without any memory field (unscored), and two records with a decoding
+// problem on purpose (ProblemIDs). Queries lists questions whose raw vector
+// order and memrank's order differ.
+//
+// Vectors are not stored: Load embeds each text with the embedder it is
+// given (the local one for the demo) and shifts every timestamp so that the
+// ages are the same on the day it runs as on the day the set was written.
+package demo
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/memory"
+)
+
+//go:embed memories.jsonl
+var memoriesJSONL []byte
+
+// Collection is the collection the demo is loaded into unless told
+// otherwise.
+const Collection = "dana_memories"
+
+// Anchor is the instant the set's timestamps were written against: a memory
+// created "30 days ago" has created_at Anchor minus 30 days.
+func Anchor() time.Time { return time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC) }
+
+// ProblemIDs are the points whose payloads carry a decoding problem on
+// purpose, so that the demo shows one in an explanation: 1901 has no stored
+// confidence (computed and flagged), 1902 an unknown decay category.
+func ProblemIDs() []uint64 { return []uint64{1901, 1902} }
+
+// Point is one demo memory: its id and its payload (no vector).
+type Point struct {
+	ID      *qdrant.PointId
+	Payload map[string]*qdrant.Value
+}
+
+// Points parses the bundled set.
+func Points() ([]Point, error) { return ParsePoints(bytes.NewReader(memoriesJSONL)) }
+
+// ParsePoints reads JSON lines of {"id": <u64 or UUID>, "payload": {...}}.
+// Payload integers and floats stay distinct and u64 ids keep every digit.
+// Errors name the line.
+func ParsePoints(r io.Reader) ([]Point, error) {
+	var out []Point
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var raw struct {
+			ID      json.RawMessage `json:"id"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("demo: line %d: %w", line, err)
+		}
+		id, err := parseID(raw.ID)
+		if err != nil {
+			return nil, fmt.Errorf("demo: line %d: id: %w", line, err)
+		}
+		payload, err := memory.PayloadFromJSON(raw.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("demo: line %d: payload: %w", line, err)
+		}
+		out = append(out, Point{ID: id, Payload: payload})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	return out, nil
+}
+
+func parseID(raw json.RawMessage) (*qdrant.PointId, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case string:
+		return qdrant.NewID(x), nil
+	case json.Number:
+		var n uint64
+		if _, err := fmt.Sscan(x.String(), &n); err != nil || fmt.Sprint(n) != x.String() {
+			return nil, fmt.Errorf("%s is not an unsigned 64-bit integer", x)
+		}
+		return qdrant.NewIDNum(n), nil
+	}
+	return nil, errors.New("want an unsigned integer or a UUID string")
+}
+
+// timeKeys are the payload keys holding timestamps (DESIGN section 3's
+// default names, which the set uses).
+var timeKeys = [...]string{"created_at", "last_observed_at", "last_accessed_at"}
+
+// Shift moves every timestamp of the points by d (RFC 3339 strings; other
+// values are left alone).
+func Shift(points []Point, d time.Duration) {
+	for _, p := range points {
+		for _, k := range timeKeys {
+			v, ok := p.Payload[k]
+			if !ok {
+				continue
+			}
+			s, ok := v.GetKind().(*qdrant.Value_StringValue)
+			if !ok {
+				continue
+			}
+			t, err := time.Parse(time.RFC3339, s.StringValue)
+			if err != nil {
+				continue
+			}
+			p.Payload[k] = qdrant.NewValueString(memory.FormatTime(t.Add(d)))
+		}
+	}
+}
+
+// Store is where Load writes; *qdrant.Client satisfies it.
+type Store interface {
+	CollectionExists(ctx context.Context, name string) (bool, error)
+	CreateCollection(ctx context.Context, req *qdrant.CreateCollection) error
+	Upsert(ctx context.Context, req *qdrant.UpsertPoints) (*qdrant.UpdateResult, error)
+}
+
+var _ Store = (*qdrant.Client)(nil)
+
+// LoadOptions configure Load.
+type LoadOptions struct {
+	Collection string         // default Collection
+	Embedder   embed.Embedder // required: embeds every text
+	// Now shifts the timestamps by Now - Anchor so the ages are as designed;
+	// the zero time keeps them as written.
+	Now time.Time
+	// BatchSize is the number of points embedded and upserted at a time
+	// (default 64).
+	BatchSize int
+}
+
+// LoadResult says what Load did.
+type LoadResult struct {
+	Collection string
+	Points     int  // points written
+	Existed    bool // the collection existed: nothing was written
+}
+
+// Load creates the collection (Cosine distance, the embedder's dimension)
+// and upserts every demo point with its text's vector. An existing
+// collection is left as it is (a second `serve --demo` on the same data
+// directory keeps the access counts the first one recorded).
+func Load(ctx context.Context, dst Store, opts LoadOptions) (LoadResult, error) {
+	if opts.Embedder == nil {
+		return LoadResult{}, errors.New("demo: an embedder is required")
+	}
+	if opts.Collection == "" {
+		opts.Collection = Collection
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 64
+	}
+	res := LoadResult{Collection: opts.Collection}
+	exists, err := dst.CollectionExists(ctx, opts.Collection)
+	if err != nil {
+		return res, fmt.Errorf("demo: collection %q: %w", opts.Collection, err)
+	}
+	if exists {
+		res.Existed = true
+		return res, nil
+	}
+	points, err := Points()
+	if err != nil {
+		return res, err
+	}
+	if !opts.Now.IsZero() {
+		Shift(points, opts.Now.Sub(Anchor()))
+	}
+	dims := opts.Embedder.Dimensions()
+	if dims <= 0 {
+		return res, fmt.Errorf("demo: the embedder reports %d dimensions", dims)
+	}
+	err = dst.CreateCollection(ctx, &qdrant.CreateCollection{
+		CollectionName: opts.Collection,
+		VectorsConfig:  qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: uint64(dims), Distance: qdrant.Distance_Cosine}),
+	})
+	if err != nil {
+		return res, fmt.Errorf("demo: creating %q: %w", opts.Collection, err)
+	}
+	for start := 0; start < len(points); start += opts.BatchSize {
+		batch := points[start:min(start+opts.BatchSize, len(points))]
+		texts := make([]string, len(batch))
+		for i, p := range batch {
+			texts[i] = p.Payload["text"].GetStringValue()
+		}
+		vecs, err := opts.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return res, fmt.Errorf("demo: embedding: %w", err)
+		}
+		if len(vecs) != len(batch) {
+			return res, fmt.Errorf("demo: the embedder returned %d vectors for %d texts", len(vecs), len(batch))
+		}
+		ups := make([]*qdrant.PointStruct, len(batch))
+		for i, p := range batch {
+			ups[i] = &qdrant.PointStruct{Id: p.ID, Vectors: qdrant.NewVectorsDense(vecs[i]), Payload: p.Payload}
+		}
+		if _, err := dst.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: opts.Collection, Wait: qdrant.PtrOf(true), Points: ups}); err != nil {
+			return res, fmt.Errorf("demo: upserting: %w", err)
+		}
+		res.Points += len(batch)
+	}
+	return res, nil
+}
+
+// Query is an example question for the demo.
+type Query struct {
+	Text string
+	// Story says what re-ranking changes for this question.
+	Story string
+}
+
+// Queries are the demo's example questions: for each, the raw vector order
+// and memrank's order differ (the package's tests check it).
+func Queries() []Query {
+	return []Query{
+		{"what editor does Dana use", "Neovim (direct, re-observed in five sessions, used often) leads; its verbatim duplicates fold into it; the old VS Code memory and a speculation about Zed that match the words as well sink or drop below the gate."},
+		{"where does Dana live", "Lisbon leads; \"Dana lives in Chicago\" is superseded and never returned, though it is the closest text; a guess about Porto is below the gate."},
+		{"database version", "PostgreSQL 16.4 (confirmed, recent) leads; the PostgreSQL 14 memory has decayed to archived and a speculation about version 17 is gated out; the imported runbook (unscored) stays, ranked on similarity alone."},
+		{"where does Dana work", "Acme Robotics leads with 91 recorded accesses; Fintrack is superseded."},
+		{"when does Project Atlas launch", "January 15 leads; the December 1 date was superseded when the launch slipped."},
+		{"what is Dana allergic to", "The peanut allergy (direct, three re-observations) leads; a speculation about cats and lactose is gated out."},
+	}
+}
