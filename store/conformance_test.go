@@ -69,6 +69,7 @@ func tcpTarget(t *testing.T) storetest.Target {
 			s.start(t)
 		},
 		RejectsNonFiniteVectors: true,
+		AtomicUpdateBatch:       true,
 	}
 }
 
@@ -140,6 +141,7 @@ func inProcessTarget(t *testing.T) storetest.Target {
 			s.start(t)
 		},
 		RejectsNonFiniteVectors: true,
+		AtomicUpdateBatch:       true,
 	}
 }
 

@@ -58,6 +58,8 @@ var implemented = map[string]bool{
 	"/qdrant.Points/QueryBatch":            true,
 	"/qdrant.Points/QueryGroups":           true,
 	"/qdrant.Points/SearchGroups":          true,
+	"/qdrant.Points/UpdateBatch":           true,
+	"/qdrant.Points/DeleteVectors":         true,
 }
 
 func notImplemented(fullMethod string) error {
@@ -407,4 +409,23 @@ func (s *pointsService) SearchGroups(ctx context.Context, req *qdrant.SearchPoin
 		return nil, err
 	}
 	return &qdrant.SearchGroupsResponse{Result: groupsResponse(res), Time: since(t)}, nil
+}
+
+func (s *pointsService) UpdateBatch(ctx context.Context, req *qdrant.UpdateBatchPoints) (*qdrant.UpdateBatchResponse, error) {
+	t := time.Now()
+	ctx, cancel := withTimeout(ctx, req.Timeout)
+	defer cancel()
+	res, err := s.db.UpdateBatch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &qdrant.UpdateBatchResponse{Result: res, Time: since(t)}, nil
+}
+
+func (s *pointsService) DeleteVectors(ctx context.Context, req *qdrant.DeletePointVectors) (*qdrant.PointsOperationResponse, error) {
+	t := time.Now()
+	ctx, cancel := withTimeout(ctx, req.Timeout)
+	defer cancel()
+	res, err := s.db.DeleteVectors(ctx, req)
+	return opResponse(res, err, t)
 }

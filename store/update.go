@@ -123,20 +123,31 @@ func (db *DB) Upsert(ctx context.Context, req *qdrant.UpsertPoints) (*qdrant.Upd
 	if err := validateName(req.GetCollectionName(), false); err != nil {
 		return nil, err
 	}
-	if req.GetShardKeySelector() != nil {
-		return nil, unimplemented("shard keys are not supported")
-	}
-	points, err := convertPoints(req.GetPoints())
+	tx, err := upsertTx(req.GetPoints(), req.GetShardKeySelector(), req.GetUpdateFilter(), req.GetUpdateMode())
 	if err != nil {
 		return nil, err
 	}
-	mode := req.GetUpdateMode()
+	return db.write(ctx, req.GetCollectionName(), tx)
+}
+
+// upsertTx converts an upsert; the returned transaction applies it.
+func upsertTx(in []*qdrant.PointStruct, shardKeys *qdrant.ShardKeySelector, updateFilter *qdrant.Filter, mode qdrant.UpdateMode) (writeTx, error) {
+	if shardKeys != nil {
+		return nil, unimplemented("shard keys are not supported")
+	}
+	points, err := convertPoints(in)
+	if err != nil {
+		return nil, err
+	}
 	switch mode {
 	case qdrant.UpdateMode_Upsert, qdrant.UpdateMode_InsertOnly, qdrant.UpdateMode_UpdateOnly:
 	default:
 		mode = qdrant.UpdateMode_Upsert // Qdrant maps unknown values to upsert
 	}
-	return db.write(ctx, req.GetCollectionName(), func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+	if err := checkFilter(updateFilter, "update_filter"); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		last := make(map[PointID]int, len(points))
 		for i := range points {
 			vec, err := c.checkVector(points[i].vec)
@@ -147,9 +158,9 @@ func (db *DB) Upsert(ctx context.Context, req *qdrant.UpsertPoints) (*qdrant.Upd
 			last[points[i].id] = i
 		}
 		var cond node
-		if req.GetUpdateFilter() != nil {
+		if updateFilter != nil {
 			var err error
-			if cond, err = (filterCompiler{c: c}).compile(req.GetUpdateFilter(), "update_filter"); err != nil {
+			if cond, err = (filterCompiler{c: c}).compile(updateFilter, "update_filter"); err != nil {
 				return nil, err
 			}
 		}
@@ -198,7 +209,7 @@ func (db *DB) Upsert(ctx context.Context, req *qdrant.UpsertPoints) (*qdrant.Upd
 				c.putPoint(ch.p.id, op, ch.p.vec, ch.p.payload, ch.old)
 			}
 		}, nil
-	})
+	}, nil
 }
 
 // selection is a resolved PointsSelector.
@@ -270,11 +281,20 @@ func (db *DB) Delete(ctx context.Context, req *qdrant.DeletePoints) (*qdrant.Upd
 	if req.GetShardKeySelector() != nil {
 		return nil, unimplemented("shard keys are not supported")
 	}
-	sel, err := convertSelector(req.GetPoints(), "PointSelector is missing")
+	tx, err := deleteTx(req.GetPoints())
 	if err != nil {
 		return nil, err
 	}
-	return db.write(ctx, req.GetCollectionName(), func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+	return db.write(ctx, req.GetCollectionName(), tx)
+}
+
+// deleteTx converts a delete; the returned transaction applies it.
+func deleteTx(s *qdrant.PointsSelector) (writeTx, error) {
+	sel, err := convertSelector(s, "PointSelector is missing")
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		ids, err := c.resolve(ctx, sel, pts, false)
 		if err != nil {
 			return nil, err
@@ -295,12 +315,13 @@ func (db *DB) Delete(ctx context.Context, req *qdrant.DeletePoints) (*qdrant.Upd
 				c.removePoint(id, olds[i])
 			}
 		}, nil
-	})
+	}, nil
 }
 
-// rewritePayloads applies edit to the payload of every selected point.
-func (db *DB) rewritePayloads(ctx context.Context, name string, sel selection, edit func(map[string]*qdrant.Value) map[string]*qdrant.Value) (*qdrant.UpdateResult, error) {
-	return db.write(ctx, name, func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+// payloadTx is a transaction that applies edit to the payload of every
+// selected point.
+func payloadTx(sel selection, edit func(map[string]*qdrant.Value) map[string]*qdrant.Value) writeTx {
+	return func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		ids, err := c.resolve(ctx, sel, pts, true)
 		if err != nil {
 			return nil, err
@@ -342,13 +363,10 @@ func (db *DB) rewritePayloads(ctx context.Context, name string, sel selection, e
 				c.setPayloadOnly(ch.slot, op, ch.new, ch.old)
 			}
 		}, nil
-	})
+	}
 }
 
-func payloadRequestCommon(name string, shardKeys *qdrant.ShardKeySelector, s *qdrant.PointsSelector, missing string) (selection, error) {
-	if err := validateName(name, false); err != nil {
-		return selection{}, err
-	}
+func payloadSelection(shardKeys *qdrant.ShardKeySelector, s *qdrant.PointsSelector, missing string) (selection, error) {
 	if shardKeys != nil {
 		return selection{}, unimplemented("shard keys are not supported")
 	}
@@ -371,79 +389,123 @@ func deepCopy(m map[string]*qdrant.Value) map[string]*qdrant.Value {
 // leaves access_counts.replica-b untouched. A listed point that does not
 // exist fails the whole request with NotFound and changes nothing.
 func (db *DB) SetPayload(ctx context.Context, req *qdrant.SetPayloadPoints) (*qdrant.UpdateResult, error) {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	tx, err := setPayloadTx(req.GetPayload(), req.GetPointsSelector(), req.GetShardKeySelector(), req.Key)
+	if err != nil {
+		return nil, err
+	}
+	return db.write(ctx, req.GetCollectionName(), tx)
+}
+
+func setPayloadTx(payload map[string]*qdrant.Value, s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector, keyPath *string) (writeTx, error) {
 	var key *jsonpath.Path
-	if req.Key != nil {
-		p, err := parsePath(req.GetKey())
+	if keyPath != nil {
+		p, err := parsePath(*keyPath)
 		if err != nil {
 			return nil, err
 		}
 		key = &p
 	}
-	sel, err := payloadRequestCommon(req.GetCollectionName(), req.GetShardKeySelector(), req.GetPointsSelector(), "points_selector is expected")
+	sel, err := payloadSelection(shardKeys, s, "points_selector is expected")
 	if err != nil {
 		return nil, err
 	}
-	src, err := cleanPayload(req.GetPayload())
+	src, err := cleanPayload(payload)
 	if err != nil {
 		return nil, err
 	}
-	return db.rewritePayloads(ctx, req.GetCollectionName(), sel, func(cur map[string]*qdrant.Value) map[string]*qdrant.Value {
+	return payloadTx(sel, func(cur map[string]*qdrant.Value) map[string]*qdrant.Value {
 		if key != nil {
 			key.Set(cur, deepCopy(src))
 		} else {
 			jsonpath.Merge(cur, deepCopy(src))
 		}
 		return cur
-	})
+	}), nil
 }
 
 // OverwritePayload replaces the whole payload of each selected point. Like
 // Qdrant, it ignores key.
 func (db *DB) OverwritePayload(ctx context.Context, req *qdrant.SetPayloadPoints) (*qdrant.UpdateResult, error) {
-	sel, err := payloadRequestCommon(req.GetCollectionName(), req.GetShardKeySelector(), req.GetPointsSelector(), "points_selector is expected")
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	tx, err := overwritePayloadTx(req.GetPayload(), req.GetPointsSelector(), req.GetShardKeySelector())
 	if err != nil {
 		return nil, err
 	}
-	src, err := cleanPayload(req.GetPayload())
+	return db.write(ctx, req.GetCollectionName(), tx)
+}
+
+func overwritePayloadTx(payload map[string]*qdrant.Value, s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector) (writeTx, error) {
+	sel, err := payloadSelection(shardKeys, s, "points_selector is expected")
 	if err != nil {
 		return nil, err
 	}
-	return db.rewritePayloads(ctx, req.GetCollectionName(), sel, func(map[string]*qdrant.Value) map[string]*qdrant.Value {
+	src, err := cleanPayload(payload)
+	if err != nil {
+		return nil, err
+	}
+	return payloadTx(sel, func(map[string]*qdrant.Value) map[string]*qdrant.Value {
 		return deepCopy(src)
-	})
+	}), nil
 }
 
 // DeletePayload deletes keys (paths) from each selected point.
 func (db *DB) DeletePayload(ctx context.Context, req *qdrant.DeletePayloadPoints) (*qdrant.UpdateResult, error) {
-	paths := make([]jsonpath.Path, 0, len(req.GetKeys()))
-	for _, k := range req.GetKeys() {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	tx, err := deletePayloadTx(req.GetKeys(), req.GetPointsSelector(), req.GetShardKeySelector())
+	if err != nil {
+		return nil, err
+	}
+	return db.write(ctx, req.GetCollectionName(), tx)
+}
+
+func deletePayloadTx(keys []string, s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector) (writeTx, error) {
+	paths := make([]jsonpath.Path, 0, len(keys))
+	for _, k := range keys {
 		p, err := parsePath(k)
 		if err != nil {
 			return nil, err
 		}
 		paths = append(paths, p)
 	}
-	sel, err := payloadRequestCommon(req.GetCollectionName(), req.GetShardKeySelector(), req.GetPointsSelector(), "points_selector is expected")
+	sel, err := payloadSelection(shardKeys, s, "points_selector is expected")
 	if err != nil {
 		return nil, err
 	}
-	return db.rewritePayloads(ctx, req.GetCollectionName(), sel, func(cur map[string]*qdrant.Value) map[string]*qdrant.Value {
+	return payloadTx(sel, func(cur map[string]*qdrant.Value) map[string]*qdrant.Value {
 		for _, p := range paths {
 			p.Remove(cur)
 		}
 		return cur
-	})
+	}), nil
 }
 
 // ClearPayload empties the payload of each selected point.
 func (db *DB) ClearPayload(ctx context.Context, req *qdrant.ClearPayloadPoints) (*qdrant.UpdateResult, error) {
-	sel, err := payloadRequestCommon(req.GetCollectionName(), req.GetShardKeySelector(), req.GetPoints(), "PointSelector is missing")
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	tx, err := clearPayloadTx(req.GetPoints(), req.GetShardKeySelector())
 	if err != nil {
 		return nil, err
 	}
-	return db.rewritePayloads(ctx, req.GetCollectionName(), sel, func(map[string]*qdrant.Value) map[string]*qdrant.Value {
+	return db.write(ctx, req.GetCollectionName(), tx)
+}
+
+func clearPayloadTx(s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector) (writeTx, error) {
+	sel, err := payloadSelection(shardKeys, s, "PointSelector is missing")
+	if err != nil {
+		return nil, err
+	}
+	return payloadTx(sel, func(map[string]*qdrant.Value) map[string]*qdrant.Value {
 		return map[string]*qdrant.Value{}
-	})
+	}), nil
 }
 
 var fieldTypeSchema = map[qdrant.FieldType]qdrant.PayloadSchemaType{
@@ -589,15 +651,28 @@ func (db *DB) UpdateVectors(ctx context.Context, req *qdrant.UpdatePointVectors)
 	if err := validateName(req.GetCollectionName(), false); err != nil {
 		return nil, err
 	}
-	if req.GetShardKeySelector() != nil {
+	tx, err := updateVectorsTx(req.GetPoints(), req.GetShardKeySelector(), req.GetUpdateFilter())
+	if err != nil {
+		return nil, err
+	}
+	return db.write(ctx, req.GetCollectionName(), tx)
+}
+
+// updateVectorsTx converts a vector update; the returned transaction
+// applies it.
+func updateVectorsTx(in []*qdrant.PointVectors, shardKeys *qdrant.ShardKeySelector, updateFilter *qdrant.Filter) (writeTx, error) {
+	if shardKeys != nil {
 		return nil, unimplemented("shard keys are not supported")
+	}
+	if err := checkFilter(updateFilter, "update_filter"); err != nil {
+		return nil, err
 	}
 	type update struct {
 		id  PointID
 		vec []float32
 	}
-	updates := make([]update, 0, len(req.GetPoints()))
-	for _, p := range req.GetPoints() {
+	updates := make([]update, 0, len(in))
+	for _, p := range in {
 		if p.GetId() == nil {
 			return nil, invalidArg("id is expected")
 		}
@@ -614,7 +689,7 @@ func (db *DB) UpdateVectors(ctx context.Context, req *qdrant.UpdatePointVectors)
 		}
 		updates = append(updates, update{id: id, vec: vec})
 	}
-	return db.write(ctx, req.GetCollectionName(), func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+	return func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		last := make(map[PointID]int, len(updates))
 		for i := range updates {
 			vec, err := c.checkVector(updates[i].vec)
@@ -630,9 +705,9 @@ func (db *DB) UpdateVectors(ctx context.Context, req *qdrant.UpdatePointVectors)
 			}
 		}
 		var cond node
-		if req.GetUpdateFilter() != nil {
+		if updateFilter != nil {
 			var err error
-			if cond, err = (filterCompiler{c: c}).compile(req.GetUpdateFilter(), "update_filter"); err != nil {
+			if cond, err = (filterCompiler{c: c}).compile(updateFilter, "update_filter"); err != nil {
 				return nil, err
 			}
 		}
@@ -670,5 +745,5 @@ func (db *DB) UpdateVectors(ctx context.Context, req *qdrant.UpdatePointVectors)
 				c.versions[slot] = op
 			}
 		}, nil
-	})
+	}, nil
 }

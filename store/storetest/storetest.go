@@ -29,6 +29,12 @@ type Target struct {
 	// validates only the dimension and stores such vectors (qdrant/qdrant#9201, open), so the
 	// case skips for targets that leave this false.
 	RejectsNonFiniteVectors bool
+	// AtomicUpdateBatch is set for stores that apply Points/UpdateBatch as one transaction, as
+	// memrank's embedded store does: when an operation fails, nothing of the batch stays
+	// applied. Real Qdrant applies the operations one by one, so those before the failing one
+	// stay applied (src/tonic/api/update_common.rs update_batch); the case checks whichever
+	// the target declares.
+	AtomicUpdateBatch bool
 }
 
 // Run runs every case of the suite against target, each as a subtest named for what it checks.
@@ -47,6 +53,7 @@ func Run(t *testing.T, target Target) {
 	t.Run("Filters", func(t *testing.T) { testFilters(t, target) })
 	t.Run("Scroll", func(t *testing.T) { testScroll(t, target) })
 	t.Run("Payload", func(t *testing.T) { testPayload(t, target) })
+	t.Run("UpdateBatch", func(t *testing.T) { testUpdateBatch(t, target) })
 	t.Run("FieldIndex", func(t *testing.T) { testFieldIndex(t, target) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, target) })
 	t.Run("Persistence", func(t *testing.T) { testPersistence(t, target) })

@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/qdrant/go-client/qdrant"
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+)
+
+// UpdateBatch is Points/UpdateBatch: upsert, delete (ids or filter),
+// set_payload (with key), overwrite_payload, delete_payload, clear_payload,
+// update_vectors and delete_vectors, applied in order, each seeing the
+// effect of the ones before it, and each answered with its own operation
+// id, as Qdrant answers them (src/tonic/api/update_common.rs update_batch).
+//
+// How this differs from Qdrant: Qdrant applies the operations one by one as
+// separate updates, so when one fails the ones before it stay applied and
+// the request reports only the error. Here the whole batch is one
+// transaction: when any operation fails (or the commit does), nothing of the
+// batch is applied, and the error is that operation's. Operations are also
+// all converted and validated before the first one runs, so a malformed
+// later operation fails the batch before any change, where Qdrant would
+// have applied the earlier ones.
+func (db *DB) UpdateBatch(ctx context.Context, req *qdrant.UpdateBatchPoints) ([]*qdrant.UpdateResult, error) {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	if len(req.GetOperations()) == 0 {
+		// lib/api/build.rs: UpdateBatchPoints.operations length(min = 1).
+		return nil, validation("operations", "must be at least 1 characters")
+	}
+	if req.Timeout != nil && req.GetTimeout() == 0 {
+		return nil, validation("timeout", "value 0 invalid, must be 1 or larger")
+	}
+	txs := make([]writeTx, len(req.GetOperations()))
+	for i, op := range req.GetOperations() {
+		tx, err := batchOpTx(op)
+		if err != nil {
+			return nil, err
+		}
+		txs[i] = tx
+	}
+	return db.writeBatch(ctx, req.GetCollectionName(), txs)
+}
+
+// batchOpTx converts one PointsUpdateOperation (the match in update_batch).
+func batchOpTx(op *qdrant.PointsUpdateOperation) (writeTx, error) {
+	switch o := op.GetOperation().(type) {
+	case *qdrant.PointsUpdateOperation_Upsert:
+		u := o.Upsert
+		return upsertTx(u.GetPoints(), u.GetShardKeySelector(), u.GetUpdateFilter(), u.GetUpdateMode())
+	case *qdrant.PointsUpdateOperation_DeleteDeprecated:
+		return deleteTx(o.DeleteDeprecated)
+	case *qdrant.PointsUpdateOperation_DeletePoints_:
+		if o.DeletePoints.GetShardKeySelector() != nil {
+			return nil, unimplemented("shard keys are not supported")
+		}
+		return deleteTx(o.DeletePoints.GetPoints())
+	case *qdrant.PointsUpdateOperation_SetPayload_:
+		sp := o.SetPayload
+		return setPayloadTx(sp.GetPayload(), sp.GetPointsSelector(), sp.GetShardKeySelector(), sp.Key)
+	case *qdrant.PointsUpdateOperation_OverwritePayload_:
+		// The overwrite operation has a key field, which Qdrant drops.
+		ow := o.OverwritePayload
+		return overwritePayloadTx(ow.GetPayload(), ow.GetPointsSelector(), ow.GetShardKeySelector())
+	case *qdrant.PointsUpdateOperation_DeletePayload_:
+		dp := o.DeletePayload
+		return deletePayloadTx(dp.GetKeys(), dp.GetPointsSelector(), dp.GetShardKeySelector())
+	case *qdrant.PointsUpdateOperation_ClearPayload_:
+		return clearPayloadTx(o.ClearPayload.GetPoints(), o.ClearPayload.GetShardKeySelector())
+	case *qdrant.PointsUpdateOperation_ClearPayloadDeprecated:
+		return clearPayloadTx(o.ClearPayloadDeprecated, nil)
+	case *qdrant.PointsUpdateOperation_UpdateVectors_:
+		uv := o.UpdateVectors
+		return updateVectorsTx(uv.GetPoints(), uv.GetShardKeySelector(), uv.GetUpdateFilter())
+	case *qdrant.PointsUpdateOperation_DeleteVectors_:
+		dv := o.DeleteVectors
+		return deleteVectorsTx(dv.GetPointsSelector(), dv.GetVectors(), dv.GetShardKeySelector())
+	}
+	return nil, invalidArg("Operation is missing")
+}
+
+// writeBatch runs several write transactions as one bbolt transaction
+// under the collection's exclusive lock. Operation i gets operation id
+// seq+1+i. Each operation's in-memory changes are applied right after it
+// runs, so the next one sees them (memory and the transaction then agree);
+// if anything fails, the transaction is rolled back and the collection's
+// in-memory state is reloaded from disk, which the rollback left as it was.
+func (db *DB) writeBatch(ctx context.Context, name string, txs []writeTx) ([]*qdrant.UpdateResult, error) {
+	c, unlock, err := db.lockCollection(name, true)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, &Error{Kind: KindCanceled, Msg: err.Error(), Err: err}
+	}
+	first := c.seq + 1
+	touched := false
+	err = db.bolt.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		if b == nil {
+			return collectionNotFound(name)
+		}
+		pts := b.Bucket(bucketPoints)
+		for i, fn := range txs {
+			if err := ctx.Err(); err != nil {
+				return &Error{Kind: KindCanceled, Msg: err.Error(), Err: err}
+			}
+			apply, err := fn(ctx, c, pts, first+uint64(i))
+			if err != nil {
+				return err
+			}
+			if apply != nil {
+				touched = true
+				apply()
+			}
+		}
+		return putSeq(b, first+uint64(len(txs))-1)
+	})
+	if err != nil {
+		if touched {
+			if rerr := db.reloadCollection(c); rerr != nil {
+				return nil, internal(errors.Join(err, rerr), "roll back batch on collection %s", name)
+			}
+		}
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, e
+		}
+		return nil, internal(err, "write to collection %s", name)
+	}
+	c.seq = first + uint64(len(txs)) - 1
+	out := make([]*qdrant.UpdateResult, len(txs))
+	for i := range txs {
+		out[i] = &qdrant.UpdateResult{OperationId: proto.Uint64(first + uint64(i)), Status: qdrant.UpdateStatus_Completed}
+	}
+	return out, nil
+}
+
+// reloadCollection rebuilds a collection's in-memory state from disk. The
+// caller holds the collection's exclusive lock.
+func (db *DB) reloadCollection(c *collection) error {
+	return db.bolt.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte(c.name))
+		if b == nil {
+			return fmt.Errorf("collection %q vanished", c.name)
+		}
+		fresh, err := db.loadCollection(c.name, b)
+		if err != nil {
+			return err
+		}
+		c.seq, c.vectors, c.ids, c.versions = fresh.seq, fresh.vectors, fresh.ids, fresh.versions
+		c.live, c.nlive, c.free, c.slots, c.indexes = fresh.live, fresh.nlive, fresh.free, fresh.slots, fresh.indexes
+		return nil
+	})
+}
+
+// DeleteVectors is Points/DeleteVectors. A collection here has one vector,
+// the unnamed one, and every point has it, so deleting a named vector
+// fails as in Qdrant (there is no such vector), deleting the unnamed one
+// answers Unimplemented, and an empty list of names changes nothing.
+func (db *DB) DeleteVectors(ctx context.Context, req *qdrant.DeletePointVectors) (*qdrant.UpdateResult, error) {
+	if err := validateName(req.GetCollectionName(), false); err != nil {
+		return nil, err
+	}
+	tx, err := deleteVectorsTx(req.GetPointsSelector(), req.GetVectors(), req.GetShardKeySelector())
+	if err != nil {
+		return nil, err
+	}
+	return db.write(ctx, req.GetCollectionName(), tx)
+}
+
+// deleteVectorsTx follows src/tonic/api/update_common.rs delete_vectors
+// ("vectors is expected") and the segment's VectorNameNotExists.
+func deleteVectorsTx(s *qdrant.PointsSelector, vectors *qdrant.VectorsSelector, shardKeys *qdrant.ShardKeySelector) (writeTx, error) {
+	if shardKeys != nil {
+		return nil, unimplemented("shard keys are not supported")
+	}
+	sel, err := convertSelector(s, "PointSelector is missing")
+	if err != nil {
+		return nil, err
+	}
+	if vectors == nil {
+		return nil, invalidArg("vectors is expected")
+	}
+	names := vectors.GetNames()
+	return func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+		// Listed points must exist (check_unprocessed_points in
+		// lib/shard/src/update/vectors.rs); the names are checked per point
+		// by the segment, so with no point there is nothing to refuse.
+		ids, err := c.resolve(ctx, sel, pts, true)
+		if err != nil || len(ids) == 0 {
+			return nil, err
+		}
+		for _, n := range names {
+			if n != "" {
+				return nil, wrongInput("Not existing vector name error: %s", n)
+			}
+		}
+		if len(names) > 0 {
+			return nil, unimplemented("deleting the unnamed vector is not supported: every point here keeps one")
+		}
+		return nil, nil
+	}, nil
+}
