@@ -40,8 +40,10 @@ const MaxDimensions = 65536
 // How a text becomes a vector:
 //   - memory.Normalize (NFKC, lower case, punctuation stripped, white space
 //     collapsed), then split into words;
-//   - features: every word, every pair of adjacent words, and the character
-//     3-, 4- and 5-grams of each word padded with a space on both sides;
+//   - features: every word, every pair of adjacent words (both after
+//     stripping a plural or third-person "s", so "lives" matches "live"),
+//     and the character 3-, 4- and 5-grams of each word as written, padded
+//     with a space on both sides;
 //   - each feature is hashed with a seeded XXH3 (one seed per feature kind, so
 //     the word "the" and the trigram "the" differ); the hash picks a
 //     component and a sign (signed hashing keeps collisions unbiased);
@@ -156,7 +158,7 @@ func (l *Local) embed(s *scratch, text string, dst []float32) {
 	// Words.
 	s.feats = s.feats[:0]
 	for w := range strings.FieldsSeq(norm) {
-		s.feats = append(s.feats, feature{xxh3.HashStringSeed(w, seedWord), wordWeight(w)})
+		s.feats = append(s.feats, feature{xxh3.HashStringSeed(stem(w), seedWord), wordWeight(w)})
 	}
 	found = l.addGroup(s, scaleWord) || found
 
@@ -165,6 +167,7 @@ func (l *Local) embed(s *scratch, text string, dst []float32) {
 	prev, prevStop := "", false
 	for w := range strings.FieldsSeq(norm) {
 		stop := isStopWord(w)
+		w = stem(w)
 		if prev != "" {
 			s.buf = append(append(append(s.buf[:0], prev...), ' '), w...)
 			wt := 1.0
@@ -249,6 +252,21 @@ func (l *Local) addGroup(s *scratch, scale float64) bool {
 		s.acc[i] += sign * f.w * inv
 	}
 	return true
+}
+
+// stem strips the English plural and third-person "s" (and "ies" to "y")
+// from word features, so "lives" matches "live", "editors" "editor" and,
+// since Normalize drops apostrophes, "dana's" ("danas") matches "dana".
+// Character n-grams are taken from the word as written.
+func stem(w string) string {
+	n := len(w)
+	switch {
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		return w[:n-3] + "y"
+	case n > 3 && w[n-1] == 's' && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		return w[:n-1]
+	}
+	return w
 }
 
 func wordWeight(w string) float64 {

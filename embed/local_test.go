@@ -206,6 +206,8 @@ func TestLocalLexicalSimilarity(t *testing.T) {
 		{"inflection through character n-grams", "Dana lives in Lisbon", "Dana has been living in Lisbon", "Dana prefers dark mode"},
 		{"version numbers", "database version", "The database runs version 16 of PostgreSQL", "Dana likes hiking in the Alps"},
 		{"function words do not dominate", "where is the office", "office address: Rua Augusta 12", "where is it and what is it"},
+		{"plural and third-person s", "where does Dana live", "Lives in Lisbon", "Takes notes in Obsidian"},
+		{"possessive", "Dana's editor", "dana editor settings", "Sam's editor"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,6 +222,17 @@ func TestLocalLexicalSimilarity(t *testing.T) {
 	v := embedAll(t, l, "car", "automobile")
 	if c := dot(v[0], v[1]); math.Abs(c) > 0.2 {
 		t.Errorf("cos(car, automobile) = %.3f; the local embedder is not supposed to know synonyms", c)
+	}
+}
+
+func TestStem(t *testing.T) {
+	for in, want := range map[string]string{
+		"lives": "live", "editors": "editor", "danas": "dana", "cities": "city", "uses": "use",
+		"class": "class", "status": "status", "this": "this", "is": "is", "bus": "bus", "ties": "tie", "go": "go",
+	} {
+		if got := stem(in); got != want {
+			t.Errorf("stem(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 

@@ -241,19 +241,28 @@ func Load(ctx context.Context, dst Store, opts LoadOptions) (LoadResult, error) 
 // Query is an example question for the demo.
 type Query struct {
 	Text string
+	// Top is a piece of the text of the memory memrank puts first.
+	Top string
 	// Story says what re-ranking changes for this question.
 	Story string
 }
 
-// Queries are the demo's example questions: for each, the raw vector order
-// and memrank's order differ (the package's tests check it).
+// Queries are the demo's example questions. For each, the raw vector order
+// and memrank's order differ, and memrank puts the memory holding Top first
+// (server/native's end-to-end test checks both through the real ranker).
 func Queries() []Query {
 	return []Query{
-		{"what editor does Dana use", "Neovim (direct, re-observed in five sessions, used often) leads; its verbatim duplicates fold into it; the old VS Code memory and a speculation about Zed that match the words as well sink or drop below the gate."},
-		{"where does Dana live", "Lisbon leads; \"Dana lives in Chicago\" is superseded and never returned, though it is the closest text; a guess about Porto is below the gate."},
-		{"database version", "PostgreSQL 16.4 (confirmed, recent) leads; the PostgreSQL 14 memory has decayed to archived and a speculation about version 17 is gated out; the imported runbook (unscored) stays, ranked on similarity alone."},
-		{"where does Dana work", "Acme Robotics leads with 91 recorded accesses; Fintrack is superseded."},
-		{"when does Project Atlas launch", "January 15 leads; the December 1 date was superseded when the launch slipped."},
-		{"what is Dana allergic to", "The peanut allergy (direct, three re-observations) leads; a speculation about cats and lactose is gated out."},
+		{"what editor does Dana use", "Uses Neovim as her main editor",
+			"A paraphrase is the closest text, but \"Uses Neovim as her main editor\" (direct, re-observed in five sessions, 64 accesses) leads; its two verbatim copies fold into it; a guess about Zed drops below the confidence gate."},
+		{"where does Dana live", "Lives in Lisbon, in the Alfama neighbourhood",
+			"\"Lives in Chicago\" is the closest text but was superseded when Dana moved: it is never returned; Lisbon leads; a guess that she lives near the river is gated out."},
+		{"database version", "PostgreSQL 16.4",
+			"A speculation about version 17 is the closest text and is gated out; the confirmed PostgreSQL 16.4 leads, its duplicate folded in; the imported runbook (no memory fields: unscored) stays, ranked on similarity alone."},
+		{"where does Dana work", "Works at Acme Robotics as a product engineer",
+			"Acme Robotics leads with 91 recorded accesses from three replicas; Fintrack is superseded."},
+		{"when does Project Atlas launch", "Project Atlas launches on January 15",
+			"\"Might be cancelled\" is the closest text and a speculation: gated out; January 15 leads, the superseded December 1 date is never returned."},
+		{"what is Dana allergic to", "Is allergic to peanuts",
+			"The peanut allergy (direct, three re-observations) leads and its restatement with an exclamation mark folds into it; \"could be allergic to cats\" is gated out."},
 	}
 }
