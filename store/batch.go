@@ -101,7 +101,7 @@ func (db *DB) writeBatch(ctx context.Context, name string, txs []writeTx) ([]*qd
 	first := c.seq + 1
 	touched := false
 	err = db.bolt.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		b := tx.Bucket(bucketCollections).Bucket([]byte(c.name))
 		if b == nil {
 			return collectionNotFound(name)
 		}

@@ -157,6 +157,10 @@ func (db *DB) CreateCollection(ctx context.Context, req *qdrant.CreateCollection
 	if db.collections[name] != nil {
 		return &Error{Kind: KindAlreadyExists, Msg: fmt.Sprintf("Wrong input: Collection `%s` already exists!", name)}
 	}
+	if _, ok := db.aliases[name]; ok {
+		// lib/storage/src/content_manager/toc/create_collection.rs
+		return wrongInput("Can't create collection with name %s. Alias with the same name already exists", name)
+	}
 	err = db.bolt.Update(func(tx *bolt.Tx) error {
 		b, err := tx.Bucket(bucketCollections).CreateBucket([]byte(name))
 		if err != nil {
@@ -180,8 +184,11 @@ func (db *DB) CreateCollection(ctx context.Context, req *qdrant.CreateCollection
 	return nil
 }
 
-// DeleteCollection drops a collection. It reports false, not an error, when
-// the collection does not exist (as Qdrant does).
+// DeleteCollection drops a collection and the aliases that point to it. It
+// reports false, not an error, when the collection does not exist (as
+// Qdrant does); an alias is not resolved here, as in Qdrant's
+// delete_collection (lib/storage/src/content_manager/toc/
+// collection_meta_ops.rs), so deleting by an alias name reports false.
 func (db *DB) DeleteCollection(ctx context.Context, name string) (bool, error) {
 	if err := validateName(name, false); err != nil {
 		return false, err
@@ -200,7 +207,19 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) (bool, error) {
 	// Wait for the collection's operations in flight; later ones see dropped.
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var gone []string
+	for a, target := range db.aliases {
+		if target == name {
+			gone = append(gone, a)
+		}
+	}
 	err = db.bolt.Update(func(tx *bolt.Tx) error {
+		al := tx.Bucket(bucketAliases)
+		for _, a := range gone {
+			if err := al.Delete([]byte(a)); err != nil {
+				return err
+			}
+		}
 		return tx.Bucket(bucketCollections).DeleteBucket([]byte(name))
 	})
 	if err != nil {
@@ -208,6 +227,9 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) (bool, error) {
 	}
 	c.dropped = true
 	delete(db.collections, name)
+	for _, a := range gone {
+		delete(db.aliases, a)
+	}
 	return true, nil
 }
 

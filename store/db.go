@@ -28,6 +28,7 @@ var (
 	bucketCollections = []byte("collections")
 	bucketPoints      = []byte("points")
 	bucketIndexes     = []byte("indexes")
+	bucketAliases     = []byte("aliases") // alias name -> collection name
 	keyFormat         = []byte("format")
 	keyConfig         = []byte("config")
 	keySeq            = []byte("seq")
@@ -95,8 +96,9 @@ type DB struct {
 	closeMu sync.RWMutex
 	closed  bool
 
-	mu          sync.RWMutex // guards collections
+	mu          sync.RWMutex // guards collections and aliases
 	collections map[string]*collection
+	aliases     map[string]string // alias -> collection
 }
 
 // Open opens (creating if needed) the data directory and loads it: every
@@ -127,7 +129,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	db := &DB{dir: dir, opts: opts, bolt: bdb, kernels: newKernels(), sampler: newSampler(opts.SampleSeed), collections: map[string]*collection{}}
+	db := &DB{dir: dir, opts: opts, bolt: bdb, kernels: newKernels(), sampler: newSampler(opts.SampleSeed), collections: map[string]*collection{}, aliases: map[string]string{}}
 	if err := db.load(); err != nil {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
@@ -178,6 +180,17 @@ func (db *DB) load() error {
 			return fmt.Errorf("unsupported store format %q (this build reads %q)", f, storeFormat)
 		}
 		cols, err := tx.CreateBucketIfNotExists(bucketCollections)
+		if err != nil {
+			return err
+		}
+		al, err := tx.CreateBucketIfNotExists(bucketAliases)
+		if err != nil {
+			return err
+		}
+		err = al.ForEach(func(k, v []byte) error {
+			db.aliases[string(k)] = string(v)
+			return nil
+		})
 		if err != nil {
 			return err
 		}
@@ -251,9 +264,15 @@ func (db *DB) loadCollection(name string, b *bolt.Bucket) (*collection, error) {
 	return c, nil
 }
 
-// collection returns the named collection or Qdrant's NotFound error.
+// collection returns the named collection or Qdrant's NotFound error. The
+// name may be an alias, which wins over a collection of the same name, as
+// in Qdrant's TableOfContent::resolve_name
+// (lib/storage/src/content_manager/toc/mod.rs).
 func (db *DB) collection(name string) (*collection, error) {
 	db.mu.RLock()
+	if real, ok := db.aliases[name]; ok {
+		name = real
+	}
 	c := db.collections[name]
 	db.mu.RUnlock()
 	if c == nil {

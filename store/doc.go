@@ -49,6 +49,32 @@
 // lists points in id order. Scroll orders by id: numeric ids first
 // (ascending), then UUIDs by bytes; its offset is inclusive.
 //
+// # Queries, groups and order
+//
+// Points/Query is Qdrant v1.19's universal query over one local shard (see
+// universal.go): nearest by vector or by point id, no query (id order),
+// order_by (over an integer, float or datetime range index, as Qdrant
+// requires), random sample, and prefetches nested to any depth, each with
+// its own query, filter, limit and score_threshold, merged by a nearest
+// rescoring, order_by, sample or fusion (RRF, weighted RRF, DBSF); the root
+// filter reaches every prefetch and the outer limit and offset apply last.
+// QueryGroups and SearchGroups run Qdrant's group-by driver over such a
+// query (groups.go). Where Qdrant leaves the order of equal scores to hash
+// maps, results here are ordered by point id. Random samples come from a
+// generator seeded by Options.SampleSeed (random when zero), so a fixed
+// seed makes the sequence of samples reproducible.
+//
+// # Batches and aliases
+//
+// Points/UpdateBatch applies its operations in order, each with its own
+// operation id, but as one transaction: where Qdrant keeps the operations
+// before a failing one, here a failure leaves nothing of the batch.
+// Aliases (create, rename, delete, list) are resolved wherever a
+// collection name is accepted, except by DeleteCollection, as in Qdrant;
+// one UpdateAliases request is applied entirely or not at all.
+// Collections/Update merges its diffs into the stored configuration and
+// echoes them; nothing else changes, search being exact.
+//
 // # Filters
 //
 // Filters follow Qdrant v1.19's evaluator; see the comment at the top of
@@ -61,9 +87,10 @@
 //
 // # What is not here
 //
-// Named, sparse and multi vectors, prefetch, fusion, formulas, MMR,
-// recommend, discover, context, order_by, sampling, groups, facets,
-// aliases, snapshots, sharding and geo filters answer Unimplemented (or
+// Named, sparse and multi vectors, formula queries, MMR, recommend,
+// discover, context, relevance feedback, lookup_from, group with_lookup,
+// scroll order_by, deleting the (only, unnamed) vector of a point, facets,
+// snapshots, sharding and geo filters answer Unimplemented (or
 // InvalidArgument) with a message naming the feature; nothing unsupported
 // is silently ignored. Every other gRPC method answers Unimplemented with
 // "memrank embedded store: <Service>/<Method> is not implemented".

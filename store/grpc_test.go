@@ -114,8 +114,9 @@ func TestGRPCErrors(t *testing.T) {
 			return err
 		}, codes.Unimplemented, "memrank embedded store: Points/Recommend is not implemented"},
 		{"unimplemented collections method", func() error {
-			return c.CreateAlias(ctx, "alias", "c")
-		}, codes.Unimplemented, "memrank embedded store: Collections/UpdateAliases is not implemented"},
+			_, err := c.GetCollectionsClient().CollectionClusterInfo(ctx, &qdrant.CollectionClusterInfoRequest{CollectionName: "c"})
+			return err
+		}, codes.Unimplemented, "memrank embedded store: Collections/CollectionClusterInfo is not implemented"},
 		{"unregistered service", func() error {
 			_, err := c.CreateSnapshot(ctx, "c")
 			return err

@@ -97,7 +97,8 @@ func (c *collection) fill(pts *bolt.Bucket, slot uint32, out output) (map[string
 }
 
 // read runs fn under the collection's read lock and a bbolt read
-// transaction, so memory and disk are seen at the same instant.
+// transaction, so memory and disk are seen at the same instant. name may be
+// an alias.
 func (db *DB) read(name string, fn func(c *collection, pts *bolt.Bucket) error) error {
 	c, unlock, err := db.lockCollection(name, false)
 	if err != nil {
@@ -105,7 +106,7 @@ func (db *DB) read(name string, fn func(c *collection, pts *bolt.Bucket) error) 
 	}
 	defer unlock()
 	return db.bolt.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		b := tx.Bucket(bucketCollections).Bucket([]byte(c.name))
 		if b == nil {
 			return collectionNotFound(name)
 		}

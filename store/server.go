@@ -34,32 +34,36 @@ const MaxMessageSize = 64 << 20
 // implemented lists the Qdrant methods this engine serves; every other
 // method of the Qdrant services answers Unimplemented naming itself.
 var implemented = map[string]bool{
-	"/qdrant.Qdrant/HealthCheck":           true,
-	"/qdrant.Collections/Get":              true,
-	"/qdrant.Collections/List":             true,
-	"/qdrant.Collections/Create":           true,
-	"/qdrant.Collections/Delete":           true,
-	"/qdrant.Collections/CollectionExists": true,
-	"/qdrant.Points/Upsert":                true,
-	"/qdrant.Points/Delete":                true,
-	"/qdrant.Points/UpdateVectors":         true,
-	"/qdrant.Points/Get":                   true,
-	"/qdrant.Points/SetPayload":            true,
-	"/qdrant.Points/OverwritePayload":      true,
-	"/qdrant.Points/DeletePayload":         true,
-	"/qdrant.Points/ClearPayload":          true,
-	"/qdrant.Points/CreateFieldIndex":      true,
-	"/qdrant.Points/DeleteFieldIndex":      true,
-	"/qdrant.Points/Search":                true,
-	"/qdrant.Points/SearchBatch":           true,
-	"/qdrant.Points/Scroll":                true,
-	"/qdrant.Points/Count":                 true,
-	"/qdrant.Points/Query":                 true,
-	"/qdrant.Points/QueryBatch":            true,
-	"/qdrant.Points/QueryGroups":           true,
-	"/qdrant.Points/SearchGroups":          true,
-	"/qdrant.Points/UpdateBatch":           true,
-	"/qdrant.Points/DeleteVectors":         true,
+	"/qdrant.Qdrant/HealthCheck":                true,
+	"/qdrant.Collections/Get":                   true,
+	"/qdrant.Collections/List":                  true,
+	"/qdrant.Collections/Create":                true,
+	"/qdrant.Collections/Delete":                true,
+	"/qdrant.Collections/CollectionExists":      true,
+	"/qdrant.Collections/Update":                true,
+	"/qdrant.Collections/UpdateAliases":         true,
+	"/qdrant.Collections/ListAliases":           true,
+	"/qdrant.Collections/ListCollectionAliases": true,
+	"/qdrant.Points/Upsert":                     true,
+	"/qdrant.Points/Delete":                     true,
+	"/qdrant.Points/UpdateVectors":              true,
+	"/qdrant.Points/Get":                        true,
+	"/qdrant.Points/SetPayload":                 true,
+	"/qdrant.Points/OverwritePayload":           true,
+	"/qdrant.Points/DeletePayload":              true,
+	"/qdrant.Points/ClearPayload":               true,
+	"/qdrant.Points/CreateFieldIndex":           true,
+	"/qdrant.Points/DeleteFieldIndex":           true,
+	"/qdrant.Points/Search":                     true,
+	"/qdrant.Points/SearchBatch":                true,
+	"/qdrant.Points/Scroll":                     true,
+	"/qdrant.Points/Count":                      true,
+	"/qdrant.Points/Query":                      true,
+	"/qdrant.Points/QueryBatch":                 true,
+	"/qdrant.Points/QueryGroups":                true,
+	"/qdrant.Points/SearchGroups":               true,
+	"/qdrant.Points/UpdateBatch":                true,
+	"/qdrant.Points/DeleteVectors":              true,
 }
 
 func notImplemented(fullMethod string) error {
@@ -216,6 +220,40 @@ func (s *collectionsService) CollectionExists(ctx context.Context, req *qdrant.C
 		return nil, err
 	}
 	return &qdrant.CollectionExistsResponse{Result: &qdrant.CollectionExists{Exists: ok}, Time: since(t)}, nil
+}
+
+func (s *collectionsService) Update(ctx context.Context, req *qdrant.UpdateCollection) (*qdrant.CollectionOperationResponse, error) {
+	t := time.Now()
+	if err := s.db.UpdateCollection(ctx, req); err != nil {
+		return nil, err
+	}
+	return &qdrant.CollectionOperationResponse{Result: true, Time: since(t)}, nil
+}
+
+func (s *collectionsService) UpdateAliases(ctx context.Context, req *qdrant.ChangeAliases) (*qdrant.CollectionOperationResponse, error) {
+	t := time.Now()
+	if err := s.db.UpdateAliases(ctx, req); err != nil {
+		return nil, err
+	}
+	return &qdrant.CollectionOperationResponse{Result: true, Time: since(t)}, nil
+}
+
+func (s *collectionsService) ListAliases(ctx context.Context, _ *qdrant.ListAliasesRequest) (*qdrant.ListAliasesResponse, error) {
+	t := time.Now()
+	res, err := s.db.ListAliases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &qdrant.ListAliasesResponse{Aliases: res, Time: since(t)}, nil
+}
+
+func (s *collectionsService) ListCollectionAliases(ctx context.Context, req *qdrant.ListCollectionAliasesRequest) (*qdrant.ListAliasesResponse, error) {
+	t := time.Now()
+	res, err := s.db.ListCollectionAliases(ctx, req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	return &qdrant.ListAliasesResponse{Aliases: res, Time: since(t)}, nil
 }
 
 type pointsService struct {

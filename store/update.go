@@ -35,7 +35,7 @@ func (db *DB) write(ctx context.Context, name string, fn writeTx) (*qdrant.Updat
 	op := c.seq + 1
 	var apply func()
 	err = db.bolt.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		b := tx.Bucket(bucketCollections).Bucket([]byte(c.name))
 		if b == nil {
 			return collectionNotFound(name)
 		}

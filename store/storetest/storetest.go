@@ -45,6 +45,7 @@ func Run(t *testing.T, target Target) {
 	}
 	t.Run("Health", func(t *testing.T) { testHealth(t, target) })
 	t.Run("Collections", func(t *testing.T) { testCollections(t, target) })
+	t.Run("Aliases", func(t *testing.T) { testAliases(t, target) })
 	t.Run("Upsert", func(t *testing.T) { testUpsert(t, target) })
 	t.Run("Points", func(t *testing.T) { testPoints(t, target) })
 	t.Run("Search", func(t *testing.T) { testSearch(t, target) })
