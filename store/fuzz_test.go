@@ -2,7 +2,11 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/protobuf/proto"
@@ -75,6 +79,77 @@ func FuzzFilter(f *testing.F) {
 			t.Fatalf("query failed where count did not: %v", err)
 		}
 	})
+}
+
+// FuzzQuery feeds arbitrary protobuf-encoded QueryPoints (prefetch trees,
+// fusion, order_by, sample, thresholds, offsets) to Query and, with a key to
+// group by, to QueryGroups: no input may panic or fail with anything but a
+// store error, and where the query draws nothing at random the indexed
+// collection answers as the plain one does.
+func FuzzQuery(f *testing.F) {
+	db := fuzzStore(f)
+	lim := func(n uint64) *uint64 { return &n }
+	seeds := []*qdrant.QueryPoints{
+		{Query: qdrant.NewQuery(1, 1), Limit: lim(3), Offset: lim(1)},
+		{Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF), Prefetch: []*qdrant.PrefetchQuery{
+			{Query: qdrant.NewQuery(1, 0), Limit: lim(4)}, {Query: qdrant.NewQuery(0, 1), Filter: must(qdrant.NewMatchKeyword("s", "a"))}}},
+		{Query: qdrant.NewQueryRRF(&qdrant.Rrf{K: qdrant.PtrOf(uint32(3)), Weights: []float32{2, 0.5}}), Prefetch: []*qdrant.PrefetchQuery{
+			{Query: qdrant.NewQueryID(qdrant.NewIDNum(1))}, {Query: qdrant.NewQuery(0, 1), ScoreThreshold: qdrant.PtrOf(float32(0.5))}}},
+		{Query: qdrant.NewQueryFusion(qdrant.Fusion_DBSF), ScoreThreshold: qdrant.PtrOf(float32(0.3)), Prefetch: []*qdrant.PrefetchQuery{
+			{Query: qdrant.NewQuery(1, 0), Prefetch: []*qdrant.PrefetchQuery{{Limit: lim(2)}}}}},
+		{Query: qdrant.NewQueryOrderBy(&qdrant.OrderBy{Key: "i", Direction: qdrant.Direction_Desc.Enum(), StartFrom: qdrant.NewStartFromFloat(2)})},
+		{Query: qdrant.NewQueryOrderBy(&qdrant.OrderBy{Key: "dt", StartFrom: qdrant.NewStartFromDatetime("2024-01-01")}), Limit: lim(2)},
+		{Query: qdrant.NewQuerySample(qdrant.Sample_Random), Prefetch: []*qdrant.PrefetchQuery{{Query: qdrant.NewQuery(1, 1)}}},
+		{Query: qdrant.NewQuery(1, 0), Prefetch: []*qdrant.PrefetchQuery{{Limit: lim(0)}}},
+	}
+	for _, q := range seeds {
+		b, err := proto.Marshal(q)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, "s")
+		f.Add(b, "")
+	}
+	f.Fuzz(func(t *testing.T, b []byte, groupBy string) {
+		var q qdrant.QueryPoints
+		if err := proto.Unmarshal(b, &q); err != nil {
+			return
+		}
+		ctx := context.Background()
+		var res [2][]*qdrant.ScoredPoint
+		var errs [2]error
+		for i, coll := range []string{"plain", "indexed"} {
+			q.CollectionName = coll
+			res[i], errs[i] = db.Query(ctx, &q)
+			var se *store.Error
+			if errs[i] != nil && !errors.As(errs[i], &se) {
+				t.Fatalf("%s: error %v (%T) is not a store error", coll, errs[i], errs[i])
+			}
+			g := &qdrant.QueryPointGroups{CollectionName: coll, Prefetch: q.Prefetch, Query: q.Query, Filter: q.Filter,
+				ScoreThreshold: q.ScoreThreshold, Limit: q.Limit, GroupBy: groupBy, WithPayload: q.WithPayload}
+			if _, err := db.QueryGroups(ctx, g); err != nil && !errors.As(err, &se) {
+				t.Fatalf("%s: groups error %v (%T) is not a store error", coll, err, err)
+			}
+		}
+		if errs[0] != nil || errs[1] != nil || usesSample(q.GetQuery(), q.GetPrefetch()) {
+			return
+		}
+		if diff := cmp.Diff(res[0], res[1], protocmp.Transform()); diff != "" {
+			t.Fatalf("plain and indexed differ (-plain +indexed):\n%s", diff)
+		}
+	})
+}
+
+func usesSample(q *qdrant.Query, ps []*qdrant.PrefetchQuery) bool {
+	if _, ok := q.GetVariant().(*qdrant.Query_Sample); ok {
+		return true
+	}
+	for _, p := range ps {
+		if usesSample(p.GetQuery(), p.GetPrefetch()) {
+			return true
+		}
+	}
+	return false
 }
 
 // Nil messages anywhere in a request are treated as absent, never panic.
