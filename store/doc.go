@@ -62,7 +62,8 @@
 // query (groups.go). Where Qdrant leaves the order of equal scores to hash
 // maps, results here are ordered by point id. Random samples come from a
 // generator seeded by Options.SampleSeed (random when zero), so a fixed
-// seed makes the sequence of samples reproducible.
+// seed makes the sequence of samples reproducible. Scroll takes order_by
+// too, as Qdrant does (no offset, no next page).
 //
 // # Batches and aliases
 //
@@ -89,9 +90,8 @@
 //
 // Named, sparse and multi vectors, formula queries, MMR, recommend,
 // discover, context, relevance feedback, lookup_from, group with_lookup,
-// scroll order_by, deleting the (only, unnamed) vector of a point, facets,
-// snapshots, sharding and geo filters answer Unimplemented (or
-// InvalidArgument) with a message naming the feature; nothing unsupported
-// is silently ignored. Every other gRPC method answers Unimplemented with
+// deleting the (only, unnamed) vector of a point, facets, snapshots,
+// sharding and geo filters answer Unimplemented (or InvalidArgument) with a
+// message naming the feature; nothing unsupported is silently ignored. Every other gRPC method answers Unimplemented with
 // "memrank embedded store: <Service>/<Method> is not implemented".
 package store

@@ -180,7 +180,9 @@ func (c *collection) evalSlot(f node, pts *bolt.Bucket, slot uint32) (bool, erro
 
 // Scroll pages through points in id order (numeric ids before UUIDs). The
 // offset id is inclusive; next is the first id of the next page, nil on
-// the last page. limit defaults to 10; with_payload defaults to true.
+// the last page. limit defaults to 10; with_payload defaults to true. With
+// order_by, points come in the order of the key's range index (see
+// orderby.go), offset is refused and there is no next page.
 func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*qdrant.RetrievedPoint, next *qdrant.PointId, err error) {
 	if err := validateName(req.GetCollectionName(), false); err != nil {
 		return nil, nil, err
@@ -188,8 +190,16 @@ func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*q
 	if req.Limit != nil && req.GetLimit() == 0 {
 		return nil, nil, validation("limit", "value 0 invalid, must be 1 or larger")
 	}
+	var orderBy *orderBySpec
 	if req.GetOrderBy() != nil {
-		return nil, nil, unimplemented("scroll order_by is not supported")
+		var err error
+		if orderBy, err = convertOrderBy(req.GetOrderBy()); err != nil {
+			return nil, nil, err
+		}
+		if req.GetOffset() != nil {
+			// lib/collection/src/shards/local_shard/shard_ops.rs scroll_by.
+			return nil, nil, wrongInput("Cannot use an `offset` when using `order_by`. The alternative for paging is to use `order_by.start_from` and a filter to exclude the IDs that you've already seen for the `order_by.start_from` value")
+		}
 	}
 	if req.GetShardKeySelector() != nil {
 		return nil, nil, unimplemented("shard keys are not supported")
@@ -214,6 +224,10 @@ func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*q
 	err = db.read(req.GetCollectionName(), func(c *collection, pts *bolt.Bucket) error {
 		f, err := (filterCompiler{c: c}).compile(req.GetFilter(), "filter")
 		if err != nil {
+			return err
+		}
+		if orderBy != nil {
+			points, err = c.scrollOrdered(ctx, orderBy, f, pts, limit, out)
 			return err
 		}
 		cur := pts.Cursor()
@@ -263,6 +277,36 @@ func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*q
 		return nil, nil, asEngineError(err, "scroll")
 	}
 	return points, next, nil
+}
+
+// scrollOrdered is a scroll with order_by (internal_scroll_by_field in
+// lib/collection/src/shards/local_shard/scroll.rs): the points in the
+// order of the key's range index, a point once per value, each with its
+// order_value. There is no next page offset: paging goes by start_from.
+func (c *collection) scrollOrdered(ctx context.Context, o *orderBySpec, f node, pts *bolt.Bucket, limit int, out output) ([]*qdrant.RetrievedPoint, error) {
+	if _, err := c.orderIndex(o); err != nil {
+		return nil, err
+	}
+	var allowed bitset
+	if f != nil {
+		var err error
+		if allowed, err = c.filterSlots(ctx, f, pts); err != nil {
+			return nil, err
+		}
+	}
+	res, err := c.orderScan(ctx, o, allowed, limit)
+	if err != nil {
+		return nil, err
+	}
+	points := make([]*qdrant.RetrievedPoint, 0, len(res))
+	for _, p := range res {
+		payload, vec, err := c.fill(pts, p.slot, out)
+		if err != nil {
+			return nil, err
+		}
+		points = append(points, &qdrant.RetrievedPoint{Id: c.ids[p.slot].Proto(), Payload: payload, Vectors: vec, OrderValue: p.order.proto()})
+	}
+	return points, nil
 }
 
 // Count counts the points matching the filter (always exact).

@@ -392,6 +392,36 @@ func TestOrderBy(t *testing.T) {
 	})
 }
 
+func TestScrollOrderBy(t *testing.T) {
+	db := newDB(t)
+	orderColl(t, db)
+	desc := qdrant.Direction_Desc
+	pts, next, err := db.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "o", OrderBy: &qdrant.OrderBy{Key: "i", Direction: &desc},
+		Limit: qdrant.PtrOf(uint32(3)), Filter: &qdrant.Filter{MustNot: []*qdrant.Condition{qdrant.NewHasID(num(2))}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []ordered
+	for _, p := range pts {
+		got = append(got, ordered{idString(p.GetId()), p.GetOrderValue().GetInt()})
+		if p.GetPayload()["g"] == nil {
+			t.Errorf("point %s: scroll returns payload by default, got %v", idString(p.GetId()), p.GetPayload())
+		}
+	}
+	if diff := cmp.Diff([]ordered{{"3", int64(40)}, {"1", int64(30)}, {"3", int64(20)}}, got); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if next != nil {
+		t.Fatalf("next page offset %v with order_by, want none", next)
+	}
+	_, _, err = db.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "o", OrderBy: &qdrant.OrderBy{Key: "i"}, Offset: num(1)})
+	wantStatus(t, err, codes.InvalidArgument, "Wrong input: Cannot use an `offset` when using `order_by`. The alternative for paging is to use `order_by.start_from` and a filter to exclude the IDs that you've already seen for the `order_by.start_from` value")
+	_, _, err = db.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "o", OrderBy: &qdrant.OrderBy{Key: "g"}})
+	if grpcStatus(err).Code() != codes.InvalidArgument || !strings.Contains(grpcStatus(err).Message(), "No range index for `order_by` key: `g`") {
+		t.Fatalf("scroll order_by without index: %v", err)
+	}
+}
+
 func TestOrderByFollowsWrites(t *testing.T) {
 	db := newDB(t)
 	orderColl(t, db)

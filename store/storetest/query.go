@@ -354,6 +354,28 @@ func testOrderBy(t *testing.T, c *qdrant.Client) {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
+	t.Run("scroll", func(t *testing.T) {
+		// Collection::scroll_by with order_by: records in index order, each with its order value,
+		// and no next page offset.
+		got, next, err := c.ScrollAndOffset(opContext(t), &qdrant.ScrollPoints{CollectionName: coll,
+			OrderBy: &qdrant.OrderBy{Key: "i", Direction: desc}, Limit: qdrant.PtrOf(uint32(3))})
+		if err != nil {
+			t.Fatalf("scroll: %v", err)
+		}
+		var hs []orderHit
+		for _, p := range got {
+			hs = append(hs, orderHit{idString(p.GetId()), p.GetOrderValue().GetInt()})
+		}
+		if diff := cmp.Diff([]orderHit{{"3", int64(40)}, {"1", int64(30)}, {"3", int64(20)}}, hs); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+		if next != nil {
+			t.Errorf("next page offset %v, want none", next)
+		}
+		// LocalShard::scroll_by refuses an offset with order_by, as bad input.
+		_, err = c.Scroll(opContext(t), &qdrant.ScrollPoints{CollectionName: coll, OrderBy: &qdrant.OrderBy{Key: "i"}, Offset: num(1)})
+		wantStatus(t, err, codes.InvalidArgument, "Cannot use an `offset` when using `order_by`")
+	})
 	t.Run("a key without a range index is InvalidArgument", func(t *testing.T) {
 		// OperationError::MissingRangeIndexForOrderBy, a bad input.
 		_, err := c.Query(opContext(t), &qdrant.QueryPoints{CollectionName: coll, Query: qdrant.NewQueryOrderBy(&qdrant.OrderBy{Key: "g"})})
