@@ -95,3 +95,23 @@ func testUpdateBatch(t *testing.T, target Target) {
 		wantStatus(t, err, codes.InvalidArgument, "operations")
 	})
 }
+
+// Points/DeleteVectors: a name the collection has no vector under is refused by the segment
+// (check_vector_name in lib/segment/src/segment/entry.rs, VectorNameNotExists, a bad input); listed
+// points that do not exist are NotFound (check_unprocessed_points in
+// lib/shard/src/update/vectors.rs).
+func testDeleteVectors(t *testing.T, target Target) {
+	c := connect(t, target)
+	coll := newCollection(t, c, 2, qdrant.Distance_Dot)
+	upsert(t, c, coll, point(t, num(1), []float32{1, 0}, nil))
+	_, err := c.DeleteVectors(opContext(t), &qdrant.DeletePointVectors{CollectionName: coll, Wait: waitApplied(),
+		PointsSelector: qdrant.NewPointsSelector(num(1)), Vectors: &qdrant.VectorsSelector{Names: []string{"text"}}})
+	skipIfUnimplemented(t, err, "Points/DeleteVectors")
+	wantStatus(t, err, codes.InvalidArgument, "Not existing vector name error: text")
+	_, err = c.DeleteVectors(opContext(t), &qdrant.DeletePointVectors{CollectionName: coll, Wait: waitApplied(),
+		PointsSelector: qdrant.NewPointsSelector(num(5)), Vectors: &qdrant.VectorsSelector{Names: []string{"text"}}})
+	wantStatus(t, err, codes.NotFound, "No point with id 5 found")
+	if diff := cmp.Diff([]float32{1, 0}, dense(getPoint(t, c, coll, num(1)).GetVectors()), approx()); diff != "" {
+		t.Errorf("vector after refused deletes (-want +got):\n%s", diff)
+	}
+}

@@ -55,6 +55,7 @@ func Run(t *testing.T, target Target) {
 	t.Run("Scroll", func(t *testing.T) { testScroll(t, target) })
 	t.Run("Payload", func(t *testing.T) { testPayload(t, target) })
 	t.Run("UpdateBatch", func(t *testing.T) { testUpdateBatch(t, target) })
+	t.Run("DeleteVectors", func(t *testing.T) { testDeleteVectors(t, target) })
 	t.Run("FieldIndex", func(t *testing.T) { testFieldIndex(t, target) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, target) })
 	t.Run("Persistence", func(t *testing.T) { testPersistence(t, target) })
