@@ -166,9 +166,11 @@ func (n hasIDNode) eval(e *evalCtx) bool {
 
 type isEmptyNode struct{ path jsonpath.Path }
 
-func (n isEmptyNode) eval(e *evalCtx) bool {
+func (n isEmptyNode) eval(e *evalCtx) bool { return n.emptyIn(e.payload()) }
+
+func (n isEmptyNode) emptyIn(payload map[string]*qdrant.Value) bool {
 	empty := true
-	n.path.Get(e.payload(), func(v *qdrant.Value) {
+	n.path.Get(payload, func(v *qdrant.Value) {
 		switch k := v.GetKind().(type) {
 		case nil, *qdrant.Value_NullValue:
 		case *qdrant.Value_ListValue:
@@ -708,6 +710,14 @@ func (fc filterCompiler) condition(c *qdrant.Condition, field string, depth int,
 		p, err := parsePath(v.IsEmpty.GetKey())
 		if err != nil {
 			return nil, err
+		}
+		if top && fc.c != nil {
+			// Answered from a payload index on the path, if there is one.
+			if fi := fc.c.indexes[p.String()]; fi != nil {
+				b := append(bitset(nil), fc.c.live...)
+				b.andNot(fi.nonEmpty)
+				return bitsNode{bits: b}, nil
+			}
 		}
 		return isEmptyNode{path: p}, nil
 	case *qdrant.Condition_IsNull:

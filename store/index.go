@@ -12,7 +12,9 @@ import (
 // filter evaluator looks at (the values at the path, arrays flattened one
 // level, as Qdrant's ValueChecker does).
 //
-// keyword, integer, bool: inverted postings per value (match, match any).
+// keyword, integer, bool: inverted postings per value (match, match any;
+// keyword and integer also match except).
+// every kind: the slots where the key is not empty (is_empty).
 // integer, float: every number (integer or float, as f64) per slot (range).
 // datetime: every parseable datetime string per slot, in microseconds.
 // text, geo, uuid: accepted and reported in payload_schema, but they change
@@ -23,6 +25,13 @@ type fieldIndex struct {
 	kind qdrant.PayloadSchemaType
 
 	points bitset // slots that have at least one indexable value
+	// nonEmpty has the slots for which an is_empty condition on the path is
+	// false (some value that is neither null nor []), so is_empty is
+	// answered from the index; otherTyped (keyword and integer indexes) has
+	// the slots with a non-null value of another type than the index's,
+	// which match every except condition, so except is answered too.
+	nonEmpty   bitset
+	otherTyped bitset
 
 	strs  map[string]postings
 	ints  map[int64]postings
@@ -64,7 +73,23 @@ func (fi *fieldIndex) add(slot uint32, payload map[string]*qdrant.Value) {
 	var nums []float64
 	var times []int64
 	var ints []int64
+	if !(isEmptyNode{path: fi.path}).emptyIn(payload) {
+		fi.nonEmpty.set(slot)
+	}
 	scalars(fi.path, payload, func(v *qdrant.Value) {
+		switch v.GetKind().(type) {
+		case nil, *qdrant.Value_NullValue:
+		case *qdrant.Value_StringValue:
+			if fi.kind == qdrant.PayloadSchemaType_Integer {
+				fi.otherTyped.set(slot)
+			}
+		case *qdrant.Value_IntegerValue:
+			if fi.kind == qdrant.PayloadSchemaType_Keyword {
+				fi.otherTyped.set(slot)
+			}
+		default:
+			fi.otherTyped.set(slot)
+		}
 		switch fi.kind {
 		case qdrant.PayloadSchemaType_Keyword:
 			if s, ok := v.GetKind().(*qdrant.Value_StringValue); ok {
@@ -179,6 +204,8 @@ func (fi *fieldIndex) remove(slot uint32, payload map[string]*qdrant.Value) {
 		fi.intVals[slot] = nil
 	}
 	fi.points.clear(slot)
+	fi.nonEmpty.clear(slot)
+	fi.otherTyped.clear(slot)
 }
 
 // matchBits answers a match condition from the index, if it can.
@@ -213,6 +240,36 @@ func (fi *fieldIndex) matchBits(m *qdrant.Match, nslots int) (bitset, bool) {
 		}
 		for _, k := range v.Integers.GetIntegers() {
 			mark(fi.ints[k])
+		}
+	case *qdrant.Match_ExceptKeywords:
+		// A value of another type matches except; so does a string not
+		// listed (matchValue).
+		if fi.kind != qdrant.PayloadSchemaType_Keyword {
+			return nil, false
+		}
+		out.or(fi.otherTyped)
+		listed := make(map[string]struct{}, len(v.ExceptKeywords.GetStrings()))
+		for _, s := range v.ExceptKeywords.GetStrings() {
+			listed[s] = struct{}{}
+		}
+		for s, p := range fi.strs {
+			if _, in := listed[s]; !in {
+				mark(p)
+			}
+		}
+	case *qdrant.Match_ExceptIntegers:
+		if fi.kind != qdrant.PayloadSchemaType_Integer {
+			return nil, false
+		}
+		out.or(fi.otherTyped)
+		listed := make(map[int64]struct{}, len(v.ExceptIntegers.GetIntegers()))
+		for _, n := range v.ExceptIntegers.GetIntegers() {
+			listed[n] = struct{}{}
+		}
+		for n, p := range fi.ints {
+			if _, in := listed[n]; !in {
+				mark(p)
+			}
 		}
 	case *qdrant.Match_Boolean:
 		if fi.kind != qdrant.PayloadSchemaType_Bool {

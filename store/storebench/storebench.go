@@ -275,7 +275,7 @@ func (f *Fixture) filter() *qdrant.Filter {
 }
 
 // Scenarios returns the timed query kinds: engine and gRPC, each
-// unfiltered and filtered.
+// unfiltered and filtered, then a fused query and a grouped one (engine).
 func (f *Fixture) Scenarios() []Scenario {
 	limit := uint64(f.opts.Limit)
 	req := func(i int, filtered bool) *qdrant.QueryPoints {
@@ -297,11 +297,37 @@ func (f *Fixture) Scenarios() []Scenario {
 			return check(res, err, f.opts.Limit)
 		}
 	}
+	// Two prefetches of 4 x limit candidates each, fused by RRF: the shape
+	// of a hybrid query that memrank re-ranks.
+	rrf := func(ctx context.Context, i int) error {
+		pl := 4 * limit
+		res, err := f.db.Query(ctx, &qdrant.QueryPoints{CollectionName: Collection, Limit: &limit,
+			Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF), Prefetch: []*qdrant.PrefetchQuery{
+				{Query: qdrant.NewQueryDense(f.queries[i%len(f.queries)]), Limit: &pl},
+				{Query: qdrant.NewQueryDense(f.queries[(i+1)%len(f.queries)]), Limit: &pl},
+			}})
+		return check(res, err, f.opts.Limit)
+	}
+	// Groups by tag, 3 hits each: Qdrant's group-by driver over the
+	// unindexed is_empty condition it adds, so every round reads payloads.
+	groups := func(ctx context.Context, i int) error {
+		gs, err := f.db.QueryGroups(ctx, &qdrant.QueryPointGroups{CollectionName: Collection, GroupBy: "tag",
+			Query: qdrant.NewQueryDense(f.queries[i%len(f.queries)]), Limit: &limit, GroupSize: qdrant.PtrOf(uint64(3))})
+		if err != nil {
+			return err
+		}
+		if len(gs) == 0 || len(gs) > f.opts.Limit {
+			return fmt.Errorf("storebench: query groups returned %d groups", len(gs))
+		}
+		return nil
+	}
 	return []Scenario{
 		{"engine", engine(false)},
 		{"engine+filter", engine(true)},
 		{"grpc", grpc(false)},
 		{"grpc+filter", grpc(true)},
+		{"engine+rrf", rrf},
+		{"engine+groups", groups},
 	}
 }
 

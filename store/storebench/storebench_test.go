@@ -21,7 +21,7 @@ func TestRunSmall(t *testing.T) {
 	if rep.Load.Points != 600 || rep.Load.VectorBytes != 600*16*4 || rep.Load.HeapInUse == 0 || rep.Load.PointsPerSec <= 0 {
 		t.Fatalf("load stats = %+v", rep.Load)
 	}
-	if len(rep.Search) != 4 {
+	if len(rep.Search) != 6 {
 		t.Fatalf("scenarios = %+v", rep.Search)
 	}
 	for _, l := range rep.Search {
@@ -30,7 +30,7 @@ func TestRunSmall(t *testing.T) {
 		}
 	}
 	out := rep.String()
-	for _, want := range []string{"engine+filter", "grpc+filter", "points/s", "Go heap in use after GC", "process RSS"} {
+	for _, want := range []string{"engine+filter", "grpc+filter", "engine+rrf", "engine+groups", "points/s", "Go heap in use after GC", "process RSS"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
