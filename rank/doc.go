@@ -1,0 +1,57 @@
+// Package rank is memrank's read path (DESIGN.md section 5): it turns a
+// caller's Qdrant query into a larger candidate fetch, decodes the
+// candidates as memories, folds duplicates, drops what must not be
+// returned, gates by confidence and re-ranks by weight = base x freshness x
+// access boost, with an explanation of every factor; and it counts the
+// returned memories as accessed through the Recorder.
+//
+// # Pipeline
+//
+// For a memory collection whose query can be re-ranked (nearest or
+// recommend on a Cosine or Dot vector, sparse vectors, or a prefetch whose
+// outer query is a fusion or a formula), Ranker.Query
+//
+//  1. asks the Source for (offset + limit) x Oversample candidates (capped
+//     by MaxCandidates, never below offset + limit) from offset 0, with the
+//     whole payload, with the vector tier 2 compares, and without the
+//     caller's score_threshold;
+//  2. decodes each payload (memory.Codec.DecodeRank) and scores it
+//     (scoring.Params.Evaluate) against its base score: max(score, 0) of
+//     the similarity, or Qdrant's own score under a fusion or formula;
+//  3. drops superseded, not retrievable and archived memories
+//     (memory.Memory.Exclusion);
+//  4. applies the retrieval gate with its fallback (scoring.GateRetrieval;
+//     unscored points are never gated);
+//  5. folds duplicates among what is left, best first: tier 1 same text
+//     hash, tier 2 cosine >= SameThreshold between candidate vectors, tier
+//     3 a cached judge verdict "same" for pairs in [JudgeThreshold,
+//     SameThreshold). A group is led by its member with the highest weight,
+//     then confidence, then lower id; the others become its FoldedIDs;
+//  6. keeps weights strictly above the caller's score_threshold, orders by
+//     weight (then confidence, then lower id), applies offset and limit,
+//     runs the render gate over what is returned, re-applies the caller's
+//     with_payload and with_vectors selectors, and records every returned
+//     point in the Recorder.
+//
+// Exclusions and the gate run before folding, though DESIGN lists folding
+// first: a superseded memory (often a near-duplicate of the claim that
+// replaced it: "likes dark mode" against "no longer likes dark mode") or a
+// below-gate one must not lead a group and take its trusted duplicates
+// down with it when it is then dropped.
+//
+// Everything else passes through un-reranked, with the caller's request
+// sent unchanged in one upstream call: collections that are not memory
+// collections, Euclid and Manhattan vectors, order_by, sample, scrolls (no
+// query), discover, context, MMR and relevance feedback (their scores or
+// order are not a similarity to re-weight), requests rank cannot reproduce
+// exactly (a malformed payload selector, limit 0: the upstream answers with
+// its own error), and collections whose configuration cannot be read.
+// Result.PassThrough says why.
+//
+// # Access counts
+//
+// The Recorder implements DESIGN section 5's counting: every replica owns
+// one key in each point's access_counts object and writes its absolute
+// running total there, so retries are idempotent and replicas never write
+// over each other. See Recorder.
+package rank

@@ -1,0 +1,219 @@
+package rank
+
+import (
+	"context"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Qdrant's defaults for grouped queries (collection_query.rs; the proto
+// comments have them swapped).
+const (
+	defaultGroupsLimit = 10
+	defaultGroupSize   = 3
+)
+
+// groupsOversample oversamples a grouped request: both the number of
+// groups and the group size grow by factor, together capped at max
+// candidates (limit x group size), each never below what was asked.
+func groupsOversample(limit, size uint64, factor, max int) (uint64, uint64) {
+	total := uint64(max)
+	gs := oversample(size, factor, max)
+	if per := total / maxU(limit, 1); gs > per {
+		gs = maxU(per, size)
+	}
+	lim := oversample(limit, factor, max)
+	if per := total / maxU(gs, 1); lim > per {
+		lim = maxU(per, limit)
+	}
+	return lim, gs
+}
+
+// QueryGroups answers a grouped query. Re-ranked, it asks the upstream for
+// more and larger groups, re-ranks inside each group (exclusions, the
+// retrieval gate over all hits, duplicates folded within the group,
+// weights), keeps group_size hits per group, orders the groups by their
+// best weight and keeps limit groups.
+func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) (*GroupsResult, error) {
+	if req == nil {
+		return nil, ErrInvalidRequest
+	}
+	if r.groups == nil {
+		return nil, ErrGroupsUnsupported
+	}
+	ctx, span := r.tracer.Start(ctx, "rank.QueryGroups", trace.WithAttributes(attrCollection.String(req.GetCollectionName())))
+	defer span.End()
+	p := r.plan(ctx, queryShape{
+		collection: req.GetCollectionName(), prefetch: len(req.GetPrefetch()), query: req.GetQuery(),
+		using: req.GetUsing(), withPayload: req.GetWithPayload(), withVectors: req.GetWithVectors(),
+	})
+	if p.pass == "" && (req.Limit != nil && req.GetLimit() == 0 || req.GroupSize != nil && req.GetGroupSize() == 0) {
+		p.pass = PassThroughLimitZero
+	}
+	if p.pass != "" {
+		return r.passGroups(ctx, span, req, p.pass)
+	}
+	limit, size := uint64(defaultGroupsLimit), uint64(defaultGroupSize)
+	if req.Limit != nil {
+		limit = req.GetLimit()
+	}
+	if req.GroupSize != nil {
+		size = req.GetGroupSize()
+	}
+	askLimit, askSize := groupsOversample(limit, size, r.cfg.Oversample, r.cfg.MaxCandidates)
+	hi, requested := bits.Mul64(askLimit, askSize)
+	if hi != 0 {
+		requested = math.MaxUint64
+	}
+	up := &qdrant.QueryPointGroups{
+		CollectionName:   req.GetCollectionName(),
+		Prefetch:         req.GetPrefetch(),
+		Query:            req.GetQuery(),
+		Using:            req.Using,
+		Filter:           req.GetFilter(),
+		Params:           req.GetParams(),
+		WithPayload:      qdrant.NewWithPayloadEnable(true),
+		WithVectors:      p.vectors.upstream(req.GetWithVectors(), p.vecName, p.tier2, p.named),
+		LookupFrom:       req.GetLookupFrom(),
+		Limit:            &askLimit,
+		GroupSize:        &askSize,
+		GroupBy:          req.GetGroupBy(),
+		ReadConsistency:  req.GetReadConsistency(),
+		WithLookup:       req.GetWithLookup(),
+		Timeout:          req.Timeout,
+		ShardKeySelector: req.GetShardKeySelector(),
+	}
+	cctx, st := r.startStage(ctx, stageCandidates)
+	groups, err := r.groups.QueryGroups(cctx, up)
+	// Flatten the hits; bounds[g] is where group g's hits end.
+	var points []*qdrant.ScoredPoint
+	bounds := make([]int, len(groups))
+	for g, grp := range groups {
+		points = append(points, grp.GetHits()...)
+		bounds[g] = len(points)
+	}
+	r.endStage(ctx, st, attrCollection.String(req.GetCollectionName()), attrOversample.Int(r.cfg.Oversample),
+		attrCandidatesIn.Int64(int64(min(requested, math.MaxInt64))), attrCandidatesOut.Int(len(points)))
+	if err != nil {
+		st.span.RecordError(err)
+		span.SetStatus(codes.Error, "upstream query failed")
+		return nil, err
+	}
+	r.metrics.requests.Add(ctx, 1, r.metrics.rerankedOpt)
+
+	w := r.pool.Get().(*work)
+	defer r.pool.Put(w)
+	now := r.cfg.Now()
+	r.prepare(ctx, w, points, p, now)
+	kept := r.gate(ctx, span, w, points) // in candidate order, so group by group
+
+	dctx, st := r.startStage(ctx, stageDedup)
+	type rankedGroup struct {
+		src     *qdrant.PointGroup
+		order   int
+		leaders []leader
+	}
+	var ranked []rankedGroup
+	folded := 0
+	g, start := 0, 0
+	for start < len(kept) {
+		for kept[start].Seq >= bounds[g] {
+			g++
+		}
+		end := start
+		for end < len(kept) && kept[end].Seq < bounds[g] {
+			end++
+		}
+		subset := kept[start:end]
+		start = end
+		leaders := r.dedup(w, subset, points, p)
+		folded += len(subset) - len(leaders)
+		r.countFolds(ctx, leaders)
+		leaders = applyThreshold(leaders, req.ScoreThreshold)
+		if len(leaders) == 0 {
+			continue
+		}
+		leaders = leaders[:min(uint64(len(leaders)), size)]
+		ranked = append(ranked, rankedGroup{src: groups[g], order: g, leaders: leaders})
+	}
+	r.endStage(dctx, st, attrFolded.Int(folded))
+	span.SetAttributes(attrFolded.Int(folded))
+
+	_, st = r.startStage(ctx, stageRank)
+	slices.SortStableFunc(ranked, func(a, b rankedGroup) int {
+		x, y := a.leaders[0].score, b.leaders[0].score
+		switch {
+		case x.Weight > y.Weight:
+			return -1
+		case x.Weight < y.Weight:
+			return 1
+		case x.Confidence > y.Confidence:
+			return -1
+		case x.Confidence < y.Confidence:
+			return 1
+		}
+		return a.order - b.order
+	})
+	ranked = ranked[:min(uint64(len(ranked)), limit)]
+
+	// The render gate looks at every returned hit together.
+	var all []leader
+	for _, rg := range ranked {
+		all = append(all, rg.leaders...)
+	}
+	r.renderGate(w, all)
+	res := &GroupsResult{
+		Groups:       make([]*qdrant.PointGroup, len(ranked)),
+		Explanations: make([][]Explanation, len(ranked)),
+		Reranked:     true,
+		Requested:    requested,
+		Candidates:   len(points),
+	}
+	seen := make(map[string]bool, len(all))
+	k, hits := 0, 0
+	for gi, rg := range ranked {
+		out := &qdrant.PointGroup{Id: rg.src.GetId(), Lookup: rg.src.GetLookup(), Hits: make([]*qdrant.ScoredPoint, len(rg.leaders))}
+		exps := make([]Explanation, len(rg.leaders))
+		for j := range rg.leaders {
+			l := &all[k]
+			k++
+			out.Hits[j], exps[j] = r.output(w, l, points, p, now)
+			// A point in several groups was still returned once.
+			if key, ok := idKey(out.Hits[j].GetId()); ok && !seen[key] {
+				seen[key] = true
+				r.record(req.GetCollectionName(), w, l, points)
+			}
+		}
+		hits += len(rg.leaders)
+		res.Groups[gi], res.Explanations[gi] = out, exps
+	}
+	r.endStage(ctx, st, attrResults.Int(hits))
+	span.SetAttributes(attrResults.Int(hits))
+	return res, nil
+}
+
+// passGroups sends the caller's grouped request unchanged.
+func (r *Ranker) passGroups(ctx context.Context, span trace.Span, req *qdrant.QueryPointGroups, reason string) (*GroupsResult, error) {
+	span.SetAttributes(attrPassThrough.String(reason))
+	r.metrics.requests.Add(ctx, 1, metric.WithAttributes(attrResult.String("passthrough"), attrReason.String(reason)))
+	cctx, st := r.startStage(ctx, stageCandidates)
+	groups, err := r.groups.QueryGroups(cctx, req)
+	r.endStage(ctx, st, attrCollection.String(req.GetCollectionName()), attrPassThrough.String(reason))
+	if err != nil {
+		st.span.RecordError(err)
+		span.SetStatus(codes.Error, "upstream query failed")
+		return nil, err
+	}
+	res := &GroupsResult{Groups: groups, Explanations: make([][]Explanation, len(groups)), PassThrough: reason}
+	for i, g := range groups {
+		res.Explanations[i] = passExplanations(g.GetHits())
+		res.Candidates += len(g.GetHits())
+	}
+	return res, nil
+}

@@ -1,0 +1,200 @@
+// Package fold is the query-time duplicate folding of the read path (DESIGN
+// section 5): candidates that state the same memory are gathered into one
+// group led by the best of them. It is shared by package rank and by
+// rank/rankbench, which times its tier-2 vector math on its own.
+//
+// Folding is leader clustering over candidates given best first: each
+// candidate joins the first leader it duplicates, or becomes a leader. So a
+// group's leader is by construction its best member, and duplicates never
+// chain (A like B and B like C does not put C under A unless C is like A).
+package fold
+
+import (
+	"math"
+
+	"github.com/viterin/vek"
+	"github.com/viterin/vek/vek32"
+)
+
+// Tier says how a candidate was found to duplicate its leader.
+type Tier uint8
+
+// Tiers, most certain first.
+const (
+	TierNone     Tier = iota // not folded
+	TierTextHash             // same normalised text (tier 1)
+	TierVector               // cosine >= the same-fact threshold (tier 2)
+	TierJudge                // a cached judge verdict said "same" (tier 3)
+)
+
+var tierNames = [...]string{"", "text_hash", "vector", "judge_cache"}
+
+// String is the tier's name in explanations ("" for TierNone).
+func (t Tier) String() string {
+	if int(t) < len(tierNames) {
+		return tierNames[t]
+	}
+	return "unknown"
+}
+
+// Verdict is what a cached judge verdict says about a pair.
+type Verdict uint8
+
+// Verdicts as fold sees them.
+const (
+	VerdictUnknown Verdict = iota // no cached verdict
+	VerdictSame
+	VerdictOther // different or contradicting: never folds
+)
+
+// Item is one candidate as folding sees it.
+type Item struct {
+	// Hash is the tier-1 key (the text hash); "" means the candidate has no
+	// text to compare and never folds by tier 1 or tier 3.
+	Hash string
+	// Vector is the candidate's dense vector for tier 2; nil means no vector
+	// comparison. Vectors of different lengths are never compared.
+	Vector []float32
+	// InvNorm is 1/|Vector|, or 1 when vectors are known to be unit length
+	// (Cosine collections, normalised by the store at insert).
+	InvNorm float32
+}
+
+// Options are the thresholds and the verdict source.
+type Options struct {
+	Same  float32 // tier 2: cosine at or above this is the same memory
+	Judge float32 // the judge band is [Judge, Same)
+	// Lookup returns the cached verdict for two text hashes; nil means there
+	// is no verdict cache at all.
+	Lookup func(hashA, hashB string) Verdict
+}
+
+// Judged counts, for one candidate, the pairs in the judge band it took part
+// in and how many of them had a cached verdict.
+type Judged struct {
+	Band      int // pairs with a cosine in [Judge, Same)
+	Consulted int // of those, pairs with a cached verdict
+}
+
+// Result is folding's answer, indexed like the items.
+type Result struct {
+	Leader []int32 // the leader's index, or -1 for a leader
+	Tier   []Tier  // how the item folded (TierNone for leaders)
+	Judged []Judged
+	// Leaders lists the leaders' indexes, best first.
+	Leaders []int32
+}
+
+func (r *Result) reset(n int) {
+	r.Leader = grow(r.Leader, n)
+	r.Tier = grow(r.Tier, n)
+	r.Judged = grow(r.Judged, n)
+	r.Leaders = r.Leaders[:0]
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// dot is vek32's SIMD dot product when the CPU has it, else an unrolled
+// loop (vek's own fallback is about half as fast).
+var dot = func() func(a, b []float32) float32 {
+	if vek.Info().Acceleration {
+		return vek32.Dot
+	}
+	return dotUnrolled
+}()
+
+func dotUnrolled(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// Cosine is the cosine similarity of two items' vectors, and false when
+// they cannot be compared (a missing vector, or different lengths).
+func Cosine(a, b *Item) (float32, bool) {
+	if len(a.Vector) == 0 || len(a.Vector) != len(b.Vector) {
+		return 0, false
+	}
+	return dot(a.Vector, b.Vector) * a.InvNorm * b.InvNorm, true
+}
+
+// InvNorm is 1/|v| (0 for a zero or empty vector, which then matches
+// nothing).
+func InvNorm(v []float32) float32 {
+	if len(v) == 0 {
+		return 0
+	}
+	n := dot(v, v)
+	if !(n > 0) {
+		return 0
+	}
+	return 1 / sqrt32(n)
+}
+
+// Fold groups items, which must be ordered best first, into res (whose
+// slices are reused).
+func Fold(items []Item, opt Options, res *Result) {
+	res.reset(len(items))
+	for i := range items {
+		it := &items[i]
+		res.Leader[i] = -1
+		for _, l := range res.Leaders {
+			if tier, ok := same(it, &items[l], int32(i), l, opt, res); ok {
+				res.Leader[i] = l
+				res.Tier[i] = tier
+				break
+			}
+		}
+		if res.Leader[i] < 0 {
+			res.Leaders = append(res.Leaders, int32(i))
+		}
+	}
+}
+
+// same decides whether item i duplicates leader l, counting judge-band pairs.
+func same(it, lead *Item, i, l int32, opt Options, res *Result) (Tier, bool) {
+	if it.Hash != "" && it.Hash == lead.Hash {
+		return TierTextHash, true
+	}
+	c, ok := Cosine(it, lead)
+	if !ok {
+		return TierNone, false
+	}
+	if c >= opt.Same {
+		return TierVector, true
+	}
+	if c < opt.Judge || it.Hash == "" || lead.Hash == "" {
+		return TierNone, false
+	}
+	res.Judged[i].Band++
+	res.Judged[l].Band++
+	if opt.Lookup == nil {
+		return TierNone, false
+	}
+	v := opt.Lookup(it.Hash, lead.Hash)
+	if v == VerdictUnknown {
+		return TierNone, false
+	}
+	res.Judged[i].Consulted++
+	res.Judged[l].Consulted++
+	return TierJudge, v == VerdictSame
+}
+
+func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }

@@ -1,0 +1,279 @@
+package rank
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/rank/internal/fold"
+	"github.com/memrank/memrank/scoring"
+)
+
+// work holds one request's per-candidate state. Pooled: a read decodes
+// into the same records request after request (memory.Codec.Decode reuses
+// their slices), so nothing in it may outlive the request.
+type work struct {
+	mems   []memory.Memory
+	ins    []scoring.Inputs
+	bases  []float64
+	scores []scoring.Score // Seq = the candidate's index in the upstream answer
+	items  []fold.Item
+	fres   fold.Result
+	render []scoring.Score
+}
+
+// resize returns s with length n, keeping the backing array (and so the
+// records' reusable slices) when it is large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return append(s[:cap(s)], make([]T, n-cap(s))...)[:n]
+	}
+	return s[:n]
+}
+
+// ownCount is this replica's stored access total in candidate i's payload.
+func (w *work) ownCount(i int, replica string) int64 {
+	for _, c := range w.mems[i].AccessCounts {
+		if c.Replica == replica {
+			return c.Count
+		}
+	}
+	return 0
+}
+
+// prepare decodes and scores every candidate (the decode stage).
+func (r *Ranker) prepare(ctx context.Context, w *work, points []*qdrant.ScoredPoint, p plan, now time.Time) {
+	_, st := r.startStage(ctx, stageDecode)
+	n := len(points)
+	w.mems = resize(w.mems, n)
+	w.ins = resize(w.ins, n)
+	w.bases = resize(w.bases, n)
+	w.scores = resize(w.scores, n)
+	problems := 0
+	for i, pt := range points {
+		m := &w.mems[i]
+		r.codec.DecodeRank(pt.GetPayload(), m)
+		problems += len(m.Problems)
+		w.ins[i] = r.codec.Inputs(m)
+		w.ins[i].Seq = i
+		base := float64(pt.GetScore())
+		if !(base > 0) { // negative similarities (and NaN) count as 0 (DESIGN 5)
+			base = 0
+		}
+		w.bases[i] = base
+		w.scores[i] = r.params.Evaluate(&w.ins[i], base, now)
+	}
+	if problems > 0 {
+		r.metrics.problems.Add(ctx, int64(problems))
+	}
+	r.endStage(ctx, st, attrCandidatesIn.Int(n))
+}
+
+// exclusion reasons, as metric attributes.
+func exclusionReason(m *memory.Memory, s scoring.Score) string {
+	switch {
+	case m.SupersededBy != "":
+		return "superseded"
+	case !m.Retrievable:
+		return "not_retrievable"
+	case m.Tier == scoring.TierArchived, s.Tier == scoring.TierArchived:
+		return "archived"
+	}
+	return "decay_floor"
+}
+
+// gate drops excluded memories, then applies the retrieval gate with its
+// fallback (the gate stage). It returns the kept scores in candidate order.
+func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*qdrant.ScoredPoint) []scoring.Score {
+	gctx, st := r.startStage(ctx, stageGate)
+	kept := w.scores[:0]
+	excluded := map[string]int64(nil)
+	for _, s := range w.scores {
+		m := &w.mems[s.Seq]
+		if m.Exclusion(s) != "" {
+			if excluded == nil {
+				excluded = map[string]int64{}
+			}
+			excluded[exclusionReason(m, s)]++
+			continue
+		}
+		kept = append(kept, s)
+	}
+	nExcluded := len(w.scores) - len(kept)
+	before := len(kept)
+	kept, fallback := r.params.GateRetrieval(kept)
+	drops := before - len(kept)
+	for reason, n := range excluded {
+		r.metrics.exclusions.Add(gctx, n, metric.WithAttributes(attrReason.String(reason)))
+	}
+	if drops > 0 {
+		r.metrics.gateDrops.Add(gctx, int64(drops))
+	}
+	r.endStage(gctx, st, attrExcluded.Int(nExcluded), attrGateDrops.Int(drops), attrGateFallback.Bool(fallback))
+	span.SetAttributes(attrExcluded.Int(nExcluded), attrGateDrops.Int(drops), attrGateFallback.Bool(fallback))
+	return kept
+}
+
+// leader is one result: a group's best member and what was folded into it.
+type leader struct {
+	score  scoring.Score
+	folded []int32 // candidate indexes
+	tiers  []fold.Tier
+	judged fold.Judged
+}
+
+// compareIDs orders point ids as Qdrant does: numbers first, ascending,
+// then UUIDs.
+func compareIDs(a, b *qdrant.PointId) int {
+	an, aNum := a.GetPointIdOptions().(*qdrant.PointId_Num)
+	bn, bNum := b.GetPointIdOptions().(*qdrant.PointId_Num)
+	switch {
+	case aNum && bNum:
+		return cmp.Compare(an.Num, bn.Num)
+	case aNum:
+		return -1
+	case bNum:
+		return 1
+	}
+	return strings.Compare(strings.ToLower(a.GetUuid()), strings.ToLower(b.GetUuid()))
+}
+
+// sortWinners orders scores best first: weight, then confidence (higher
+// first), then the lower point id.
+func sortWinners(scores []scoring.Score, points []*qdrant.ScoredPoint) {
+	slices.SortFunc(scores, func(a, b scoring.Score) int {
+		switch {
+		case a.Weight > b.Weight:
+			return -1
+		case a.Weight < b.Weight:
+			return 1
+		case a.Confidence > b.Confidence:
+			return -1
+		case a.Confidence < b.Confidence:
+			return 1
+		}
+		return compareIDs(points[a.Seq].GetId(), points[b.Seq].GetId())
+	})
+}
+
+// textHash is candidate i's tier-1 key: the stored text_hash, else the hash
+// of a non-empty text, else none (points without text never fold by text).
+func (w *work) textHash(i int) string {
+	m := &w.mems[i]
+	if m.TextHash != "" {
+		return m.TextHash
+	}
+	if m.Text == "" {
+		return ""
+	}
+	return memory.TextHash(m.Text)
+}
+
+// dedup folds duplicates among scores (sorted here, best first) and returns
+// the leaders, best first.
+func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredPoint, p plan) []leader {
+	sortWinners(scores, points)
+	w.items = resize(w.items, len(scores))
+	for j, s := range scores {
+		it := fold.Item{Hash: w.textHash(s.Seq)}
+		if p.tier2 {
+			if v := denseVector(points[s.Seq].GetVectors(), p.vecName); len(v) > 0 {
+				it.Vector = v
+				if p.unit {
+					it.InvNorm = 1
+				} else {
+					it.InvNorm = fold.InvNorm(v)
+				}
+			}
+		}
+		w.items[j] = it
+	}
+	fold.Fold(w.items, r.foldOpt, &w.fres)
+	leaders := make([]leader, len(w.fres.Leaders))
+	pos := make(map[int32]int, len(w.fres.Leaders))
+	for k, j := range w.fres.Leaders {
+		leaders[k] = leader{score: scores[j], judged: w.fres.Judged[j]}
+		pos[j] = k
+	}
+	for j, l := range w.fres.Leader {
+		if l < 0 {
+			continue
+		}
+		ld := &leaders[pos[l]]
+		ld.folded = append(ld.folded, int32(scores[j].Seq))
+		ld.tiers = append(ld.tiers, w.fres.Tier[j])
+	}
+	// Drop the item vectors: they belong to the upstream's points.
+	clear(w.items)
+	return leaders
+}
+
+// renderGate runs the render gate over the returned leaders.
+func (r *Ranker) renderGate(w *work, leaders []leader) {
+	w.render = resize(w.render, len(leaders))
+	for i := range leaders {
+		w.render[i] = leaders[i].score
+	}
+	r.params.GateRender(w.render)
+	for i := range leaders {
+		leaders[i].score = w.render[i]
+	}
+}
+
+// output builds the returned point and its explanation.
+func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan, now time.Time) (*qdrant.ScoredPoint, Explanation) {
+	i := l.score.Seq
+	src := points[i]
+	pt := &qdrant.ScoredPoint{
+		Id:         src.GetId(),
+		Payload:    p.payload.apply(src.GetPayload()),
+		Score:      float32(l.score.Weight),
+		Version:    src.GetVersion(),
+		Vectors:    p.vectors.apply(src.GetVectors()),
+		ShardKey:   src.GetShardKey(),
+		OrderValue: src.GetOrderValue(),
+	}
+	e := Explanation{
+		ID:          src.GetId(),
+		Weight:      l.score.Weight,
+		BaseScore:   w.bases[i],
+		Explanation: r.params.Explain(&w.ins[i], l.score, w.bases[i], now),
+	}
+	if len(l.folded) > 0 {
+		e.FoldedIDs = make([]*qdrant.PointId, len(l.folded))
+		e.FoldedTiers = make([]string, len(l.folded))
+		weakest := fold.TierNone
+		for k, j := range l.folded {
+			e.FoldedIDs[k] = points[j].GetId()
+			e.FoldedTiers[k] = l.tiers[k].String()
+			weakest = max(weakest, l.tiers[k])
+		}
+		e.DedupTier = weakest.String()
+	}
+	if band := l.judged.Band; band > 0 {
+		switch {
+		case r.foldOpt.Lookup == nil:
+			e.JudgeNote = fmt.Sprintf("judge not consulted: no verdict cache (%d pair(s) in the judge band)", band)
+		case l.judged.Consulted == 0:
+			e.JudgeNote = fmt.Sprintf("judge not consulted: no cached verdict for %d pair(s) in the judge band", band)
+		default:
+			e.JudgeConsulted = true
+			e.JudgeNote = fmt.Sprintf("cached judge verdicts for %d of %d pair(s) in the judge band", l.judged.Consulted, band)
+		}
+	}
+	if probs := w.mems[i].Problems; len(probs) > 0 {
+		e.Problems = make([]string, len(probs))
+		for k, pr := range probs {
+			e.Problems[k] = pr.String()
+		}
+	}
+	return pt, e
+}

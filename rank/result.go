@@ -1,0 +1,85 @@
+package rank
+
+import (
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/scoring"
+)
+
+// Result is a ranked answer to one query.
+type Result struct {
+	// Points are what the caller gets: Score is the weight (or Qdrant's
+	// score when passed through), payload and vectors per the caller's
+	// selectors.
+	Points []*qdrant.ScoredPoint
+	// Explanations has one entry per point, in the same order.
+	Explanations []Explanation
+	Reranked     bool
+	// PassThrough says why the answer was not re-ranked ("" when it was);
+	// one of the PassThrough* constants.
+	PassThrough string
+	// Requested is the number of candidates asked of the upstream and
+	// Candidates the number it returned.
+	Requested  uint64
+	Candidates int
+}
+
+// GroupsResult is a ranked answer to a grouped query.
+type GroupsResult struct {
+	Groups []*qdrant.PointGroup
+	// Explanations[i][j] explains Groups[i].Hits[j].
+	Explanations [][]Explanation
+	Reranked     bool
+	PassThrough  string
+	Requested    uint64 // groups x group size asked of the upstream
+	Candidates   int    // hits it returned, over all groups
+}
+
+// Explanation is every factor behind one returned point.
+type Explanation struct {
+	ID        *qdrant.PointId
+	Weight    float64 // the returned score: base x freshness x boost
+	BaseScore float64 // the base the weight started from
+	// Explanation holds every scoring factor: confidence and its parts,
+	// freshness, access count and boost, tier, gates. It is zero for a
+	// passed-through point.
+	scoring.Explanation
+	// FoldedIDs are the duplicates folded into this result, and
+	// FoldedTiers how each one was found ("text_hash", "vector",
+	// "judge_cache").
+	FoldedIDs   []*qdrant.PointId
+	FoldedTiers []string
+	// DedupTier is the least certain tier among the folds ("" when nothing
+	// was folded): "judge_cache" over "vector" over "text_hash".
+	DedupTier string
+	// JudgeConsulted is true when a cached judge verdict decided a pair in
+	// the judge band involving this result; false when there was no verdict
+	// cache, no cached verdict for such a pair, or no such pair. JudgeNote
+	// says which, in words ("" when no pair was in the band).
+	JudgeConsulted bool
+	JudgeNote      string
+	// Problems are the memory's payload decoding problems.
+	Problems []string
+}
+
+// Why a request was passed through un-reranked.
+const (
+	PassThroughNotMemory       = "not a memory collection"
+	PassThroughScroll          = "scroll (no query)"
+	PassThroughOrderBy         = "order_by"
+	PassThroughSample          = "sample"
+	PassThroughDiscover        = "discover"
+	PassThroughContext         = "context"
+	PassThroughMMR             = "mmr (the order is the diversity selection)"
+	PassThroughFeedback        = "relevance feedback"
+	PassThroughEuclid          = "euclid distance"
+	PassThroughManhattan       = "manhattan distance"
+	PassThroughDistance        = "unknown distance"
+	PassThroughUnknownVector   = "unknown vector name"
+	PassThroughUnknownQuery    = "unsupported query kind"
+	PassThroughNoPrefetch      = "fusion or formula without prefetch"
+	PassThroughPrefetchNoQuery = "prefetch without a query"
+	PassThroughBadSelector     = "payload selector not understood"
+	PassThroughLimitZero       = "limit 0"
+	PassThroughNoInfo          = "collection info unavailable"
+)
