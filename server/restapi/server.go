@@ -1,0 +1,390 @@
+package restapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+)
+
+// Config is what the REST front needs. The three stubs are the only way it
+// reaches data: the wiring points them at memrank's own gRPC front (so
+// re-ranking, tenancy and forwarding happen once, there) or, for
+// `memrank qdrant-compat`, straight at the embedded store.
+type Config struct {
+	Points      qdrant.PointsClient      // required
+	Collections qdrant.CollectionsClient // required
+	Qdrant      qdrant.QdrantClient      // required: GET / answers from its HealthCheck
+
+	// UpstreamREST is Qdrant's REST API. Routes and body features this
+	// front does not translate are forwarded there raw (method, path,
+	// query, headers and body unchanged). Nil: they are answered with a
+	// Qdrant-shaped 404 (route) or 400 (field) that names them.
+	UpstreamREST *url.URL
+	// UpstreamTransport carries forwarded requests; nil = a clone of
+	// http.DefaultTransport. It is wrapped with otelhttp.
+	UpstreamTransport http.RoundTripper
+
+	// ForwardHeaders are request headers copied into the outgoing gRPC
+	// metadata besides api-key and authorization (e.g. the tenancy header).
+	ForwardHeaders []string
+
+	MaxBodyBytes int64         // request body limit; default 32 MiB
+	CallTimeout  time.Duration // deadline of a stub call when the request sets no timeout; default 2 min
+
+	Logger         *slog.Logger                  // nil = discard
+	TracerProvider trace.TracerProvider          // nil = noop
+	MeterProvider  metric.MeterProvider          // nil = noop
+	Propagators    propagation.TextMapPropagator // nil = W3C trace context + baggage
+}
+
+// Defaults.
+const (
+	DefaultMaxBodyBytes = 32 << 20
+	DefaultCallTimeout  = 2 * time.Minute
+)
+
+// Validate reports a missing dependency or a bad setting.
+func (c Config) Validate() error {
+	switch {
+	case c.Points == nil:
+		return errors.New("restapi: Config.Points is required")
+	case c.Collections == nil:
+		return errors.New("restapi: Config.Collections is required")
+	case c.Qdrant == nil:
+		return errors.New("restapi: Config.Qdrant is required")
+	case c.MaxBodyBytes < 0:
+		return errors.New("restapi: Config.MaxBodyBytes must not be negative")
+	case c.CallTimeout < 0:
+		return errors.New("restapi: Config.CallTimeout must not be negative")
+	}
+	if u := c.UpstreamREST; u != nil && (u.Scheme != "http" && u.Scheme != "https" || u.Host == "") {
+		return fmt.Errorf("restapi: Config.UpstreamREST %q must be an absolute http(s) URL", u.Redacted())
+	}
+	for _, h := range c.ForwardHeaders {
+		if h == "" || strings.ContainsAny(h, " :\t\r\n") {
+			return fmt.Errorf("restapi: Config.ForwardHeaders: %q is not a header name", h)
+		}
+	}
+	return nil
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.CallTimeout == 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.TracerProvider == nil {
+		c.TracerProvider = tracenoop.NewTracerProvider()
+	}
+	if c.MeterProvider == nil {
+		c.MeterProvider = metricnoop.NewMeterProvider()
+	}
+	if c.Propagators == nil {
+		c.Propagators = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	}
+}
+
+type handler struct {
+	cfg     Config
+	mux     *http.ServeMux
+	proxy   *httputil.ReverseProxy // nil without UpstreamREST
+	headers []string               // lower-case names copied into metadata
+	log     *slog.Logger
+}
+
+// New returns the REST front: Qdrant's REST routes translated to gRPC calls
+// on the configured stubs, wrapped in otelhttp (server spans under the
+// caller's W3C trace context, named after the route; HTTP server metrics).
+// It does not register /healthz, /readyz, /metrics or /v1 (server/native
+// owns them): mount both on one mux, the native routes being more specific.
+func New(cfg Config) (http.Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	h := &handler{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger}
+	h.headers = []string{"api-key", "authorization"}
+	for _, name := range cfg.ForwardHeaders {
+		name = strings.ToLower(name)
+		if name != "api-key" && name != "authorization" {
+			h.headers = append(h.headers, name)
+		}
+	}
+	if cfg.UpstreamREST != nil {
+		h.proxy = h.newProxy()
+	}
+	h.routes()
+	return otelhttp.NewHandler(http.HandlerFunc(h.serveHTTP), "qdrant-rest",
+		otelhttp.WithTracerProvider(cfg.TracerProvider),
+		otelhttp.WithMeterProvider(cfg.MeterProvider),
+		otelhttp.WithPropagators(cfg.Propagators),
+		otelhttp.WithSpanNameFormatter(func(op string, r *http.Request) string {
+			if r.Pattern != "" {
+				return r.Pattern
+			}
+			return op + " " + r.Method
+		}),
+	), nil
+}
+
+// serveHTTP normalises the path the way Qdrant's NormalizePath::trim does
+// (a trailing slash is ignored) and routes.
+func (h *handler) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+		r.URL.Path = strings.TrimRight(p, "/")
+		if r.URL.Path == "" {
+			r.URL.Path = "/"
+		}
+		r.URL.RawPath = ""
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// call is one translated request.
+type call struct {
+	r          *http.Request
+	ctx        context.Context
+	body       []byte // raw body, kept for forwarding
+	val        value  // parsed body (kindNull when the route takes none)
+	collection string
+	trailer    metadata.MD
+	timeout    *uint64 // the timeout query parameter, seconds
+}
+
+// opts are the call options of every stub call: the trailer is kept for
+// Retry-After.
+func (c *call) opts() []grpc.CallOption { return []grpc.CallOption{grpc.Trailer(&c.trailer)} }
+
+// routeFunc translates one request; it returns the JSON of "result".
+type routeFunc func(c *call) ([]byte, error)
+
+type routeOpts uint8
+
+const (
+	withBody  routeOpts = 1 << iota // the route reads a JSON body
+	unwrapped                       // the result is written without the envelope
+)
+
+func (h *handler) handle(pattern string, opts routeOpts, fn routeFunc) {
+	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		h.serveRoute(w, r, opts, fn)
+	})
+}
+
+func (h *handler) routes() {
+	h.handle("GET /{$}", unwrapped, h.root)
+
+	h.handle("GET /collections", 0, h.listCollections)
+	h.handle("GET /collections/{collection_name}", 0, h.getCollection)
+	h.handle("PUT /collections/{collection_name}", withBody, h.createCollection)
+	h.handle("DELETE /collections/{collection_name}", 0, h.deleteCollection)
+	h.handle("GET /collections/{collection_name}/exists", 0, h.collectionExists)
+
+	h.handle("PUT /collections/{collection_name}/index", withBody, h.createFieldIndex)
+	h.handle("DELETE /collections/{collection_name}/index/{field_name}", 0, h.deleteFieldIndex)
+
+	h.handle("PUT /collections/{collection_name}/points", withBody, h.upsertPoints)
+	h.handle("POST /collections/{collection_name}/points", withBody, h.retrievePoints)
+	h.handle("GET /collections/{collection_name}/points/{id}", 0, h.getPoint)
+	h.handle("POST /collections/{collection_name}/points/delete", withBody, h.deletePoints)
+	h.handle("PUT /collections/{collection_name}/points/vectors", withBody, h.updateVectors)
+	h.handle("POST /collections/{collection_name}/points/vectors/delete", withBody, h.deleteVectors)
+	h.handle("POST /collections/{collection_name}/points/payload", withBody, h.setPayload)
+	h.handle("PUT /collections/{collection_name}/points/payload", withBody, h.overwritePayload)
+	h.handle("POST /collections/{collection_name}/points/payload/delete", withBody, h.deletePayload)
+	h.handle("POST /collections/{collection_name}/points/payload/clear", withBody, h.clearPayload)
+	h.handle("POST /collections/{collection_name}/points/scroll", withBody, h.scroll)
+	h.handle("POST /collections/{collection_name}/points/count", withBody, h.count)
+
+	h.handle("POST /collections/{collection_name}/points/search", withBody, h.search)
+	h.handle("POST /collections/{collection_name}/points/search/batch", withBody, h.searchBatch)
+	h.handle("POST /collections/{collection_name}/points/search/groups", withBody, h.searchGroups)
+	h.handle("POST /collections/{collection_name}/points/query", withBody, h.query)
+	h.handle("POST /collections/{collection_name}/points/query/batch", withBody, h.queryBatch)
+	h.handle("POST /collections/{collection_name}/points/query/groups", withBody, h.queryGroups)
+
+	// Everything else: forwarded raw, or a 404 naming the route.
+	h.mux.HandleFunc("/", h.notTranslated)
+}
+
+func (h *handler) serveRoute(w http.ResponseWriter, r *http.Request, opts routeOpts, fn routeFunc) {
+	start := time.Now()
+	c := &call{r: r, val: value{kind: kindNull}, collection: r.PathValue("collection_name")}
+	span := trace.SpanFromContext(r.Context())
+	if c.collection != "" {
+		span.SetAttributes(attribute.String("db.collection.name", c.collection))
+	}
+	if opts&withBody != 0 {
+		body, err := h.readBody(w, r)
+		if err != nil {
+			h.writeError(w, start, err)
+			return
+		}
+		c.body = body
+		if !utf8.Valid(body) {
+			h.writeError(w, start, &decodeError{status: http.StatusBadRequest, msg: "Format error in JSON body: invalid unicode code point (the body is not valid UTF-8)"})
+			return
+		}
+		v, err := parseJSON(string(body))
+		if err != nil {
+			h.writeError(w, start, &decodeError{status: http.StatusBadRequest, msg: "Format error in JSON body: " + err.Error()})
+			return
+		}
+		c.val = v
+	}
+	timeout, err := timeoutParam(r)
+	if err != nil {
+		h.writeError(w, start, err)
+		return
+	}
+	c.timeout = timeout
+	ctx, cancel := h.callContext(r, timeout)
+	defer cancel()
+	c.ctx = ctx
+
+	result, err := fn(c)
+	if err != nil {
+		var de *decodeError
+		if errors.As(err, &de) && de.untranslated && h.proxy != nil {
+			span.SetAttributes(attribute.String("memrank.rest.forwarded", de.msg))
+			h.forward(w, r, c.body)
+			return
+		}
+		h.writeError(w, start, h.withTrailer(err, c.trailer))
+		return
+	}
+	if opts&unwrapped != 0 {
+		writeJSON(w, http.StatusOK, result)
+		return
+	}
+	b := make([]byte, 0, len(result)+48)
+	b = append(b, `{"result":`...)
+	b = append(b, result...)
+	b = append(b, `,"status":"ok","time":`...)
+	b = appendTime(b, time.Since(start).Seconds())
+	b = append(b, '}')
+	writeJSON(w, http.StatusOK, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// readBody reads the whole body under the size limit.
+func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	limit := h.cfg.MaxBodyBytes
+	if r.ContentLength > limit {
+		return nil, &decodeError{status: http.StatusBadRequest, msg: fmt.Sprintf("JSON payload (%d bytes) is larger than allowed (limit: %d bytes).", r.ContentLength, limit)}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &decodeError{status: http.StatusBadRequest, msg: fmt.Sprintf("JSON payload has exceeded limit (%d bytes).", limit)}
+		}
+		return nil, &decodeError{status: http.StatusBadRequest, msg: "Error that occur during reading payload: " + err.Error()}
+	}
+	return body, nil
+}
+
+// callContext carries the caller's credentials (and the configured extra
+// headers) as outgoing gRPC metadata, and bounds the stub call: by the
+// request's timeout parameter (plus a little, so that the store's own
+// timeout answer wins the race) or by CallTimeout.
+func (h *handler) callContext(r *http.Request, timeout *uint64) (context.Context, context.CancelFunc) {
+	ctx := r.Context()
+	md := metadata.MD{}
+	for _, name := range h.headers {
+		if vals := r.Header.Values(name); len(vals) > 0 {
+			md[name] = append([]string(nil), vals...)
+		}
+	}
+	if len(md) > 0 {
+		if prev, ok := metadata.FromOutgoingContext(ctx); ok {
+			md = metadata.Join(prev, md)
+		}
+		ctx = metadata.NewOutgoingContext(ctx, md)
+	}
+	d := h.cfg.CallTimeout
+	if timeout != nil {
+		d = time.Duration(*timeout)*time.Second + time.Second
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// notTranslated answers a route outside the translated set.
+func (h *handler) notTranslated(w http.ResponseWriter, r *http.Request) {
+	if h.proxy != nil {
+		h.proxy.ServeHTTP(w, r)
+		return
+	}
+	msg := fmt.Sprintf("Not found: memrank's REST front does not translate %s %s (configure --upstream-rest to forward it to Qdrant)", r.Method, r.URL.Path)
+	writeError(w, http.StatusNotFound, msg, time.Time{})
+}
+
+func (h *handler) newProxy() *httputil.ReverseProxy {
+	target := h.cfg.UpstreamREST
+	base := h.cfg.UpstreamTransport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.SetXForwarded()
+		},
+		Transport: otelhttp.NewTransport(base,
+			otelhttp.WithTracerProvider(h.cfg.TracerProvider),
+			otelhttp.WithMeterProvider(h.cfg.MeterProvider),
+			otelhttp.WithPropagators(h.cfg.Propagators)),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			h.log.LogAttrs(r.Context(), slog.LevelWarn, "upstream REST request failed",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+			status, msg := http.StatusBadGateway, "Service unavailable: the upstream Qdrant REST API did not answer"
+			if errors.Is(err, context.Canceled) {
+				status = 499 // the client went away; nobody reads this
+			}
+			writeError(w, status, msg, time.Time{})
+		},
+		ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// forward sends a request this front read but does not translate to the
+// upstream REST API, with the body it already consumed.
+func (h *handler) forward(w http.ResponseWriter, r *http.Request, body []byte) {
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2.ContentLength = int64(len(body))
+	r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	h.proxy.ServeHTTP(w, r2)
+}
