@@ -1,0 +1,78 @@
+package grpcfront
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/tenancy"
+)
+
+// grpcStatus is what status errors implement; errors.As finds the
+// upstream's status under go-client's *qdrant.QdrantError wrapping.
+type grpcStatus interface{ GRPCStatus() *status.Status }
+
+// refusals maps memrank's own refusals to gRPC codes: the one table of this
+// front. The message the caller sees is the error's own text, which these
+// errors keep free of internal detail.
+var refusals = []struct {
+	err  error
+	code codes.Code
+}{
+	{tenancy.ErrNoTenant, codes.PermissionDenied},
+	{tenancy.ErrForbidden, codes.PermissionDenied},
+	{tenancy.ErrTenantFilter, codes.InvalidArgument},
+	{tenancy.ErrUnsupported, codes.InvalidArgument},
+	{rank.ErrInvalidRequest, codes.InvalidArgument},
+	{rank.ErrGroupsUnsupported, codes.Unimplemented},
+	{errMalformed, codes.Internal},
+	{errNoRequest, codes.Internal},
+}
+
+var (
+	// errMalformed is a request that does not decode, answered as Qdrant
+	// (tonic) answers one: Internal, "failed to decode Protobuf message".
+	errMalformed = errors.New("failed to decode Protobuf message")
+	errNoRequest = errors.New("grpc: client streaming protocol violation: no request message")
+)
+
+// internalText is all a caller learns of an unexpected failure; the
+// details go to the log.
+const internalText = "memrank: internal error"
+
+// toStatus turns an error of the intercepted path into the status the
+// caller gets: the upstream's status unchanged (with its retry-after
+// trailer rebuilt when go-client consumed it), memrank's refusals through
+// the table, context ends as Canceled / DeadlineExceeded, anything else
+// Internal with a neutral text. known reports whether err was expected (not
+// worth an error log).
+func toStatus(err error) (st error, trailer metadata.MD, known bool) {
+	var ex *qdrant.QdrantResourceExhaustedError
+	if errors.As(err, &ex) && ex.RetryAfterS > 0 {
+		trailer = metadata.Pairs("retry-after", strconv.Itoa(ex.RetryAfterS))
+	}
+	var gs grpcStatus
+	if errors.As(err, &gs) {
+		if s := gs.GRPCStatus(); s != nil {
+			return s.Err(), trailer, true
+		}
+	}
+	for _, r := range refusals {
+		if errors.Is(err, r.err) {
+			return status.Error(r.code, err.Error()), nil, true
+		}
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, context.Canceled.Error()), nil, true
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, context.DeadlineExceeded.Error()), nil, true
+	}
+	return status.Error(codes.Internal, internalText), nil, false
+}

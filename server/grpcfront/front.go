@@ -1,0 +1,431 @@
+// Package grpcfront is memrank's Qdrant gRPC front: a proxy that speaks
+// Qdrant's gRPC protocol to the caller (an unmodified Qdrant client) and to
+// the upstream (Qdrant, or memrank's embedded store).
+//
+// No Qdrant service is registered on the server. Every call is routed by
+// grpc.UnknownServiceHandler, which grpc-go also calls for unknown methods
+// of known services, with a raw codec: messages are frames of protobuf
+// bytes, decoded only where the front must look inside them.
+//
+//   - /qdrant.Points/{Query,QueryBatch,QueryGroups,Search,SearchBatch,
+//     SearchGroups} on a memory collection are decoded and answered by the
+//     ranker (package rank); batches run their sub-requests through it a
+//     few at a time. On other collections they are forwarded as they came.
+//   - Every other method, streams included, is forwarded byte for byte:
+//     the caller's metadata (api-key, authorization, and the rest), its
+//     deadline and cancellation go upstream; the upstream's headers,
+//     messages, trailers and status come back unchanged.
+//   - With tenancy on (package tenancy), every point method is decoded and
+//     scoped to the caller's tenant instead, administration methods are
+//     kept to administrators and methods that cannot be scoped are refused.
+//   - grpc.health.v1 is served by memrank itself (it is memrank's own
+//     liveness); Qdrant's HealthCheck and server reflection are forwarded.
+//
+// The upstream's errors pass through with their status unchanged;
+// memrank's own refusals map to gRPC codes through one table (errors.go).
+package grpcfront
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed calls, as Qdrant does
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/tenancy"
+)
+
+// Defaults.
+const (
+	DefaultMaxMessageSize   = 32 << 20
+	DefaultBatchConcurrency = 4
+)
+
+// Ranker is what the front needs of the read pipeline; *rank.Ranker is one.
+type Ranker interface {
+	Query(ctx context.Context, req *qdrant.QueryPoints) (*rank.Result, error)
+	Search(ctx context.Context, req *qdrant.SearchPoints) (*rank.Result, error)
+	QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) (*rank.GroupsResult, error)
+	IsMemoryCollection(name string) bool
+}
+
+var _ Ranker = (*rank.Ranker)(nil)
+
+// Config configures the front.
+type Config struct {
+	// Upstream is the connection to Qdrant or the embedded store
+	// (DialUpstream, DialInProcess). Required. The front forces its raw
+	// codec per call, so any connection works.
+	Upstream *grpc.ClientConn
+	// Ranker answers the intercepted methods on memory collections. Nil:
+	// nothing is re-ranked (a plain proxy, with tenancy if configured).
+	Ranker *rank.Ranker
+	// Tenancy scopes requests to tenants; nil or disabled: off.
+	Tenancy *tenancy.Policy
+	// MaxMessageSize bounds messages both ways (default 32 MiB, Qdrant's
+	// usual request limit).
+	MaxMessageSize int
+	// BatchConcurrency is how many sub-requests of one batch are ranked at
+	// once (default 4).
+	BatchConcurrency int
+	// Health is the grpc.health.v1 server registered on the front; nil: a
+	// new one, SERVING. Pass one to report NOT_SERVING while draining.
+	Health *health.Server
+	// ServerOptions are appended to the front's (credentials, extra
+	// interceptors...).
+	ServerOptions []grpc.ServerOption
+
+	Logger         *slog.Logger         // nil: discard
+	TracerProvider trace.TracerProvider // nil: noop
+	MeterProvider  metric.MeterProvider // nil: noop
+	// Propagator reads the caller's trace context; nil: W3C tracecontext
+	// and baggage.
+	Propagator propagation.TextMapPropagator
+
+	// ranker, when set, replaces Ranker (tests).
+	ranker Ranker
+}
+
+// Validate reports a configuration New cannot work with.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Upstream == nil {
+		errs = append(errs, errors.New("grpcfront: Upstream is required"))
+	}
+	if c.MaxMessageSize < 0 {
+		errs = append(errs, fmt.Errorf("grpcfront: MaxMessageSize %d is negative", c.MaxMessageSize))
+	}
+	if c.BatchConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("grpcfront: BatchConcurrency %d is negative", c.BatchConcurrency))
+	}
+	if err := c.Tenancy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxMessageSize == 0 {
+		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.BatchConcurrency == 0 {
+		c.BatchConcurrency = DefaultBatchConcurrency
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.TracerProvider == nil {
+		c.TracerProvider = tracenoop.NewTracerProvider()
+	}
+	if c.MeterProvider == nil {
+		c.MeterProvider = metricnoop.NewMeterProvider()
+	}
+	if c.Propagator == nil {
+		c.Propagator = DefaultPropagator()
+	}
+	if c.ranker == nil && c.Ranker != nil {
+		c.ranker = c.Ranker
+	}
+	return c
+}
+
+// DefaultPropagator is W3C tracecontext plus baggage, passed explicitly
+// (never the otel global).
+func DefaultPropagator() propagation.TextMapPropagator {
+	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+}
+
+// ServerKeepalive lets clients ping every 5 s or slower, with or without
+// calls in flight: go-client pings every 10 s, and grpc-go's default
+// policy (5 minutes) would close its connections with ENHANCE_YOUR_CALM.
+var ServerKeepalive = keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}
+
+type front struct {
+	up       *grpc.ClientConn
+	ranker   Ranker
+	tenancy  *tenancy.Policy
+	maxMsg   int
+	batch    int
+	log      *slog.Logger
+	metrics  *metrics
+	callOpts []grpc.CallOption
+}
+
+// New returns the front's gRPC server: every call is routed by the front
+// (see the package comment), grpc.health.v1 is registered. The caller
+// serves it (store.Serve does a graceful stop with a deadline) and owns
+// Upstream.
+func New(cfg Config) (*grpc.Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	m, err := newMetrics(cfg.MeterProvider)
+	if err != nil {
+		return nil, err
+	}
+	f := &front{
+		up:      cfg.Upstream,
+		ranker:  cfg.ranker,
+		tenancy: cfg.Tenancy,
+		maxMsg:  cfg.MaxMessageSize,
+		batch:   cfg.BatchConcurrency,
+		log:     cfg.Logger,
+		metrics: m,
+		callOpts: []grpc.CallOption{
+			grpc.ForceCodecV2(rawCodec{}),
+			grpc.MaxCallRecvMsgSize(cfg.MaxMessageSize),
+			grpc.MaxCallSendMsgSize(cfg.MaxMessageSize),
+		},
+	}
+	if !f.tenancy.Enabled() {
+		f.tenancy = nil
+	}
+	opts := []grpc.ServerOption{
+		grpc.ForceServerCodecV2(rawCodec{}),
+		grpc.UnknownServiceHandler(f.handle),
+		grpc.MaxRecvMsgSize(cfg.MaxMessageSize),
+		grpc.MaxSendMsgSize(cfg.MaxMessageSize),
+		grpc.KeepaliveEnforcementPolicy(ServerKeepalive),
+		grpc.StatsHandler(otelgrpc.NewServerHandler(
+			otelgrpc.WithTracerProvider(cfg.TracerProvider),
+			otelgrpc.WithMeterProvider(cfg.MeterProvider),
+			otelgrpc.WithPropagators(cfg.Propagator),
+		)),
+	}
+	srv := grpc.NewServer(append(opts, cfg.ServerOptions...)...)
+	hs := cfg.Health
+	if hs == nil {
+		hs = health.NewServer()
+	}
+	healthpb.RegisterHealthServer(srv, hs)
+	return srv, nil
+}
+
+// Routes, as reported in metrics.
+const (
+	routeForwarded   = "forwarded"   // byte for byte
+	routeReranked    = "reranked"    // answered by the ranker, re-ranked
+	routePassThrough = "passthrough" // answered by the ranker, not re-ranked
+	routeScoped      = "scoped"      // decoded, scoped to a tenant, forwarded
+	routeRefused     = "refused"     // refused by memrank
+)
+
+// call is one call through the front.
+type call struct {
+	f      *front
+	ss     grpc.ServerStream
+	method string
+	md     metadata.MD     // the caller's metadata
+	ctx    context.Context // the server stream's, with md as outgoing metadata
+	route  string
+	tenant string
+	scoped bool // tenancy on: requests are re-encoded, never forwarded raw
+}
+
+func (f *front) handle(_ any, ss grpc.ServerStream) error {
+	start := time.Now()
+	method, ok := grpc.MethodFromServerStream(ss)
+	if !ok {
+		return status.Error(codes.Internal, internalText)
+	}
+	md, _ := metadata.FromIncomingContext(ss.Context())
+	c := &call{f: f, ss: ss, method: method, md: md, route: routeForwarded}
+	c.ctx = metadata.NewOutgoingContext(ss.Context(), upstreamMD(md))
+	err := c.serve()
+	f.metrics.observe(ss.Context(), method, c.route, status.Code(err), time.Since(start))
+	return err
+}
+
+// upstreamMD is the caller's metadata to send upstream: all of it, minus
+// what belongs to this hop (pseudo-headers and grpc-* transport headers,
+// which grpc-go would drop or replace anyway).
+func upstreamMD(md metadata.MD) metadata.MD {
+	out := make(metadata.MD, len(md))
+	for k, v := range md {
+		if strings.HasPrefix(k, ":") || strings.HasPrefix(k, "grpc-") {
+			continue
+		}
+		switch k {
+		case "content-type", "user-agent", "te", "connection":
+			continue
+		}
+		out[k] = append([]string(nil), v...)
+	}
+	return out
+}
+
+func (c *call) serve() error {
+	if c.f.tenancy != nil {
+		return c.serveTenant()
+	}
+	if h := intercepted[c.method]; h != nil && c.f.ranker != nil {
+		return c.unary(h)
+	}
+	return c.forwardStream()
+}
+
+// refuse answers one of memrank's own refusals.
+func (c *call) refuse(err error) error {
+	c.route = routeRefused
+	return c.fail(err)
+}
+
+// fail turns err into the caller's status (toStatus), logging what was not
+// expected.
+func (c *call) fail(err error) error {
+	st, trailer, known := toStatus(err)
+	if len(trailer) > 0 {
+		c.ss.SetTrailer(trailer)
+	}
+	switch {
+	case !known:
+		c.f.log.ErrorContext(c.ss.Context(), "grpc front: call failed", "method", c.method, "err", err)
+	case c.route == routeRefused:
+		c.f.log.DebugContext(c.ss.Context(), "grpc front: refused", "method", c.method, "err", err)
+	}
+	return st
+}
+
+// unary serves a unary call whose request the front must read: h gets the
+// request bytes and returns the response bytes.
+func (c *call) unary(h func(c *call, in []byte) ([]byte, error)) error {
+	var in frame
+	if err := c.ss.RecvMsg(&in); err != nil {
+		if errors.Is(err, io.EOF) {
+			return c.fail(errNoRequest)
+		}
+		return err // the stream's own status (cancelled, too large...)
+	}
+	out, err := h(c, in.b)
+	if err != nil {
+		return c.fail(err)
+	}
+	return c.ss.SendMsg(&frame{b: out})
+}
+
+// forwardUnary sends one request to the upstream and returns its response,
+// passing its headers and trailers to the caller.
+func (c *call) forwardUnary(method string, req []byte) ([]byte, error) {
+	var out frame
+	var hdr, trl metadata.MD
+	opts := append(c.f.callOpts[:len(c.f.callOpts):len(c.f.callOpts)], grpc.Header(&hdr), grpc.Trailer(&trl))
+	err := c.f.up.Invoke(c.ctx, method, &frame{b: req}, &out, opts...)
+	if len(hdr) > 0 {
+		_ = c.ss.SetHeader(hdr)
+	}
+	if len(trl) > 0 {
+		c.ss.SetTrailer(trl)
+	}
+	return out.b, err
+}
+
+// forwardStream forwards a call of any kind (unary, client, server or bidi
+// streaming) to the upstream and pumps messages both ways. The pump from
+// the caller runs in a goroutine that ends when the caller half-closes,
+// the upstream stops taking messages, or the call ends (grpc cancels the
+// stream's context when the handler returns).
+func (c *call) forwardStream() error {
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	cs, err := c.f.up.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, c.method, c.f.callOpts...)
+	if err != nil {
+		return c.fail(err)
+	}
+	fromCaller := make(chan error, 1)
+	go func() { fromCaller <- pumpToUpstream(c.ss, cs) }()
+
+	toCaller := make(chan error, 1)
+	go func() { toCaller <- pumpToCaller(cs, c.ss) }()
+
+	for {
+		select {
+		case err := <-fromCaller:
+			if err != nil {
+				// The caller's side broke (cancelled, or sent too much):
+				// stop the upstream call and wait for its pump.
+				cancel()
+				<-toCaller
+				return err
+			}
+			fromCaller = nil // half-closed: wait for the upstream to finish
+		case err := <-toCaller:
+			c.ss.SetTrailer(cs.Trailer())
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return upstreamErr(err)
+		}
+	}
+}
+
+// upstreamErr returns an upstream stream's error as the caller's status:
+// the status unchanged when it has one.
+func upstreamErr(err error) error {
+	var gs grpcStatus
+	if errors.As(err, &gs) && gs.GRPCStatus() != nil {
+		return gs.GRPCStatus().Err()
+	}
+	return status.Error(codes.Unavailable, "memrank: upstream stream failed")
+}
+
+// pumpToUpstream copies the caller's messages upstream until the caller
+// half-closes (nil, after CloseSend) or something fails.
+func pumpToUpstream(ss grpc.ServerStream, cs grpc.ClientStream) error {
+	for {
+		var f frame
+		if err := ss.RecvMsg(&f); err != nil {
+			if errors.Is(err, io.EOF) {
+				return cs.CloseSend()
+			}
+			return err
+		}
+		if err := cs.SendMsg(&f); err != nil {
+			if errors.Is(err, io.EOF) {
+				// The upstream ended the call: its status comes through
+				// the other pump's RecvMsg.
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// pumpToCaller sends the upstream's headers, then its messages, to the
+// caller; io.EOF is a clean end.
+func pumpToCaller(cs grpc.ClientStream, ss grpc.ServerStream) error {
+	hdr, err := cs.Header()
+	if err == nil && len(hdr) > 0 {
+		if err := ss.SendHeader(hdr); err != nil {
+			return err
+		}
+	}
+	for {
+		var f frame
+		if err := cs.RecvMsg(&f); err != nil {
+			return err
+		}
+		if err := ss.SendMsg(&f); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,277 @@
+package grpcfront
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/protobuf/proto"
+)
+
+// The intercepted methods. Each handler decodes the request and answers it
+// with the ranker; a request that does not decode is forwarded as it came,
+// so the upstream answers it in its own words (the status Qdrant gives).
+var intercepted = map[string]func(*call, []byte) ([]byte, error){
+	"/qdrant.Points/Query":        decoded((*call).query),
+	"/qdrant.Points/QueryBatch":   decoded((*call).queryBatch),
+	"/qdrant.Points/QueryGroups":  decoded((*call).queryGroups),
+	"/qdrant.Points/Search":       decoded((*call).search),
+	"/qdrant.Points/SearchBatch":  decoded((*call).searchBatch),
+	"/qdrant.Points/SearchGroups": decoded((*call).searchGroups),
+}
+
+// decoded adapts an answer on a typed request to raw bytes.
+func decoded[T any, PT interface {
+	*T
+	proto.Message
+}](answer func(*call, PT, []byte) ([]byte, error)) func(*call, []byte) ([]byte, error) {
+	return func(c *call, in []byte) ([]byte, error) {
+		req := PT(new(T))
+		if err := proto.Unmarshal(in, req); err != nil {
+			return c.forwardUnary(c.method, in)
+		}
+		return answer(c, req, in)
+	}
+}
+
+// reranks reports whether the ranker answers for a collection.
+func (c *call) reranks(collection string) bool {
+	return c.f.ranker != nil && c.f.ranker.IsMemoryCollection(collection)
+}
+
+// forward sends a decoded request upstream: its original bytes when the
+// front did not change it, else re-encoded.
+func (c *call) forward(req proto.Message, raw []byte) ([]byte, error) {
+	if raw == nil || c.scoped {
+		b, err := proto.Marshal(req)
+		if err != nil {
+			return nil, fmt.Errorf("grpcfront: encode %s: %w", c.method, err)
+		}
+		raw = b
+	}
+	return c.forwardUnary(c.method, raw)
+}
+
+// ranked notes how the ranker answered, for metrics.
+func (c *call) ranked(reranked bool) {
+	if reranked {
+		c.route = routeReranked
+	} else if c.route != routeReranked {
+		c.route = routePassThrough
+	}
+}
+
+func encode(m proto.Message) ([]byte, error) {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("grpcfront: encode response: %w", err)
+	}
+	return b, nil
+}
+
+func seconds(since time.Time) float64 { return time.Since(since).Seconds() }
+
+func (c *call) query(req *qdrant.QueryPoints, raw []byte) ([]byte, error) {
+	if !c.reranks(req.GetCollectionName()) {
+		return c.forward(req, raw)
+	}
+	start := time.Now()
+	res, err := c.f.ranker.Query(c.ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	c.ranked(res.Reranked)
+	return encode(&qdrant.QueryResponse{Result: res.Points, Time: seconds(start)})
+}
+
+func (c *call) search(req *qdrant.SearchPoints, raw []byte) ([]byte, error) {
+	if !c.reranks(req.GetCollectionName()) {
+		return c.forward(req, raw)
+	}
+	start := time.Now()
+	res, err := c.f.ranker.Search(c.ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	c.ranked(res.Reranked)
+	return encode(&qdrant.SearchResponse{Result: res.Points, Time: seconds(start)})
+}
+
+func (c *call) queryGroups(req *qdrant.QueryPointGroups, raw []byte) ([]byte, error) {
+	if !c.reranks(req.GetCollectionName()) {
+		return c.forward(req, raw)
+	}
+	start := time.Now()
+	res, err := c.f.ranker.QueryGroups(c.ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	c.ranked(res.Reranked)
+	return encode(&qdrant.QueryGroupsResponse{Result: &qdrant.GroupsResult{Groups: res.Groups}, Time: seconds(start)})
+}
+
+func (c *call) searchGroups(req *qdrant.SearchPointGroups, raw []byte) ([]byte, error) {
+	if !c.reranks(req.GetCollectionName()) {
+		return c.forward(req, raw)
+	}
+	start := time.Now()
+	res, err := c.f.ranker.QueryGroups(c.ctx, groupsAsQuery(req))
+	if err != nil {
+		return nil, err
+	}
+	c.ranked(res.Reranked)
+	return encode(&qdrant.SearchGroupsResponse{Result: &qdrant.GroupsResult{Groups: res.Groups}, Time: seconds(start)})
+}
+
+// groupsAsQuery states a grouped search as the grouped query Qdrant runs
+// for it (the ranker knows only the query form).
+func groupsAsQuery(s *qdrant.SearchPointGroups) *qdrant.QueryPointGroups {
+	var query *qdrant.Query
+	if s.GetSparseIndices() != nil {
+		query = qdrant.NewQuerySparse(s.GetSparseIndices().GetData(), s.GetVector())
+	} else {
+		query = qdrant.NewQueryDense(s.GetVector())
+	}
+	limit, size := uint64(s.GetLimit()), uint64(s.GetGroupSize())
+	return &qdrant.QueryPointGroups{
+		CollectionName:   s.GetCollectionName(),
+		Query:            query,
+		Using:            s.VectorName,
+		Filter:           s.GetFilter(),
+		Params:           s.GetParams(),
+		ScoreThreshold:   s.ScoreThreshold,
+		WithPayload:      s.GetWithPayload(),
+		WithVectors:      s.WithVectors,
+		Limit:            &limit,
+		GroupSize:        &size,
+		GroupBy:          s.GetGroupBy(),
+		ReadConsistency:  s.ReadConsistency,
+		WithLookup:       s.WithLookup,
+		Timeout:          s.Timeout,
+		ShardKeySelector: s.ShardKeySelector,
+	}
+}
+
+// batchNamesValid reports whether every sub-request names a collection as
+// Qdrant requires (1 to 255 characters, although it searches the batch's
+// collection): a batch that fails this is forwarded whole, so the caller
+// gets the upstream's own validation error with its field path.
+func batchNamesValid(names func(i int) string, n int) bool {
+	for i := range n {
+		if l := len(names(i)); l < 1 || l > 255 {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *call) queryBatch(req *qdrant.QueryBatchPoints, raw []byte) ([]byte, error) {
+	subs := req.GetQueryPoints()
+	if !c.reranks(req.GetCollectionName()) || !batchNamesValid(func(i int) string { return subs[i].GetCollectionName() }, len(subs)) {
+		return c.forward(req, raw)
+	}
+	start := time.Now()
+	out := make([]*qdrant.BatchResult, len(subs))
+	var reranked atomic.Bool
+	err := c.each(len(subs), func(ctx context.Context, i int) error {
+		sub := subs[i]
+		sub.CollectionName = req.GetCollectionName()
+		if sub.ReadConsistency == nil {
+			sub.ReadConsistency = req.ReadConsistency
+		}
+		if sub.Timeout == nil {
+			sub.Timeout = req.Timeout
+		}
+		res, err := c.f.ranker.Query(ctx, sub)
+		if err != nil {
+			return err
+		}
+		if res.Reranked {
+			reranked.Store(true)
+		}
+		out[i] = &qdrant.BatchResult{Result: res.Points}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.ranked(reranked.Load())
+	return encode(&qdrant.QueryBatchResponse{Result: out, Time: seconds(start)})
+}
+
+func (c *call) searchBatch(req *qdrant.SearchBatchPoints, raw []byte) ([]byte, error) {
+	subs := req.GetSearchPoints()
+	if !c.reranks(req.GetCollectionName()) || !batchNamesValid(func(i int) string { return subs[i].GetCollectionName() }, len(subs)) {
+		return c.forward(req, raw)
+	}
+	start := time.Now()
+	out := make([]*qdrant.BatchResult, len(subs))
+	var reranked atomic.Bool
+	err := c.each(len(subs), func(ctx context.Context, i int) error {
+		sub := subs[i]
+		sub.CollectionName = req.GetCollectionName()
+		if sub.ReadConsistency == nil {
+			sub.ReadConsistency = req.ReadConsistency
+		}
+		if sub.Timeout == nil {
+			sub.Timeout = req.Timeout
+		}
+		res, err := c.f.ranker.Search(ctx, sub)
+		if err != nil {
+			return err
+		}
+		if res.Reranked {
+			reranked.Store(true)
+		}
+		out[i] = &qdrant.BatchResult{Result: res.Points}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.ranked(reranked.Load())
+	return encode(&qdrant.SearchBatchResponse{Result: out, Time: seconds(start)})
+}
+
+// each runs fn for 0..n-1, at most the front's batch concurrency at once,
+// and returns the first error in time (the others are cancelled: a batch
+// answers whole or not at all, as Qdrant's does). Every goroutine it starts
+// has ended when it returns.
+func (c *call) each(n int, fn func(ctx context.Context, i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+		next     atomic.Int64
+	)
+	workers := min(c.f.batch, n)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := fn(ctx, i); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return firstErr
+}
