@@ -31,7 +31,7 @@ func (h *handler) collectionExists(c *call) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strconv.AppendBool([]byte(`{"exists":`), res.GetResult().GetExists()), nil
+	return append(strconv.AppendBool([]byte(`{"exists":`), res.GetResult().GetExists()), '}'), nil
 }
 
 // deleteCollection answers true, or false for a collection that did not
