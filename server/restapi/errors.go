@@ -64,8 +64,15 @@ func (h *handler) writeError(w http.ResponseWriter, start time.Time, err error) 
 		writeError(w, de.status, de.msg, start)
 		return
 	}
-	st, ok := status.FromError(err)
-	if !ok {
+	// The stub's status may sit under a wrapper (trailerError); FromError
+	// would then replace its message with the wrapper's whole text
+	// ("rpc error: code = ... desc = ..."), so look for the status itself.
+	var st *status.Status
+	var gs interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &gs) {
+		st = gs.GRPCStatus()
+	}
+	if st == nil {
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			st = status.New(codes.DeadlineExceeded, "Timeout error: the request did not complete in time")
