@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/memrank/memrank/server/grpcfront/proxybench"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/store/storebench"
 )
@@ -81,6 +82,39 @@ bytes, RSS, and the time to reopen the store.`,
 	st.Flags().IntVar(&o.Queries, "queries", 200, "timed queries per scenario")
 	st.Flags().IntVar(&o.Limit, "limit", 10, "top-k of each query")
 	st.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
-	cmd.AddCommand(st)
+	cmd.AddCommand(st, newBenchProxyCmd(e))
+	return cmd
+}
+
+func newBenchProxyCmd(e *env) *cobra.Command {
+	var o proxybench.Options
+	cmd := &cobra.Command{
+		Use:   "proxy",
+		Short: "What memrank adds to a query: latency and throughput against the store direct",
+		Long: `Load memories into a temporary embedded store served on loopback TCP, serve memrank's gRPC
+front over it, and query both with the official go-client in the same run: the added latency
+p50/p99 with one request in flight (direct and proxied queries alternate, so both see the same
+machine), and the proxied/direct QPS ratio with --in-flight requests in flight.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return usageError{err}
+			}
+			rep, err := proxybench.Run(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			_, err = rep.WriteTo(e.stdout)
+			return err
+		},
+	}
+	d := proxybench.Options{}
+	cmd.Flags().IntVar(&o.Memories, "memories", 10_000, "memories loaded")
+	cmd.Flags().IntVar(&o.Dim, "dim", 384, "vector dimensions")
+	cmd.Flags().IntVar(&o.Limit, "limit", 10, "top-k of each query")
+	cmd.Flags().IntVar(&o.Oversample, "oversample", 4, "the ranker's oversampling")
+	cmd.Flags().IntVar(&o.InFlight, "in-flight", 8, "requests in flight in the throughput phase")
+	cmd.Flags().DurationVar(&o.Duration, "duration", 30*time.Second, "measuring time, load excluded")
+	cmd.Flags().StringVar(&o.Dir, "dir", d.Dir, "data directory (default: a temporary one, removed afterwards)")
 	return cmd
 }
