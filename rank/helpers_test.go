@@ -1,0 +1,413 @@
+package rank_test
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+	"go.uber.org/goleak"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/store"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// now is the fixed clock of every test.
+var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+func fixedNow() time.Time { return now }
+
+// daysAgo formats a timestamp d days before now.
+func daysAgo(d float64) string {
+	return memory.FormatTime(now.Add(-time.Duration(d * 24 * float64(time.Hour))))
+}
+
+// env is an embedded store reached through the real go-client.
+type env struct {
+	db     *store.DB
+	client *qdrant.Client
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	db, err := store.Open(t.TempDir(), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	p, err := store.NewInProcess(db)
+	if err != nil {
+		t.Fatalf("in-process server: %v", err)
+	}
+	client, err := qdrant.NewClient(p.ClientConfig())
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = client.Close()
+		_ = p.Close()
+		_ = db.Close()
+	})
+	return &env{db: db, client: client}
+}
+
+func (e *env) create(t testing.TB, name string, dim uint64, d qdrant.Distance) {
+	t.Helper()
+	err := e.client.CreateCollection(context.Background(), &qdrant.CreateCollection{
+		CollectionName: name,
+		VectorsConfig:  qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: dim, Distance: d}),
+	})
+	if err != nil {
+		t.Fatalf("create %s: %v", name, err)
+	}
+}
+
+// pt is a point to upsert.
+type pt struct {
+	id      uint64
+	vec     []float32
+	payload map[string]any
+}
+
+func (e *env) upsert(t testing.TB, coll string, pts ...pt) {
+	t.Helper()
+	wait := true
+	req := &qdrant.UpsertPoints{CollectionName: coll, Wait: &wait}
+	for _, p := range pts {
+		payload, err := qdrant.TryValueMap(p.payload)
+		if err != nil {
+			t.Fatalf("payload of %d: %v", p.id, err)
+		}
+		req.Points = append(req.Points, &qdrant.PointStruct{Id: qdrant.NewIDNum(p.id), Vectors: qdrant.NewVectorsDense(p.vec), Payload: payload})
+	}
+	if _, err := e.client.Upsert(context.Background(), req); err != nil {
+		t.Fatalf("upsert: %v", err)
+	}
+}
+
+// dim is the fixtures' vector size: axis 0 is the query direction, every
+// point gets its own orthogonal axis so unrelated points stay far apart.
+const dim = 32
+
+// query is the fixtures' query vector.
+func query() []float32 {
+	v := make([]float32, dim)
+	v[0] = 1
+	return v
+}
+
+// vecAt returns a unit vector whose cosine with the query is score and
+// whose remaining length lies on its own axis.
+func vecAt(score float64, axis int) []float32 {
+	v := make([]float32, dim)
+	v[0] = float32(score)
+	v[axis] = float32(math.Sqrt(1 - score*score))
+	return v
+}
+
+// near returns a unit vector with cosine c to v (v a unit vector), moving
+// towards a fresh axis.
+func near(v []float32, c float64, axis int) []float32 {
+	out := make([]float32, dim)
+	for i := range v {
+		out[i] = float32(c) * v[i]
+	}
+	out[axis] += float32(math.Sqrt(1 - c*c))
+	return out
+}
+
+// memoryPayload is a scored memory with the given stored confidence, age
+// in days (last observed), and access counts.
+func memoryPayload(text string, conf float64, ageDays float64, counts map[string]any) map[string]any {
+	p := map[string]any{
+		"text":             text,
+		"memory_type":      "fact",
+		"source":           "direct",
+		"extractor_model":  "claude-3-5-sonnet",
+		"confidence":       conf,
+		"created_at":       daysAgo(ageDays),
+		"last_observed_at": daysAgo(ageDays),
+		"decay_category":   "technical", // half-life 120 days
+	}
+	if counts != nil {
+		p["access_counts"] = counts
+	}
+	return p
+}
+
+// weight is the expected weight of a scored memory observed ageDays ago
+// in the "technical" category, accessed n times in all, against base:
+// computed with the scoring package's factors, not with the pipeline.
+func weight(base float32, ageDays float64, n int64) float64 {
+	return scoring.Weight(math.Max(float64(base), 0), scoring.Freshness(ageDays, 120), scoring.AccessBoost(n))
+}
+
+func newRanker(t testing.TB, src rank.Source, mut func(*rank.Config)) *rank.Ranker {
+	t.Helper()
+	cfg := rank.Config{Now: fixedNow}
+	if mut != nil {
+		mut(&cfg)
+	}
+	r, err := rank.New(src, cfg)
+	if err != nil {
+		t.Fatalf("rank.New: %v", err)
+	}
+	return r
+}
+
+func ids(pts []*qdrant.ScoredPoint) []uint64 {
+	out := make([]uint64, len(pts))
+	for i, p := range pts {
+		out[i] = p.GetId().GetNum()
+	}
+	return out
+}
+
+func numIDs(list []*qdrant.PointId) []uint64 {
+	out := make([]uint64, len(list))
+	for i, id := range list {
+		out[i] = id.GetNum()
+	}
+	return out
+}
+
+func u64(v uint64) *uint64 { return &v }
+
+// recSource wraps a Source and records every upstream request.
+type recSource struct {
+	rank.Source
+	mu     sync.Mutex
+	reqs   []*qdrant.QueryPoints
+	groups []*qdrant.QueryPointGroups
+	infos  int
+}
+
+func (s *recSource) Query(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error) {
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	s.mu.Unlock()
+	return s.Source.Query(ctx, req)
+}
+
+func (s *recSource) GetCollectionInfo(ctx context.Context, name string) (*qdrant.CollectionInfo, error) {
+	s.mu.Lock()
+	s.infos++
+	s.mu.Unlock()
+	return s.Source.GetCollectionInfo(ctx, name)
+}
+
+func (s *recSource) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) ([]*qdrant.PointGroup, error) {
+	s.mu.Lock()
+	s.groups = append(s.groups, req)
+	s.mu.Unlock()
+	return s.Source.(rank.GroupSource).QueryGroups(ctx, req)
+}
+
+// fakeSource answers every query with prepared points, for cases a store
+// cannot produce (exact score ties, named vectors, upstream failures).
+type fakeSource struct {
+	info   *qdrant.CollectionInfo
+	points []*qdrant.ScoredPoint
+	err    error
+	mu     sync.Mutex
+	reqs   []*qdrant.QueryPoints
+}
+
+func (f *fakeSource) Query(_ context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error) {
+	f.mu.Lock()
+	f.reqs = append(f.reqs, req)
+	f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	n := len(f.points)
+	if req.Limit != nil {
+		n = min(n, int(req.GetLimit()))
+	}
+	return f.points[:n], nil
+}
+
+func (f *fakeSource) GetCollectionInfo(context.Context, string) (*qdrant.CollectionInfo, error) {
+	return f.info, nil
+}
+
+func cosineInfo() *qdrant.CollectionInfo {
+	return &qdrant.CollectionInfo{Config: &qdrant.CollectionConfig{Params: &qdrant.CollectionParams{
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: dim, Distance: qdrant.Distance_Cosine}),
+	}}}
+}
+
+func scored(id uint64, score float32, payload map[string]any, vec []float32) *qdrant.ScoredPoint {
+	p := &qdrant.ScoredPoint{Id: qdrant.NewIDNum(id), Score: score, Payload: qdrant.NewValueMap(payload)}
+	if vec != nil {
+		p.Vectors = &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vector{Vector: &qdrant.VectorOutput{
+			Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: vec}},
+		}}}
+	}
+	return p
+}
+
+// scoredNamed is scored with its vector under a name.
+func scoredNamed(id uint64, score float32, payload map[string]any, name string, vec []float32) *qdrant.ScoredPoint {
+	p := &qdrant.ScoredPoint{Id: qdrant.NewIDNum(id), Score: score, Payload: qdrant.NewValueMap(payload)}
+	p.Vectors = &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vectors{Vectors: &qdrant.NamedVectorsOutput{
+		Vectors: map[string]*qdrant.VectorOutput{name: {Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: vec}}}},
+	}}}
+	return p
+}
+
+func infoWith(d qdrant.Distance) *qdrant.CollectionInfo {
+	return &qdrant.CollectionInfo{Config: &qdrant.CollectionConfig{Params: &qdrant.CollectionParams{
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: dim, Distance: d}),
+	}}}
+}
+
+// fakeVerdicts is a VerdictCache over a fixed table keyed by text (hashed
+// here), that records the pairs it was asked about.
+type fakeVerdicts struct {
+	table map[[2]string]rank.Verdict
+	mu    sync.Mutex
+	asked int
+}
+
+func newVerdicts(pairs map[[2]string]rank.Verdict) *fakeVerdicts {
+	f := &fakeVerdicts{table: map[[2]string]rank.Verdict{}}
+	for k, v := range pairs {
+		f.table[[2]string{memory.TextHash(k[0]), memory.TextHash(k[1])}] = v
+	}
+	return f
+}
+
+func (f *fakeVerdicts) Lookup(a, b string) (rank.Verdict, bool) {
+	f.mu.Lock()
+	f.asked++
+	f.mu.Unlock()
+	if v, ok := f.table[[2]string{a, b}]; ok {
+		return v, true
+	}
+	v, ok := f.table[[2]string{b, a}]
+	return v, ok
+}
+
+// fakePayloads records SetPayload calls; fail decides, per call, whether
+// it fails; block, when set, holds every call until it is closed.
+type fakePayloads struct {
+	mu      sync.Mutex
+	calls   []*qdrant.SetPayloadPoints // every attempt
+	ok      []*qdrant.SetPayloadPoints // the successful ones
+	fail    func(req *qdrant.SetPayloadPoints) error
+	block   chan struct{}
+	entered chan struct{} // receives once per call, when set (buffered)
+}
+
+func (f *fakePayloads) SetPayload(ctx context.Context, req *qdrant.SetPayloadPoints) (*qdrant.UpdateResult, error) {
+	f.mu.Lock()
+	entered, block := f.entered, f.block
+	f.mu.Unlock()
+	if entered != nil {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+	}
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := proto.Clone(req).(*qdrant.SetPayloadPoints)
+	f.calls = append(f.calls, c)
+	if f.fail != nil {
+		if err := f.fail(req); err != nil {
+			return nil, err
+		}
+	}
+	f.ok = append(f.ok, c)
+	return &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}, nil
+}
+
+func (f *fakePayloads) setFail(fn func(*qdrant.SetPayloadPoints) error) {
+	f.mu.Lock()
+	f.fail = fn
+	f.mu.Unlock()
+}
+
+// totals are the access_counts totals last written successfully, by
+// "collection/id" and replica.
+func (f *fakePayloads) totals() map[string]map[string]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]map[string]int64{}
+	for _, c := range f.ok {
+		if c.GetKey() != "access_counts" {
+			continue
+		}
+		for _, id := range c.GetPointsSelector().GetPoints().GetIds() {
+			k := c.GetCollectionName() + "/" + idString(id)
+			if out[k] == nil {
+				out[k] = map[string]int64{}
+			}
+			for rep, v := range c.GetPayload() {
+				out[k][rep] = v.GetIntegerValue()
+			}
+		}
+	}
+	return out
+}
+
+// lastAccessed are the last_accessed_at values written, by "collection/id".
+func (f *fakePayloads) lastAccessed() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	for _, c := range f.ok {
+		v, ok := c.GetPayload()["last_accessed_at"]
+		if !ok || c.Key != nil {
+			continue
+		}
+		for _, id := range c.GetPointsSelector().GetPoints().GetIds() {
+			out[c.GetCollectionName()+"/"+idString(id)] = v.GetStringValue()
+		}
+	}
+	return out
+}
+
+func (f *fakePayloads) attempts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
+func idString(id *qdrant.PointId) string {
+	if u := id.GetUuid(); u != "" {
+		return u
+	}
+	return strconv.FormatUint(id.GetNum(), 10)
+}
+
+func newRecorder(t testing.TB, dst rank.Payloads, mut func(*rank.RecorderConfig)) *rank.Recorder {
+	t.Helper()
+	cfg := rank.RecorderConfig{ReplicaID: "a", FlushInterval: time.Hour}
+	if mut != nil {
+		mut(&cfg)
+	}
+	r, err := rank.NewRecorder(dst, cfg)
+	if err != nil {
+		t.Fatalf("NewRecorder: %v", err)
+	}
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	return r
+}

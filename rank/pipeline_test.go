@@ -1,0 +1,928 @@
+package rank_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/scoring"
+)
+
+// fixtureMem is one memory of the order fixture.
+type fixtureMem struct {
+	id     uint64
+	sim    float64 // cosine with the query
+	age    float64 // days since last observed
+	conf   float64 // stored confidence; 0: an unscored point (text only)
+	counts map[string]any
+	extra  map[string]any
+}
+
+// orderFixture is built so that the raw vector order and memrank's differ:
+// the most similar memories are old, unconfident, superseded, not
+// retrievable, archived or never used, the less similar ones fresh,
+// confident and used.
+var orderFixture = []fixtureMem{
+	{id: 1, sim: 0.95, age: 240, conf: 0.85},                                       // old: freshness 1/4
+	{id: 2, sim: 0.90, age: 120, conf: 0.70},                                       // one half-life
+	{id: 3, sim: 0.80, age: 1, conf: 0.90, counts: map[string]any{"a": 3, "x": 2}}, // fresh and used
+	{id: 4, sim: 0.70, age: 10, conf: 0.95, counts: map[string]any{"b": 1}},        // used once
+	{id: 5, sim: 0.85, age: 30, conf: 0.80},                                        // never used
+	{id: 6, sim: 0.99, age: 0, conf: 0.30},                                         // below the gate
+	{id: 7, sim: 0.97, age: 5, conf: 0.90, extra: map[string]any{"superseded_by": "3"}},
+	{id: 8, sim: 0.96, age: 5, conf: 0.90, extra: map[string]any{"retrievable": false}},
+	{id: 9, sim: 0.94, age: 5, conf: 0.90, extra: map[string]any{"tier": "archived"}},
+	{id: 10, sim: 0.75}, // unscored: never gated
+}
+
+// memrank's order of the fixture (weights 2.22, 1.12, 0.75, 0.71, 0.45,
+// 0.24) and the raw order of the vectors.
+var (
+	rankedOrder = []uint64{3, 4, 10, 5, 2, 1}
+	rawOrder    = []uint64{6, 7, 8, 1, 9, 2, 5, 3, 10, 4}
+)
+
+func (m fixtureMem) payload() map[string]any {
+	if m.conf == 0 {
+		return map[string]any{"text": "unscored import " + idString(qdrant.NewIDNum(m.id)), "user": "u1"}
+	}
+	p := memoryPayload("memory number "+idString(qdrant.NewIDNum(m.id)), m.conf, m.age, m.counts)
+	p["user"] = []string{"u1", "u2"}[m.id%2]
+	for k, v := range m.extra {
+		p[k] = v
+	}
+	return p
+}
+
+func (m fixtureMem) accesses() int64 {
+	var n int64
+	for _, v := range m.counts {
+		n += int64(v.(int))
+	}
+	return n
+}
+
+// loadOrderFixture creates collection "mem" (Cosine) with the fixture and
+// returns the raw scores of a plain query, by id.
+func loadOrderFixture(t testing.TB, e *env) map[uint64]float32 {
+	t.Helper()
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	var pts []pt
+	for _, m := range orderFixture {
+		pts = append(pts, pt{id: m.id, vec: vecAt(m.sim, int(m.id)), payload: m.payload()})
+	}
+	e.upsert(t, "mem", pts...)
+	raw, err := e.client.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: u64(100)})
+	if err != nil {
+		t.Fatalf("raw query: %v", err)
+	}
+	if diff := cmp.Diff(rawOrder, ids(raw)); diff != "" {
+		t.Fatalf("raw order of the fixture (-want +got):\n%s", diff)
+	}
+	scores := map[uint64]float32{}
+	for _, p := range raw {
+		scores[p.GetId().GetNum()] = p.GetScore()
+	}
+	return scores
+}
+
+// expectedWeight is the weight memrank must give fixture memory id.
+func expectedWeight(id uint64, base float32) float64 {
+	for _, m := range orderFixture {
+		if m.id == id {
+			if m.conf == 0 {
+				return scoring.Weight(float64(base), 1, 1)
+			}
+			return weight(base, m.age, m.accesses())
+		}
+	}
+	panic("no fixture memory")
+}
+
+func TestQueryReranksTheFixture(t *testing.T) {
+	e := newEnv(t)
+	raw := loadOrderFixture(t, e)
+	thr := func(v float32) *float32 { return &v }
+	tests := []struct {
+		name      string
+		limit     *uint64
+		offset    *uint64
+		threshold *float32
+		want      []uint64
+		wantAsk   uint64
+	}{
+		{name: "default limit", want: rankedOrder, wantAsk: 40},
+		{name: "limit 3", limit: u64(3), want: rankedOrder[:3], wantAsk: 12},
+		{name: "offset applied after re-ranking", limit: u64(2), offset: u64(1), want: []uint64{4, 10}, wantAsk: 12},
+		{name: "offset past the results", limit: u64(2), offset: u64(6), want: []uint64{}, wantAsk: 32},
+		// Raw scores above 0.8 are 6, 7, 8, 1, 9, 2, 5; weights above 0.8
+		// are 3 and 4 only.
+		{name: "score_threshold on the weight", threshold: thr(0.8), want: []uint64{3, 4}, wantAsk: 40},
+		{name: "score_threshold keeps a low similarity with a high weight", limit: u64(5), threshold: thr(0.72), want: []uint64{3, 4, 10}, wantAsk: 20},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &recSource{Source: e.client}
+			r := newRanker(t, src, nil)
+			req := &qdrant.QueryPoints{
+				CollectionName: "mem", Query: qdrant.NewQueryDense(query()),
+				Limit: tc.limit, Offset: tc.offset, ScoreThreshold: tc.threshold,
+				WithPayload: qdrant.NewWithPayloadEnable(true),
+			}
+			before := proto.Clone(req).(*qdrant.QueryPoints)
+			res, err := r.Query(context.Background(), req)
+			if err != nil {
+				t.Fatalf("Query: %v", err)
+			}
+			if diff := cmp.Diff(before, req, protocmp.Transform()); diff != "" {
+				t.Errorf("the caller's request was modified (-before +after):\n%s", diff)
+			}
+			if !res.Reranked || res.PassThrough != "" {
+				t.Errorf("Reranked %v PassThrough %q, want re-ranked", res.Reranked, res.PassThrough)
+			}
+			if diff := cmp.Diff(tc.want, ids(res.Points), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+			if len(res.Explanations) != len(res.Points) {
+				t.Fatalf("%d explanations for %d points", len(res.Explanations), len(res.Points))
+			}
+			for i, p := range res.Points {
+				id := p.GetId().GetNum()
+				want := expectedWeight(id, raw[id])
+				if p.GetScore() != float32(want) {
+					t.Errorf("point %d: score %v, want the weight %v", id, p.GetScore(), float32(want))
+				}
+				ex := res.Explanations[i]
+				got := struct{ ID, Weight, Base float64 }{float64(ex.ID.GetNum()), ex.Weight, ex.BaseScore}
+				exp := struct{ ID, Weight, Base float64 }{float64(id), want, float64(raw[id])}
+				if diff := cmp.Diff(exp, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+					t.Errorf("point %d explanation (-want +got):\n%s", id, diff)
+				}
+				if ex.Weight != scoring.Weight(ex.BaseScore, ex.Freshness, ex.AccessBoost) {
+					t.Errorf("point %d: weight %v != base %v x freshness %v x boost %v", id, ex.Weight, ex.BaseScore, ex.Freshness, ex.AccessBoost)
+				}
+				if p.GetPayload()["text"] == nil {
+					t.Errorf("point %d: payload not returned with with_payload=true", id)
+				}
+			}
+			if len(src.reqs) != 1 {
+				t.Fatalf("%d upstream queries, want 1", len(src.reqs))
+			}
+			up := src.reqs[0]
+			wantUp := &qdrant.QueryPoints{
+				CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: u64(tc.wantAsk),
+				WithPayload: qdrant.NewWithPayloadEnable(true), WithVectors: qdrant.NewWithVectorsEnable(true),
+			}
+			if diff := cmp.Diff(wantUp, up, protocmp.Transform()); diff != "" {
+				t.Errorf("upstream request (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestQueryExplanations checks the factors of the fixture's first result
+// and the flags of gated and unscored points.
+func TestQueryExplanations(t *testing.T) {
+	e := newEnv(t)
+	raw := loadOrderFixture(t, e)
+	r := newRanker(t, e.client, nil)
+	res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[uint64]rank.Explanation{}
+	for _, ex := range res.Explanations {
+		byID[ex.ID.GetNum()] = ex
+	}
+	type factors struct {
+		Base, Freshness, Boost, Confidence float64
+		Count                              int64
+		Unscored, BelowGate                bool
+	}
+	got := map[uint64]factors{}
+	for id, ex := range byID {
+		got[id] = factors{ex.BaseScore, ex.Freshness, ex.AccessBoost, ex.Confidence, ex.AccessCount, ex.Unscored, ex.BelowGate}
+	}
+	want := map[uint64]factors{
+		3:  {float64(raw[3]), scoring.Freshness(1, 120), scoring.AccessBoost(5), 0.9, 5, false, false},
+		4:  {float64(raw[4]), scoring.Freshness(10, 120), scoring.AccessBoost(1), 0.95, 1, false, false},
+		10: {float64(raw[10]), 1, 1, 0, 0, true, false},
+		5:  {float64(raw[5]), scoring.Freshness(30, 120), 1, 0.8, 0, false, false},
+		2:  {float64(raw[2]), 0.5, 1, 0.7, 0, false, false},
+		1:  {float64(raw[1]), 0.25, 1, 0.85, 0, false, false},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+		t.Errorf("factors (-want +got):\n%s", diff)
+	}
+}
+
+// TestQueryGateAndExclusions: superseded, not retrievable and archived
+// memories are dropped whatever their similarity; the gate keeps exactly
+// the confidences at or above it; when none passes the best below-gate
+// ones come back flagged; unscored points are never gated.
+func TestQueryGateAndExclusions(t *testing.T) {
+	mem := func(id uint64, score float32, conf float64, extra map[string]any) *qdrant.ScoredPoint {
+		p := memoryPayload("gate memory "+idString(qdrant.NewIDNum(id)), conf, 0, nil)
+		for k, v := range extra {
+			p[k] = v
+		}
+		return scored(id, score, p, nil)
+	}
+	unscored := func(id uint64, score float32) *qdrant.ScoredPoint {
+		return scored(id, score, map[string]any{"text": "import " + idString(qdrant.NewIDNum(id))}, nil)
+	}
+	tests := []struct {
+		name          string
+		points        []*qdrant.ScoredPoint
+		limit         uint64
+		want          []uint64
+		wantBelowGate []uint64
+	}{
+		{
+			name: "gate keeps exactly those at or above 0.5",
+			points: []*qdrant.ScoredPoint{
+				mem(1, 0.99, 0.49, nil), mem(2, 0.98, 0.5, nil), mem(3, 0.97, 0.51, nil), mem(4, 0.96, 0.2, nil), mem(5, 0.5, 0.9, nil),
+			},
+			limit: 10, want: []uint64{2, 3, 5},
+		},
+		{
+			name: "exclusions dropped whatever their similarity",
+			points: []*qdrant.ScoredPoint{
+				mem(1, 0.99, 0.9, map[string]any{"superseded_by": "4"}),
+				mem(2, 0.98, 0.9, map[string]any{"retrievable": false}),
+				mem(3, 0.97, 0.9, map[string]any{"tier": "archived"}),
+				mem(4, 0.6, 0.9, nil),
+			},
+			limit: 10, want: []uint64{4},
+		},
+		{
+			name: "nothing passes: the best below-gate ones, flagged",
+			points: []*qdrant.ScoredPoint{
+				mem(1, 0.9, 0.3, nil), mem(2, 0.8, 0.45, nil), mem(3, 0.95, 0.2, nil), mem(4, 0.99, 0.9, map[string]any{"superseded_by": "1"}),
+			},
+			limit: 2, want: []uint64{3, 1}, wantBelowGate: []uint64{3, 1},
+		},
+		{
+			name: "unscored points are never gated",
+			points: []*qdrant.ScoredPoint{
+				mem(1, 0.99, 0.3, nil), unscored(2, 0.5), mem(3, 0.9, 0.2, nil), unscored(4, 0.7),
+			},
+			limit: 10, want: []uint64{4, 2},
+		},
+		{
+			name:   "unscored points alone",
+			points: []*qdrant.ScoredPoint{unscored(1, 0.4), unscored(2, 0.6)},
+			limit:  10, want: []uint64{2, 1},
+		},
+		{
+			name:   "everything excluded",
+			points: []*qdrant.ScoredPoint{mem(1, 0.9, 0.9, map[string]any{"retrievable": false})},
+			limit:  10, want: []uint64{},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &fakeSource{info: cosineInfo(), points: tc.points}
+			r := newRanker(t, src, nil)
+			res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: &tc.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, ids(res.Points), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("returned (-want +got):\n%s", diff)
+			}
+			var below []uint64
+			for _, ex := range res.Explanations {
+				if ex.BelowGate {
+					below = append(below, ex.ID.GetNum())
+				}
+			}
+			if diff := cmp.Diff(tc.wantBelowGate, below, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("flagged below the gate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestQueryUpstreamRequest: (offset + limit) x oversample candidates,
+// capped, never below offset + limit, from offset 0, without the caller's
+// threshold, with the whole payload and the vector tier 2 compares; every
+// other field carried over.
+func TestQueryUpstreamRequest(t *testing.T) {
+	thr := float32(0.3)
+	timeout := uint64(7)
+	filter := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatch("user", "u1")}}
+	params := &qdrant.SearchParams{HnswEf: u64(64)}
+	named := &qdrant.CollectionInfo{Config: &qdrant.CollectionConfig{Params: &qdrant.CollectionParams{
+		VectorsConfig: qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{
+			"text":  {Size: dim, Distance: qdrant.Distance_Cosine},
+			"image": {Size: dim, Distance: qdrant.Distance_Dot},
+		}),
+	}}}
+	tests := []struct {
+		name        string
+		cfg         func(*rank.Config)
+		info        *qdrant.CollectionInfo
+		limit       *uint64
+		offset      *uint64
+		using       *string
+		withVectors *qdrant.WithVectorsSelector
+		wantLimit   uint64
+		wantVectors *qdrant.WithVectorsSelector
+	}{
+		{name: "default limit 10 x 4", wantLimit: 40},
+		{name: "offset counts", limit: u64(10), offset: u64(5), wantLimit: 60},
+		{name: "oversample 2", cfg: func(c *rank.Config) { c.Oversample = 2 }, limit: u64(7), wantLimit: 14},
+		{name: "oversample 1", cfg: func(c *rank.Config) { c.Oversample = 1 }, limit: u64(7), wantLimit: 7},
+		{name: "capped by max candidates", cfg: func(c *rank.Config) { c.MaxCandidates = 30 }, limit: u64(10), wantLimit: 30},
+		{name: "default cap 1000", limit: u64(300), wantLimit: 1000},
+		{name: "never below offset + limit", cfg: func(c *rank.Config) { c.MaxCandidates = 30 }, limit: u64(40), offset: u64(10), wantLimit: 50},
+		{name: "huge limit does not overflow", limit: u64(1 << 62), wantLimit: 1 << 62},
+		{name: "caller's vectors kept when they include tier 2's", withVectors: qdrant.NewWithVectorsEnable(true), wantLimit: 40},
+		{
+			name: "named vectors: the query's vector added", info: named, using: ptr("text"),
+			withVectors: qdrant.NewWithVectorsInclude("image"), wantLimit: 40,
+			wantVectors: qdrant.NewWithVectorsInclude("image", "text"),
+		},
+		{
+			name: "named vectors: none asked, only the query's fetched", info: named, using: ptr("image"),
+			wantLimit: 40, wantVectors: qdrant.NewWithVectorsInclude("image"),
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			info := tc.info
+			if info == nil {
+				info = cosineInfo()
+			}
+			src := &fakeSource{info: info}
+			r := newRanker(t, src, tc.cfg)
+			req := &qdrant.QueryPoints{
+				CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Using: tc.using,
+				Filter: filter, Params: params, ScoreThreshold: &thr, Limit: tc.limit, Offset: tc.offset,
+				WithPayload: qdrant.NewWithPayloadInclude("text"), WithVectors: tc.withVectors, Timeout: &timeout,
+				ReadConsistency: &qdrant.ReadConsistency{Value: &qdrant.ReadConsistency_Factor{Factor: 2}},
+			}
+			res, err := r.Query(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Reranked || res.Requested != tc.wantLimit {
+				t.Errorf("Reranked %v Requested %d, want true %d", res.Reranked, res.Requested, tc.wantLimit)
+			}
+			wantVectors := tc.wantVectors
+			if wantVectors == nil {
+				wantVectors = qdrant.NewWithVectorsEnable(true)
+			}
+			want := &qdrant.QueryPoints{
+				CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Using: tc.using,
+				Filter: filter, Params: params, Limit: u64(tc.wantLimit),
+				WithPayload: qdrant.NewWithPayloadEnable(true), WithVectors: wantVectors, Timeout: &timeout,
+				ReadConsistency: &qdrant.ReadConsistency{Value: &qdrant.ReadConsistency_Factor{Factor: 2}},
+			}
+			if len(src.reqs) != 1 {
+				t.Fatalf("%d upstream calls, want 1", len(src.reqs))
+			}
+			if diff := cmp.Diff(want, src.reqs[0], protocmp.Transform()); diff != "" {
+				t.Errorf("upstream request (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestScoreThresholdIsStrictOnTheWeight: unscored points whose weight is
+// base x access boost, so the threshold can sit exactly on a weight.
+func TestScoreThresholdIsStrictOnTheWeight(t *testing.T) {
+	pts := []*qdrant.ScoredPoint{
+		scored(1, 0.9, map[string]any{"text": "a"}, nil),                                          // 0.9
+		scored(2, 0.5, map[string]any{"text": "b", "access_counts": map[string]any{"a": 3}}, nil), // 0.5 x (1 + ln 4) = 1.19
+		scored(3, 0.7, map[string]any{"text": "c"}, nil),                                          // 0.7
+	}
+	w2 := float32(scoring.Weight(0.5, 1, scoring.AccessBoost(3)))
+	tests := []struct {
+		name string
+		thr  *float32
+		want []uint64
+	}{
+		{name: "none", want: []uint64{2, 1, 3}},
+		{name: "equal to a weight is excluded", thr: ptr(float32(0.9)), want: []uint64{2}},
+		{name: "equal to a boosted weight", thr: ptr(w2), want: []uint64{}},
+		{name: "just below a weight", thr: ptr(float32(0.69)), want: []uint64{2, 1, 3}},
+		{name: "above the raw score, below the weight", thr: ptr(float32(0.95)), want: []uint64{2}},
+		{name: "negative keeps all", thr: ptr(float32(-1)), want: []uint64{2, 1, 3}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &fakeSource{info: cosineInfo(), points: pts}
+			r := newRanker(t, src, nil)
+			res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), ScoreThreshold: tc.thr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, ids(res.Points), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("returned (-want +got):\n%s", diff)
+			}
+			if src.reqs[0].ScoreThreshold != nil {
+				t.Errorf("score_threshold sent upstream: %v", src.reqs[0].GetScoreThreshold())
+			}
+		})
+	}
+}
+
+// TestPassThrough: requests that are not re-ranked go upstream unchanged,
+// in one call, and their answer comes back unchanged.
+func TestPassThrough(t *testing.T) {
+	pts := []*qdrant.ScoredPoint{
+		scored(1, 0.2, memoryPayload("one", 0.1, 400, nil), nil),
+		scored(2, 0.9, memoryPayload("two", 0.9, 0, map[string]any{"a": 9}), nil),
+	}
+	nearest := qdrant.NewQueryDense(query())
+	tests := []struct {
+		name     string
+		info     *qdrant.CollectionInfo
+		cfg      func(*rank.Config)
+		req      *qdrant.QueryPoints
+		want     string
+		wantInfo bool // the collection's info was needed
+	}{
+		{name: "euclid", info: infoWith(qdrant.Distance_Euclid), req: &qdrant.QueryPoints{CollectionName: "mem", Query: nearest, Limit: u64(1)}, want: rank.PassThroughEuclid},
+		{name: "manhattan", info: infoWith(qdrant.Distance_Manhattan), req: &qdrant.QueryPoints{CollectionName: "mem", Query: nearest}, want: rank.PassThroughManhattan},
+		{name: "order_by", req: &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryOrderBy(&qdrant.OrderBy{Key: "created_at"})}, want: rank.PassThroughOrderBy},
+		{name: "sample", req: &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQuerySample(qdrant.Sample_Random), Limit: u64(2)}, want: rank.PassThroughSample},
+		{name: "scroll-like (no query)", req: &qdrant.QueryPoints{CollectionName: "mem", Limit: u64(2), Filter: &qdrant.Filter{}}, want: rank.PassThroughScroll},
+		{name: "prefetch without query", req: &qdrant.QueryPoints{CollectionName: "mem", Prefetch: []*qdrant.PrefetchQuery{{Query: nearest}}}, want: rank.PassThroughPrefetchNoQuery},
+		{name: "fusion without prefetch", req: &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF)}, want: rank.PassThroughNoPrefetch},
+		{
+			name: "not a memory collection", cfg: func(c *rank.Config) { c.MemoryCollections = []string{"mem"} },
+			req: &qdrant.QueryPoints{CollectionName: "docs", Query: nearest}, want: rank.PassThroughNotMemory,
+		},
+		{name: "audit companion", req: &qdrant.QueryPoints{CollectionName: "mem" + rank.AuditSuffix, Query: nearest}, want: rank.PassThroughNotMemory},
+		{name: "limit 0 left to the upstream", req: &qdrant.QueryPoints{CollectionName: "mem", Query: nearest, Limit: u64(0)}, want: rank.PassThroughLimitZero},
+		{name: "unknown vector name", req: &qdrant.QueryPoints{CollectionName: "mem", Query: nearest, Using: ptr("nope")}, want: rank.PassThroughUnknownVector},
+		{
+			name: "bad payload selector", want: rank.PassThroughBadSelector,
+			req: &qdrant.QueryPoints{CollectionName: "mem", Query: nearest, WithPayload: qdrant.NewWithPayloadInclude("a..b")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			info := tc.info
+			if info == nil {
+				info = cosineInfo()
+			}
+			src := &fakeSource{info: info, points: pts}
+			r := newRanker(t, src, tc.cfg)
+			before := proto.Clone(tc.req).(*qdrant.QueryPoints)
+			res, err := r.Query(context.Background(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.PassThrough != tc.want || res.Reranked {
+				t.Errorf("PassThrough %q Reranked %v, want %q false", res.PassThrough, res.Reranked, tc.want)
+			}
+			if len(src.reqs) != 1 {
+				t.Fatalf("%d upstream calls, want 1", len(src.reqs))
+			}
+			if diff := cmp.Diff(before, src.reqs[0], protocmp.Transform()); diff != "" {
+				t.Errorf("upstream request differs from the caller's (-caller +upstream):\n%s", diff)
+			}
+			n := len(pts)
+			if tc.req.Limit != nil {
+				n = min(n, int(tc.req.GetLimit()))
+			}
+			if diff := cmp.Diff(pts[:n], res.Points, protocmp.Transform()); diff != "" {
+				t.Errorf("points differ from the upstream's (-upstream +got):\n%s", diff)
+			}
+			for i, ex := range res.Explanations {
+				if ex.Weight != float64(pts[i].GetScore()) || ex.BaseScore != ex.Weight {
+					t.Errorf("explanation %d: weight %v base %v, want Qdrant's score %v", i, ex.Weight, ex.BaseScore, pts[i].GetScore())
+				}
+			}
+		})
+	}
+}
+
+func TestIsMemoryCollection(t *testing.T) {
+	tests := []struct {
+		name string
+		list []string
+		coll string
+		want bool
+	}{
+		{name: "all by default", coll: "anything", want: true},
+		{name: "audit never", coll: "mem" + rank.AuditSuffix, want: false},
+		{name: "listed", list: []string{"a", "mem"}, coll: "mem", want: true},
+		{name: "not listed", list: []string{"a", "mem"}, coll: "docs", want: false},
+		{name: "listed audit still not", list: []string{"mem" + rank.AuditSuffix}, coll: "mem" + rank.AuditSuffix, want: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRanker(t, &fakeSource{info: cosineInfo()}, func(c *rank.Config) { c.MemoryCollections = tc.list })
+			if got := r.IsMemoryCollection(tc.coll); got != tc.want {
+				t.Errorf("IsMemoryCollection(%q) = %v, want %v", tc.coll, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDotAndFusionBases: Dot similarities are floored at 0; under a fusion
+// the base is Qdrant's fused score and the outer limit is oversampled while
+// the prefetches go up unchanged.
+func TestDotAndFusionBases(t *testing.T) {
+	unscored := func(id uint64, score float32, n int) *qdrant.ScoredPoint {
+		p := map[string]any{"text": "t" + idString(qdrant.NewIDNum(id))}
+		if n > 0 {
+			p["access_counts"] = map[string]any{"z": n}
+		}
+		return scored(id, score, p, nil)
+	}
+	pts := []*qdrant.ScoredPoint{unscored(1, 0.5, 0), unscored(2, 0.33, 4), unscored(3, -0.2, 50)}
+	prefetch := []*qdrant.PrefetchQuery{{Query: qdrant.NewQueryDense(query()), Limit: u64(20)}, {Query: qdrant.NewQuerySparse([]uint32{1}, []float32{1}), Using: ptr("bm25"), Limit: u64(20)}}
+	tests := []struct {
+		name string
+		info *qdrant.CollectionInfo
+		req  *qdrant.QueryPoints
+	}{
+		{name: "dot", info: infoWith(qdrant.Distance_Dot), req: &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: u64(3)}},
+		{name: "rrf fusion over prefetch", info: cosineInfo(), req: &qdrant.QueryPoints{CollectionName: "mem", Prefetch: prefetch, Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF), Limit: u64(3)}},
+		{name: "dbsf fusion on a euclid collection", info: infoWith(qdrant.Distance_Euclid), req: &qdrant.QueryPoints{CollectionName: "mem", Prefetch: prefetch, Query: qdrant.NewQueryFusion(qdrant.Fusion_DBSF), Limit: u64(3)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &fakeSource{info: tc.info, points: pts}
+			r := newRanker(t, src, nil)
+			res, err := r.Query(context.Background(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Reranked {
+				t.Fatalf("not re-ranked: %q", res.PassThrough)
+			}
+			// 2: 0.33 x (1 + ln 5) = 0.86; 1: 0.5; 3: max(-0.2, 0) = 0.
+			if diff := cmp.Diff([]uint64{2, 1, 3}, ids(res.Points)); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+			wantW := []float64{scoring.Weight(float64(float32(0.33)), 1, scoring.AccessBoost(4)), float64(float32(0.5)), 0}
+			wantB := []float64{float64(float32(0.33)), float64(float32(0.5)), 0}
+			var gotW, gotB []float64
+			for _, ex := range res.Explanations {
+				gotW, gotB = append(gotW, ex.Weight), append(gotB, ex.BaseScore)
+			}
+			if diff := cmp.Diff(wantW, gotW); diff != "" {
+				t.Errorf("weights (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantB, gotB); diff != "" {
+				t.Errorf("bases (-want +got):\n%s", diff)
+			}
+			up := src.reqs[0]
+			if up.GetLimit() != 12 {
+				t.Errorf("upstream limit %d, want 12", up.GetLimit())
+			}
+			if diff := cmp.Diff(tc.req.GetPrefetch(), up.GetPrefetch(), protocmp.Transform()); diff != "" {
+				t.Errorf("prefetch changed (-caller +upstream):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSelectorsReapplied: the upstream is asked for everything, the caller
+// gets what its selectors ask for.
+func TestSelectorsReapplied(t *testing.T) {
+	e := newEnv(t)
+	loadOrderFixture(t, e)
+	tests := []struct {
+		name        string
+		withPayload *qdrant.WithPayloadSelector
+		withVectors *qdrant.WithVectorsSelector
+		wantKeys    []string
+		wantVectors bool
+	}{
+		{name: "defaults: neither"},
+		{name: "payload false", withPayload: qdrant.NewWithPayloadEnable(false), withVectors: qdrant.NewWithVectorsEnable(false)},
+		{name: "include", withPayload: qdrant.NewWithPayloadInclude("text", "user"), wantKeys: []string{"text", "user"}},
+		{name: "include missing key", withPayload: qdrant.NewWithPayloadInclude("nope"), wantKeys: []string{}},
+		{
+			name: "exclude", withPayload: qdrant.NewWithPayloadExclude("access_counts", "confidence", "created_at", "decay_category", "extractor_model", "last_observed_at", "memory_type", "source"),
+			wantKeys: []string{"text", "user"},
+		},
+		{name: "vectors", withVectors: qdrant.NewWithVectorsEnable(true), wantVectors: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRanker(t, e.client, nil)
+			res, err := r.Query(context.Background(), &qdrant.QueryPoints{
+				CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: u64(3),
+				WithPayload: tc.withPayload, WithVectors: tc.withVectors,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(rankedOrder[:3], ids(res.Points)); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+			for _, p := range res.Points {
+				var keys []string
+				for k := range p.GetPayload() {
+					keys = append(keys, k)
+				}
+				slices.Sort(keys)
+				if tc.wantKeys == nil {
+					if p.GetPayload() != nil {
+						t.Errorf("point %d: payload %v, want none", p.GetId().GetNum(), keys)
+					}
+				} else if diff := cmp.Diff(tc.wantKeys, keys, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("point %d payload keys (-want +got):\n%s", p.GetId().GetNum(), diff)
+				}
+				if got := p.GetVectors() != nil; got != tc.wantVectors {
+					t.Errorf("point %d: vectors returned %v, want %v", p.GetId().GetNum(), got, tc.wantVectors)
+				}
+				if tc.wantVectors {
+					v := p.GetVectors().GetVector().GetDense().GetData()
+					want := vecAt(orderFixtureSim(p.GetId().GetNum()), int(p.GetId().GetNum()))
+					if diff := cmp.Diff(want, v, cmpopts.EquateApprox(0, 1e-6)); diff != "" {
+						t.Errorf("point %d vector (-want +got):\n%s", p.GetId().GetNum(), diff)
+					}
+				}
+			}
+		})
+	}
+}
+
+func orderFixtureSim(id uint64) float64 {
+	for _, m := range orderFixture {
+		if m.id == id {
+			return m.sim
+		}
+	}
+	return 0
+}
+
+// TestSearchBehavesAsQuery: Search is the equivalent Query.
+func TestSearchBehavesAsQuery(t *testing.T) {
+	e := newEnv(t)
+	raw := loadOrderFixture(t, e)
+	r := newRanker(t, e.client, nil)
+	thr := float32(0.72)
+	res, err := r.Search(context.Background(), &qdrant.SearchPoints{
+		CollectionName: "mem", Vector: query(), Limit: 5, ScoreThreshold: &thr,
+		WithPayload: qdrant.NewWithPayloadInclude("text"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]uint64{3, 4, 10}, ids(res.Points)); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	for _, p := range res.Points {
+		id := p.GetId().GetNum()
+		if p.GetScore() != float32(expectedWeight(id, raw[id])) {
+			t.Errorf("point %d: score %v, want %v", id, p.GetScore(), float32(expectedWeight(id, raw[id])))
+		}
+		if len(p.GetPayload()) != 1 || p.GetPayload()["text"] == nil {
+			t.Errorf("point %d: payload %v, want only text", id, p.GetPayload())
+		}
+	}
+	if _, err := r.Search(context.Background(), nil); !errors.Is(err, rank.ErrInvalidRequest) {
+		t.Errorf("nil search: %v, want ErrInvalidRequest", err)
+	}
+}
+
+func TestSearchToQuery(t *testing.T) {
+	thr, off, timeout := float32(0.5), uint64(3), uint64(9)
+	filter := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatch("user", "u1")}}
+	tests := []struct {
+		name string
+		in   *qdrant.SearchPoints
+		want *qdrant.QueryPoints
+	}{
+		{
+			name: "dense with everything",
+			in: &qdrant.SearchPoints{
+				CollectionName: "mem", Vector: []float32{1, 2}, Filter: filter, Limit: 4, WithPayload: qdrant.NewWithPayloadEnable(true),
+				Params: &qdrant.SearchParams{Exact: ptr(true)}, ScoreThreshold: &thr, Offset: &off, VectorName: ptr("text"),
+				WithVectors: qdrant.NewWithVectorsEnable(true), Timeout: &timeout,
+			},
+			want: &qdrant.QueryPoints{
+				CollectionName: "mem", Query: qdrant.NewQueryDense([]float32{1, 2}), Filter: filter, Limit: u64(4), WithPayload: qdrant.NewWithPayloadEnable(true),
+				Params: &qdrant.SearchParams{Exact: ptr(true)}, ScoreThreshold: &thr, Offset: &off, Using: ptr("text"),
+				WithVectors: qdrant.NewWithVectorsEnable(true), Timeout: &timeout,
+			},
+		},
+		{
+			name: "sparse",
+			in:   &qdrant.SearchPoints{CollectionName: "mem", Vector: []float32{0.5}, SparseIndices: &qdrant.SparseIndices{Data: []uint32{7}}, VectorName: ptr("bm25"), Limit: 2},
+			want: &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQuerySparse([]uint32{7}, []float32{0.5}), Using: ptr("bm25"), Limit: u64(2)},
+		},
+		{
+			name: "limit 0 stays 0",
+			in:   &qdrant.SearchPoints{CollectionName: "mem", Vector: []float32{1}},
+			want: &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense([]float32{1}), Limit: u64(0)},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, rank.SearchToQuery(tc.in), protocmp.Transform()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSearchGroupsToQueryGroups(t *testing.T) {
+	thr := float32(0.5)
+	in := &qdrant.SearchPointGroups{
+		CollectionName: "mem", Vector: []float32{1, 2}, Limit: 3, GroupSize: 2, GroupBy: "user",
+		ScoreThreshold: &thr, WithPayload: qdrant.NewWithPayloadEnable(true), VectorName: ptr("text"),
+		WithLookup: &qdrant.WithLookup{Collection: "users"},
+	}
+	want := &qdrant.QueryPointGroups{
+		CollectionName: "mem", Query: qdrant.NewQueryDense([]float32{1, 2}), Limit: u64(3), GroupSize: u64(2), GroupBy: "user",
+		ScoreThreshold: &thr, WithPayload: qdrant.NewWithPayloadEnable(true), Using: ptr("text"),
+		WithLookup: &qdrant.WithLookup{Collection: "users"},
+	}
+	if diff := cmp.Diff(want, rank.SearchGroupsToQueryGroups(in), protocmp.Transform()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestQueryGroups: grouped queries are oversampled in groups and group
+// size, re-ranked within each group, and the groups ordered by their best
+// weight.
+func TestQueryGroups(t *testing.T) {
+	e := newEnv(t)
+	raw := loadOrderFixture(t, e)
+	// Users: u2 holds the odd ids' opposite: 1, 3, 5, 9, 7 -> "u2"; 2, 4, 6, 8 -> "u1"; 10 has "u1".
+	tests := []struct {
+		name      string
+		req       *qdrant.QueryPointGroups
+		want      map[string][]uint64
+		wantOrder []string
+		wantAsk   [2]uint64
+	}{
+		{
+			name:      "two groups of two",
+			req:       &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(2), GroupSize: u64(2)},
+			want:      map[string][]uint64{"u2": {3, 5}, "u1": {4, 10}},
+			wantOrder: []string{"u2", "u1"},
+			wantAsk:   [2]uint64{8, 8},
+		},
+		{
+			name:      "one group",
+			req:       &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(1), GroupSize: u64(3)},
+			want:      map[string][]uint64{"u2": {3, 5, 1}},
+			wantOrder: []string{"u2"},
+			wantAsk:   [2]uint64{4, 12},
+		},
+		{
+			name:      "threshold on the weight",
+			req:       &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(3), GroupSize: u64(3), ScoreThreshold: ptr(float32(0.8))},
+			want:      map[string][]uint64{"u2": {3}, "u1": {4}},
+			wantOrder: []string{"u2", "u1"},
+			wantAsk:   [2]uint64{12, 12},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &recSource{Source: e.client}
+			r := newRanker(t, src, nil)
+			res, err := r.QueryGroups(context.Background(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Reranked {
+				t.Fatalf("not re-ranked: %q", res.PassThrough)
+			}
+			got := map[string][]uint64{}
+			var order []string
+			for gi, g := range res.Groups {
+				key := g.GetId().GetStringValue()
+				order = append(order, key)
+				got[key] = ids(g.GetHits())
+				for j, h := range g.GetHits() {
+					id := h.GetId().GetNum()
+					if h.GetScore() != float32(expectedWeight(id, raw[id])) {
+						t.Errorf("point %d: score %v, want %v", id, h.GetScore(), float32(expectedWeight(id, raw[id])))
+					}
+					if res.Explanations[gi][j].ID.GetNum() != id {
+						t.Errorf("explanation [%d][%d] is for %d, not %d", gi, j, res.Explanations[gi][j].ID.GetNum(), id)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("groups (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantOrder, order); diff != "" {
+				t.Errorf("group order (-want +got):\n%s", diff)
+			}
+			if len(src.groups) != 1 {
+				t.Fatalf("%d upstream calls, want 1", len(src.groups))
+			}
+			up := src.groups[0]
+			if got := [2]uint64{up.GetLimit(), up.GetGroupSize()}; got != tc.wantAsk {
+				t.Errorf("upstream limit, group size %v, want %v", got, tc.wantAsk)
+			}
+			if up.ScoreThreshold != nil || !up.GetWithPayload().GetEnable() {
+				t.Errorf("upstream threshold %v with_payload %v: want none and true", up.ScoreThreshold, up.GetWithPayload())
+			}
+		})
+	}
+	t.Run("search groups converted", func(t *testing.T) {
+		r := newRanker(t, e.client, nil)
+		res, err := r.QueryGroups(context.Background(), rank.SearchGroupsToQueryGroups(&qdrant.SearchPointGroups{
+			CollectionName: "mem", Vector: query(), GroupBy: "user", Limit: 2, GroupSize: 2,
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]uint64
+		for _, g := range res.Groups {
+			got = append(got, ids(g.GetHits()))
+		}
+		if diff := cmp.Diff([][]uint64{{3, 5}, {4, 10}}, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+	t.Run("not a memory collection passes through", func(t *testing.T) {
+		src := &recSource{Source: e.client}
+		r := newRanker(t, src, func(c *rank.Config) { c.MemoryCollections = []string{"other"} })
+		req := &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(2), GroupSize: u64(1)}
+		res, err := r.QueryGroups(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Reranked || res.PassThrough != rank.PassThroughNotMemory {
+			t.Errorf("Reranked %v PassThrough %q, want a pass-through", res.Reranked, res.PassThrough)
+		}
+		if len(src.groups) != 1 {
+			t.Fatalf("%d upstream calls, want 1", len(src.groups))
+		}
+		if diff := cmp.Diff(req, src.groups[0], protocmp.Transform()); diff != "" {
+			t.Errorf("upstream request (-caller +upstream):\n%s", diff)
+		}
+		var got [][]uint64
+		for _, g := range res.Groups {
+			got = append(got, ids(g.GetHits()))
+		}
+		// Qdrant's own order: the raw similarities, gate and exclusions ignored.
+		if diff := cmp.Diff([][]uint64{{6}, {7}}, got); diff != "" {
+			t.Errorf("groups (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("unsupported source", func(t *testing.T) {
+		r := newRanker(t, &fakeSource{info: cosineInfo()}, nil)
+		if _, err := r.QueryGroups(context.Background(), &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user"}); !errors.Is(err, rank.ErrGroupsUnsupported) {
+			t.Errorf("err %v, want ErrGroupsUnsupported", err)
+		}
+	})
+}
+
+// TestUpstreamErrorsUnchanged: the upstream's errors come back as they
+// are, status code included.
+func TestUpstreamErrorsUnchanged(t *testing.T) {
+	e := newEnv(t)
+	loadOrderFixture(t, e)
+	upErr := status.Error(codes.ResourceExhausted, "too many requests")
+	tests := []struct {
+		name     string
+		src      rank.Source
+		req      *qdrant.QueryPoints
+		wantCode codes.Code
+		wantErr  error
+	}{
+		{name: "fake upstream failure", src: &fakeSource{info: cosineInfo(), err: upErr}, req: &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())}, wantCode: codes.ResourceExhausted, wantErr: upErr},
+		{name: "pass-through failure", src: &fakeSource{info: infoWith(qdrant.Distance_Euclid), err: upErr}, req: &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())}, wantCode: codes.ResourceExhausted, wantErr: upErr},
+		{name: "unknown collection", src: e.client, req: &qdrant.QueryPoints{CollectionName: "nope", Query: qdrant.NewQueryDense(query())}, wantCode: codes.NotFound},
+		{name: "wrong dimension", src: e.client, req: &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense([]float32{1, 2})}, wantCode: codes.InvalidArgument},
+		{name: "limit 0", src: e.client, req: &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: u64(0)}, wantCode: codes.InvalidArgument},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRanker(t, tc.src, nil)
+			res, err := r.Query(context.Background(), tc.req)
+			if err == nil {
+				t.Fatalf("no error; result %v", res)
+			}
+			if got := status.Code(err); got != tc.wantCode {
+				t.Errorf("code %v (%v), want %v", got, err, tc.wantCode)
+			}
+			if tc.wantErr != nil && err != tc.wantErr {
+				t.Errorf("error %v is not the upstream's %v", err, tc.wantErr)
+			}
+		})
+	}
+	if _, err := newRanker(t, &fakeSource{info: cosineInfo()}, nil).Query(context.Background(), nil); !errors.Is(err, rank.ErrInvalidRequest) {
+		t.Errorf("nil request: %v, want ErrInvalidRequest", err)
+	}
+}
