@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -289,4 +290,13 @@ func (e *env) createCollection(name, distance string) {
 	if string(res) != "true" {
 		e.t.Fatalf("create %s: %s", name, res)
 	}
+}
+
+func mustURL(t testing.TB, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

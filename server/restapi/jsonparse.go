@@ -97,7 +97,7 @@ func parseJSON(in string) (value, error) {
 	}
 	p.skipSpace()
 	if p.pos < len(p.in) {
-		return value{}, p.errAt(p.pos, "trailing characters")
+		return value{}, p.errAt(p.pos+1, "trailing characters")
 	}
 	return v, nil
 }
@@ -106,11 +106,10 @@ func (p *parser) errAt(pos int, format string, args ...any) error {
 	if pos > len(p.in) {
 		pos = len(p.in)
 	}
+	// serde_json's column is the number of characters of the line read when
+	// the error was found: the offending one included, or all of them at EOF.
 	line := 1 + strings.Count(p.in[:pos], "\n")
-	col := pos - strings.LastIndexByte(p.in[:pos], '\n')
-	if pos == len(p.in) && pos > 0 {
-		col-- // serde_json reports the column of the last character read at EOF
-	}
+	col := pos - (strings.LastIndexByte(p.in[:pos], '\n') + 1)
 	return &syntaxError{msg: fmt.Sprintf(format, args...), line: line, column: col}
 }
 
