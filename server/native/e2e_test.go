@@ -1,0 +1,247 @@
+package native
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/examples/demo"
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/store"
+)
+
+// demoEnv is the real stack under the native API: the embedded store served
+// in process, go-client, rank.Ranker, the local embedder, and the demo set
+// loaded as `memrank serve --demo` loads it.
+type demoEnv struct {
+	client  *qdrant.Client
+	emb     *embed.Local
+	handler http.Handler
+	now     time.Time
+}
+
+func newDemoEnv(t *testing.T) *demoEnv {
+	t.Helper()
+	db, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ip, err := store.NewInProcess(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ip.Close() })
+	client, err := qdrant.NewClient(ip.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	emb, err := embed.NewLocal(384)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fixed "today" a few months after the set was written: the loader
+	// shifts the timestamps to it, the ranker measures ages from it.
+	now := demo.Anchor().Add(98 * 24 * time.Hour)
+	ctx := context.Background()
+	res, err := demo.Load(ctx, client, demo.LoadOptions{Embedder: emb, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Points < 180 {
+		t.Fatalf("loaded %d points", res.Points)
+	}
+	params := scoring.DefaultParams()
+	codec, err := memory.NewCodec(memory.DefaultKeys(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranker, err := rank.New(client, rank.Config{Params: params, Codec: codec, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Config{Ranker: ranker, Embedder: emb, Ready: func(ctx context.Context) error {
+		_, err := client.HealthCheck(ctx)
+		return err
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &demoEnv{client: client, emb: emb, handler: h, now: now}
+}
+
+func (e *demoEnv) retrieve(t *testing.T, body string) RetrieveResponse {
+	t.Helper()
+	r := do(t, e.handler, http.MethodPost, "/v1/retrieve", body)
+	if r.code != http.StatusOK {
+		t.Fatalf("status %d: %s", r.code, r.body)
+	}
+	var resp RetrieveResponse
+	if err := json.Unmarshal(r.body, &resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// TestDemoQueriesRerank runs the demo's example questions through the real
+// ranker over the embedded store: memrank's order differs from the raw
+// vector order, and the memory the demo promises comes first.
+func TestDemoQueriesRerank(t *testing.T) {
+	env := newDemoEnv(t)
+	ctx := context.Background()
+	const limit = 5
+	for _, q := range demo.Queries() {
+		t.Run(q.Text, func(t *testing.T) {
+			raw, err := env.client.Query(ctx, &qdrant.QueryPoints{
+				CollectionName: demo.Collection,
+				Query:          qdrant.NewQueryDense(env.emb.EmbedOne(q.Text, nil)),
+				Limit:          qdrant.PtrOf(uint64(limit)),
+				WithPayload:    qdrant.NewWithPayload(true),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rawIDs, rawTexts []string
+			for _, p := range raw {
+				rawIDs = append(rawIDs, NewPointID(p.GetId()).String())
+				rawTexts = append(rawTexts, p.GetPayload()["text"].GetStringValue())
+			}
+			resp := env.retrieve(t, fmt.Sprintf(`{"collection":%q,"text":%q,"limit":%d}`, demo.Collection, q.Text, limit))
+			if !resp.Reranked {
+				t.Fatalf("not re-ranked: %s", resp.PassThrough)
+			}
+			var ids, texts []string
+			for _, r := range resp.Result {
+				ids = append(ids, r.ID.String())
+				var p struct{ Text string }
+				_ = json.Unmarshal(r.Payload, &p)
+				texts = append(texts, p.Text)
+				if r.Explanation == nil {
+					t.Errorf("%s: no explanation", r.ID)
+				}
+			}
+			if slices.Equal(ids, rawIDs) {
+				t.Errorf("memrank's order is the raw order:\n%s", strings.Join(texts, "\n"))
+			}
+			if len(texts) == 0 || !strings.Contains(texts[0], q.Top) {
+				t.Errorf("first result %q, want the memory holding %q\nmemrank: %q\nraw:     %q", first(texts), q.Top, texts, rawTexts)
+			}
+			if testing.Verbose() {
+				t.Logf("raw:     %q\nmemrank: %q", rawTexts, texts)
+			}
+		})
+	}
+}
+
+// rawResults checks a 200 and returns the results with every field's JSON
+// text as sent.
+func rawResults(t *testing.T, r response) []map[string]json.RawMessage {
+	t.Helper()
+	if r.code != http.StatusOK {
+		t.Fatalf("status %d: %s", r.code, r.body)
+	}
+	var env struct{ Result []map[string]json.RawMessage }
+	if err := json.Unmarshal(r.body, &env); err != nil {
+		t.Fatal(err)
+	}
+	return env.Result
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// TestDemoStories pins what the demo's README tells: superseded memories
+// are never returned, duplicates fold into the best copy, speculation is
+// gated out, unscored imports keep a null confidence, and u64 ids and
+// float payload values survive the JSON answer.
+func TestDemoStories(t *testing.T) {
+	env := newDemoEnv(t)
+
+	live := env.retrieve(t, `{"collection":"dana_memories","text":"where does Dana live","limit":10}`)
+	for _, r := range live.Result {
+		if r.ID.Num == 1016 { // "Lives in Chicago", superseded by 1015
+			t.Errorf("the superseded Chicago memory was returned")
+		}
+		if r.Confidence != nil && float64(*r.Confidence) < 0.5 && !r.BelowGate {
+			t.Errorf("%s: confidence %v returned without the gate's fallback", r.ID, *r.Confidence)
+		}
+	}
+
+	editor := env.retrieve(t, `{"collection":"dana_memories","text":"what editor does Dana use","limit":3}`)
+	top := editor.Result[0]
+	if top.ID.Num != 1001 || len(top.FoldedIDs) == 0 || top.Dedup == nil {
+		t.Errorf("editor: first %v with folded %v (%v), want 1001 with its copies folded in", top.ID, top.FoldedIDs, top.Dedup)
+	}
+	if top.Explanation == nil || !top.Explanation.StoredConfidence || *top.AccessCount != 64 {
+		t.Errorf("editor: explanation %+v, access count %v", top.Explanation, top.AccessCount)
+	}
+
+	db := env.retrieve(t, `{"collection":"dana_memories","text":"database version upgrade runbook","limit":10}`)
+	var runbook *Result
+	for i := range db.Result {
+		if db.Result[i].Confidence == nil {
+			runbook = &db.Result[i]
+		}
+	}
+	if runbook == nil || !runbook.Explanation.Unscored || runbook.Bucket != nil || runbook.BelowGate {
+		t.Errorf("the unscored runbook: %+v", runbook)
+	}
+
+	// The demo's wiki page (a UUID id) carries "version": 3 (an integer) and
+	// "score": 3.0 (a float), and the desk memory has the id 2^53+1. Both are
+	// asked for by id so that the check does not hang on the ranking; the
+	// numbers are read from the answer's text, never through float64.
+	const atlasPage, deskID = "5bc18d5a-42b0-5b33-8885-c2c54065f085", "9007199254740993"
+	r := do(t, env.handler, http.MethodPost, "/v1/retrieve", `{"collection":"dana_memories",
+		"text":"Project Atlas one-pager routing delivery fleets","limit":3,"explain":false,
+		"filter":{"must":[{"has_id":["`+atlasPage+`"]}]}}`)
+	page := rawResults(t, r)
+	if len(page) != 1 || string(page[0]["id"]) != `"`+atlasPage+`"` {
+		t.Fatalf("has_id %s: %s", atlasPage, r.body)
+	}
+	var payload map[string]json.RawMessage
+	if err := json.Unmarshal(page[0]["payload"], &payload); err != nil {
+		t.Fatal(err)
+	}
+	if string(payload["version"]) != "3" || string(payload["score"]) != "3.0" {
+		t.Errorf("payload version %s, score %s: want the integer 3 and the float 3.0 kept apart", payload["version"], payload["score"])
+	}
+	if string(page[0]["confidence"]) != "null" {
+		t.Errorf("the unscored wiki page has confidence %s", page[0]["confidence"])
+	}
+	r = do(t, env.handler, http.MethodPost, "/v1/retrieve", `{"collection":"dana_memories",
+		"text":"her desk at the Acme office by the window","limit":3,"explain":false,
+		"filter":{"must":[{"has_id":[`+deskID+`]}]}}`)
+	desk := rawResults(t, r)
+	if len(desk) != 1 || string(desk[0]["id"]) != deskID {
+		t.Errorf("the id 2^53+1 did not come back exactly: %.300s", r.body)
+	}
+
+	// Upstream errors come back Qdrant-shaped with Qdrant's codes.
+	r = do(t, env.handler, http.MethodPost, "/v1/retrieve", `{"collection":"nope","text":"hello"}`)
+	if r.code != http.StatusNotFound || !strings.Contains(qdrantError(t, r), "nope") {
+		t.Errorf("unknown collection: %d %s", r.code, r.body)
+	}
+	r = do(t, env.handler, http.MethodPost, "/v1/retrieve", `{"collection":"dana_memories","vector":[0.1,0.2,0.3]}`)
+	if r.code != http.StatusBadRequest || !strings.Contains(qdrantError(t, r), "dimension") {
+		t.Errorf("wrong dimension: %d %s", r.code, r.body)
+	}
+	if r := do(t, env.handler, http.MethodGet, "/readyz", ""); r.code != http.StatusOK {
+		t.Errorf("readyz over the embedded store: %d %s", r.code, r.body)
+	}
+}

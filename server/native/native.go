@@ -1,0 +1,436 @@
+// Package native is memrank's own HTTP API (DESIGN section 7): POST
+// /v1/retrieve, which runs a query through the ranker and answers every
+// factor of every score, plus the operational endpoints /healthz (and
+// /livez), /readyz and /metrics.
+//
+// /v1/retrieve takes a query vector or a text (embedded with the configured
+// embedder), a Qdrant REST filter, limit, offset, an optional score threshold
+// and whether to explain; see RetrieveRequest. It answers in Qdrant's
+// envelope, {"result": [...], "status": "ok", "time": seconds}, with u64 ids
+// as JSON integers and payload integers and floats kept apart; errors use
+// Qdrant's {"status": {"error": "..."}} shape and its HTTP codes, whether
+// memrank refused the request or the upstream did.
+//
+// When tenancy is on, the tenant comes from the HTTP request (the configured
+// header, or the API key) and scopes the filter, exactly as on the gRPC and
+// REST fronts.
+package native
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/tenancy"
+)
+
+// Retriever runs a query through the ranking pipeline; *rank.Ranker
+// satisfies it.
+type Retriever interface {
+	Query(ctx context.Context, req *qdrant.QueryPoints) (*rank.Result, error)
+}
+
+var _ Retriever = (*rank.Ranker)(nil)
+
+// Defaults.
+const (
+	DefaultMaxBodyBytes   = 32 << 20
+	DefaultMaxTextBytes   = 64 << 10
+	DefaultReadyTimeout   = 2 * time.Second
+	DefaultRequestTimeout = 30 * time.Second
+)
+
+// Config configures the native API. Ranker is required; the zero value of
+// every other field means its default.
+type Config struct {
+	Ranker Retriever
+	// Embedder embeds text queries; nil refuses them (vectors still work).
+	Embedder embed.Embedder
+	// Ready reports whether the upstream is reachable (e.g. Qdrant's
+	// HealthCheck); /readyz calls it under ReadyTimeout and answers 503 when
+	// it fails. nil: always ready. The wiring also makes it fail while
+	// draining, so load balancers stop sending traffic before the stop.
+	Ready func(ctx context.Context) error
+	// Metrics serves /metrics (telemetry.MetricsHandler); nil: 404.
+	Metrics http.Handler
+	// Tenancy scopes every retrieve to the request's tenant; nil or
+	// disabled: off.
+	Tenancy *tenancy.Policy
+	// AuthContext carries the caller's credentials upstream; nil means
+	// ForwardCredentials (the api-key and authorization headers become
+	// outgoing gRPC metadata).
+	AuthContext func(ctx context.Context, r *http.Request) context.Context
+
+	MaxBodyBytes   int64         // default 32 MiB; larger bodies get 413
+	MaxTextBytes   int           // default 64 KiB; longer texts get 400
+	ReadyTimeout   time.Duration // default 2s
+	RequestTimeout time.Duration // bounds a retrieve that has no earlier deadline; default 30s
+
+	Logger         *slog.Logger
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// Propagator reads the caller's trace context (telemetry's
+	// Propagator); nil: W3C trace context.
+	Propagator propagation.TextMapPropagator
+}
+
+// Validate reports a configuration New cannot use.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Ranker == nil {
+		errs = append(errs, errors.New("native: Ranker is required"))
+	}
+	if c.MaxBodyBytes < 0 || c.MaxTextBytes < 0 || c.ReadyTimeout < 0 || c.RequestTimeout < 0 {
+		errs = append(errs, errors.New("native: limits and timeouts must not be negative"))
+	}
+	if c.Tenancy != nil {
+		if err := c.Tenancy.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("native: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxTextBytes == 0 {
+		c.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if c.ReadyTimeout == 0 {
+		c.ReadyTimeout = DefaultReadyTimeout
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.AuthContext == nil {
+		c.AuthContext = ForwardCredentials
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.TracerProvider == nil {
+		c.TracerProvider = tracenoop.NewTracerProvider()
+	}
+	if c.MeterProvider == nil {
+		c.MeterProvider = metricnoop.NewMeterProvider()
+	}
+	if c.Propagator == nil {
+		c.Propagator = propagation.TraceContext{}
+	}
+	return c
+}
+
+// Service is the native API: Retrieve for in-process callers (memrank
+// explain), Handler for HTTP.
+type Service struct {
+	cfg       Config
+	tracer    trace.Tracer
+	embedTime metric.Float64Histogram
+}
+
+const scope = "github.com/memrank/memrank/server/native"
+
+// NewService checks cfg and builds the service.
+func NewService(cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &Service{cfg: cfg, tracer: cfg.TracerProvider.Tracer(scope)}
+	var err error
+	s.embedTime, err = cfg.MeterProvider.Meter(scope).Float64Histogram("memrank.embed.duration",
+		metric.WithUnit("s"), metric.WithDescription("Time to embed a /v1/retrieve text query."))
+	if err != nil {
+		return nil, fmt.Errorf("native: metrics: %w", err)
+	}
+	return s, nil
+}
+
+// New builds the HTTP handler of the native API: POST /v1/retrieve, GET
+// /healthz, /livez, /readyz and /metrics (see Routes).
+func New(cfg Config) (http.Handler, error) {
+	s, err := NewService(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.Handler(), nil
+}
+
+// Routes are the path patterns the handler serves, for mounting it on a
+// shared mux next to the REST front: mux.Handle(p, h) for each.
+func Routes() []string {
+	return []string{"/v1/", "/healthz", "/livez", "/readyz", "/metrics"}
+}
+
+// Handler is the HTTP handler; see New.
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	retrieve := otelhttp.NewHandler(http.HandlerFunc(s.serveRetrieve), "POST /v1/retrieve",
+		otelhttp.WithTracerProvider(s.cfg.TracerProvider),
+		otelhttp.WithMeterProvider(s.cfg.MeterProvider),
+		otelhttp.WithPropagators(s.cfg.Propagator),
+	)
+	mux.Handle("/v1/retrieve", retrieve)
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "Not found: no route "+r.Method+" "+r.URL.Path+" (memrank's native API has POST /v1/retrieve)", time.Now())
+	})
+	mux.HandleFunc("/healthz", s.serveLive)
+	mux.HandleFunc("/livez", s.serveLive)
+	mux.HandleFunc("/readyz", s.serveReady)
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		if !allow(w, r, http.MethodGet) {
+			return
+		}
+		if s.cfg.Metrics == nil {
+			writeError(w, http.StatusNotFound, "Not found: metrics are not enabled", time.Now())
+			return
+		}
+		s.cfg.Metrics.ServeHTTP(w, r)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "Not found: no route "+r.Method+" "+r.URL.Path, time.Now())
+	})
+	return mux
+}
+
+// allow answers 405 in Qdrant's shape unless r uses method (GET admits
+// HEAD).
+func allow(w http.ResponseWriter, r *http.Request, method string) bool {
+	if r.Method == method || method == http.MethodGet && r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", method)
+	writeError(w, http.StatusMethodNotAllowed, "Method not allowed: "+r.Method+" "+r.URL.Path+" accepts "+method, time.Now())
+	return false
+}
+
+// serveLive is liveness only: the process serves HTTP. It never looks at
+// the upstream, so an unreachable Qdrant does not get memrank restarted.
+func (s *Service) serveLive(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "healthz check passed")
+}
+
+func (s *Service) serveReady(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	start := time.Now()
+	if s.cfg.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadyTimeout)
+		err := s.cfg.Ready(ctx)
+		cancel()
+		if err != nil {
+			s.cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "not ready", slog.String("error", err.Error()))
+			writeError(w, http.StatusServiceUnavailable, "Service unavailable: memrank is not ready (the upstream is not reachable or memrank is stopping)", start)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "all shards are ready")
+}
+
+func (s *Service) serveRetrieve(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	if !allow(w, r, http.MethodPost) {
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			s.writeError(w, r, start, &requestError{http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("Payload error: JSON payload is larger than allowed (limit: %d bytes)", mbe.Limit)})
+			return
+		}
+		s.writeError(w, r, start, &requestError{http.StatusBadRequest, "Format error in JSON body: the body could not be read"})
+		return
+	}
+	req, err := DecodeRetrieveRequest(body)
+	if err != nil {
+		s.writeError(w, r, start, err)
+		return
+	}
+	span := trace.SpanFromContext(r.Context())
+	kind := "vector"
+	if req.HasText {
+		kind = "text"
+	}
+	span.SetAttributes(
+		attribute.String("db.collection.name", req.Collection),
+		attribute.String("memrank.query.kind", kind),
+		attribute.Int64("memrank.request.limit", int64(req.Limit)),
+		attribute.Int64("memrank.request.offset", int64(req.Offset)),
+	)
+	ctx := s.cfg.AuthContext(r.Context(), r)
+	resp, err := s.Retrieve(ctx, req, headerMetadata(r.Header))
+	if err != nil {
+		s.writeError(w, r, start, err)
+		return
+	}
+	span.SetAttributes(
+		attribute.Int("db.response.returned_rows", len(resp.Result)),
+		attribute.Bool("memrank.reranked", resp.Reranked),
+	)
+	resp.Time = time.Since(start).Seconds()
+	b, err := encode(resp)
+	if err != nil {
+		s.writeError(w, r, start, fmt.Errorf("native: encoding the response: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+// Retrieve runs one retrieve: tenancy, embedding, the ranker. md is the
+// caller's request metadata (HTTP headers with lower-case names), where the
+// tenant is found when tenancy is on. Errors are classified by the HTTP
+// front's table; in-process callers can show err.Error().
+func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadata.MD) (*RetrieveResponse, error) {
+	start := time.Now()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
+		defer cancel()
+	}
+	filter := req.Filter
+	if s.cfg.Tenancy.Enabled() {
+		tenant, err := s.cfg.Tenancy.Tenant(md)
+		if err != nil {
+			return nil, err
+		}
+		if filter, err = s.cfg.Tenancy.ScopeFilter(filter, tenant); err != nil {
+			return nil, err
+		}
+	}
+	vector := req.Vector
+	if req.HasText {
+		v, err := s.embed(ctx, req.Text)
+		if err != nil {
+			return nil, err
+		}
+		vector = v
+	}
+	res, err := s.cfg.Ranker.Query(ctx, req.Query(vector, filter))
+	if err != nil {
+		return nil, err
+	}
+	results, err := buildResults(res, req.Explain)
+	if err != nil {
+		return nil, err
+	}
+	return &RetrieveResponse{
+		Result:      results,
+		Status:      "ok",
+		Time:        time.Since(start).Seconds(),
+		Reranked:    res.Reranked,
+		PassThrough: res.PassThrough,
+	}, nil
+}
+
+// errNoEmbedder refuses text queries on a server without an embedder.
+var errNoEmbedder = &requestError{http.StatusBadRequest, "Bad request: text queries need an embedder and none is configured; send a vector"}
+
+func (s *Service) embed(ctx context.Context, text string) ([]float32, error) {
+	if s.cfg.Embedder == nil {
+		return nil, errNoEmbedder
+	}
+	if len(text) > s.cfg.MaxTextBytes {
+		return nil, validationError("text: at most %d bytes, got %d", s.cfg.MaxTextBytes, len(text))
+	}
+	model := s.cfg.Embedder.Model()
+	ctx, span := s.tracer.Start(ctx, "memrank.embed", trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "embeddings"),
+		attribute.String("gen_ai.request.model", model),
+		attribute.Int("gen_ai.embeddings.dimension.count", s.cfg.Embedder.Dimensions()),
+		attribute.Int("memrank.text.bytes", len(text)),
+	))
+	defer span.End()
+	start := time.Now()
+	vecs, err := s.cfg.Embedder.Embed(ctx, []string{text})
+	s.embedTime.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attribute.String("gen_ai.request.model", model)))
+	if err == nil && (len(vecs) != 1 || len(vecs[0]) == 0) {
+		err = fmt.Errorf("native: the embedder returned %d vectors for 1 text", len(vecs))
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "embedding failed")
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &embedError{err}
+	}
+	return vecs[0], nil
+}
+
+// embedError is an embedder failure: logged, answered as a 500 without its
+// text (which may name a provider's URL or key problems).
+type embedError struct{ err error }
+
+func (e *embedError) Error() string { return "embedding the text failed: " + e.err.Error() }
+func (e *embedError) Unwrap() error { return e.err }
+
+// ForwardCredentials is the default AuthContext: the caller's api-key and
+// authorization headers become outgoing gRPC metadata, so the upstream
+// checks the caller's own credentials, as on the gRPC and REST fronts.
+func ForwardCredentials(ctx context.Context, r *http.Request) context.Context {
+	var kv []string
+	for _, h := range []string{"Api-Key", "Authorization"} {
+		for _, v := range r.Header.Values(h) {
+			kv = append(kv, strings.ToLower(h), v)
+		}
+	}
+	if len(kv) == 0 {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, kv...)
+}
+
+// headerMetadata is the request's headers as gRPC metadata (lower-case
+// names), which is what tenancy reads.
+func headerMetadata(h http.Header) metadata.MD {
+	md := make(metadata.MD, len(h))
+	for k, vs := range h {
+		md[strings.ToLower(k)] = vs
+	}
+	return md
+}
+
+func encode(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,271 @@
+package native
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/scoring"
+)
+
+// RetrieveResponse is the answer of POST /v1/retrieve, in Qdrant's envelope
+// ({"result", "status", "time"}) plus whether the results were re-ranked.
+type RetrieveResponse struct {
+	Result []Result `json:"result"`
+	Status string   `json:"status"`
+	Time   float64  `json:"time"`
+	// Reranked is false when the collection is passed through (not a memory
+	// collection, or a distance memrank does not re-rank); PassThrough says
+	// why, and the scores are then Qdrant's.
+	Reranked    bool   `json:"reranked"`
+	PassThrough string `json:"pass_through,omitempty"`
+}
+
+// Result is one retrieved memory with the factors of its score.
+type Result struct {
+	ID PointID `json:"id"`
+	// Score is the retrieval weight base_score x freshness x access_boost
+	// (Qdrant's score when the request was passed through).
+	Score     Float `json:"score"`
+	BaseScore Float `json:"base_score"`
+	// Confidence and Bucket are null for an unscored point (one carrying
+	// none of the confidence fields: a foreign point, never gated). Every
+	// factor is null when the request was passed through (Reranked false).
+	Confidence     *Float          `json:"confidence"`
+	Freshness      *Float          `json:"freshness"`
+	AccessCount    *int64          `json:"access_count"`
+	AccessBoost    *Float          `json:"access_boost"`
+	Render         bool            `json:"render"`
+	BelowGate      bool            `json:"below_gate"`
+	Tier           *string         `json:"tier"`
+	Bucket         *string         `json:"bucket"`
+	Retrievable    bool            `json:"retrievable"`
+	Protected      bool            `json:"protected"`
+	FoldedIDs      []PointID       `json:"folded_ids"`
+	Dedup          *string         `json:"dedup"` // how duplicates were folded: text_hash, vector, judge_cache; null: none
+	JudgeConsulted bool            `json:"judge_consulted"`
+	Problems       []string        `json:"problems"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	Explanation    *Explanation    `json:"explanation,omitempty"`
+}
+
+// Explanation is every factor behind a score (scoring.Explanation). Values
+// that are not finite are written as null: days_retrievable is null for a
+// memory that never drops out by decay (protected, or no decay). For an
+// unscored point the numeric confidence factors (source to confidence) and
+// the bucket are null: it has none (its grounding is the zero value and
+// means nothing).
+type Explanation struct {
+	Unscored           bool    `json:"unscored"`
+	Source             Float   `json:"source"`
+	Observations       int     `json:"observations"`
+	Repetition         Float   `json:"repetition"`
+	Extractor          Float   `json:"extractor"`
+	Type               Float   `json:"type"`
+	Grounding          string  `json:"grounding"`
+	Formula            Float   `json:"formula"`
+	GroundingPenalty   Float   `json:"grounding_penalty"`
+	Computed           Float   `json:"computed"`
+	StoredConfidence   bool    `json:"stored_confidence"`
+	ComputedConfidence bool    `json:"computed_confidence"`
+	Confidence         Float   `json:"confidence"`
+	AgeDays            Float   `json:"age_days"`
+	HalfLife           Float   `json:"half_life"`
+	Freshness          Float   `json:"freshness"`
+	IdleDays           Float   `json:"idle_days"`
+	DecayFloor         Float   `json:"decay_floor"`
+	DaysRetrievable    Float   `json:"days_retrievable"`
+	AccessCount        int64   `json:"access_count"`
+	AccessBoost        Float   `json:"access_boost"`
+	Base               Float   `json:"base"`
+	Weight             Float   `json:"weight"`
+	Retrievable        bool    `json:"retrievable"`
+	Protected          bool    `json:"protected"`
+	Tier               string  `json:"tier"`
+	Bucket             *string `json:"bucket"`
+	BelowGate          bool    `json:"below_gate"`
+	Render             bool    `json:"render"`
+}
+
+// Float is a float64 written as null when it is NaN or infinite (JSON has
+// no such numbers); null reads back as +Inf.
+type Float float64
+
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = Float(math.Inf(1))
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("not a number: %s", b)
+	}
+	*f = Float(v)
+	return nil
+}
+
+// PointID is a point id as Qdrant's REST API writes it: an unsigned integer
+// (every digit kept, never through float64) or a UUID string.
+type PointID struct {
+	Num  uint64
+	UUID string // set for UUID ids
+}
+
+// NewPointID converts a protobuf id.
+func NewPointID(id *qdrant.PointId) PointID {
+	if u, ok := id.GetPointIdOptions().(*qdrant.PointId_Uuid); ok {
+		return PointID{UUID: u.Uuid}
+	}
+	return PointID{Num: id.GetNum()}
+}
+
+// Proto is the protobuf id.
+func (p PointID) Proto() *qdrant.PointId {
+	if p.UUID != "" {
+		return qdrant.NewID(p.UUID)
+	}
+	return qdrant.NewIDNum(p.Num)
+}
+
+func (p PointID) String() string {
+	if p.UUID != "" {
+		return p.UUID
+	}
+	return strconv.FormatUint(p.Num, 10)
+}
+
+// MarshalJSON implements json.Marshaler.
+func (p PointID) MarshalJSON() ([]byte, error) {
+	if p.UUID != "" {
+		return json.Marshal(p.UUID)
+	}
+	return strconv.AppendUint(nil, p.Num, 10), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *PointID) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		*p = PointID{}
+		return json.Unmarshal(b, &p.UUID)
+	}
+	n, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		return errors.New("a point id is an unsigned integer or a UUID string")
+	}
+	*p = PointID{Num: n}
+	return nil
+}
+
+// buildResults turns the ranker's answer into results. explain adds the
+// factor breakdown.
+func buildResults(res *rank.Result, explain bool) ([]Result, error) {
+	out := make([]Result, len(res.Points))
+	for i, pt := range res.Points {
+		r := &out[i]
+		r.ID = NewPointID(pt.GetId())
+		r.Score = Float(pt.GetScore())
+		r.BaseScore = r.Score
+		r.FoldedIDs, r.Problems = []PointID{}, []string{}
+		if len(pt.GetPayload()) > 0 {
+			b, err := memory.PayloadToJSON(pt.GetPayload())
+			if err != nil {
+				return nil, fmt.Errorf("native: payload of point %s: %w", r.ID, err)
+			}
+			r.Payload = b
+		} else if pt.GetPayload() != nil {
+			r.Payload = json.RawMessage("{}")
+		}
+		if i >= len(res.Explanations) {
+			// Passed through: Qdrant's score is all there is; nothing was
+			// gated or hidden.
+			r.Retrievable, r.Render = true, true
+			continue
+		}
+		e := &res.Explanations[i]
+		r.Score, r.BaseScore = Float(e.Weight), Float(e.BaseScore)
+		x := &e.Explanation
+		if !x.Unscored {
+			c := Float(x.Confidence)
+			r.Confidence = &c
+			b := x.Bucket.String()
+			r.Bucket = &b
+		}
+		fresh, boost, count, tier := Float(x.Freshness), Float(x.AccessBoost), x.AccessCount, x.Tier.String()
+		r.Freshness, r.AccessBoost, r.AccessCount, r.Tier = &fresh, &boost, &count, &tier
+		r.Render, r.BelowGate = x.Render, x.BelowGate
+		r.Retrievable, r.Protected = x.Retrievable, x.Protected
+		for _, id := range e.FoldedIDs {
+			r.FoldedIDs = append(r.FoldedIDs, NewPointID(id))
+		}
+		if e.DedupTier != "" {
+			d := e.DedupTier
+			r.Dedup = &d
+		}
+		r.JudgeConsulted = e.JudgeConsulted
+		r.Problems = append(r.Problems, e.Problems...)
+		if explain {
+			r.Explanation = newExplanation(x)
+		}
+	}
+	return out, nil
+}
+
+func newExplanation(x *scoring.Explanation) *Explanation {
+	e := &Explanation{
+		Unscored:           x.Unscored,
+		Source:             Float(x.Source),
+		Observations:       x.Observations,
+		Repetition:         Float(x.Repetition),
+		Extractor:          Float(x.Extractor),
+		Type:               Float(x.Type),
+		Grounding:          x.Grounding.String(),
+		Formula:            Float(x.Formula),
+		GroundingPenalty:   Float(x.GroundingPenalty),
+		Computed:           Float(x.Computed),
+		StoredConfidence:   x.StoredConfidence,
+		ComputedConfidence: x.ComputedConfidence,
+		Confidence:         Float(x.Confidence),
+		AgeDays:            Float(x.AgeDays),
+		HalfLife:           Float(x.HalfLife),
+		Freshness:          Float(x.Freshness),
+		IdleDays:           Float(x.IdleDays),
+		DecayFloor:         Float(x.DecayFloor),
+		DaysRetrievable:    Float(x.DaysRetrievable),
+		AccessCount:        x.AccessCount,
+		AccessBoost:        Float(x.AccessBoost),
+		Base:               Float(x.Base),
+		Weight:             Float(x.Weight),
+		Retrievable:        x.Retrievable,
+		Protected:          x.Protected,
+		Tier:               x.Tier.String(),
+		BelowGate:          x.BelowGate,
+		Render:             x.Render,
+	}
+	if x.Unscored {
+		null := Float(math.NaN())
+		e.Source, e.Repetition, e.Extractor, e.Type = null, null, null, null
+		e.Formula, e.GroundingPenalty, e.Computed, e.Confidence = null, null, null, null
+	} else {
+		b := x.Bucket.String()
+		e.Bucket = &b
+	}
+	return e
+}
