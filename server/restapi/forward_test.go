@@ -1,0 +1,157 @@
+package restapi
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// upstreamREST is a stand-in for Qdrant's REST API: it records every
+// request it receives and answers with a mark of its own.
+type upstreamREST struct {
+	mu   sync.Mutex
+	got  []forwarded
+	srv  *httptest.Server
+	body string
+}
+
+type forwarded struct {
+	method, path, query, body string
+	header                    http.Header
+}
+
+func newUpstreamREST(t *testing.T) *upstreamREST {
+	u := &upstreamREST{body: `{"result":{"from":"upstream"},"status":"ok","time":0.5}`}
+	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		u.mu.Lock()
+		u.got = append(u.got, forwarded{method: r.Method, path: r.URL.Path, query: r.URL.RawQuery, body: string(b), header: r.Header.Clone()})
+		u.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Upstream", "qdrant")
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, u.body)
+	}))
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+func (u *upstreamREST) requests() []forwarded {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.got)
+}
+
+// What the front does not translate goes to --upstream-rest as it came:
+// method, path, query, body byte for byte and the caller's credentials;
+// the upstream's answer comes back as it is. What it translates, and what
+// is plainly malformed, never goes there.
+func TestUntranslatedForwardedRaw(t *testing.T) {
+	up := newUpstreamREST(t)
+	e := newEnv(t, func(c *Config) { c.UpstreamREST = mustURL(t, up.srv.URL) })
+	e.createCollection("c", "Cosine")
+
+	cases := []struct {
+		name, method, path, body string
+	}{
+		{"route", "POST", "/collections/c/points/recommend?timeout=5&consistency=majority", `{"positive":[1],"limit":3}`},
+		{"method", "PATCH", "/collections/c?timeout=3", `{"optimizers_config":{"indexing_threshold":10}}`},
+		{"aliases", "POST", "/collections/aliases", `{"actions":[{"create_alias":{"collection_name":"c","alias_name":"a"}}]}`},
+		{"unknown field", "POST", "/collections/c/points/query?consistency=all", "{\"query\":[1,0,0,0],\n \"mmr_boost\": 1.5e0}"},
+		{"untranslated value", "PUT", "/collections/q?wait=true", `{"vectors":{"size":4,"distance":"Cosine"},"quantization_config":{"scalar":{"type":"int8"}}}`},
+		{"untranslated filter", "POST", "/collections/c/points/count", `{"filter":{"must":[{"key":"k","match":{"fuzzy":"v"}}]}}`},
+		{"no body", "GET", "/telemetry?details_level=2", ``},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := doRequest(t, e.url, c.method, c.path, c.body, "api-key", "secret-key", "Authorization", "Bearer tok")
+			if r.status != http.StatusAccepted || string(r.body) != up.body || r.header.Get("X-Upstream") != "qdrant" {
+				t.Fatalf("the upstream's answer did not come back as it was: HTTP %d %v %s", r.status, r.header, r.body)
+			}
+			reqs := up.requests()
+			if len(reqs) != i+1 {
+				t.Fatalf("upstream saw %d requests, want %d", len(reqs), i+1)
+			}
+			got := reqs[i]
+			path, query, _ := strings.Cut(c.path, "?")
+			if got.method != c.method || got.path != path || got.query != query || got.body != c.body {
+				t.Errorf("forwarded %s %s ?%s %q, want %s %s ?%s %q", got.method, got.path, got.query, got.body, c.method, path, query, c.body)
+			}
+			if got.header.Get("api-key") != "secret-key" || got.header.Get("Authorization") != "Bearer tok" {
+				t.Errorf("credentials not forwarded: %v", got.header)
+			}
+		})
+	}
+
+	before := len(up.requests())
+	checkEnvelope(t, e.do("GET", "/collections/c/exists", ""))
+	checkEnvelope(t, e.do("POST", "/collections/c/points/query", `{"query":[1,0,0,0]}`))
+	e.fail("POST", "/collections/c/points/query", `{"query":[1,0,0,0]`, 400, "EOF while parsing an object")
+	e.fail("POST", "/collections/c/points/query", `{"limit":0}`, 422, "limit")
+	if n := len(up.requests()); n != before {
+		t.Errorf("translated or malformed requests reached the upstream REST API (%d)", n-before)
+	}
+}
+
+// With the upstream REST API down, a forwarded request fails in Qdrant's
+// shape, and the upstream's address stays in the log.
+func TestUpstreamRESTDown(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	addr := down.URL
+	down.Close()
+	e := newEnv(t, func(c *Config) { c.UpstreamREST = mustURL(t, addr) })
+	msg := e.fail("GET", "/cluster", "", http.StatusBadGateway, "the upstream Qdrant REST API did not answer")
+	if strings.Contains(msg, strings.TrimPrefix(addr, "http://")) {
+		t.Errorf("the upstream's address leaked: %q", msg)
+	}
+}
+
+// The caller's api-key and authorization headers, and the configured
+// ForwardHeaders, arrive as gRPC metadata at the store behind memrank's
+// gRPC front, on forwarded and re-ranked calls alike; other headers do not.
+func TestCredentialsReachStore(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.ForwardHeaders = []string{"X-Tenant"} })
+	e.createCollection("c", "Cosine")
+	headers := []string{"api-key", "k-123", "Authorization", "Bearer t-456", "X-Tenant", "acme", "X-Other", "no"}
+	for _, c := range []struct {
+		name, method, path, body string
+		methods                  []string // store methods the request must reach
+	}{
+		{"upsert", "PUT", "/collections/c/points?wait=true", `{"points":[{"id":1,"vector":[1,0,0,0]}]}`, []string{"/qdrant.Points/Upsert"}},
+		{"query", "POST", "/collections/c/points/query", `{"query":[1,0,0,0]}`, []string{"/qdrant.Points/Query"}},
+		{"search", "POST", "/collections/c/points/search", `{"vector":[1,0,0,0],"limit":1}`, []string{"/qdrant.Points/Query"}},
+		{"scroll", "POST", "/collections/c/points/scroll", `{}`, []string{"/qdrant.Points/Scroll"}},
+		{"get", "GET", "/collections/c", ``, []string{"/qdrant.Collections/Get"}},
+		{"root", "GET", "/", ``, []string{"/qdrant.Qdrant/HealthCheck"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := e.seen.len()
+			r := doRequest(t, e.url, c.method, c.path, c.body, headers...)
+			if r.status != 200 {
+				t.Fatalf("HTTP %d: %s", r.status, r.body)
+			}
+			calls := e.seen.since(n)
+			var methods []string
+			for _, call := range calls {
+				methods = append(methods, call.method)
+				for k, want := range map[string]string{"api-key": "k-123", "authorization": "Bearer t-456", "x-tenant": "acme"} {
+					if got := call.md.Get(k); len(got) != 1 || got[0] != want {
+						t.Errorf("%s arrived with %s=%q, want %q", call.method, k, got, want)
+					}
+				}
+				if got := call.md.Get("x-other"); len(got) != 0 {
+					t.Errorf("%s arrived with x-other=%q, a header nobody asked to forward", call.method, got)
+				}
+			}
+			for _, m := range c.methods {
+				if !slices.Contains(methods, m) {
+					t.Errorf("the store saw %v, not %s", methods, m)
+				}
+			}
+		})
+	}
+}
