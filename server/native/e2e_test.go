@@ -7,10 +7,13 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/examples/demo"
@@ -18,6 +21,7 @@ import (
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/tenancy"
 )
 
 // demoEnv is the real stack under the native API: the embedded store served
@@ -32,12 +36,20 @@ type demoEnv struct {
 
 func newDemoEnv(t *testing.T) *demoEnv {
 	t.Helper()
+	return newDemoEnvWith(t, nil)
+}
+
+// newDemoEnvWith builds the demo stack with a tenancy policy (nil: off) and
+// options for the store's gRPC server (interceptors that watch what reaches
+// the upstream).
+func newDemoEnvWith(t *testing.T, policy *tenancy.Policy, opts ...grpc.ServerOption) *demoEnv {
+	t.Helper()
 	db, err := store.Open(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	ip, err := store.NewInProcess(db)
+	ip, err := store.NewInProcess(db, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +83,7 @@ func newDemoEnv(t *testing.T) *demoEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Config{Ranker: ranker, Embedder: emb, Ready: func(ctx context.Context) error {
+	h, err := New(Config{Ranker: ranker, Embedder: emb, Tenancy: policy, Ready: func(ctx context.Context) error {
 		_, err := client.HealthCheck(ctx)
 		return err
 	}})
@@ -234,14 +246,206 @@ func TestDemoStories(t *testing.T) {
 
 	// Upstream errors come back Qdrant-shaped with Qdrant's codes.
 	r = do(t, env.handler, http.MethodPost, "/v1/retrieve", `{"collection":"nope","text":"hello"}`)
-	if r.code != http.StatusNotFound || !strings.Contains(qdrantError(t, r), "nope") {
+	if r.code != http.StatusNotFound || qdrantError(t, r) != "Not found: Collection `nope` doesn't exist!" {
 		t.Errorf("unknown collection: %d %s", r.code, r.body)
 	}
 	r = do(t, env.handler, http.MethodPost, "/v1/retrieve", `{"collection":"dana_memories","vector":[0.1,0.2,0.3]}`)
-	if r.code != http.StatusBadRequest || !strings.Contains(qdrantError(t, r), "dimension") {
+	if r.code != http.StatusBadRequest || qdrantError(t, r) != "Wrong input: Vector dimension error: expected dim: 384, got 3" {
 		t.Errorf("wrong dimension: %d %s", r.code, r.body)
 	}
 	if r := do(t, env.handler, http.MethodGet, "/readyz", ""); r.code != http.StatusOK {
 		t.Errorf("readyz over the embedded store: %d %s", r.code, r.body)
+	}
+}
+
+// TestDemoReadmeTable checks the table of examples/demo/README.md: for each
+// question, the raw nearest neighbour is the memory the README names, and
+// memrank's first result is another one.
+func TestDemoReadmeTable(t *testing.T) {
+	env := newDemoEnv(t)
+	ctx := context.Background()
+	// rawFate is what the README says becomes of the raw nearest neighbour:
+	// "later" (still returned, after memrank's first), "superseded" (never
+	// returned), "gated" (returned only below the confidence gate, if at all).
+	tests := []struct{ question, raw, memrank, rawFate string }{
+		{"what editor does Dana use", "Neovim is the editor she uses every day", "Uses Neovim as her main editor", "later"},
+		{"where does Dana live", "Lives in Chicago", "Lives in Lisbon, in the Alfama neighbourhood", "superseded"},
+		{"database version", "The database might be on version 17 soon", "Production database version: PostgreSQL 16.4", "gated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.question, func(t *testing.T) {
+			raw, err := env.client.Query(ctx, &qdrant.QueryPoints{
+				CollectionName: demo.Collection,
+				Query:          qdrant.NewQueryDense(env.emb.EmbedOne(tt.question, nil)),
+				Limit:          qdrant.PtrOf(uint64(1)),
+				WithPayload:    qdrant.NewWithPayload(true),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(raw) != 1 || !strings.Contains(raw[0].GetPayload()["text"].GetStringValue(), tt.raw) {
+				t.Errorf("raw nearest neighbour %v, the README says %q", raw, tt.raw)
+			}
+			resp := env.retrieve(t, fmt.Sprintf(`{"collection":%q,"text":%q,"limit":3,"explain":false}`, demo.Collection, tt.question))
+			if len(resp.Result) == 0 {
+				t.Fatal("no results")
+			}
+			var p struct{ Text string }
+			if err := json.Unmarshal(resp.Result[0].Payload, &p); err != nil {
+				t.Fatal(err)
+			}
+			if p.Text != tt.memrank {
+				t.Errorf("memrank's first result %q, the README says %q", p.Text, tt.memrank)
+			}
+			for i, r := range resp.Result {
+				var q struct{ Text string }
+				_ = json.Unmarshal(r.Payload, &q)
+				if !strings.Contains(q.Text, tt.raw) {
+					continue
+				}
+				switch {
+				case tt.rawFate == "superseded":
+					t.Errorf("the superseded %q (%s) is returned at %d", q.Text, r.ID, i)
+				case tt.rawFate == "gated" && !r.BelowGate:
+					t.Errorf("the speculation %q (%s) is returned above the gate at %d", q.Text, r.ID, i)
+				case i == 0:
+					t.Errorf("the raw nearest neighbour %q (%s) is still first", q.Text, r.ID)
+				}
+			}
+		})
+	}
+}
+
+// upstreamCalls records, per gRPC method reaching the embedded store, the
+// api-key metadata and whether the call had a deadline.
+type upstreamCalls struct {
+	mu    sync.Mutex
+	keys  map[string][]string
+	noDDL []string
+}
+
+func (u *upstreamCalls) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	_, hasDeadline := ctx.Deadline()
+	u.mu.Lock()
+	u.keys[info.FullMethod] = append(u.keys[info.FullMethod], md.Get("api-key")...)
+	if !hasDeadline {
+		u.noDDL = append(u.noDDL, info.FullMethod)
+	}
+	u.mu.Unlock()
+	return h(ctx, req)
+}
+
+func (u *upstreamCalls) reset() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.keys, u.noDDL = map[string][]string{}, nil
+}
+
+// TestTenancyAndCredentialsEndToEnd: with tenancy on (tenants from API
+// keys), the caller's api-key reaches the store on the query, with a
+// deadline; a tenant only ever gets its own memories, whatever filter it
+// sends; no key is refused with 403 and a filter on the tenant key with 400.
+func TestTenancyAndCredentialsEndToEnd(t *testing.T) {
+	calls := &upstreamCalls{}
+	calls.reset()
+	policy := &tenancy.Policy{Key: "user_id", APIKeys: map[string]string{"dana-key": "dana", "eve-key": "eve"}}
+	env := newDemoEnvWith(t, policy, grpc.ChainUnaryInterceptor(calls.intercept))
+	ctx := context.Background()
+
+	// Eve has copies of three of Dana's memories, used far more: without the
+	// scope they would lead Dana's own answers.
+	texts := []string{"Uses Neovim as her main editor", "Lives in Lisbon, in the Alfama neighbourhood", "Is allergic to peanuts"}
+	var eve []*qdrant.PointStruct
+	for i, text := range texts {
+		payload, err := memory.PayloadFromJSON([]byte(fmt.Sprintf(`{"text":%q,"user_id":"eve","memory_type":"fact","source":"direct",
+			"confidence":0.95,"observations":5,"created_at":%q,"access_counts":{"replica-a":500}}`, text, memory.FormatTime(env.now.Add(-24*time.Hour)))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eve = append(eve, &qdrant.PointStruct{Id: qdrant.NewIDNum(uint64(5000 + i)),
+			Vectors: qdrant.NewVectorsDense(env.emb.EmbedOne(text, nil)), Payload: payload})
+	}
+	if _, err := env.client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: demo.Collection, Wait: qdrant.PtrOf(true), Points: eve}); err != nil {
+		t.Fatal(err)
+	}
+	calls.reset()
+
+	tenantOf := func(t *testing.T, r response) []string {
+		t.Helper()
+		var out []string
+		for _, res := range rawResults(t, r) {
+			var p struct {
+				UserID string `json:"user_id"`
+			}
+			if err := json.Unmarshal(res["payload"], &p); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, p.UserID)
+		}
+		return out
+	}
+	for _, tt := range []struct{ key, tenant, filter string }{
+		{"dana-key", "dana", ``},
+		{"eve-key", "eve", ``},
+		// Hostile filters cannot widen the scope: they are ANDed with it.
+		{"eve-key", "eve", `,"filter":{"should":[{"has_id":[1001,1015]},{"key":"memory_type","match":{"value":"fact"}}]}`},
+		{"dana-key", "dana", `,"filter":{"must_not":[{"key":"source","match":{"value":"speculation"}}]}`},
+	} {
+		for _, q := range texts {
+			r := do(t, env.handler, http.MethodPost, "/v1/retrieve",
+				fmt.Sprintf(`{"collection":%q,"text":%q,"limit":10%s}`, demo.Collection, q, tt.filter), "Api-Key", tt.key)
+			got := tenantOf(t, r)
+			if len(got) == 0 {
+				t.Errorf("%s %q%s: no results", tt.tenant, q, tt.filter)
+			}
+			for _, u := range got {
+				if u != tt.tenant {
+					t.Errorf("%s %q%s: a memory of %q came back", tt.tenant, q, tt.filter, u)
+				}
+			}
+		}
+	}
+	calls.mu.Lock()
+	queryKeys, noDDL := calls.keys["/qdrant.Points/Query"], calls.noDDL
+	calls.mu.Unlock()
+	if len(queryKeys) != 4*len(texts) || queryKeys[0] != "dana-key" || queryKeys[len(queryKeys)-1] != "dana-key" || queryKeys[len(texts)] != "eve-key" {
+		t.Errorf("api-keys on the upstream queries: %q", queryKeys)
+	}
+	if len(noDDL) != 0 {
+		t.Errorf("upstream calls without a deadline: %v", noDDL)
+	}
+
+	// Eve cannot reach Dana's memory by id either.
+	r := do(t, env.handler, http.MethodPost, "/v1/retrieve",
+		fmt.Sprintf(`{"collection":%q,"text":"editor","filter":{"must":[{"has_id":[1001]}]}}`, demo.Collection), "Api-Key", "eve-key")
+	if got := rawResults(t, r); len(got) != 0 {
+		t.Errorf("eve got dana's memory 1001: %s", r.body)
+	}
+	calls.reset()
+	for _, tt := range []struct {
+		name, body string
+		header     []string
+		code       int
+	}{
+		{"no key", `{"collection":"dana_memories","text":"editor"}`, nil, http.StatusForbidden},
+		{"unknown key", `{"collection":"dana_memories","text":"editor"}`, []string{"Api-Key", "mallory"}, http.StatusForbidden},
+		{"filter on the tenant key", `{"collection":"dana_memories","text":"editor","filter":{"must":[{"key":"user_id","match":{"value":"dana"}}]}}`,
+			[]string{"Api-Key", "eve-key"}, http.StatusBadRequest},
+		{"nested filter on the tenant key", `{"collection":"dana_memories","text":"editor","filter":{"should":[{"must_not":[{"key":"user_id","match":{"value":"eve"}}]}]}}`,
+			[]string{"Api-Key", "eve-key"}, http.StatusBadRequest},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, env.handler, http.MethodPost, "/v1/retrieve", tt.body, tt.header...)
+			if r.code != tt.code {
+				t.Fatalf("status %d, want %d: %s", r.code, tt.code, r.body)
+			}
+			qdrantError(t, r)
+		})
+	}
+	calls.mu.Lock()
+	defer calls.mu.Unlock()
+	if n := len(calls.keys["/qdrant.Points/Query"]); n != 0 {
+		t.Errorf("%d refused requests reached the store", n)
 	}
 }
