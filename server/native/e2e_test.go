@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -447,5 +450,56 @@ func TestTenancyAndCredentialsEndToEnd(t *testing.T) {
 	defer calls.mu.Unlock()
 	if n := len(calls.keys["/qdrant.Points/Query"]); n != 0 {
 		t.Errorf("%d refused requests reached the store", n)
+	}
+}
+
+// TestDemoReadmeCurls runs every curl request of examples/demo/README.md
+// (the bodies after -d) against the demo stack: each is a valid request
+// that answers results, the first of which is the memory the README's table
+// promises for that question.
+func TestDemoReadmeCurls(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := regexp.MustCompile(`(?s)curl -s localhost:6333/v1/retrieve .*?-d '([^']*)'`).FindAllSubmatch(readme, -1)
+	if len(bodies) < 3 {
+		t.Fatalf("found %d curl requests in the README", len(bodies))
+	}
+	tops := map[string]string{}
+	for _, q := range demo.Queries() {
+		tops[q.Text] = q.Top
+	}
+	env := newDemoEnv(t)
+	for _, m := range bodies {
+		body := string(m[1])
+		var req struct {
+			Text   string
+			Filter json.RawMessage
+		}
+		if err := json.Unmarshal(m[1], &req); err != nil {
+			t.Fatalf("README body %s: %v", body, err)
+		}
+		resp := env.retrieve(t, body)
+		if len(resp.Result) == 0 {
+			t.Fatalf("%s: no results", body)
+		}
+		var p struct {
+			Text       string
+			MemoryType string `json:"memory_type"`
+		}
+		if err := json.Unmarshal(resp.Result[0].Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		if top, ok := tops[req.Text]; !ok || !strings.Contains(p.Text, top) {
+			t.Errorf("%s: first result %q, want the memory holding %q", body, p.Text, top)
+		}
+		if req.Filter != nil {
+			for _, r := range resp.Result {
+				if err := json.Unmarshal(r.Payload, &p); err != nil || p.MemoryType != "fact" {
+					t.Errorf("%s: result %s of type %q escaped the filter", body, r.ID, p.MemoryType)
+				}
+			}
+		}
 	}
 }
