@@ -14,6 +14,82 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+const (
+	notFound  = "Not found: Collection `nope` doesn't exist!"
+	queryPath = "/collections/c/points/query"
+)
+
+// badInputCases run against collection "c" (4 dims, Cosine) holding point 1;
+// their bodies also seed the fuzz targets.
+var badInputCases = []struct {
+	name, method, path, body string
+	status                   int
+	want                     string
+}{
+	{"malformed JSON", "POST", queryPath, `{"query":[1,0,0,0],`, 400, "Format error in JSON body: EOF while parsing an object at line 1 column 19"},
+	{"not JSON", "POST", queryPath, `query=1`, 400, "Format error in JSON body: expected value at line 1 column 1"},
+	{"empty body", "POST", "/collections/c/points/scroll", ``, 400, "Format error in JSON body: EOF while parsing a value"},
+	{"trailing garbage", "POST", queryPath, `{} {}`, 400, "trailing characters at line 1 column 4"},
+	{"trailing comma", "POST", queryPath, `{"limit":1,}`, 400, "trailing comma at line 1 column 12"},
+	{"second line", "POST", queryPath, "{\n  \"limit\": x}", 400, "expected value at line 2 column 12"},
+	{"lone surrogate", "POST", queryPath, `{"using":"\ud800"}`, 400, "Format error in JSON body"},
+	{"invalid UTF-8", "POST", queryPath, "{\"using\":\"\xff\xfe\"}", 400, "Format error in JSON body: invalid unicode code point"},
+	{"invalid UTF-8 in payload", "PUT", "/collections/c/points", "{\"points\":[{\"id\":2,\"vector\":[1,0,0,0],\"payload\":{\"k\":\"\xc3\x28\"}}]}", 400, "invalid unicode code point"},
+	{"too deep", "POST", queryPath, strings.Repeat("[", 200) + strings.Repeat("]", 200), 400, "recursion limit exceeded"},
+	{"too large", "POST", queryPath, `{"query":[` + strings.Repeat("0,", 40000) + `0]}`, 400, "larger than allowed (limit: 65536 bytes)"},
+	{"wrong type", "POST", queryPath, `{"limit":"ten"}`, 400, "Format error in JSON body: limit: invalid type: string \"ten\", expected a non-negative integer"},
+	{"duplicate field", "POST", queryPath, `{"limit":1,"limit":2}`, 400, "duplicate field `limit`"},
+
+	{"query dimension", "POST", queryPath, `{"query":[1,0,0]}`, 400, "Vector dimension error: expected dim: 4, got 3"},
+	{"search dimension", "POST", "/collections/c/points/search", `{"vector":[1,0,0],"limit":1}`, 400, "Vector dimension error: expected dim: 4, got 3"},
+	{"upsert dimension", "PUT", "/collections/c/points?wait=true", `{"points":[{"id":3,"vector":[1,0,0,0,0]}]}`, 400, "Vector dimension error: expected dim: 4, got 5"},
+	{"batch dimension", "POST", "/collections/c/points/query/batch", `{"searches":[{"query":[1,0,0,0]},{"query":[1]}]}`, 400, "Vector dimension error: expected dim: 4, got 1"},
+
+	{"limit 0", "POST", queryPath, `{"query":[1,0,0,0],"limit":0}`, 422, "Validation error in JSON body: [limit: value 0 invalid, must be 1 or larger]"},
+	{"limit negative", "POST", queryPath, `{"query":[1,0,0,0],"limit":-1}`, 400, "limit: invalid value: integer `-1`"},
+	{"limit fraction", "POST", queryPath, `{"query":[1,0,0,0],"limit":1.5}`, 400, "limit: invalid type: floating point `1.5`"},
+	{"limit above u64", "POST", queryPath, `{"query":[1,0,0,0],"limit":18446744073709551616}`, 400, "limit: invalid value: integer `18446744073709551616`"},
+	{"search limit 0", "POST", "/collections/c/points/search", `{"vector":[1,0,0,0],"limit":0}`, 422, "[limit: value 0 invalid, must be 1 or larger]"},
+	{"search without limit", "POST", "/collections/c/points/search", `{"vector":[1,0,0,0]}`, 400, "missing field `limit`"},
+	{"scroll limit 0", "POST", "/collections/c/points/scroll", `{"limit":0}`, 422, "[limit: value 0 invalid, must be 1 or larger]"},
+	{"scroll limit above u32", "POST", "/collections/c/points/scroll", `{"limit":4294967296}`, 422, "must be 4294967295 or smaller"},
+	{"groups size 0", "POST", "/collections/c/points/query/groups", `{"query":[1,0,0,0],"group_by":"k","group_size":0}`, 422, "[group_size: value 0 invalid, must be 1 or larger]"},
+
+	{"query unknown collection", "POST", "/collections/nope/points/query", `{"query":[1,0,0,0]}`, 404, notFound},
+	{"search unknown collection", "POST", "/collections/nope/points/search", `{"vector":[1,0,0,0],"limit":1}`, 404, notFound},
+	{"batch unknown collection", "POST", "/collections/nope/points/query/batch", `{"searches":[{"query":[1,0,0,0]}]}`, 404, notFound},
+	{"groups unknown collection", "POST", "/collections/nope/points/query/groups", `{"query":[1,0,0,0],"group_by":"k"}`, 404, notFound},
+	{"scroll unknown collection", "POST", "/collections/nope/points/scroll", `{}`, 404, notFound},
+	{"count unknown collection", "POST", "/collections/nope/points/count", `{}`, 404, notFound},
+	{"upsert unknown collection", "PUT", "/collections/nope/points", `{"points":[{"id":1,"vector":[1,0,0,0]}]}`, 404, notFound},
+	{"retrieve unknown collection", "POST", "/collections/nope/points", `{"ids":[1]}`, 404, notFound},
+	{"get point unknown collection", "GET", "/collections/nope/points/1", ``, 404, notFound},
+	{"get unknown collection", "GET", "/collections/nope", ``, 404, notFound},
+	{"set payload unknown collection", "POST", "/collections/nope/points/payload", `{"payload":{},"points":[1]}`, 404, notFound},
+
+	{"missing point", "GET", "/collections/c/points/42", ``, 404, "Not found: Point with id 42 does not exists!"},
+	{"bad point id in path", "GET", "/collections/c/points/forty-two", ``, 400, `Can not recognize "forty-two" as point id`},
+	{"bad point id in body", "POST", "/collections/c/points", `{"ids":[-1]}`, 400, "value integer `-1` is not a valid point ID, valid values are either an unsigned integer or a UUID"},
+	{"float point id", "POST", "/collections/c/points", `{"ids":[1.0]}`, 400, "is not a valid point ID"},
+	{"collection exists", "PUT", "/collections/c", `{"vectors":{"size":4,"distance":"Cosine"}}`, 409, "Collection `c` already exists!"},
+	{"bad distance", "PUT", "/collections/d", `{"vectors":{"size":4,"distance":"cosine"}}`, 400, "unknown variant string \"cosine\", expected one of `Cosine`, `Euclid`, `Dot`, `Manhattan`"},
+
+	{"unknown field", "POST", queryPath, `{"query":[1,0,0,0],"bogus":1}`, 400, "unknown field `bogus`, expected one of `shard_key`"},
+	{"unknown nested field", "POST", queryPath, `{"query":{"nearest":[1,0,0,0],"boost":2}}`, 400, "query: unknown field `boost`, expected one of `nearest`, `mmr`"},
+	{"unknown filter field", "POST", "/collections/c/points/count", `{"filter":{"must":[{"key":"k","matches":{"value":"v"}}]}}`, 400, "filter.must[0]: unknown field `matches`"},
+	{"unknown point field", "PUT", "/collections/c/points", `{"points":[{"id":1,"vector":[1,0,0,0],"payloads":{}}]}`, 400, "points[0]: unknown field `payloads`"},
+
+	{"timeout 0", "POST", queryPath + "?timeout=0", `{}`, 422, "[timeout: value 0 invalid, must be 1 or larger]"},
+	{"timeout not a number", "POST", queryPath + "?timeout=soon", `{}`, 400, "Deserialize error in query parameters: timeout"},
+	{"wait not a bool", "PUT", "/collections/c/points?wait=yes", `{"points":[]}`, 400, "wait: provided string was not `true` or `false`"},
+	{"consistency", "POST", queryPath + "?consistency=some", `{}`, 400, "consistency"},
+
+	{"unknown route", "GET", "/metrics-or-not", ``, 404, "does not translate GET /metrics-or-not"},
+	{"untranslated route", "POST", "/collections/c/points/recommend", `{"positive":[1]}`, 404, "does not translate POST /collections/c/points/recommend"},
+	{"untranslated method", "PATCH", "/collections/c", `{}`, 404, "does not translate PATCH /collections/c"},
+	{"untranslated field value", "PUT", "/collections/d", `{"vectors":{"size":4,"distance":"Cosine"},"quantization_config":{"scalar":{"type":"int8"}}}`, 400, "quantization_config: `quantization_config` is not supported by memrank's REST front"},
+}
+
 // Bad input answers in Qdrant's error envelope {"status":{"error"},"time"}
 // with Qdrant's HTTP code and words, and never panics (a panic would be a
 // dropped connection, which doRequest turns into a fatal error).
@@ -21,77 +97,7 @@ func TestBadInput(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxBodyBytes = 1 << 16 })
 	e.createCollection("c", "Cosine")
 	e.ok("PUT", "/collections/c/points?wait=true", `{"points":[{"id":1,"vector":[1,0,0,0],"payload":{"k":"v"}}]}`)
-	notFound := "Not found: Collection `nope` doesn't exist!"
-	q := "/collections/c/points/query"
-	cases := []struct {
-		name, method, path, body string
-		status                   int
-		want                     string
-	}{
-		{"malformed JSON", "POST", q, `{"query":[1,0,0,0],`, 400, "Format error in JSON body: EOF while parsing an object at line 1 column 19"},
-		{"not JSON", "POST", q, `query=1`, 400, "Format error in JSON body: expected value at line 1 column 1"},
-		{"empty body", "POST", "/collections/c/points/scroll", ``, 400, "Format error in JSON body: EOF while parsing a value"},
-		{"trailing garbage", "POST", q, `{} {}`, 400, "trailing characters at line 1 column 4"},
-		{"trailing comma", "POST", q, `{"limit":1,}`, 400, "trailing comma at line 1 column 12"},
-		{"second line", "POST", q, "{\n  \"limit\": x}", 400, "expected value at line 2 column 12"},
-		{"lone surrogate", "POST", q, `{"using":"\ud800"}`, 400, "Format error in JSON body"},
-		{"invalid UTF-8", "POST", q, "{\"using\":\"\xff\xfe\"}", 400, "Format error in JSON body: invalid unicode code point"},
-		{"invalid UTF-8 in payload", "PUT", "/collections/c/points", "{\"points\":[{\"id\":2,\"vector\":[1,0,0,0],\"payload\":{\"k\":\"\xc3\x28\"}}]}", 400, "invalid unicode code point"},
-		{"too deep", "POST", q, strings.Repeat("[", 200) + strings.Repeat("]", 200), 400, "recursion limit exceeded"},
-		{"too large", "POST", q, `{"query":[` + strings.Repeat("0,", 40000) + `0]}`, 400, "larger than allowed (limit: 65536 bytes)"},
-		{"wrong type", "POST", q, `{"limit":"ten"}`, 400, "Format error in JSON body: limit: invalid type: string \"ten\", expected a non-negative integer"},
-		{"duplicate field", "POST", q, `{"limit":1,"limit":2}`, 400, "duplicate field `limit`"},
-
-		{"query dimension", "POST", q, `{"query":[1,0,0]}`, 400, "Vector dimension error: expected dim: 4, got 3"},
-		{"search dimension", "POST", "/collections/c/points/search", `{"vector":[1,0,0],"limit":1}`, 400, "Vector dimension error: expected dim: 4, got 3"},
-		{"upsert dimension", "PUT", "/collections/c/points?wait=true", `{"points":[{"id":3,"vector":[1,0,0,0,0]}]}`, 400, "Vector dimension error: expected dim: 4, got 5"},
-		{"batch dimension", "POST", "/collections/c/points/query/batch", `{"searches":[{"query":[1,0,0,0]},{"query":[1]}]}`, 400, "Vector dimension error: expected dim: 4, got 1"},
-
-		{"limit 0", "POST", q, `{"query":[1,0,0,0],"limit":0}`, 422, "Validation error in JSON body: [limit: value 0 invalid, must be 1 or larger]"},
-		{"limit negative", "POST", q, `{"query":[1,0,0,0],"limit":-1}`, 400, "limit: invalid value: integer `-1`"},
-		{"limit fraction", "POST", q, `{"query":[1,0,0,0],"limit":1.5}`, 400, "limit: invalid type: floating point `1.5`"},
-		{"limit above u64", "POST", q, `{"query":[1,0,0,0],"limit":18446744073709551616}`, 400, "limit: invalid value: integer `18446744073709551616`"},
-		{"search limit 0", "POST", "/collections/c/points/search", `{"vector":[1,0,0,0],"limit":0}`, 422, "[limit: value 0 invalid, must be 1 or larger]"},
-		{"search without limit", "POST", "/collections/c/points/search", `{"vector":[1,0,0,0]}`, 400, "missing field `limit`"},
-		{"scroll limit 0", "POST", "/collections/c/points/scroll", `{"limit":0}`, 422, "[limit: value 0 invalid, must be 1 or larger]"},
-		{"scroll limit above u32", "POST", "/collections/c/points/scroll", `{"limit":4294967296}`, 422, "must be 4294967295 or smaller"},
-		{"groups size 0", "POST", "/collections/c/points/query/groups", `{"query":[1,0,0,0],"group_by":"k","group_size":0}`, 422, "[group_size: value 0 invalid, must be 1 or larger]"},
-
-		{"query unknown collection", "POST", "/collections/nope/points/query", `{"query":[1,0,0,0]}`, 404, notFound},
-		{"search unknown collection", "POST", "/collections/nope/points/search", `{"vector":[1,0,0,0],"limit":1}`, 404, notFound},
-		{"batch unknown collection", "POST", "/collections/nope/points/query/batch", `{"searches":[{"query":[1,0,0,0]}]}`, 404, notFound},
-		{"groups unknown collection", "POST", "/collections/nope/points/query/groups", `{"query":[1,0,0,0],"group_by":"k"}`, 404, notFound},
-		{"scroll unknown collection", "POST", "/collections/nope/points/scroll", `{}`, 404, notFound},
-		{"count unknown collection", "POST", "/collections/nope/points/count", `{}`, 404, notFound},
-		{"upsert unknown collection", "PUT", "/collections/nope/points", `{"points":[{"id":1,"vector":[1,0,0,0]}]}`, 404, notFound},
-		{"retrieve unknown collection", "POST", "/collections/nope/points", `{"ids":[1]}`, 404, notFound},
-		{"get point unknown collection", "GET", "/collections/nope/points/1", ``, 404, notFound},
-		{"get unknown collection", "GET", "/collections/nope", ``, 404, notFound},
-		{"set payload unknown collection", "POST", "/collections/nope/points/payload", `{"payload":{},"points":[1]}`, 404, notFound},
-
-		{"missing point", "GET", "/collections/c/points/42", ``, 404, "Not found: Point with id 42 does not exists!"},
-		{"bad point id in path", "GET", "/collections/c/points/forty-two", ``, 400, `Can not recognize "forty-two" as point id`},
-		{"bad point id in body", "POST", "/collections/c/points", `{"ids":[-1]}`, 400, "value integer `-1` is not a valid point ID, valid values are either an unsigned integer or a UUID"},
-		{"float point id", "POST", "/collections/c/points", `{"ids":[1.0]}`, 400, "is not a valid point ID"},
-		{"collection exists", "PUT", "/collections/c", `{"vectors":{"size":4,"distance":"Cosine"}}`, 409, "Collection `c` already exists!"},
-		{"bad distance", "PUT", "/collections/d", `{"vectors":{"size":4,"distance":"cosine"}}`, 400, "unknown variant string \"cosine\", expected one of `Cosine`, `Euclid`, `Dot`, `Manhattan`"},
-
-		{"unknown field", "POST", q, `{"query":[1,0,0,0],"bogus":1}`, 400, "unknown field `bogus`, expected one of `shard_key`"},
-		{"unknown nested field", "POST", q, `{"query":{"nearest":[1,0,0,0],"boost":2}}`, 400, "query: unknown field `boost`, expected one of `nearest`, `mmr`"},
-		{"unknown filter field", "POST", "/collections/c/points/count", `{"filter":{"must":[{"key":"k","matches":{"value":"v"}}]}}`, 400, "filter.must[0]: unknown field `matches`"},
-		{"unknown point field", "PUT", "/collections/c/points", `{"points":[{"id":1,"vector":[1,0,0,0],"payloads":{}}]}`, 400, "points[0]: unknown field `payloads`"},
-
-		{"timeout 0", "POST", q + "?timeout=0", `{}`, 422, "[timeout: value 0 invalid, must be 1 or larger]"},
-		{"timeout not a number", "POST", q + "?timeout=soon", `{}`, 400, "Deserialize error in query parameters: timeout"},
-		{"wait not a bool", "PUT", "/collections/c/points?wait=yes", `{"points":[]}`, 400, "wait: provided string was not `true` or `false`"},
-		{"consistency", "POST", q + "?consistency=some", `{}`, 400, "consistency"},
-
-		{"unknown route", "GET", "/metrics-or-not", ``, 404, "does not translate GET /metrics-or-not"},
-		{"untranslated route", "POST", "/collections/c/points/recommend", `{"positive":[1]}`, 404, "does not translate POST /collections/c/points/recommend"},
-		{"untranslated method", "PATCH", "/collections/c", `{}`, 404, "does not translate PATCH /collections/c"},
-		{"untranslated field value", "PUT", "/collections/d", `{"vectors":{"size":4,"distance":"Cosine"},"quantization_config":{"scalar":{"type":"int8"}}}`, 400, "quantization_config: `quantization_config` is not supported by memrank's REST front"},
-	}
-	for _, c := range cases {
+	for _, c := range badInputCases {
 		t.Run(c.name, func(t *testing.T) {
 			checkError(t, doRequest(t, e.url, c.method, c.path, c.body), c.status, c.want)
 		})
@@ -99,7 +105,7 @@ func TestBadInput(t *testing.T) {
 
 	// A huge limit is Qdrant's to accept: memrank caps its candidates and
 	// answers what there is.
-	r := e.do("POST", q, `{"query":[1,0,0,0],"limit":1000000000000}`)
+	r := e.do("POST", queryPath, `{"query":[1,0,0,0],"limit":1000000000000}`)
 	checkEnvelope(t, r)
 	if !bytes.Contains(r.body, []byte(`"points":[{"id":1,`)) {
 		t.Errorf("huge limit: %s", r.body)

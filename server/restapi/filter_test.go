@@ -112,41 +112,44 @@ func TestDecodeFilter(t *testing.T) {
 	}
 }
 
+// filterErrorCases are bad filters and what DecodeFilter says of them;
+// they also seed FuzzDecodeFilter.
+var filterErrorCases = []struct {
+	name, in string
+	status   int
+	want     string
+}{
+	{"malformed", `{"must":`, 400, "Format error in JSON body: filter: EOF while parsing a value at line 1 column 8"},
+	{"invalid UTF-8", "{\"must\":{\"key\":\"\xff\",\"match\":{\"value\":1}}}", 400, "invalid unicode code point"},
+	{"not an object", `[]`, 400, "filter: invalid type: sequence, expected a map"},
+	{"unknown clause", `{"musts":[]}`, 400, "filter: unknown field `musts`, expected one of `should`, `min_should`, `must`, `must_not`"},
+	{"condition not an object", `{"must":[1]}`, 400, "filter.must[0]: Expected some form of condition"},
+	{"unknown condition", `{"must":[{"fuzzy":{"key":"a"}}]}`, 400, "filter.must[0]: Expected some form of condition, which can be a field condition (like {\"key\": ..., \"match\": ... }), or some other mentioned in the documentation: https://qdrant.tech/documentation/concepts/filtering/#filtering-conditions (unknown key `fuzzy`)"},
+	{"key not a string", `{"must":[{"key":1,"match":{"value":1}}]}`, 400, "Filter condition 'key' must be a string"},
+	{"no field condition", `{"should":{"key":"a"}}`, 422, "Validation error in JSON body: [filter.should: At least one field condition must be specified]"},
+	{"unknown field condition", `{"must":[{"key":"a","matches":{"value":1}}]}`, 400, "filter.must[0]: unknown field `matches`"},
+	{"float match value", `{"must":[{"key":"a","match":{"value":1.5}}]}`, 400, "filter.must[0].match.value: invalid type: floating point `1.5`, expected a string, an integer or a boolean"},
+	{"two matches", `{"must":[{"key":"a","match":{"value":"x","text":"y"}}]}`, 400, "filter.must[0].match: expected exactly one of `value`, `text`, `text_any`, `phrase`, `prefix`, `any`, `except`"},
+	{"unknown match", `{"must":[{"key":"a","match":{"fuzzy":"y"}}]}`, 400, "unknown match `fuzzy`"},
+	{"mixed any", `{"must":[{"key":"a","match":{"any":[1,"x"]}}]}`, 400, "untagged enum AnyVariants"},
+	{"range of strings and numbers", `{"must":[{"key":"a","range":{"gte":"2024-01-01","lt":3}}]}`, 400, "filter.must[0].range.lt: invalid type: integer `3`, expected a datetime string"},
+	{"bad datetime", `{"must":[{"key":"a","range":{"gte":"yesterday"}}]}`, 400, "'yesterday' does not match accepted datetime format (RFC3339). Example: 2014-01-01T00:00:00Z"},
+	{"bad range key", `{"must":[{"key":"a","range":{"from":1}}]}`, 400, "filter.must[0].range: unknown field `from`"},
+	{"negative values_count", `{"must":[{"key":"a","values_count":{"gt":-1}}]}`, 400, "filter.must[0].values_count.gt"},
+	{"bad has_id", `{"must":[{"has_id":[-1]}]}`, 400, "filter.must[0].has_id[0]: value integer `-1` is not a valid point ID"},
+	{"has_id not a list", `{"must":[{"has_id":1}]}`, 400, "filter.must[0].has_id: invalid type: integer `1`, expected a sequence of point ids"},
+	{"is_empty without key", `{"must":[{"is_empty":{}}]}`, 400, "filter.must[0].is_empty: missing field `key`"},
+	{"nested without filter", `{"must":[{"nested":{"key":"a"}}]}`, 400, "filter.must[0].nested: missing field `filter`"},
+	{"nested bad inner", `{"must":[{"nested":{"key":"a","filter":{"must":[{"key":"b"}]}}}]}`, 422, "[filter.must[0].nested.filter.must[0]: At least one field condition must be specified]"},
+	{"min_count 0", `{"min_should":{"conditions":[],"min_count":0}}`, 422, "min_count must be greater than 0"},
+	{"min_should without count", `{"min_should":{"conditions":[]}}`, 400, "filter.min_should: missing field `min_count`"},
+	{"duplicate clause", `{"must":[],"must":[]}`, 400, "filter: duplicate field `must`"},
+}
+
 // A bad filter is a *FilterError naming the offending field, in Qdrant's
 // words and with Qdrant's status.
 func TestDecodeFilterErrors(t *testing.T) {
-	cases := []struct {
-		name, in string
-		status   int
-		want     string
-	}{
-		{"malformed", `{"must":`, 400, "Format error in JSON body: filter: EOF while parsing a value at line 1 column 8"},
-		{"invalid UTF-8", "{\"must\":{\"key\":\"\xff\",\"match\":{\"value\":1}}}", 400, "invalid unicode code point"},
-		{"not an object", `[]`, 400, "filter: invalid type: sequence, expected a map"},
-		{"unknown clause", `{"musts":[]}`, 400, "filter: unknown field `musts`, expected one of `should`, `min_should`, `must`, `must_not`"},
-		{"condition not an object", `{"must":[1]}`, 400, "filter.must[0]: Expected some form of condition"},
-		{"unknown condition", `{"must":[{"fuzzy":{"key":"a"}}]}`, 400, "filter.must[0]: Expected some form of condition, which can be a field condition (like {\"key\": ..., \"match\": ... }), or some other mentioned in the documentation: https://qdrant.tech/documentation/concepts/filtering/#filtering-conditions (unknown key `fuzzy`)"},
-		{"key not a string", `{"must":[{"key":1,"match":{"value":1}}]}`, 400, "Filter condition 'key' must be a string"},
-		{"no field condition", `{"should":{"key":"a"}}`, 422, "Validation error in JSON body: [filter.should: At least one field condition must be specified]"},
-		{"unknown field condition", `{"must":[{"key":"a","matches":{"value":1}}]}`, 400, "filter.must[0]: unknown field `matches`"},
-		{"float match value", `{"must":[{"key":"a","match":{"value":1.5}}]}`, 400, "filter.must[0].match.value: invalid type: floating point `1.5`, expected a string, an integer or a boolean"},
-		{"two matches", `{"must":[{"key":"a","match":{"value":"x","text":"y"}}]}`, 400, "filter.must[0].match: expected exactly one of `value`, `text`, `text_any`, `phrase`, `prefix`, `any`, `except`"},
-		{"unknown match", `{"must":[{"key":"a","match":{"fuzzy":"y"}}]}`, 400, "unknown match `fuzzy`"},
-		{"mixed any", `{"must":[{"key":"a","match":{"any":[1,"x"]}}]}`, 400, "untagged enum AnyVariants"},
-		{"range of strings and numbers", `{"must":[{"key":"a","range":{"gte":"2024-01-01","lt":3}}]}`, 400, "filter.must[0].range.lt: invalid type: integer `3`, expected a datetime string"},
-		{"bad datetime", `{"must":[{"key":"a","range":{"gte":"yesterday"}}]}`, 400, "'yesterday' does not match accepted datetime format (RFC3339). Example: 2014-01-01T00:00:00Z"},
-		{"bad range key", `{"must":[{"key":"a","range":{"from":1}}]}`, 400, "filter.must[0].range: unknown field `from`"},
-		{"negative values_count", `{"must":[{"key":"a","values_count":{"gt":-1}}]}`, 400, "filter.must[0].values_count.gt"},
-		{"bad has_id", `{"must":[{"has_id":[-1]}]}`, 400, "filter.must[0].has_id[0]: value integer `-1` is not a valid point ID"},
-		{"has_id not a list", `{"must":[{"has_id":1}]}`, 400, "filter.must[0].has_id: invalid type: integer `1`, expected a sequence of point ids"},
-		{"is_empty without key", `{"must":[{"is_empty":{}}]}`, 400, "filter.must[0].is_empty: missing field `key`"},
-		{"nested without filter", `{"must":[{"nested":{"key":"a"}}]}`, 400, "filter.must[0].nested: missing field `filter`"},
-		{"nested bad inner", `{"must":[{"nested":{"key":"a","filter":{"must":[{"key":"b"}]}}}]}`, 422, "[filter.must[0].nested.filter.must[0]: At least one field condition must be specified]"},
-		{"min_count 0", `{"min_should":{"conditions":[],"min_count":0}}`, 422, "min_count must be greater than 0"},
-		{"min_should without count", `{"min_should":{"conditions":[]}}`, 400, "filter.min_should: missing field `min_count`"},
-		{"duplicate clause", `{"must":[],"must":[]}`, 400, "filter: duplicate field `must`"},
-	}
-	for _, c := range cases {
+	for _, c := range filterErrorCases {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := DecodeFilter(json.RawMessage(c.in))
 			if err == nil {

@@ -44,54 +44,57 @@ const (
 	payload = `{"f":3.0,"i":3,"big":9007199254740993,"neg":-7,"exp":1e3,"s":"x","t":true,"n":null,"nested":{"a":[1,2.5,"z"]}}`
 )
 
+// passThroughSteps is the script of TestPassThroughRoutes; its bodies also
+// seed the fuzz targets.
+var passThroughSteps = []step{
+	{"root", "GET", "/", ""},
+	{"create", "PUT", "/collections/docs", `{"vectors":{"size":4,"distance":"Dot"},"hnsw_config":{"m":8},"optimizers_config":{"default_segment_number":2}}`},
+	{"exists_true", "GET", "/collections/docs/exists", ""},
+	{"exists_false", "GET", "/collections/nope/exists", ""},
+	{"list", "GET", "/collections", ""},
+	{"get_collection_empty", "GET", "/collections/docs", ""},
+	{"upsert_batch", "PUT", "/collections/docs/points?wait=true", `{"batch":{"ids":[1,2],"vectors":[[0.1,0.2,0.3,0.4],[0.4,0.3,0.2,0.1]],"payloads":[` + payload + `,{"s":"two","i":2}]}}`},
+	{"upsert_list", "PUT", "/collections/docs/points?wait=true", `{"points":[` +
+		`{"id":9007199254740993,"vector":[1,0,0,0],"payload":` + payload + `},` +
+		`{"id":18446744073709551615,"vector":[0,1,0,0],"payload":{"f":3.0,"i":3}},` +
+		`{"id":"550E8400-E29B-41D4-A716-446655440000","vector":[0,0,1,0],"payload":{"s":"uuid"}}]}`},
+	{"retrieve", "POST", "/collections/docs/points", `{"ids":[9007199254740993,18446744073709551615,"` + uuidID + `",12345],"with_payload":true,"with_vector":true}`},
+	{"retrieve_default", "POST", "/collections/docs/points", `{"ids":[1,2]}`},
+	{"get_point_big", "GET", "/collections/docs/points/9007199254740993", ""},
+	{"get_point_max", "GET", "/collections/docs/points/18446744073709551615", ""},
+	{"get_point_uuid", "GET", "/collections/docs/points/" + uuidID, ""},
+	{"scroll_page1", "POST", "/collections/docs/points/scroll", `{"limit":2,"with_payload":["s"]}`},
+	{"scroll_page2", "POST", "/collections/docs/points/scroll", `{"limit":2,"offset":9007199254740993,"with_payload":false,"with_vector":true}`},
+	{"scroll_last", "POST", "/collections/docs/points/scroll", `{"limit":10,"offset":"` + uuidID + `"}`},
+	{"scroll_filter", "POST", "/collections/docs/points/scroll", `{"filter":{"must":{"key":"i","match":{"value":3}}},"with_payload":false}`},
+	{"count", "POST", "/collections/docs/points/count", `{}`},
+	{"count_filter", "POST", "/collections/docs/points/count", `{"filter":{"should":[{"key":"s","match":{"any":["two","uuid"]}}]},"exact":true}`},
+	{"set_payload", "POST", "/collections/docs/points/payload?wait=true", `{"payload":{"x":1.5,"f":4},"points":[1]}`},
+	{"set_payload_key", "POST", "/collections/docs/points/payload?wait=true", `{"payload":{"b":true,"c":2.0},"points":[1],"key":"nested"}`},
+	{"after_set", "GET", "/collections/docs/points/1", ""},
+	{"overwrite_payload", "PUT", "/collections/docs/points/payload?wait=true", `{"payload":{"only":3.0},"points":[2]}`},
+	{"after_overwrite", "GET", "/collections/docs/points/2", ""},
+	{"delete_payload", "POST", "/collections/docs/points/payload/delete?wait=true", `{"keys":["i","nested.a"],"points":[9007199254740993]}`},
+	{"after_delete_payload", "GET", "/collections/docs/points/9007199254740993", ""},
+	{"set_payload_filter", "POST", "/collections/docs/points/payload?wait=true", `{"payload":{"tagged":1},"filter":{"must":[{"key":"f","match":{"value":4}}]}}`},
+	{"clear_payload", "POST", "/collections/docs/points/payload/clear?wait=true", `{"points":[18446744073709551615]}`},
+	{"after_clear", "GET", "/collections/docs/points/18446744073709551615", ""},
+	{"delete_ids", "POST", "/collections/docs/points/delete?wait=true", `{"points":[1]}`},
+	{"delete_filter", "POST", "/collections/docs/points/delete?wait=true", `{"filter":{"must":[{"key":"s","match":{"value":"uuid"}}]}}`},
+	{"count_after_delete", "POST", "/collections/docs/points/count", `{"exact":true}`},
+	{"scroll_after_delete", "POST", "/collections/docs/points/scroll", `{}`},
+	{"get_collection", "GET", "/collections/docs", ""},
+	{"delete_collection", "DELETE", "/collections/docs", ""},
+	{"delete_collection_again", "DELETE", "/collections/docs", ""},
+	{"list_empty", "GET", "/collections", ""},
+}
+
 // The routes Qdrant's clients use for administration and writes translate
 // faithfully: each answer matches a golden file written from Qdrant's REST
 // shapes (run with -update to rewrite them, then review the diff).
 func TestPassThroughRoutes(t *testing.T) {
 	e := newEnv(t, nil)
-	steps := []step{
-		{"root", "GET", "/", ""},
-		{"create", "PUT", "/collections/docs", `{"vectors":{"size":4,"distance":"Dot"},"hnsw_config":{"m":8},"optimizers_config":{"default_segment_number":2}}`},
-		{"exists_true", "GET", "/collections/docs/exists", ""},
-		{"exists_false", "GET", "/collections/nope/exists", ""},
-		{"list", "GET", "/collections", ""},
-		{"get_collection_empty", "GET", "/collections/docs", ""},
-		{"upsert_batch", "PUT", "/collections/docs/points?wait=true", `{"batch":{"ids":[1,2],"vectors":[[0.1,0.2,0.3,0.4],[0.4,0.3,0.2,0.1]],"payloads":[` + payload + `,{"s":"two","i":2}]}}`},
-		{"upsert_list", "PUT", "/collections/docs/points?wait=true", `{"points":[` +
-			`{"id":9007199254740993,"vector":[1,0,0,0],"payload":` + payload + `},` +
-			`{"id":18446744073709551615,"vector":[0,1,0,0],"payload":{"f":3.0,"i":3}},` +
-			`{"id":"550E8400-E29B-41D4-A716-446655440000","vector":[0,0,1,0],"payload":{"s":"uuid"}}]}`},
-		{"retrieve", "POST", "/collections/docs/points", `{"ids":[9007199254740993,18446744073709551615,"` + uuidID + `",12345],"with_payload":true,"with_vector":true}`},
-		{"retrieve_default", "POST", "/collections/docs/points", `{"ids":[1,2]}`},
-		{"get_point_big", "GET", "/collections/docs/points/9007199254740993", ""},
-		{"get_point_max", "GET", "/collections/docs/points/18446744073709551615", ""},
-		{"get_point_uuid", "GET", "/collections/docs/points/" + uuidID, ""},
-		{"scroll_page1", "POST", "/collections/docs/points/scroll", `{"limit":2,"with_payload":["s"]}`},
-		{"scroll_page2", "POST", "/collections/docs/points/scroll", `{"limit":2,"offset":9007199254740993,"with_payload":false,"with_vector":true}`},
-		{"scroll_last", "POST", "/collections/docs/points/scroll", `{"limit":10,"offset":"` + uuidID + `"}`},
-		{"scroll_filter", "POST", "/collections/docs/points/scroll", `{"filter":{"must":{"key":"i","match":{"value":3}}},"with_payload":false}`},
-		{"count", "POST", "/collections/docs/points/count", `{}`},
-		{"count_filter", "POST", "/collections/docs/points/count", `{"filter":{"should":[{"key":"s","match":{"any":["two","uuid"]}}]},"exact":true}`},
-		{"set_payload", "POST", "/collections/docs/points/payload?wait=true", `{"payload":{"x":1.5,"f":4},"points":[1]}`},
-		{"set_payload_key", "POST", "/collections/docs/points/payload?wait=true", `{"payload":{"b":true,"c":2.0},"points":[1],"key":"nested"}`},
-		{"after_set", "GET", "/collections/docs/points/1", ""},
-		{"overwrite_payload", "PUT", "/collections/docs/points/payload?wait=true", `{"payload":{"only":3.0},"points":[2]}`},
-		{"after_overwrite", "GET", "/collections/docs/points/2", ""},
-		{"delete_payload", "POST", "/collections/docs/points/payload/delete?wait=true", `{"keys":["i","nested.a"],"points":[9007199254740993]}`},
-		{"after_delete_payload", "GET", "/collections/docs/points/9007199254740993", ""},
-		{"set_payload_filter", "POST", "/collections/docs/points/payload?wait=true", `{"payload":{"tagged":1},"filter":{"must":[{"key":"f","match":{"value":4}}]}}`},
-		{"clear_payload", "POST", "/collections/docs/points/payload/clear?wait=true", `{"points":[18446744073709551615]}`},
-		{"after_clear", "GET", "/collections/docs/points/18446744073709551615", ""},
-		{"delete_ids", "POST", "/collections/docs/points/delete?wait=true", `{"points":[1]}`},
-		{"delete_filter", "POST", "/collections/docs/points/delete?wait=true", `{"filter":{"must":[{"key":"s","match":{"value":"uuid"}}]}}`},
-		{"count_after_delete", "POST", "/collections/docs/points/count", `{"exact":true}`},
-		{"scroll_after_delete", "POST", "/collections/docs/points/scroll", `{}`},
-		{"get_collection", "GET", "/collections/docs", ""},
-		{"delete_collection", "DELETE", "/collections/docs", ""},
-		{"delete_collection_again", "DELETE", "/collections/docs", ""},
-		{"list_empty", "GET", "/collections", ""},
-	}
-	got := e.run(t, steps)
+	got := e.run(t, passThroughSteps)
 
 	// A few facts checked on the bytes themselves, not only via the goldens.
 	mustContain := map[string][]string{
