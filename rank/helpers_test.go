@@ -35,7 +35,19 @@ func daysAgo(d float64) string {
 // env is an embedded store reached through the real go-client.
 type env struct {
 	db     *store.DB
+	inproc *store.InProcess
 	client *qdrant.Client
+}
+
+// newClient is one more go-client on the same store, closed with the test.
+func (e *env) newClient(t testing.TB) *qdrant.Client {
+	t.Helper()
+	c, err := qdrant.NewClient(e.inproc.ClientConfig())
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 func newEnv(t testing.TB) *env {
@@ -57,7 +69,7 @@ func newEnv(t testing.TB) *env {
 		_ = p.Close()
 		_ = db.Close()
 	})
-	return &env{db: db, client: client}
+	return &env{db: db, inproc: p, client: client}
 }
 
 func (e *env) create(t testing.TB, name string, dim uint64, d qdrant.Distance) {
