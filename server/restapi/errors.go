@@ -104,6 +104,10 @@ func (h *handler) writeError(w http.ResponseWriter, start time.Time, err error) 
 		h.log.LogAttrs(context.Background(), slog.LevelWarn, "upstream unavailable", slog.String("error", msg))
 		msg = "Service unavailable: the upstream is not reachable"
 	}
+	if st.Code() == codes.DeadlineExceeded && (msg == context.DeadlineExceeded.Error() || strings.HasPrefix(msg, "context deadline exceeded")) {
+		// grpc-go's own text for a deadline that ran out on this side.
+		msg = "Timeout error: the request did not complete in time"
+	}
 	if msg == "" {
 		msg = st.Code().String()
 	}

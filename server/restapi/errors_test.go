@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
@@ -113,6 +114,11 @@ func TestBadInput(t *testing.T) {
 	r = e.do("POST", "/collections/c/points/scroll", `{"limit":4294967295}`)
 	checkEnvelope(t, r)
 
+	// A timeout beyond what a Duration holds means no deadline, not one
+	// already passed.
+	r = e.do("POST", "/collections/c/points/count?timeout=18446744073709551615", `{}`)
+	checkEnvelope(t, r)
+
 	// A trailing slash is ignored, as by Qdrant.
 	r = e.do("GET", "/collections/c/exists/", "")
 	checkEnvelope(t, r)
@@ -124,11 +130,20 @@ type fakePoints struct {
 	qdrant.PointsClient // nil: methods not overridden panic, so a test would see it
 	err                 error
 	trailer             metadata.MD
-	md                  metadata.MD
+	block               bool // wait for the call's deadline
+	deadline            time.Duration
+	timeout             uint64 // the request's Timeout field
 }
 
-func (f *fakePoints) Query(ctx context.Context, _ *qdrant.QueryPoints, opts ...grpc.CallOption) (*qdrant.QueryResponse, error) {
-	f.md, _ = metadata.FromOutgoingContext(ctx)
+func (f *fakePoints) Query(ctx context.Context, req *qdrant.QueryPoints, opts ...grpc.CallOption) (*qdrant.QueryResponse, error) {
+	if d, ok := ctx.Deadline(); ok {
+		f.deadline = time.Until(d)
+	}
+	f.timeout = req.GetTimeout()
+	if f.block {
+		<-ctx.Done()
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
 	for _, o := range opts {
 		if tr, ok := o.(grpc.TrailerCallOption); ok && f.trailer != nil {
 			*tr.TrailerAddr = f.trailer
@@ -177,6 +192,27 @@ func TestStatusMapping(t *testing.T) {
 				t.Errorf("%s: %q, want %q", c.header[0], r.header.Get(c.header[0]), c.header[1])
 			}
 		})
+	}
+}
+
+// Every stub call has a deadline: the request's timeout parameter (plus a
+// second, so the upstream's own timeout answer wins), else CallTimeout; one
+// that runs out is Qdrant's 408.
+func TestCallDeadline(t *testing.T) {
+	fp := &fakePoints{block: true}
+	h, err := New(Config{Points: fp, Collections: qdrant.NewCollectionsClient(nil), Qdrant: fakeQdrant{}, CallTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkError(t, serveOnce(t, h, "POST", queryPath, `{}`), 408, "Timeout error: the request did not complete in time")
+	if fp.deadline <= 0 || fp.deadline > 50*time.Millisecond {
+		t.Errorf("deadline %v, want CallTimeout", fp.deadline)
+	}
+	fp.block = false
+	fp.err = status.Error(codes.DeadlineExceeded, "Timeout error: Operation 'Search' timed out after 5 seconds")
+	checkError(t, serveOnce(t, h, "POST", queryPath+"?timeout=5", `{}`), 408, "Operation 'Search' timed out after 5 seconds")
+	if fp.deadline <= 5*time.Second || fp.deadline > 6*time.Second || fp.timeout != 5 {
+		t.Errorf("timeout=5: deadline %v and request timeout %d, want 5s + 1s and 5", fp.deadline, fp.timeout)
 	}
 }
 

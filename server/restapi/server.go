@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -336,7 +337,10 @@ func (h *handler) callContext(r *http.Request, timeout *uint64) (context.Context
 	}
 	d := h.cfg.CallTimeout
 	if timeout != nil {
-		d = time.Duration(*timeout)*time.Second + time.Second
+		// Seconds beyond what a Duration holds mean "no deadline" in
+		// practice; multiplying them would overflow into the past.
+		const maxSecs = uint64(math.MaxInt64/int64(time.Second)) - 1
+		d = time.Duration(min(*timeout, maxSecs))*time.Second + time.Second
 	}
 	return context.WithTimeout(ctx, d)
 }
