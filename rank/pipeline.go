@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memrank/memrank/memory"
@@ -77,17 +76,20 @@ func (r *Ranker) prepare(ctx context.Context, w *work, points []*qdrant.ScoredPo
 	r.endStage(ctx, st, attrCandidatesIn.Int(n))
 }
 
-// exclusion reasons, as metric attributes.
-func exclusionReason(m *memory.Memory, s scoring.Score) string {
+// Exclusion reasons, as metric attributes.
+var exclusionReasons = [...]string{"superseded", "not_retrievable", "archived", "decay_floor"}
+
+// exclusionReason indexes exclusionReasons.
+func exclusionReason(m *memory.Memory, s scoring.Score) int {
 	switch {
 	case m.SupersededBy != "":
-		return "superseded"
+		return 0
 	case !m.Retrievable:
-		return "not_retrievable"
+		return 1
 	case m.Tier == scoring.TierArchived, s.Tier == scoring.TierArchived:
-		return "archived"
+		return 2
 	}
-	return "decay_floor"
+	return 3
 }
 
 // gate drops excluded memories, then applies the retrieval gate with its
@@ -95,13 +97,10 @@ func exclusionReason(m *memory.Memory, s scoring.Score) string {
 func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*qdrant.ScoredPoint) []scoring.Score {
 	gctx, st := r.startStage(ctx, stageGate)
 	kept := w.scores[:0]
-	excluded := map[string]int64(nil)
+	var excluded [len(exclusionReasons)]int64
 	for _, s := range w.scores {
 		m := &w.mems[s.Seq]
 		if m.Exclusion(s) != "" {
-			if excluded == nil {
-				excluded = map[string]int64{}
-			}
 			excluded[exclusionReason(m, s)]++
 			continue
 		}
@@ -112,7 +111,9 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 	kept, fallback := r.params.GateRetrieval(kept)
 	drops := before - len(kept)
 	for reason, n := range excluded {
-		r.metrics.exclusions.Add(gctx, n, metric.WithAttributes(attrReason.String(reason)))
+		if n > 0 {
+			r.metrics.exclusions.Add(gctx, n, r.metrics.exclusionAttrs[reason])
+		}
 	}
 	if drops > 0 {
 		r.metrics.gateDrops.Add(gctx, int64(drops))

@@ -57,14 +57,16 @@ func meterOf(mp metric.MeterProvider) metric.Meter {
 
 // rankMetrics are the ranker's instruments.
 type rankMetrics struct {
-	stage       metric.Float64Histogram
-	gateDrops   metric.Int64Counter
-	folds       metric.Int64Counter
-	exclusions  metric.Int64Counter
-	requests    metric.Int64Counter
-	problems    metric.Int64Counter
-	stageAttrs  map[string]metric.MeasurementOption
-	rerankedOpt metric.MeasurementOption
+	stage      metric.Float64Histogram
+	gateDrops  metric.Int64Counter
+	folds      metric.Int64Counter
+	exclusions metric.Int64Counter
+	requests   metric.Int64Counter
+	problems   metric.Int64Counter
+	stageAttrs map[string]metric.MeasurementOption
+	// exclusionAttrs are indexed like exclusionReasons.
+	exclusionAttrs [len(exclusionReasons)]metric.MeasurementOption
+	rerankedOpt    metric.MeasurementOption
 }
 
 // latencyBuckets suit stages that take microseconds to milliseconds.
@@ -103,6 +105,9 @@ func newRankMetrics(m metric.Meter) (*rankMetrics, error) {
 		rm.stageAttrs[s] = metric.WithAttributes(attrStage.String(s))
 	}
 	rm.rerankedOpt = metric.WithAttributes(attrResult.String("reranked"))
+	for i, reason := range exclusionReasons {
+		rm.exclusionAttrs[i] = metric.WithAttributes(attrReason.String(reason))
+	}
 	return &rm, nil
 }
 

@@ -1,0 +1,106 @@
+package rank
+
+import (
+	"context"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/memrank/memrank/rank/internal/fold"
+	"github.com/memrank/memrank/scoring"
+)
+
+// StageBench runs the read path's CPU stages one at a time over a fixed
+// candidate set, with the pipeline's own code, so that their cost per
+// candidate can be measured apart: payload decode, score + gate + sort, and
+// duplicate folding (tier-2 vector math). It serves rank's benchmarks and
+// `memrank bench proxy` (wrap each method in testing.Benchmark and divide
+// by Candidates). It is not safe for concurrent use.
+type StageBench struct {
+	r      *Ranker
+	points []*qdrant.ScoredPoint
+	p      plan
+	now    time.Time
+	span   trace.Span
+	w      work
+	items  []fold.Item
+	res    fold.Result
+}
+
+// NewStageBench prepares points as the answer of a nearest query on a
+// collection with the given distance (Cosine or Dot) whose unnamed dense
+// vector the points carry, scored at now.
+func (r *Ranker) NewStageBench(points []*qdrant.ScoredPoint, distance qdrant.Distance, now time.Time) *StageBench {
+	s := &StageBench{
+		r: r, points: points, now: now,
+		p:    plan{tier2: true, unit: distance == qdrant.Distance_Cosine},
+		span: trace.SpanFromContext(context.Background()),
+	}
+	n := len(points)
+	s.w.mems = resize(s.w.mems, n)
+	s.w.ins = resize(s.w.ins, n)
+	s.w.bases = resize(s.w.bases, n)
+	s.w.scores = resize(s.w.scores, n)
+	s.Decode()
+	kept := s.scoreGateSort()
+	// The items folding sees: the kept candidates best first.
+	s.items = make([]fold.Item, len(kept))
+	for j, sc := range kept {
+		it := fold.Item{Hash: s.w.textHash(sc.Seq)}
+		if v := denseVector(points[sc.Seq].GetVectors(), ""); len(v) > 0 {
+			it.Vector, it.InvNorm = v, 1
+			if !s.p.unit {
+				it.InvNorm = fold.InvNorm(v)
+			}
+		}
+		s.items[j] = it
+	}
+	return s
+}
+
+// Candidates is the number of candidates Decode and ScoreGateSort process.
+func (s *StageBench) Candidates() int { return len(s.points) }
+
+// Kept is the number of candidates left after exclusions and the gate,
+// which Tier2 folds.
+func (s *StageBench) Kept() int { return len(s.items) }
+
+// Decode decodes every candidate's payload into the scoring inputs.
+func (s *StageBench) Decode() {
+	for i, pt := range s.points {
+		m := &s.w.mems[i]
+		s.r.codec.DecodeRank(pt.GetPayload(), m)
+		s.w.ins[i] = s.r.codec.Inputs(m)
+		s.w.ins[i].Seq = i
+	}
+}
+
+// ScoreGateSort scores every decoded candidate, drops the excluded ones,
+// applies the retrieval gate and sorts what is left best first; it returns
+// how many were kept.
+func (s *StageBench) ScoreGateSort() int { return len(s.scoreGateSort()) }
+
+func (s *StageBench) scoreGateSort() []scoring.Score {
+	w := &s.w
+	w.scores = w.scores[:len(s.points)]
+	for i, pt := range s.points {
+		base := float64(pt.GetScore())
+		if !(base > 0) {
+			base = 0
+		}
+		w.bases[i] = base
+		w.scores[i] = s.r.params.Evaluate(&w.ins[i], base, s.now)
+	}
+	kept := s.r.gate(context.Background(), s.span, w, s.points)
+	sortWinners(kept, s.points)
+	return kept
+}
+
+// Tier2 folds the kept candidates (tier 1 keys compared, tier-2 cosines
+// computed, tier 3 looked up when the ranker has a verdict cache) and
+// returns the number of groups.
+func (s *StageBench) Tier2() int {
+	fold.Fold(s.items, s.r.foldOpt, &s.res)
+	return len(s.res.Leaders)
+}
