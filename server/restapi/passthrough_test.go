@@ -87,6 +87,13 @@ var passThroughSteps = []step{
 	{"delete_collection", "DELETE", "/collections/docs", ""},
 	{"delete_collection_again", "DELETE", "/collections/docs", ""},
 	{"list_empty", "GET", "/collections", ""},
+	{"create_idx", "PUT", "/collections/idx", `{"vectors":{"size":2,"distance":"Euclid"}}`},
+	{"upsert_idx", "PUT", "/collections/idx/points?wait=true", `{"points":[{"id":7,"vector":[1,2],"payload":{"k":"seven","n":7}},{"id":8,"vector":[3,4],"payload":{"k":"eight","n":8.5}}]}`},
+	{"create_index", "PUT", "/collections/idx/index?wait=true", `{"field_name":"k","field_schema":"keyword"}`},
+	{"create_index_params", "PUT", "/collections/idx/index?wait=true", `{"field_name":"n","field_schema":{"type":"float","is_principal":true}}`},
+	{"get_idx_collection", "GET", "/collections/idx", ""},
+	{"query_euclid", "POST", "/collections/idx/points/query", `{"query":[3,4],"limit":2,"with_payload":{"include":["k"]},"with_vector":true}`},
+	{"delete_index", "DELETE", "/collections/idx/index/k?wait=true", ""},
 }
 
 // The routes Qdrant's clients use for administration and writes translate

@@ -36,6 +36,17 @@ func isDenseLike(v value) bool {
 	return v.kind == kindArray && (v.nums != nil || len(v.elems) == 0)
 }
 
+// vectorArrayErr names the element that keeps an array from being a dense
+// vector: [1, "x"] is refused at [1], as serde_json does.
+func vectorArrayErr(v value, path string) error {
+	for i, e := range v.elems {
+		if e.kind != kindNumber {
+			return typeErr(index(path, i), e, "a number")
+		}
+	}
+	return typeErr(path, v, "a vector")
+}
+
 // isMultiLike says whether v is an array whose first element is an array.
 func isMultiLike(v value) bool {
 	return v.kind == kindArray && len(v.elems) > 0 && v.elems[0].kind == kindArray
@@ -216,7 +227,7 @@ func toVector(v value, path string) (*qdrant.Vector, error) {
 		}
 		return qdrant.NewVectorSparse(idx, vals), nil
 	case v.kind == kindArray:
-		return nil, typeErr(index(path, 0), v.elems[0], "a number or a vector")
+		return nil, vectorArrayErr(v, path)
 	}
 	return nil, formatErr(path, "invalid type: %s, expected a vector (a list of numbers, a sparse vector, a multi-vector or a named-vector map)", v.describe())
 }
@@ -262,6 +273,8 @@ func toVectors(v value, path string) (*qdrant.Vectors, error) {
 			named[mb.key] = vec
 		}
 		return qdrant.NewVectorsMap(named), nil
+	case v.kind == kindArray:
+		return nil, vectorArrayErr(v, path)
 	}
 	return nil, formatErr(path, "invalid type: %s, expected a vector (a list of numbers, a multi-vector or a map of named vectors)", v.describe())
 }
@@ -308,6 +321,8 @@ func toVectorInput(v value, path string) (*qdrant.VectorInput, error) {
 			return nil, err
 		}
 		return qdrant.NewVectorInputSparse(idx, vals), nil
+	case v.kind == kindArray:
+		return nil, vectorArrayErr(v, path)
 	}
 	return nil, formatErr(path, "invalid type: %s, expected a vector or a point id", v.describe())
 }
