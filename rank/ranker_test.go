@@ -1,0 +1,152 @@
+package rank_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/memrank/memrank/rank"
+)
+
+// mdSource records the outgoing metadata and deadline each call carried.
+type mdSource struct {
+	fakeSource
+	seen []string // "method api-key authorization has-deadline"
+}
+
+func (s *mdSource) note(ctx context.Context, method string) {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	_, dl := ctx.Deadline()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, method+" "+first(md.Get("api-key"))+" "+first(md.Get("authorization"))+" "+map[bool]string{true: "deadline", false: "none"}[dl])
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	return v[0]
+}
+
+func (s *mdSource) Query(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error) {
+	s.note(ctx, "Query")
+	return s.fakeSource.Query(ctx, req)
+}
+
+func (s *mdSource) GetCollectionInfo(ctx context.Context, name string) (*qdrant.CollectionInfo, error) {
+	s.note(ctx, "GetCollectionInfo")
+	return s.fakeSource.GetCollectionInfo(ctx, name)
+}
+
+// TestCallerContextReachesTheSource: the caller's credentials and deadline
+// travel to every upstream call, re-ranked or passed through; rank adds
+// none of its own.
+func TestCallerContextReachesTheSource(t *testing.T) {
+	tests := []struct {
+		name string
+		info *qdrant.CollectionInfo
+		want []string
+	}{
+		{name: "re-ranked", info: cosineInfo(), want: []string{"GetCollectionInfo k1 Bearer-x deadline", "Query k1 Bearer-x deadline"}},
+		{name: "passed through", info: infoWith(qdrant.Distance_Euclid), want: []string{"GetCollectionInfo k1 Bearer-x deadline", "Query k1 Bearer-x deadline"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &mdSource{fakeSource: fakeSource{info: tc.info}}
+			r := newRanker(t, src, nil)
+			ctx := metadata.AppendToOutgoingContext(context.Background(), "api-key", "k1", "authorization", "Bearer-x")
+			ctx, cancel := context.WithTimeout(ctx, time.Hour)
+			defer cancel()
+			if _, err := r.Query(ctx, &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())}); err != nil {
+				t.Fatal(err)
+			}
+			// Without credentials, none are added.
+			if _, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())}); err != nil {
+				t.Fatal(err)
+			}
+			want := append(tc.want, "Query - - none")
+			if diff := cmp.Diff(want, src.seen); diff != "" {
+				t.Errorf("upstream calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCollectionInfoCache: a collection's distance is read once, then
+// again after the TTL, so a collection re-created with another distance
+// is served by its new rule.
+func TestCollectionInfoCache(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	e.upsert(t, "mem", pt{id: 1, vec: vecAt(0.9, 1), payload: memoryPayload("one", 0.9, 10, nil)})
+	clock := now
+	src := &recSource{Source: e.client}
+	r := newRanker(t, src, func(c *rank.Config) {
+		c.Now = func() time.Time { return clock }
+		c.InfoTTL = time.Minute
+	})
+	q := &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())}
+	var got []string
+	for _, step := range []struct {
+		advance  time.Duration
+		recreate bool
+	}{{0, false}, {30 * time.Second, false}, {0, true}, {29 * time.Second, false}, {time.Second, false}} {
+		clock = clock.Add(step.advance)
+		if step.recreate {
+			if err := e.client.DeleteCollection(context.Background(), "mem"); err != nil {
+				t.Fatal(err)
+			}
+			e.create(t, "mem", dim, qdrant.Distance_Euclid)
+			e.upsert(t, "mem", pt{id: 1, vec: vecAt(0.9, 1), payload: memoryPayload("one", 0.9, 10, nil)})
+		}
+		res, err := r.Query(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, res.PassThrough)
+	}
+	// Cached as Cosine until the minute is over, then Euclid.
+	want := []string{"", "", "", "", rank.PassThroughEuclid}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pass-through per step (-want +got):\n%s", diff)
+	}
+	if src.infos != 2 {
+		t.Errorf("%d collection info calls, want 2", src.infos)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     rank.Config
+		wantErr bool
+	}{
+		{name: "zero value: defaults", cfg: rank.Config{}},
+		{name: "explicit", cfg: rank.Config{Oversample: 10, MaxCandidates: 500, SameThreshold: 0.95, JudgeThreshold: 0.85, MemoryCollections: []string{"a"}}},
+		{name: "oversample too large", cfg: rank.Config{Oversample: 101}, wantErr: true},
+		{name: "oversample negative", cfg: rank.Config{Oversample: -1}, wantErr: true},
+		{name: "max candidates negative", cfg: rank.Config{MaxCandidates: -5}, wantErr: true},
+		{name: "same threshold above 1", cfg: rank.Config{SameThreshold: 1.5}, wantErr: true},
+		{name: "judge above same", cfg: rank.Config{SameThreshold: 0.9, JudgeThreshold: 0.95}, wantErr: true},
+		{name: "empty collection name", cfg: rank.Config{MemoryCollections: []string{" "}}, wantErr: true},
+		{name: "negative ttl", cfg: rank.Config{InfoTTL: -time.Second}, wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.cfg.Validate(); (err != nil) != tc.wantErr {
+				t.Errorf("Validate: %v, want error %v", err, tc.wantErr)
+			}
+			if _, err := rank.New(&fakeSource{info: cosineInfo()}, tc.cfg); (err != nil) != tc.wantErr {
+				t.Errorf("New: %v, want error %v", err, tc.wantErr)
+			}
+		})
+	}
+	if _, err := rank.New(nil, rank.Config{}); err == nil {
+		t.Error("New(nil source) succeeded")
+	}
+}

@@ -1,0 +1,109 @@
+package rank_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/memrank/memrank/rank"
+)
+
+// TestSelectorsMatchTheStore: the payload memrank gives back after asking
+// for the whole payload is the payload the store itself returns for the
+// caller's selector (the store follows Qdrant's value filter).
+func TestSelectorsMatchTheStore(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	p := memoryPayload("nested payload", 0.9, 1, map[string]any{"a": 2, "b": 3})
+	p["profile"] = map[string]any{
+		"name": "Dana",
+		"pets": []any{map[string]any{"kind": "cat", "age": 3}, map[string]any{"kind": "dog"}},
+		"tags": []any{"x", "y"},
+		"deep": map[string]any{"er": map[string]any{"est": 1}},
+	}
+	p["key-with-dash"] = true
+	p["sp ace"] = 1.5
+	e.upsert(t, "mem", pt{id: 1, vec: vecAt(0.9, 1), payload: p})
+	selectors := []struct {
+		name string
+		sel  *qdrant.WithPayloadSelector
+	}{
+		{"all", qdrant.NewWithPayloadEnable(true)},
+		{"none", qdrant.NewWithPayloadEnable(false)},
+		{"top-level keys", qdrant.NewWithPayloadInclude("text", "confidence")},
+		{"nested key", qdrant.NewWithPayloadInclude("profile.name")},
+		{"deep key", qdrant.NewWithPayloadInclude("profile.deep.er.est")},
+		{"array items' key", qdrant.NewWithPayloadInclude("profile.pets[].kind")},
+		{"array by index", qdrant.NewWithPayloadInclude("profile.pets[0]")},
+		{"whole array", qdrant.NewWithPayloadInclude("profile.tags")},
+		{"object of counts", qdrant.NewWithPayloadInclude("access_counts.a")},
+		{"dashed key", qdrant.NewWithPayloadInclude("key-with-dash")},
+		{"quoted key", qdrant.NewWithPayloadInclude(`"sp ace"`)},
+		{"missing key", qdrant.NewWithPayloadInclude("nope")},
+		{"exclude top-level", qdrant.NewWithPayloadExclude("profile", "access_counts")},
+		{"exclude nested", qdrant.NewWithPayloadExclude("profile.pets[].age", "profile.deep")},
+		{"exclude array by index", qdrant.NewWithPayloadExclude("profile.pets[0]")},
+	}
+	r := newRanker(t, e.client, nil)
+	for _, tc := range selectors {
+		t.Run(tc.name, func(t *testing.T) {
+			q := &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), WithPayload: tc.sel}
+			raw, err := e.client.Query(context.Background(), q)
+			if err != nil {
+				t.Fatalf("store: %v", err)
+			}
+			res, err := r.Query(context.Background(), q)
+			if err != nil {
+				t.Fatalf("ranker: %v", err)
+			}
+			if !res.Reranked || len(res.Points) != 1 || len(raw) != 1 {
+				t.Fatalf("reranked %v (%q), %d points, store %d", res.Reranked, res.PassThrough, len(res.Points), len(raw))
+			}
+			// An empty payload and none are the same on the wire.
+			if diff := cmp.Diff(raw[0].GetPayload(), res.Points[0].GetPayload(), protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("payload (-store +memrank):\n%s", diff)
+			}
+		})
+	}
+}
+
+// FuzzPayloadSelector: any include or exclude path is either re-applied by
+// the ranker without panicking, or the request is passed through for the
+// upstream to judge.
+func FuzzPayloadSelector(f *testing.F) {
+	for _, s := range []string{"a", "a.b", "a[]", "a[0].b", `"x y".z`, "a..b", "[0]", `"`, "a[", "é.ü[]", "a[99999999999999999999]"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	payload := map[string]any{"text": "t", "a": map[string]any{"b": []any{map[string]any{"c": 1}, 2}}, "x y": map[string]any{"z": "q"}}
+	pts := []*qdrant.ScoredPoint{scored(1, 0.9, payload, nil)}
+	src := &fakeSource{info: cosineInfo(), points: pts}
+	r, err := rank.New(src, rank.Config{Now: fixedNow})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, path string, exclude bool) {
+		sel := qdrant.NewWithPayloadInclude(path)
+		if exclude {
+			sel = qdrant.NewWithPayloadExclude(path)
+		}
+		res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), WithPayload: sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.PassThrough != "" && res.PassThrough != rank.PassThroughBadSelector {
+			t.Fatalf("pass-through %q", res.PassThrough)
+		}
+		for _, p := range res.Points {
+			for k := range p.GetPayload() {
+				if _, ok := payload[k]; !ok {
+					t.Fatalf("key %q not in the payload", k)
+				}
+			}
+		}
+	})
+}
