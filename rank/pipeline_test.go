@@ -926,3 +926,59 @@ func TestUpstreamErrorsUnchanged(t *testing.T) {
 		t.Errorf("nil request: %v, want ErrInvalidRequest", err)
 	}
 }
+
+// TestFusionOverTheStore: a prefetch + RRF query on the fixture gets its
+// outer limit oversampled (the prefetches go up unchanged) and is
+// re-ranked on Qdrant's fused score.
+func TestFusionOverTheStore(t *testing.T) {
+	e := newEnv(t)
+	loadOrderFixture(t, e)
+	prefetch := []*qdrant.PrefetchQuery{
+		{Query: qdrant.NewQueryDense(query()), Limit: u64(10)},
+		{Query: qdrant.NewQueryDense(vecAt(0.5, 3)), Limit: u64(10)},
+	}
+	req := &qdrant.QueryPoints{CollectionName: "mem", Prefetch: prefetch, Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF), Limit: u64(3)}
+	raw, err := e.client.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Prefetch: prefetch, Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF), Limit: u64(100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fused := map[uint64]float32{}
+	for _, p := range raw {
+		fused[p.GetId().GetNum()] = p.GetScore()
+	}
+	src := &recSource{Source: e.client}
+	r := newRanker(t, src, nil)
+	res, err := r.Query(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Reranked {
+		t.Fatalf("not re-ranked: %q", res.PassThrough)
+	}
+	// The fused scores are RRF's 1/(k + rank) sums; the weights multiply
+	// them by freshness and boost, so 3 (used, fresh) leads.
+	var got, want []float64
+	for _, p := range res.Points {
+		id := p.GetId().GetNum()
+		got = append(got, float64(p.GetScore()))
+		want = append(want, float64(float32(expectedWeight(id, fused[id]))))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("weights on the fused scores (-want +got):\n%s", diff)
+	}
+	if len(res.Points) == 0 || res.Points[0].GetId().GetNum() != 3 {
+		t.Errorf("order %v, want 3 first", ids(res.Points))
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] > got[i-1] {
+			t.Errorf("weights not in order: %v", got)
+		}
+	}
+	up := src.reqs[0]
+	if up.GetLimit() != 12 {
+		t.Errorf("upstream limit %d, want 12", up.GetLimit())
+	}
+	if diff := cmp.Diff(prefetch, up.GetPrefetch(), protocmp.Transform()); diff != "" {
+		t.Errorf("prefetch changed (-caller +upstream):\n%s", diff)
+	}
+}
