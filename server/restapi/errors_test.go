@@ -104,14 +104,28 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 
-	// A huge limit is Qdrant's to accept: memrank caps its candidates and
+	// Huge limits and offsets are Qdrant's to accept: memrank caps its
+	// candidates (no overflow of offset + limit, or limit x group_size) and
 	// answers what there is.
-	r := e.do("POST", queryPath, `{"query":[1,0,0,0],"limit":1000000000000}`)
-	checkEnvelope(t, r)
-	if !bytes.Contains(r.body, []byte(`"points":[{"id":1,`)) {
-		t.Errorf("huge limit: %s", r.body)
+	for _, c := range []struct{ path, body, want string }{
+		{queryPath, `{"query":[1,0,0,0],"limit":1000000000000}`, `"points":[{"id":1,`},
+		{queryPath, `{"query":[1,0,0,0],"limit":18446744073709551615}`, `"points":[{"id":1,`},
+		{queryPath, `{"query":[1,0,0,0],"limit":10,"offset":18446744073709551615}`, `"points":[]`},
+		{queryPath, `{"query":[1,0,0,0],"limit":18446744073709551615,"offset":18446744073709551615}`, `"points":[]`},
+		{queryPath, `{"limit":18446744073709551615,"offset":18446744073709551615}`, `"points":[]`},
+		{queryPath, `{"prefetch":{"query":[1,0,0,0],"limit":18446744073709551615},"query":{"fusion":"rrf"},"limit":18446744073709551615}`, `"points":[{"id":1,`},
+		{"/collections/c/points/search", `{"vector":[1,0,0,0],"limit":18446744073709551615,"offset":5}`, `"result":[]`},
+		{"/collections/c/points/query/batch", `{"searches":[{"query":[1,0,0,0],"limit":18446744073709551615}]}`, `"result":[{"points":[{"id":1,`},
+		{"/collections/c/points/query/groups", `{"query":[1,0,0,0],"group_by":"k","limit":18446744073709551615,"group_size":18446744073709551615}`, `"hits":[{"id":1,`},
+		{"/collections/c/points/search/groups", `{"vector":[1,0,0,0],"group_by":"k","limit":4294967295,"group_size":4294967295}`, `"hits":[{"id":1,`},
+	} {
+		r := e.do("POST", c.path, c.body)
+		checkEnvelope(t, r)
+		if !bytes.Contains(r.body, []byte(c.want)) {
+			t.Errorf("%s %s: %s, want %s", c.path, c.body, r.body, c.want)
+		}
 	}
-	r = e.do("POST", "/collections/c/points/scroll", `{"limit":4294967295}`)
+	r := e.do("POST", "/collections/c/points/scroll", `{"limit":4294967295}`)
 	checkEnvelope(t, r)
 
 	// A timeout beyond what a Duration holds means no deadline, not one
