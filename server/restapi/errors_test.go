@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 const (
@@ -285,6 +286,61 @@ func TestConfigValidate(t *testing.T) {
 		mod(&c)
 		if _, err := New(c); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// capturePoints records the requests it receives and answers them with
+// Qdrant's asynchronous acknowledgement.
+type capturePoints struct {
+	qdrant.PointsClient
+	upsert *qdrant.UpsertPoints
+	query  *qdrant.QueryPoints
+}
+
+func (c *capturePoints) Upsert(_ context.Context, req *qdrant.UpsertPoints, _ ...grpc.CallOption) (*qdrant.PointsOperationResponse, error) {
+	c.upsert = req
+	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{OperationId: ptr(uint64(42)), Status: qdrant.UpdateStatus_Acknowledged}}, nil
+}
+
+func (c *capturePoints) Query(_ context.Context, req *qdrant.QueryPoints, _ ...grpc.CallOption) (*qdrant.QueryResponse, error) {
+	c.query = req
+	return &qdrant.QueryResponse{}, nil
+}
+
+// The query parameters of writes and reads (wait, ordering, timeout,
+// consistency) reach the request protos, and an asynchronous write answers
+// Qdrant's "acknowledged".
+func TestQueryParameters(t *testing.T) {
+	cp := &capturePoints{}
+	h, err := New(Config{Points: cp, Collections: qdrant.NewCollectionsClient(nil), Qdrant: fakeQdrant{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := serveOnce(t, h, "PUT", "/collections/c/points?wait=false&ordering=strong&timeout=3", `{"points":[{"id":1,"vector":[1,0]}]}`)
+	if r.status != 200 || !strings.Contains(string(r.body), `"result":{"operation_id":42,"status":"acknowledged"}`) {
+		t.Fatalf("HTTP %d: %s", r.status, r.body)
+	}
+	u := cp.upsert
+	if u.Wait == nil || *u.Wait || u.GetOrdering().GetType() != qdrant.WriteOrderingType_Strong || u.GetTimeout() != 3 || u.GetCollectionName() != "c" {
+		t.Errorf("upsert request %v", u)
+	}
+	for param, want := range map[string]*qdrant.ReadConsistency{
+		"majority": qdrant.NewReadConsistencyType(qdrant.ReadConsistencyType_Majority),
+		"all":      qdrant.NewReadConsistencyType(qdrant.ReadConsistencyType_All),
+		"quorum":   qdrant.NewReadConsistencyType(qdrant.ReadConsistencyType_Quorum),
+		"2":        qdrant.NewReadConsistencyFactor(2),
+	} {
+		r := serveOnce(t, h, "POST", queryPath+"?consistency="+param, `{}`)
+		if r.status != 200 || string(r.body[:len(`{"result":{"points":[]}`)]) != `{"result":{"points":[]}` {
+			t.Fatalf("HTTP %d: %s", r.status, r.body)
+		}
+		if !proto.Equal(cp.query.GetReadConsistency(), want) {
+			t.Errorf("consistency=%s: %v", param, cp.query.GetReadConsistency())
+		}
+		// Qdrant's defaults, set explicitly: limit 10, no payload, no vectors.
+		if cp.query.GetLimit() != 10 || payloadRequested(cp.query.GetWithPayload()) || cp.query.GetWithVectors().GetEnable() {
+			t.Errorf("defaults: %v", cp.query)
 		}
 	}
 }
