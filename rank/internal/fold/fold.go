@@ -102,10 +102,16 @@ func grow[T any](s []T, n int) []T {
 }
 
 // dot is vek32's SIMD dot product when the CPU has it, else an unrolled
-// loop (vek's own fallback is about half as fast).
+// loop (vek's own fallback is about half as fast). b must be at least as
+// long as a; empty vectors give 0 (vek32.Dot panics on them).
 var dot = func() func(a, b []float32) float32 {
 	if vek.Info().Acceleration {
-		return vek32.Dot
+		return func(a, b []float32) float32 {
+			if len(a) == 0 {
+				return 0
+			}
+			return vek32.Dot(a, b[:len(a)])
+		}
 	}
 	return dotUnrolled
 }()

@@ -1,0 +1,158 @@
+package fold
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func naiveDot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+// TestDot: the SIMD and the unrolled dot products agree with a float64
+// reference on every length (the tails of the unrolled loop included).
+func TestDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 31, 384, 1536} {
+		a, b := make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		want := naiveDot(a, b)
+		for name, f := range map[string]func(a, b []float32) float32{"dot": dot, "unrolled": dotUnrolled} {
+			if got := float64(f(a, b)); math.Abs(got-want) > 1e-4*math.Max(1, math.Abs(want)) {
+				t.Errorf("%s over %d: %v, want %v", name, n, got, want)
+			}
+		}
+	}
+}
+
+func TestCosineAndInvNorm(t *testing.T) {
+	tests := []struct {
+		name   string
+		a, b   []float32
+		want   float32
+		wantOK bool
+	}{
+		{name: "same direction, different lengths", a: []float32{3, 4}, b: []float32{6, 8}, want: 1, wantOK: true},
+		{name: "orthogonal", a: []float32{1, 0}, b: []float32{0, 2}, want: 0, wantOK: true},
+		{name: "opposite", a: []float32{1, 1}, b: []float32{-1, -1}, want: -1, wantOK: true},
+		{name: "zero vector matches nothing", a: []float32{0, 0}, b: []float32{1, 0}, want: 0, wantOK: true},
+		{name: "different dimensions", a: []float32{1, 0}, b: []float32{1, 0, 0}},
+		{name: "missing vector", a: nil, b: []float32{1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Item{Vector: tc.a, InvNorm: InvNorm(tc.a)}
+			b := Item{Vector: tc.b, InvNorm: InvNorm(tc.b)}
+			got, ok := Cosine(&a, &b)
+			if ok != tc.wantOK || math.Abs(float64(got-tc.want)) > 1e-6 {
+				t.Errorf("Cosine = %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}
+
+// TestFold: leader clustering over items given best first.
+func TestFold(t *testing.T) {
+	unit := func(x, y, z float32) []float32 {
+		n := float32(math.Sqrt(float64(x*x + y*y + z*z)))
+		return []float32{x / n, y / n, z / n}
+	}
+	v0 := unit(1, 0, 0)
+	v95 := unit(0.95, float32(math.Sqrt(1-0.95*0.95)), 0)
+	v85 := unit(0.85, 0, float32(math.Sqrt(1-0.85*0.85)))
+	same := func(a, b string) Verdict {
+		if a+b == "ac" || a+b == "ca" {
+			return VerdictSame
+		}
+		if a+b == "ad" || a+b == "da" {
+			return VerdictOther
+		}
+		return VerdictUnknown
+	}
+	tests := []struct {
+		name    string
+		items   []Item
+		lookup  func(a, b string) Verdict
+		leaders []int32
+		leader  []int32
+		tiers   []Tier
+		judged  []Judged
+	}{
+		{
+			name:    "text hash",
+			items:   []Item{{Hash: "a"}, {Hash: "b"}, {Hash: "a"}},
+			leaders: []int32{0, 1}, leader: []int32{-1, -1, 0}, tiers: []Tier{0, 0, TierTextHash},
+			judged: make([]Judged, 3),
+		},
+		{
+			name:    "no hash never folds by text",
+			items:   []Item{{}, {}},
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: make([]Judged, 2),
+		},
+		{
+			name:    "vector",
+			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Hash: "b", Vector: v95, InvNorm: 1}},
+			leaders: []int32{0}, leader: []int32{-1, 0}, tiers: []Tier{0, TierVector}, judged: make([]Judged, 2),
+		},
+		{
+			name:    "judge band without a cache",
+			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Hash: "c", Vector: v85, InvNorm: 1}},
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{Band: 1}, {Band: 1}},
+		},
+		{
+			name:    "judge band, same",
+			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Hash: "c", Vector: v85, InvNorm: 1}},
+			lookup:  same,
+			leaders: []int32{0}, leader: []int32{-1, 0}, tiers: []Tier{0, TierJudge}, judged: []Judged{{1, 1}, {1, 1}},
+		},
+		{
+			name:    "judge band, other",
+			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Hash: "d", Vector: v85, InvNorm: 1}},
+			lookup:  same,
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{1, 1}, {1, 1}},
+		},
+		{
+			name:    "judge band needs both hashes",
+			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Vector: v85, InvNorm: 1}},
+			lookup:  same,
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: make([]Judged, 2),
+		},
+	}
+	var res Result
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			Fold(tc.items, Options{Same: 0.92, Judge: 0.80, Lookup: tc.lookup}, &res) // reused: reset between cases
+			got := struct {
+				Leaders, Leader []int32
+				Tiers           []Tier
+				Judged          []Judged
+			}{res.Leaders, res.Leader, res.Tier, res.Judged}
+			want := struct {
+				Leaders, Leader []int32
+				Tiers           []Tier
+				Judged          []Judged
+			}{tc.leaders, tc.leader, tc.tiers, tc.judged}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTierString(t *testing.T) {
+	want := []string{"", "text_hash", "vector", "judge_cache", "unknown"}
+	for i, w := range want {
+		if got := Tier(i).String(); got != w {
+			t.Errorf("Tier(%d) = %q, want %q", i, got, w)
+		}
+	}
+}
