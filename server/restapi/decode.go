@@ -327,6 +327,12 @@ func toPointIDs(v value, path string) ([]*qdrant.PointId, error) {
 	items := v.items()
 	ids := make([]*qdrant.PointId, len(items))
 	for i, e := range items {
+		if e.kind == kindNumber {
+			if n, err := strconv.ParseUint(e.s, 10, 64); err == nil {
+				ids[i] = qdrant.NewIDNum(n)
+				continue
+			}
+		}
 		id, err := toPointID(e, index(path, i))
 		if err != nil {
 			return nil, err
@@ -371,9 +377,9 @@ func toValue(v value, path string, depth int) (*qdrant.Value, error) {
 		items := make([]*qdrant.Value, v.length())
 		if v.nums != nil {
 			for i, n := range v.nums {
-				val, err := numberValue(n, index(path, i))
+				val, err := numberValue(n, "")
 				if err != nil {
-					return nil, err
+					return nil, formatErr(index(path, i), "number out of range")
 				}
 				items[i] = val
 			}

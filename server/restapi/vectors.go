@@ -1,7 +1,6 @@
 package restapi
 
 import (
-	"math"
 	"strconv"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -22,11 +21,13 @@ func toDense(v value, path string) ([]float32, error) {
 	}
 	out := make([]float32, len(v.nums))
 	for i, n := range v.nums {
-		f, err := parseF32(n, index(path, i))
+		// The element's path is built only for an error: a vector has
+		// hundreds of components.
+		f, err := strconv.ParseFloat(n, 32)
 		if err != nil {
-			return nil, err
+			return nil, formatErr(index(path, i), "number out of range")
 		}
-		out[i] = f
+		out[i] = float32(f)
 	}
 	return out, nil
 }
@@ -84,14 +85,17 @@ func toSparse(v value, path string) ([]uint32, []float32, error) {
 	items := iv.items()
 	idx := make([]uint32, len(items))
 	for i, e := range items {
+		if e.kind == kindNumber {
+			if n, err := strconv.ParseUint(e.s, 10, 32); err == nil {
+				idx[i] = uint32(n)
+				continue
+			}
+		}
 		n, err := toU64(e, index(o.sub("indices"), i))
 		if err != nil {
 			return nil, nil, err
 		}
-		if n > math.MaxUint32 {
-			return nil, nil, formatErr(index(o.sub("indices"), i), "invalid value: integer `%s`, expected u32", strconv.FormatUint(n, 10))
-		}
-		idx[i] = uint32(n)
+		return nil, nil, formatErr(index(o.sub("indices"), i), "invalid value: integer `%s`, expected u32", strconv.FormatUint(n, 10))
 	}
 	vals, err := toDense(vv, o.sub("values"))
 	if err != nil {
