@@ -355,3 +355,49 @@ func TestDedupNamedAndDotVectors(t *testing.T) {
 		})
 	}
 }
+
+// TestTieBreakByID: equal weights and confidences order by point id as
+// Qdrant does: numbers first, ascending, then UUIDs (case-insensitive).
+func TestTieBreakByID(t *testing.T) {
+	mk := func(id *qdrant.PointId, text string) *qdrant.ScoredPoint {
+		return &qdrant.ScoredPoint{Id: id, Score: 0.8, Payload: qdrant.NewValueMap(memoryPayload(text, 0.9, 0, nil))}
+	}
+	ua, ub := "A0000000-0000-4000-8000-000000000000", "b0000000-0000-4000-8000-000000000000"
+	tests := []struct {
+		name       string
+		texts      [4]string
+		want       []string
+		wantFolded []string
+	}{
+		{name: "distinct memories", texts: [4]string{"w", "x", "y", "z"}, want: []string{"5", "9", ua, ub}},
+		{name: "one fact: the lowest id leads", texts: [4]string{"same", "same", "same", "same"}, want: []string{"5"}, wantFolded: []string{"9", ua, ub}},
+		{name: "the numbers fold, the uuids stay apart", texts: [4]string{"same", "other", "same", "other2"}, want: []string{"5", ua, ub}, wantFolded: []string{"9"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Ids 9, ub, 5, ua carry texts[0..3].
+			pts := []*qdrant.ScoredPoint{mk(qdrant.NewIDNum(9), tc.texts[0]), mk(qdrant.NewID(ub), tc.texts[1]), mk(qdrant.NewIDNum(5), tc.texts[2]), mk(qdrant.NewID(ua), tc.texts[3])}
+			r := newRanker(t, &fakeSource{info: cosineInfo(), points: pts}, nil)
+			res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range res.Points {
+				got = append(got, idString(p.GetId()))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+			if tc.wantFolded != nil {
+				var folded []string
+				for _, id := range res.Explanations[0].FoldedIDs {
+					folded = append(folded, idString(id))
+				}
+				if diff := cmp.Diff(tc.wantFolded, folded, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("folded into the first (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}

@@ -107,3 +107,65 @@ func FuzzPayloadSelector(f *testing.F) {
 		}
 	})
 }
+
+// TestNamedVectorSelectors: on a collection with named vectors (a fake
+// source: the embedded store has only an unnamed one), the ranker fetches
+// the query's vector for tier 2 whatever the caller asked for, and gives
+// back exactly the vectors the caller selected.
+func TestNamedVectorSelectors(t *testing.T) {
+	info := &qdrant.CollectionInfo{Config: &qdrant.CollectionConfig{Params: &qdrant.CollectionParams{
+		VectorsConfig: qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{
+			"text":  {Size: dim, Distance: qdrant.Distance_Cosine},
+			"image": {Size: 4, Distance: qdrant.Distance_Dot},
+		}),
+	}}}
+	dense := func(v []float32) *qdrant.VectorOutput {
+		return &qdrant.VectorOutput{Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: v}}}
+	}
+	image := []float32{1, 1, 0, 0}
+	text := vecAt(0.9, 1)
+	all := map[string]*qdrant.VectorOutput{"text": dense(text), "image": dense(image)}
+	point := &qdrant.ScoredPoint{
+		Id: qdrant.NewIDNum(1), Score: 0.9, Payload: qdrant.NewValueMap(memoryPayload("one", 0.9, 0, nil)),
+		Vectors: &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vectors{Vectors: &qdrant.NamedVectorsOutput{Vectors: all}}},
+	}
+	named := func(names ...string) *qdrant.VectorsOutput {
+		m := map[string]*qdrant.VectorOutput{}
+		for _, n := range names {
+			m[n] = all[n]
+		}
+		return &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vectors{Vectors: &qdrant.NamedVectorsOutput{Vectors: m}}}
+	}
+	tests := []struct {
+		name   string
+		sel    *qdrant.WithVectorsSelector
+		wantUp *qdrant.WithVectorsSelector
+		want   *qdrant.VectorsOutput
+	}{
+		{"none", nil, qdrant.NewWithVectorsInclude("text"), nil},
+		{"false", qdrant.NewWithVectorsEnable(false), qdrant.NewWithVectorsInclude("text"), nil},
+		{"all", qdrant.NewWithVectorsEnable(true), qdrant.NewWithVectorsEnable(true), named("text", "image")},
+		{"the query's", qdrant.NewWithVectorsInclude("text"), qdrant.NewWithVectorsInclude("text"), named("text")},
+		{"another", qdrant.NewWithVectorsInclude("image"), qdrant.NewWithVectorsInclude("image", "text"), named("image")},
+		{"a missing name", qdrant.NewWithVectorsInclude("nope"), qdrant.NewWithVectorsInclude("nope", "text"), named()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &fakeSource{info: info, points: []*qdrant.ScoredPoint{point}}
+			r := newRanker(t, src, nil)
+			res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Using: ptr("text"), WithVectors: tc.sel})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Reranked || len(res.Points) != 1 {
+				t.Fatalf("reranked %v (%q), %d points", res.Reranked, res.PassThrough, len(res.Points))
+			}
+			if diff := cmp.Diff(tc.want, res.Points[0].GetVectors(), protocmp.Transform()); diff != "" {
+				t.Errorf("vectors (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantUp, src.reqs[0].GetWithVectors(), protocmp.Transform()); diff != "" {
+				t.Errorf("upstream with_vectors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
