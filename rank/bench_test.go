@@ -195,3 +195,14 @@ func TestStageBenchMatchesQuery(t *testing.T) {
 		t.Errorf("benchmark fixture: %d of %d kept, %d folded: want some dropped and some folded", sb.Kept(), benchCandidates, folded)
 	}
 }
+
+// TestStageBenchMeasure: Measure reports a cost for every stage (no speed
+// is asserted here: the goal lives in BenchmarkStages).
+func TestStageBenchMeasure(t *testing.T) {
+	r := newRanker(t, &fakeSource{info: cosineInfo()}, nil)
+	sb := r.NewStageBench(benchPoints(benchCandidates, benchDim), qdrant.Distance_Cosine, now)
+	c := sb.Measure(context.Background(), time.Millisecond)
+	if c.Candidates != benchCandidates || !(c.Decode > 0 && c.ScoreGateSort > 0 && c.Tier2 > 0) {
+		t.Errorf("costs %+v: want %d candidates and a positive cost per stage", c, benchCandidates)
+	}
+}

@@ -104,3 +104,49 @@ func (s *StageBench) Tier2() int {
 	fold.Fold(s.items, s.r.foldOpt, &s.res)
 	return len(s.res.Leaders)
 }
+
+// GoalScoreGateSort is issue #5's goal for score + gate + sort on the
+// reference read (40 candidates): at most 250 ns per candidate.
+const GoalScoreGateSort = 250 * time.Nanosecond
+
+// StageCosts are the stages' mean costs per candidate, in nanoseconds.
+type StageCosts struct {
+	Candidates    int
+	Decode        float64
+	ScoreGateSort float64
+	Tier2         float64
+}
+
+// MeetsGoal reports whether score + gate + sort is within
+// GoalScoreGateSort.
+func (c StageCosts) MeetsGoal() bool {
+	return c.ScoreGateSort <= float64(GoalScoreGateSort.Nanoseconds())
+}
+
+// Measure runs each stage repeatedly for about perStage (at least once)
+// and returns its mean cost per candidate: what `memrank bench proxy`
+// prints next to the latencies. It stops early when ctx ends.
+func (s *StageBench) Measure(ctx context.Context, perStage time.Duration) StageCosts {
+	n := float64(max(len(s.points), 1))
+	run := func(stage func()) float64 {
+		start := time.Now()
+		rounds := 0
+		for {
+			// Batches keep the clock out of the measurement.
+			for range 64 {
+				stage()
+			}
+			rounds += 64
+			if time.Since(start) >= perStage || ctx.Err() != nil {
+				break
+			}
+		}
+		return float64(time.Since(start).Nanoseconds()) / float64(rounds) / n
+	}
+	return StageCosts{
+		Candidates:    len(s.points),
+		Decode:        run(s.Decode),
+		ScoreGateSort: run(func() { s.ScoreGateSort() }),
+		Tier2:         run(func() { s.Tier2() }),
+	}
+}
