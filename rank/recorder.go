@@ -441,8 +441,13 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		}
 		it := &batch[i]
 		if status.Code(err) == grpccodes.NotFound {
-			// The point or its collection was deleted: nothing to count.
+			// The point or its collection was deleted: nothing to count,
+			// and a point created again under the same id starts afresh
+			// rather than from the deleted one's total.
 			gone++
+			if e, ok := r.known.get(it.key, now); ok && e == it.total {
+				r.known.remove(it.key)
+			}
 			continue
 		}
 		failed++

@@ -243,6 +243,22 @@ func TestRecorderRetries(t *testing.T) {
 			want: map[string]map[string]int64{},
 		},
 	}
+	t.Run("a point created again after a deletion starts afresh", func(t *testing.T) {
+		dst := &fakePayloads{fail: func(*qdrant.SetPayloadPoints) error { return status.Error(codes.NotFound, "no point") }}
+		rec := newRecorder(t, dst, nil)
+		recordAll(rec, repeat(3, access{id: 1})...)
+		if err := rec.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		dst.setFail(nil)
+		recordAll(rec, access{id: 1})
+		if err := rec.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := dst.totals()["mem/1"]["a"]; got != 1 {
+			t.Errorf("total %d, want 1", got)
+		}
+	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dst := &fakePayloads{fail: tc.fail}
