@@ -552,6 +552,16 @@ func TestRecorderEndToEnd(t *testing.T) {
 	if err := recA2.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// Deleted points and collections are given up, not retried.
+	recA3 := newRecorder(t, e.client, func(c *rank.RecorderConfig) { c.ReplicaID = "a" })
+	recA3.Record("mem", qdrant.NewIDNum(999), 0)
+	recA3.Record("gone", qdrant.NewIDNum(1), 0)
+	if err := recA3.Flush(context.Background()); err != nil {
+		t.Errorf("flush to deleted points: %v", err)
+	}
+	if st := recA3.Stats(); st.Gone != 2 || st.Failed != 0 || recA3.Pending() != 0 {
+		t.Errorf("stats %+v, pending %d: want 2 gone, none failed or pending", st, recA3.Pending())
+	}
 	got := readCounts(t, e, "mem", 1, 2)
 	want := map[uint64]storedAccess{
 		1: {Counts: map[string]int64{"legacy": 7, "a": 5, "b": 2}, LastAccessed: memory.FormatTime(now), Text: "one"},
