@@ -54,4 +54,11 @@
 // one key in each point's access_counts object and writes its absolute
 // running total there, so retries are idempotent and replicas never write
 // over each other. See Recorder.
+//
+// # Cost
+//
+// StageBench runs the CPU stages (payload decode, score + gate + sort,
+// tier-2 folding) one at a time with the pipeline's own code; the
+// benchmarks and `memrank bench proxy` report their cost per candidate
+// from it.
 package rank
