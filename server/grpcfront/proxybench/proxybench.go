@@ -119,6 +119,7 @@ type Fixture struct {
 	upstream  *grpc.ClientConn
 	source    *qdrant.Client
 	recorder  *rank.Recorder
+	ranker    *rank.Ranker
 
 	// Direct reaches the store, Proxied memrank; both are the official
 	// go-client over loopback TCP.
@@ -188,11 +189,11 @@ func (f *Fixture) start(ctx context.Context) error {
 		return err
 	}
 	f.recorder.Start(sctx)
-	ranker, err := rank.New(f.source, rank.Config{Codec: codec, Oversample: f.opts.Oversample, Recorder: f.recorder})
+	f.ranker, err = rank.New(f.source, rank.Config{Codec: codec, Oversample: f.opts.Oversample, Recorder: f.recorder})
 	if err != nil {
 		return err
 	}
-	front, err := grpcfront.New(grpcfront.Config{Upstream: f.upstream, Ranker: ranker, Logger: f.opts.Logger})
+	front, err := grpcfront.New(grpcfront.Config{Upstream: f.upstream, Ranker: f.ranker, Logger: f.opts.Logger})
 	if err != nil {
 		return err
 	}
@@ -380,6 +381,27 @@ func (f *Fixture) Query(ctx context.Context, c *qdrant.Client, i int) error {
 	return nil
 }
 
+// stageCosts measures the ranker's CPU stages per candidate on one real
+// candidate set: what the ranker asks the store for (limit x oversample
+// points with payload and vector), run through the pipeline's own code.
+func (f *Fixture) stageCosts(ctx context.Context) (rank.StageCosts, error) {
+	n := uint64(f.opts.Limit * f.opts.Oversample)
+	pts, err := f.Direct.Query(ctx, &qdrant.QueryPoints{
+		CollectionName: Collection,
+		Query:          qdrant.NewQueryDense(f.queries[0]),
+		Limit:          &n,
+		WithPayload:    qdrant.NewWithPayload(true),
+		WithVectors:    qdrant.NewWithVectors(true),
+	})
+	if err != nil {
+		return rank.StageCosts{}, fmt.Errorf("proxybench: candidates for the stage costs: %w", err)
+	}
+	return f.ranker.NewStageBench(pts, qdrant.Distance_Cosine, time.Now()).Measure(ctx, StageTime), nil
+}
+
+// StageTime is how long each CPU stage is timed for the per-candidate costs.
+const StageTime = 500 * time.Millisecond
+
 // Close stops the servers and the recorder (after a final flush), closes
 // the clients and the store, and removes a temporary directory. It is safe
 // to call more than once.
@@ -444,7 +466,10 @@ type Report struct {
 	AddedP50, AddedP99    time.Duration
 	DirectQPS, ProxiedQPS float64 // Options.InFlight requests in flight
 	QPSRatio              float64 // ProxiedQPS / DirectQPS
-	Elapsed               time.Duration
+	// Stages are the ranker's CPU costs per candidate (ns): payload
+	// decode, score + gate + sort, tier-2 vector math.
+	Stages  rank.StageCosts
+	Elapsed time.Duration
 }
 
 // MeetsGoals reports whether the added latencies are within the goals.
@@ -501,6 +526,9 @@ func (f *Fixture) Measure(ctx context.Context) (Report, error) {
 	}
 	if rep.DirectQPS > 0 {
 		rep.QPSRatio = rep.ProxiedQPS / rep.DirectQPS
+	}
+	if rep.Stages, err = f.stageCosts(ctx); err != nil {
+		return rep, err
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil
@@ -563,6 +591,15 @@ func (r Report) WriteTo(w io.Writer) (int64, error) {
 	fmt.Fprintf(tw, "max, 1 in flight\t%s\t%s\t\t\t\t\n", ms(r.Direct.Max), ms(r.Proxied.Max))
 	fmt.Fprintf(tw, "samples\t%d\t%d\t\t\t\t\n", r.Direct.N, r.Proxied.N)
 	fmt.Fprintf(tw, "QPS, %d in flight\t%.0f\t%.0f\tratio %.2f\t\t\t\n", o.InFlight, r.DirectQPS, r.ProxiedQPS, r.QPSRatio)
+	if err := tw.Flush(); err != nil {
+		return 0, err
+	}
+	st := r.Stages
+	fmt.Fprintf(&b, "\nper candidate (%d candidates, the pipeline's own code, one core):\n", st.Candidates)
+	tw = tabwriter.NewWriter(&b, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "score + gate + sort\t%.0f ns\t<= %d ns\t%s\t\n", st.ScoreGateSort, rank.GoalScoreGateSort, verdict(st.MeetsGoal()))
+	fmt.Fprintf(tw, "payload decode\t%.0f ns\t\t\t\n", st.Decode)
+	fmt.Fprintf(tw, "tier-2 vector math\t%.0f ns\t\t\t\n", st.Tier2)
 	if err := tw.Flush(); err != nil {
 		return 0, err
 	}
