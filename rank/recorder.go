@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -417,16 +418,17 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		ctx = r.cfg.AuthContext(ctx)
 	}
 	errs := make([]error, len(batch))
+	chunks := r.chunks(batch)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(r.cfg.Parallelism, len(batch)) {
+	for range min(r.cfg.Parallelism, len(chunks)) {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(batch) {
+				if i >= len(chunks) {
 					return
 				}
-				errs[i] = r.write(ctx, &batch[i])
+				r.writeChunk(ctx, batch, chunks[i], errs)
 			}
 		})
 	}
@@ -486,6 +488,100 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	r.log.WarnContext(ctx, "access counts: writes failed, retrying at the next flush",
 		"failed", failed, "points", len(batch), "error", first)
 	return fmt.Errorf("rank: access flush: %d of %d point writes failed: %w", failed, len(batch), first)
+}
+
+// BatchPayloads is the optional batched writer of a Payloads
+// (*qdrant.Client has it): a flush then writes up to FlushBatch points of a
+// collection in one UpdateBatch call, one commit upstream instead of two per
+// point. Writes commit under the collection's write lock on the embedded
+// store (and are fsync'ed), so per-point writes would hold back the very
+// reads being counted.
+type BatchPayloads interface {
+	UpdateBatch(ctx context.Context, req *qdrant.UpdateBatchPoints) ([]*qdrant.UpdateResult, error)
+}
+
+// FlushBatch is the most points one UpdateBatch of a flush carries.
+const FlushBatch = 256
+
+// chunks splits the batch into runs of at most FlushBatch items of one
+// collection (indexes into batch). Without a batched writer every item is
+// its own chunk.
+func (r *Recorder) chunks(batch []flushItem) [][]int {
+	idx := make([]int, len(batch))
+	for i := range idx {
+		idx[i] = i
+	}
+	if _, ok := r.dst.(BatchPayloads); !ok {
+		out := make([][]int, len(idx))
+		for i := range idx {
+			out[i] = idx[i : i+1]
+		}
+		return out
+	}
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(batch[a].key.collection, batch[b].key.collection) })
+	var out [][]int
+	for start := 0; start < len(idx); {
+		end := start + 1
+		for end < len(idx) && end-start < FlushBatch && batch[idx[end]].key.collection == batch[idx[start]].key.collection {
+			end++
+		}
+		out = append(out, idx[start:end])
+		start = end
+	}
+	return out
+}
+
+// writeChunk writes the chunk's items, recording each one's error in errs.
+// A chunk of several goes as one UpdateBatch; if that fails (a point was
+// deleted meanwhile, say), each item is written on its own so that one bad
+// point neither fails nor hides the others. Writing again what a partly
+// applied batch already wrote is harmless: the totals are absolute. When the
+// upstream is unreachable the whole chunk fails at once and waits for the
+// next flush.
+func (r *Recorder) writeChunk(ctx context.Context, batch []flushItem, chunk []int, errs []error) {
+	if bp, ok := r.dst.(BatchPayloads); ok && len(chunk) > 1 {
+		wait := true
+		key := r.cfg.Keys.AccessCounts
+		ops := make([]*qdrant.PointsUpdateOperation, 0, 2*len(chunk))
+		for _, i := range chunk {
+			it := &batch[i]
+			sel := qdrant.NewPointsSelector(it.id)
+			ops = append(ops,
+				qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+					Payload:        map[string]*qdrant.Value{r.cfg.ReplicaID: qdrant.NewValueInt(it.total)},
+					PointsSelector: sel,
+					Key:            &key,
+				}),
+				qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+					Payload:        map[string]*qdrant.Value{r.cfg.Keys.LastAccessedAt: qdrant.NewValueString(memory.FormatTime(it.last))},
+					PointsSelector: sel,
+				}))
+		}
+		cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+		_, err := bp.UpdateBatch(cctx, &qdrant.UpdateBatchPoints{
+			CollectionName: batch[chunk[0]].key.collection,
+			Wait:           &wait,
+			Operations:     ops,
+		})
+		cancel()
+		switch status.Code(err) {
+		case grpccodes.OK:
+			return
+		case grpccodes.NotFound, grpccodes.InvalidArgument, grpccodes.Unimplemented:
+			// Something in the batch was refused: find what, point by point.
+			r.log.DebugContext(ctx, "access counts: batched write refused, writing point by point", "points", len(chunk), "error", err)
+		default:
+			// Unavailable, a deadline...: point-by-point writes would fail
+			// the same way, many times over. The next flush retries.
+			for _, i := range chunk {
+				errs[i] = err
+			}
+			return
+		}
+	}
+	for _, i := range chunk {
+		errs[i] = r.write(ctx, &batch[i])
+	}
 }
 
 // write sends one point's total and its last access time, each call under

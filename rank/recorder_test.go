@@ -3,6 +3,7 @@ package rank_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/memrank/memrank/memory"
@@ -607,4 +609,153 @@ func readCounts(t testing.TB, e *env, coll string, ids ...uint64) map[uint64]sto
 		t.Fatalf("read %d of %d points", len(out), len(ids))
 	}
 	return out
+}
+
+// batchPayloads is fakePayloads with UpdateBatch: each batch is atomic (all
+// its operations are recorded as SetPayload calls, or none is).
+type batchPayloads struct {
+	fakePayloads
+	batches   []*qdrant.UpdateBatchPoints
+	batchFail func(req *qdrant.UpdateBatchPoints) error
+}
+
+func (f *batchPayloads) UpdateBatch(_ context.Context, req *qdrant.UpdateBatchPoints) ([]*qdrant.UpdateResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.batches = append(f.batches, proto.Clone(req).(*qdrant.UpdateBatchPoints))
+	if f.batchFail != nil {
+		if err := f.batchFail(req); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*qdrant.UpdateResult, len(req.GetOperations()))
+	for i, op := range req.GetOperations() {
+		sp := op.GetSetPayload()
+		f.ok = append(f.ok, &qdrant.SetPayloadPoints{CollectionName: req.GetCollectionName(), Wait: req.Wait,
+			Payload: sp.GetPayload(), PointsSelector: sp.GetPointsSelector(), Key: sp.Key})
+		out[i] = &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}
+	}
+	return out, nil
+}
+
+func (f *batchPayloads) batchCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.batches)
+}
+
+var _ rank.BatchPayloads = (*batchPayloads)(nil)
+
+// TestRecorderBatchedFlush: with a writer that has UpdateBatch, a flush
+// sends each collection's points in batches of at most FlushBatch (two
+// operations a point, one commit upstream), falls back to point-by-point
+// writes when a batch is refused (a deleted point must not cost the
+// others their counts), and keeps everything pending when the upstream is
+// unreachable.
+func TestRecorderBatchedFlush(t *testing.T) {
+	hasID := func(req *qdrant.UpdateBatchPoints, id uint64) bool {
+		for _, op := range req.GetOperations() {
+			if op.GetSetPayload().GetPointsSelector().GetPoints().GetIds()[0].GetNum() == id {
+				return true
+			}
+		}
+		return false
+	}
+	t.Run("batches", func(t *testing.T) {
+		dst := &batchPayloads{}
+		rec := newRecorder(t, dst, func(c *rank.RecorderConfig) { c.Now = fixedNow; c.ReplicaID = "r" })
+		want := map[string]map[string]int64{}
+		for id := 1; id <= rank.FlushBatch+44; id++ {
+			rec.Record("mem", qdrant.NewIDNum(uint64(id)), 0)
+			want["mem/"+strconv.Itoa(id)] = map[string]int64{"r": 1}
+		}
+		rec.Record("other", qdrant.NewIDNum(1), 4)
+		rec.Record("other", qdrant.NewIDNum(2), 0)
+		want["other/1"] = map[string]int64{"r": 5}
+		want["other/2"] = map[string]int64{"r": 1}
+		if err := rec.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, dst.totals()); diff != "" {
+			t.Errorf("totals (-want +got):\n%s", diff)
+		}
+		if got := dst.batchCount(); got != 3 {
+			t.Errorf("%d UpdateBatch calls, want 3 (256 + 44 points of mem, 2 of other)", got)
+		}
+		if got := dst.attempts(); got != 0 {
+			t.Errorf("%d single SetPayload calls, want none", got)
+		}
+		for _, b := range dst.batches {
+			if n := len(b.GetOperations()); n > 2*rank.FlushBatch || n%2 != 0 {
+				t.Errorf("a batch of %d operations", n)
+			}
+			if !b.GetWait() {
+				t.Error("a batch without wait")
+			}
+		}
+		if got := dst.lastAccessed()["mem/300"]; got != memory.FormatTime(now) {
+			t.Errorf("last_accessed_at of mem/300 = %q", got)
+		}
+	})
+	t.Run("a deleted point", func(t *testing.T) {
+		dst := &batchPayloads{}
+		dst.batchFail = func(req *qdrant.UpdateBatchPoints) error {
+			if hasID(req, 7) {
+				return status.Error(codes.NotFound, "No point with id 7 found")
+			}
+			return nil
+		}
+		dst.fail = func(req *qdrant.SetPayloadPoints) error {
+			if req.GetPointsSelector().GetPoints().GetIds()[0].GetNum() == 7 {
+				return status.Error(codes.NotFound, "No point with id 7 found")
+			}
+			return nil
+		}
+		rec := newRecorder(t, dst, func(c *rank.RecorderConfig) { c.Now = fixedNow; c.ReplicaID = "r" })
+		for id := uint64(1); id <= 10; id++ {
+			rec.Record("mem", qdrant.NewIDNum(id), 0)
+		}
+		if err := rec.Flush(context.Background()); err != nil {
+			t.Fatalf("a deleted point failed the flush: %v", err)
+		}
+		got := dst.totals()
+		if len(got) != 9 || got["mem/7"] != nil || got["mem/8"]["r"] != 1 {
+			t.Errorf("totals %v, want the 9 live points at 1", got)
+		}
+		if st := rec.Stats(); st.Written != 9 || st.Gone != 1 || st.Failed != 0 {
+			t.Errorf("stats %+v, want 9 written, 1 gone", st)
+		}
+	})
+	t.Run("upstream down", func(t *testing.T) {
+		dst := &batchPayloads{}
+		down := true
+		dst.batchFail = func(*qdrant.UpdateBatchPoints) error {
+			if down {
+				return status.Error(codes.Unavailable, "connection refused")
+			}
+			return nil
+		}
+		rec := newRecorder(t, dst, func(c *rank.RecorderConfig) { c.Now = fixedNow; c.ReplicaID = "r" })
+		for id := uint64(1); id <= 10; id++ {
+			rec.Record("mem", qdrant.NewIDNum(id), 2)
+		}
+		if err := rec.Flush(context.Background()); err == nil {
+			t.Fatal("a flush to an unreachable upstream reported no error")
+		}
+		if dst.attempts() != 0 || len(dst.totals()) != 0 {
+			t.Errorf("point-by-point writes to an unreachable upstream: %d", dst.attempts())
+		}
+		if got := rec.Pending(); got != 10 {
+			t.Errorf("Pending %d after a failed flush, want 10", got)
+		}
+		dst.mu.Lock()
+		down = false
+		dst.mu.Unlock()
+		if err := rec.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := dst.totals()["mem/10"]["r"]; got != 3 {
+			t.Errorf("retried total %d, want 3 (stored 2 + 1)", got)
+		}
+	})
 }
