@@ -167,14 +167,8 @@ func (o *explainOptions) local(ctx context.Context, e *env, cmd *cobra.Command, 
 	}
 	defer func() { err = errors.Join(err, s.close(context.Background())) }()
 	if o.demo {
-		if s.embedder == nil {
-			return nil, usageError{fmt.Errorf("--demo needs the local embedder (embedder.driver %q)", c.Embedder.Driver)}
-		}
-		lctx, cancel := context.WithTimeout(s.ownContext(ctx), time.Minute)
-		_, err := demo.Load(lctx, s.source, demo.LoadOptions{Embedder: s.embedder, Now: time.Now()})
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("demo: %w", err)
+		if _, err := s.loadDemo(ctx); err != nil {
+			return nil, err
 		}
 	}
 	req, err := native.DecodeRetrieveRequest(body)

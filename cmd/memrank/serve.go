@@ -101,14 +101,9 @@ func serve(ctx context.Context, e *env, c config.Config, loadDemo bool) (err err
 	defer grpcLis.Close()
 
 	if loadDemo {
-		if s.embedder == nil {
-			return usageError{fmt.Errorf("--demo needs the local embedder (embedder.driver %q)", c.Embedder.Driver)}
-		}
-		lctx, cancel := context.WithTimeout(s.ownContext(ctx), time.Minute)
-		res, err := demo.Load(lctx, s.source, demo.LoadOptions{Embedder: s.embedder, Now: time.Now()})
-		cancel()
+		res, err := s.loadDemo(ctx)
 		if err != nil {
-			return fmt.Errorf("demo: %w", err)
+			return err
 		}
 		if res.Existed {
 			fmt.Fprintf(e.stderr, "memrank: demo: collection %s already exists, kept as it is\n", res.Collection)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memrank/memrank/config"
 	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/examples/demo"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/server/native"
@@ -198,6 +199,21 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 		return nil, usageError{err}
 	}
 	return s, nil
+}
+
+// loadDemo loads the bundled demo set (once: an existing collection is
+// kept) with the local embedder, under memrank's own credentials.
+func (s *stack) loadDemo(ctx context.Context) (demo.LoadResult, error) {
+	if s.embedder == nil {
+		return demo.LoadResult{}, usageError{fmt.Errorf("--demo needs the local embedder (embedder.driver %q)", s.cfg.Embedder.Driver)}
+	}
+	ctx, cancel := context.WithTimeout(s.ownContext(ctx), time.Minute)
+	defer cancel()
+	res, err := demo.Load(ctx, s.source, demo.LoadOptions{Embedder: s.embedder, Now: time.Now()})
+	if err != nil {
+		return res, fmt.Errorf("demo: %w", err)
+	}
+	return res, nil
 }
 
 // ready reports whether the upstream answers its health check.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/memrank/memrank/rank"
 )
 
 // The intercepted methods. Each handler decodes the request and answers it
@@ -174,9 +176,7 @@ func (c *call) queryBatch(req *qdrant.QueryBatchPoints, raw []byte) ([]byte, err
 		return c.forward(req, raw)
 	}
 	start := time.Now()
-	out := make([]*qdrant.BatchResult, len(subs))
-	var reranked atomic.Bool
-	err := c.each(len(subs), func(ctx context.Context, i int) error {
+	out, err := c.rankBatch(len(subs), func(ctx context.Context, i int) (*rank.Result, error) {
 		sub := subs[i]
 		sub.CollectionName = req.GetCollectionName()
 		if sub.ReadConsistency == nil {
@@ -185,20 +185,11 @@ func (c *call) queryBatch(req *qdrant.QueryBatchPoints, raw []byte) ([]byte, err
 		if sub.Timeout == nil {
 			sub.Timeout = req.Timeout
 		}
-		res, err := c.f.ranker.Query(ctx, sub)
-		if err != nil {
-			return err
-		}
-		if res.Reranked {
-			reranked.Store(true)
-		}
-		out[i] = &qdrant.BatchResult{Result: res.Points}
-		return nil
+		return c.f.ranker.Query(ctx, sub)
 	})
 	if err != nil {
 		return nil, err
 	}
-	c.ranked(reranked.Load())
 	return encode(&qdrant.QueryBatchResponse{Result: out, Time: seconds(start)})
 }
 
@@ -208,9 +199,7 @@ func (c *call) searchBatch(req *qdrant.SearchBatchPoints, raw []byte) ([]byte, e
 		return c.forward(req, raw)
 	}
 	start := time.Now()
-	out := make([]*qdrant.BatchResult, len(subs))
-	var reranked atomic.Bool
-	err := c.each(len(subs), func(ctx context.Context, i int) error {
+	out, err := c.rankBatch(len(subs), func(ctx context.Context, i int) (*rank.Result, error) {
 		sub := subs[i]
 		sub.CollectionName = req.GetCollectionName()
 		if sub.ReadConsistency == nil {
@@ -219,7 +208,22 @@ func (c *call) searchBatch(req *qdrant.SearchBatchPoints, raw []byte) ([]byte, e
 		if sub.Timeout == nil {
 			sub.Timeout = req.Timeout
 		}
-		res, err := c.f.ranker.Search(ctx, sub)
+		return c.f.ranker.Search(ctx, sub)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return encode(&qdrant.SearchBatchResponse{Result: out, Time: seconds(start)})
+}
+
+// rankBatch runs the n sub-requests of a batch through run, a few at a time,
+// and collects their points in order; the call counts as re-ranked when any
+// sub-request was.
+func (c *call) rankBatch(n int, run func(ctx context.Context, i int) (*rank.Result, error)) ([]*qdrant.BatchResult, error) {
+	out := make([]*qdrant.BatchResult, n)
+	var reranked atomic.Bool
+	err := c.each(n, func(ctx context.Context, i int) error {
+		res, err := run(ctx, i)
 		if err != nil {
 			return err
 		}
@@ -233,7 +237,7 @@ func (c *call) searchBatch(req *qdrant.SearchBatchPoints, raw []byte) ([]byte, e
 		return nil, err
 	}
 	c.ranked(reranked.Load())
-	return encode(&qdrant.SearchBatchResponse{Result: out, Time: seconds(start)})
+	return out, nil
 }
 
 // each runs fn for 0..n-1, at most the front's batch concurrency at once,
