@@ -243,6 +243,9 @@ func (p *Policy) Admin(md metadata.MD) bool {
 	return admin
 }
 
+// PayloadKey is the payload key that holds the tenant.
+func (p *Policy) PayloadKey() string { return p.Key }
+
 // Value is the payload value a tenant is stored as.
 func (p *Policy) Value(tenant string) *qdrant.Value {
 	if p.IntegerValues {

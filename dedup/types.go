@@ -1,0 +1,168 @@
+package dedup
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Decision is what the write path did with an observation.
+type Decision string
+
+// Decisions.
+const (
+	DecisionInserted      Decision = "inserted"      // a new memory
+	DecisionRestatement   Decision = "restatement"   // the same fact, not independent: n unchanged
+	DecisionIndependent   Decision = "independent"   // the same fact, independently re-observed: n + 1
+	DecisionContradiction Decision = "contradiction" // stored, and one of the two claims superseded
+	DecisionRejected      Decision = "rejected"      // not stored (grounding not_supported)
+	DecisionConfirmed     Decision = "confirmed"     // an explicit confirmation (DESIGN 4.7)
+	DecisionCorrected     Decision = "corrected"     // an explicit correction superseded the original
+)
+
+// Observation is one candidate memory offered to the write path: what an
+// extractor saw, in which session and turn, and how sure it was.
+type Observation struct {
+	Collection string
+	// Tenant scopes the write when tenancy is on (the tenancy key's value);
+	// "" when it is off.
+	Tenant string
+	// ObservationID makes the observation idempotent: one already in the
+	// audit returns the earlier outcome and changes nothing. Optional.
+	ObservationID    string
+	Text             string
+	MemoryType       string // entity | event | fact | preference | relation; "" = fact
+	Source           string // direct | confirmed | strong_inference | weak_inference | speculation; "" = weak_inference
+	ExtractorModel   string
+	ExtractorLogprob *float64 // mean token log-probability, when the extractor reports it
+	Grounding        string   // supported | partial | unknown | not_supported; "" = supported
+	SessionID        string
+	TurnID           string
+	ObservedAt       time.Time // zero: now
+	Modality         string    // chat, calendar, email, document...; "" = unspecified
+	Entities         []string
+	DecayCategory    string
+	// Vector is the caller's embedding of Text; nil embeds Text with the
+	// configured embedder.
+	Vector []float32
+	// Corrects is the id of a memory this observation corrects: it always
+	// wins the contradiction and supersedes that memory.
+	Corrects string
+}
+
+// Confirmation is an explicit confirmation of a stored memory (DESIGN 4.7).
+type Confirmation struct {
+	Collection    string
+	Tenant        string
+	MemoryID      string
+	ObservationID string // optional idempotency key
+	SessionID     string
+	TurnID        string
+	At            time.Time // zero: now
+}
+
+// JudgeInfo says whether and how the LLM judge took part in a decision.
+type JudgeInfo struct {
+	Verdict string // same | different | contradicts; "" when no verdict was used
+	Cached  bool   // the verdict came from the verdict cache
+	Reason  string // the judge's reason, or why there is no verdict
+	// Fallback is set when the judge was needed and no verdict could be
+	// used: "disabled", "budget", "timeout", "error", "unparsable". The
+	// tier-2 decision (never a merge) was taken instead.
+	Fallback string
+}
+
+// Outcome is the write path's answer to an observation, confirmation or
+// correction.
+type Outcome struct {
+	Decision     Decision
+	MemoryID     string  // the memory the observation ended up in
+	Confidence   float64 // that memory's stored confidence afterwards
+	Observations int     // its n afterwards
+	// Tier is the dedup tier that found the match: 1 text hash, 2 vector
+	// similarity, 3 the judge; 0 when nothing matched (a new memory) or for
+	// confirm and correct by id.
+	Tier int
+	// Judge is nil when the judge was not needed.
+	Judge *JudgeInfo
+	// Superseded is the memory superseded by a contradiction or a
+	// correction, "" when none was.
+	Superseded string
+	// Merged lists stored memories folded into MemoryID (DESIGN 4.8).
+	Merged []string
+	// Reason explains a rejection.
+	Reason string
+	// Replayed is true when the observation_id had been seen before: the
+	// earlier outcome is returned and nothing changed.
+	Replayed bool
+}
+
+// AuditRecord is one confidence change of one memory (DESIGN section 6),
+// stored as a point of the companion collection <collection>_memrank_audit.
+type AuditRecord struct {
+	MemoryID      string
+	ObservationID string
+	Reason        string // insert | restatement | independent | merge | confirm | correct | contradiction | superseded
+	Old           float64
+	New           float64
+	OldN          int
+	NewN          int
+	At            time.Time
+	SessionID     string
+	TurnID        string
+	Source        float64 // the observation's s, e, t and grounding
+	Extractor     float64
+	Type          float64
+	Grounding     string
+	Decision      Decision
+	Related       string // the other memory of a merge or contradiction
+}
+
+// MemoryView is a stored memory with its audit trail, oldest first.
+type MemoryView struct {
+	ID         string
+	Collection string
+	// Payload is the point's payload as JSON (Qdrant's REST shape).
+	Payload []byte
+	Audit   []AuditRecord
+}
+
+// Stats describes one collection (one tenant's part of it when tenancy is
+// on) and this process's judge.
+type Stats struct {
+	Collection string
+	Memories   int            // retrievable memories, superseded ones excluded
+	Superseded int            // superseded memories
+	Buckets    map[string]int // stats bucket (high | medium | low) -> memories
+	Tiers      map[string]int // tier (active | dormant | stale | archived) -> memories
+	Types      map[string]int // memory type -> memories
+	Judge      JudgeStats
+	Decisions  map[string]int64 // decision -> observations since this process started
+}
+
+// JudgeStats counts the judge's work in this process.
+type JudgeStats struct {
+	Calls        int64 // calls made to the LLM
+	CacheHits    int64
+	CacheMisses  int64
+	Fallbacks    int64 // verdicts needed and not obtained (timeouts, errors, budget, disabled)
+	CacheHitRate float64
+}
+
+// Errors at the write path's edge. The fronts map them to statuses.
+var (
+	// ErrNotFound: the memory (or collection) does not exist.
+	ErrNotFound = errors.New("dedup: not found")
+	// ErrEmbedderMismatch: the collection was written with another embedder
+	// model or dimension.
+	ErrEmbedderMismatch = errors.New("dedup: embedder mismatch")
+)
+
+// InputError is an observation the write path refuses: Field names the bad
+// field. Its text is safe to show the caller.
+type InputError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Reason) }
