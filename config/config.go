@@ -147,14 +147,18 @@ const (
 
 // Embedder configures how texts become vectors.
 type Embedder struct {
-	Driver     string        `koanf:"driver"`   // DriverLocal or DriverOpenAI
-	BaseURL    string        `koanf:"base_url"` // openai driver; "" = OpenAI's API
-	Model      string        `koanf:"model"`
-	APIKey     string        `koanf:"api_key" secret:"true"`
-	Dimensions int           `koanf:"dimensions"`
-	Timeout    time.Duration `koanf:"timeout"`
-	BatchSize  int           `koanf:"batch_size"`
-	CacheSize  int           `koanf:"cache_size"` // embeddings kept; 0 = no cache
+	Driver     string `koanf:"driver"`   // DriverLocal or DriverOpenAI
+	BaseURL    string `koanf:"base_url"` // openai driver; "" = OpenAI's API
+	Model      string `koanf:"model"`
+	APIKey     string `koanf:"api_key" secret:"true"`
+	Dimensions int    `koanf:"dimensions"`
+	// SendDimensions sends dimensions in each embeddings request (models
+	// that can shorten their vectors, like text-embedding-3-*); off, the
+	// model's own size must equal Dimensions.
+	SendDimensions bool          `koanf:"send_dimensions"`
+	Timeout        time.Duration `koanf:"timeout"`
+	BatchSize      int           `koanf:"batch_size"`
+	CacheSize      int           `koanf:"cache_size"` // embeddings kept; 0 = no cache
 }
 
 // Upstream is the Qdrant memrank fronts.
