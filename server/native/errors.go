@@ -12,6 +12,7 @@ import (
 	grpccodes "google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/tenancy"
 )
@@ -42,6 +43,7 @@ var grpcHTTP = map[grpccodes.Code]int{
 func classify(err error) (code int, msg string, internal bool) {
 	var re *requestError
 	var ee *embedError
+	var ie *dedup.InputError
 	var gs interface{ GRPCStatus() *status.Status }
 	switch {
 	case errors.As(err, &re):
@@ -52,6 +54,14 @@ func classify(err error) (code int, msg string, internal bool) {
 		return http.StatusBadRequest, "Bad request: " + err.Error(), false
 	case errors.Is(err, rank.ErrInvalidRequest):
 		return http.StatusBadRequest, "Bad request: " + strings.TrimPrefix(err.Error(), "rank: "), false
+	case errors.As(err, &ie):
+		// Its own text only: whatever wrapped it may name internals.
+		return http.StatusBadRequest, "Bad request: " + ie.Error(), false
+	case errors.Is(err, dedup.ErrNotFound):
+		return http.StatusNotFound, "Not found: no such memory or collection", false
+	case errors.Is(err, dedup.ErrEmbedderMismatch):
+		return http.StatusConflict, "Conflict: the collection was written with another embedder (model or dimension); " +
+			"write it with that embedder, or use another collection", false
 	case errors.As(err, &ee):
 		return http.StatusInternalServerError, "Service internal error: embedding the text failed", true
 	case errors.As(err, &gs):
@@ -80,12 +90,18 @@ func classify(err error) (code int, msg string, internal bool) {
 }
 
 func (s *Service) writeError(w http.ResponseWriter, r *http.Request, start time.Time, err error) {
+	s.fail(w, r, start, "retrieve", err)
+}
+
+// fail logs err (at error level when it is memrank's or the upstream's
+// fault) and answers it as classify says. op names the route in the log.
+func (s *Service) fail(w http.ResponseWriter, r *http.Request, start time.Time, op string, err error) {
 	code, msg, internal := classify(err)
 	level := slog.LevelDebug
 	if internal || code >= 500 {
 		level = slog.LevelError
 	}
-	s.cfg.Logger.LogAttrs(r.Context(), level, "retrieve failed",
+	s.cfg.Logger.LogAttrs(r.Context(), level, op+" failed",
 		slog.Int("status", code), slog.String("error", err.Error()))
 	writeError(w, code, msg, start)
 }

@@ -1,19 +1,35 @@
 // Package native is memrank's own HTTP API (DESIGN section 7): POST
 // /v1/retrieve, which runs a query through the ranker and answers every
-// factor of every score, plus the operational endpoints /healthz (and
-// /livez), /readyz and /metrics.
+// factor of every score; the write path's routes, which hand observations to
+// the dedup engine and show what it stored; and the operational endpoints
+// /healthz (and /livez), /readyz and /metrics.
 //
 // /v1/retrieve takes a query vector or a text (embedded with the configured
 // embedder), a Qdrant REST filter, limit, offset, an optional score threshold
-// and whether to explain; see RetrieveRequest. It answers in Qdrant's
-// envelope, {"result": [...], "status": "ok", "time": seconds}, with u64 ids
-// as JSON integers and payload integers and floats kept apart; errors use
-// Qdrant's {"status": {"error": "..."}} shape and its HTTP codes, whether
-// memrank refused the request or the upstream did.
+// and whether to explain; see RetrieveRequest.
+//
+// The write path (Config.Writer and Config.Inspector; without them these
+// routes answer 501):
+//
+//	POST /v1/observe                      one observation (DecodeObserveRequest) -> its decision
+//	POST /v1/memories/{id}/confirm        {collection, observation_id?, session_id?, turn_id?, at?}
+//	POST /v1/memories/{id}/correct        an observe body: the correction supersedes {id}
+//	GET  /v1/memories/{id}?collection=C   the stored payload and its audit trail
+//	GET  /v1/stats?collection=C           counts per bucket, tier, type and decision; the judge's work
+//
+// A rejected observation is a decision (200, "decision": "rejected"), not an
+// error. Bodies are decoded strictly: an unknown key or a value of the wrong
+// type is a 400 naming the field.
+//
+// Every route answers in Qdrant's envelope, {"result": ..., "status": "ok",
+// "time": seconds}, with u64 ids as JSON integers and payload integers and
+// floats kept apart; errors use Qdrant's {"status": {"error": "..."}} shape
+// and its HTTP codes, whether memrank refused the request or the upstream
+// did.
 //
 // When tenancy is on, the tenant comes from the HTTP request (the configured
-// header, or the API key) and scopes the filter, exactly as on the gRPC and
-// REST fronts.
+// header, or the API key): it scopes the filter of a retrieve, exactly as on
+// the gRPC and REST fronts, and every write and read of the write path.
 package native
 
 import (
@@ -72,6 +88,11 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Metrics serves /metrics (telemetry.MetricsHandler); nil: 404.
 	Metrics http.Handler
+	// Writer serves observe, confirm and correct; nil: those routes answer
+	// 501 (the write path is not configured).
+	Writer Writer
+	// Inspector serves /v1/memories/{id} and /v1/stats; nil: 501.
+	Inspector Inspector
 	// Tenancy scopes every retrieve to the request's tenant; nil or
 	// disabled: off.
 	Tenancy *tenancy.Policy
@@ -167,8 +188,9 @@ func NewService(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// New builds the HTTP handler of the native API: POST /v1/retrieve, GET
-// /healthz, /livez, /readyz and /metrics (see Routes).
+// New builds the HTTP handler of the native API: POST /v1/retrieve, the
+// write path's routes, GET /healthz, /livez, /readyz and /metrics (see
+// Routes).
 func New(cfg Config) (http.Handler, error) {
 	s, err := NewService(cfg)
 	if err != nil {
@@ -178,7 +200,10 @@ func New(cfg Config) (http.Handler, error) {
 }
 
 // Routes are the path patterns the handler serves, for mounting it on a
-// shared mux next to the REST front: mux.Handle(p, h) for each.
+// shared mux next to the REST front: mux.Handle(p, h) for each. "/v1/"
+// covers retrieve and every route of the write path (observe, memories,
+// confirm, correct, stats), and answers 404 in Qdrant's envelope for the
+// rest of /v1.
 func Routes() []string {
 	return []string{"/v1/", "/healthz", "/livez", "/readyz", "/metrics"}
 }
@@ -186,14 +211,25 @@ func Routes() []string {
 // Handler is the HTTP handler; see New.
 func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
-	retrieve := otelhttp.NewHandler(http.HandlerFunc(s.serveRetrieve), "POST /v1/retrieve",
-		otelhttp.WithTracerProvider(s.cfg.TracerProvider),
-		otelhttp.WithMeterProvider(s.cfg.MeterProvider),
-		otelhttp.WithPropagators(s.cfg.Propagator),
-	)
-	mux.Handle("/v1/retrieve", retrieve)
+	// Patterns without a method: a wrong method gets allow's 405 in
+	// Qdrant's envelope instead of the mux's plain-text one.
+	route := func(pattern, spanName string, h http.HandlerFunc) {
+		mux.Handle(pattern, otelhttp.NewHandler(h, spanName,
+			otelhttp.WithTracerProvider(s.cfg.TracerProvider),
+			otelhttp.WithMeterProvider(s.cfg.MeterProvider),
+			otelhttp.WithPropagators(s.cfg.Propagator),
+		))
+	}
+	route("/v1/retrieve", "POST /v1/retrieve", s.serveRetrieve)
+	route("/v1/observe", "POST /v1/observe", s.serveObserve)
+	route("/v1/memories/{id}", "GET /v1/memories/{id}", s.serveMemory)
+	route("/v1/memories/{id}/confirm", "POST /v1/memories/{id}/confirm", s.serveConfirm)
+	route("/v1/memories/{id}/correct", "POST /v1/memories/{id}/correct", s.serveCorrect)
+	route("/v1/stats", "GET /v1/stats", s.serveStats)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "Not found: no route "+r.Method+" "+r.URL.Path+" (memrank's native API has POST /v1/retrieve)", time.Now())
+		writeError(w, http.StatusNotFound, "Not found: no route "+r.Method+" "+r.URL.Path+" (memrank's native API has "+
+			"POST /v1/retrieve, POST /v1/observe, GET /v1/memories/{id}, POST /v1/memories/{id}/confirm, "+
+			"POST /v1/memories/{id}/correct and GET /v1/stats)", time.Now())
 	})
 	mux.HandleFunc("/healthz", s.serveLive)
 	mux.HandleFunc("/livez", s.serveLive)
@@ -259,15 +295,9 @@ func (s *Service) serveRetrieve(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodPost) {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, err := s.readBody(w, r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			s.writeError(w, r, start, &requestError{http.StatusRequestEntityTooLarge,
-				fmt.Sprintf("Payload error: JSON payload is larger than allowed (limit: %d bytes)", mbe.Limit)})
-			return
-		}
-		s.writeError(w, r, start, &requestError{http.StatusBadRequest, "Format error in JSON body: the body could not be read"})
+		s.writeError(w, r, start, err)
 		return
 	}
 	req, err := DecodeRetrieveRequest(body)

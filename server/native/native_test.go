@@ -572,7 +572,7 @@ func TestRoutingErrors(t *testing.T) {
 		{http.MethodGet, "/v1/retrieve", 405},
 		{http.MethodPut, "/v1/retrieve", 405},
 		{http.MethodPost, "/healthz", 405},
-		{http.MethodPost, "/v1/observe", 404},
+		{http.MethodPost, "/v1/observe", 501}, // no write path configured
 		{http.MethodGet, "/nope", 404},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,947 @@
+package native
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/memrank/memrank/dedup"
+)
+
+// Writer is the write path as the native API uses it; *dedup.Engine
+// satisfies it.
+type Writer interface {
+	Observe(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error)
+	Confirm(ctx context.Context, c dedup.Confirmation) (dedup.Outcome, error)
+	Correct(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error)
+}
+
+// Inspector reads what the write path stored; *dedup.Engine satisfies it.
+type Inspector interface {
+	Memory(ctx context.Context, collection, tenant, id string) (dedup.MemoryView, error)
+	Stats(ctx context.Context, collection, tenant string) (dedup.Stats, error)
+}
+
+var (
+	_ Writer    = (*dedup.Engine)(nil)
+	_ Inspector = (*dedup.Engine)(nil)
+)
+
+// Limits of an observe body beyond the text (MaxTextBytes). They keep one
+// observation's provenance small: it is copied into the memory's payload
+// and into every audit record.
+const (
+	MaxEntities     = 64    // entries of entities
+	MaxEntityBytes  = 256   // bytes of one entity
+	MaxFieldBytes   = 256   // bytes of every other string field (ids, names, labels)
+	MaxVectorLength = 65536 // elements of vector (Qdrant's own limit)
+)
+
+// groundings are the grounding verdicts an extractor may send; not_supported
+// is accepted here and rejected by the write path as a decision.
+var groundings = []string{"supported", "partial", "unknown", "not_supported"}
+
+// observeFields are the keys of an observe body, in the order they are
+// documented and encoded.
+var observeFields = []string{
+	"collection", "text", "memory_type", "source", "extractor_model", "extractor_logprob", "grounding",
+	"session_id", "turn_id", "observed_at", "modality", "entities", "decay_category", "vector",
+	"observation_id", "corrects",
+}
+
+var confirmFields = []string{"collection", "observation_id", "session_id", "turn_id", "at"}
+
+// DecodeObserveRequest parses and checks one POST /v1/observe body (also one
+// line of `memrank import`):
+//
+//	{"collection": "memories", "text": "Dana uses Neovim",
+//	 "memory_type": "preference", "source": "direct",
+//	 "extractor_model": "gpt-4o", "extractor_logprob": -0.12,   // optional
+//	 "grounding": "supported", "session_id": "s1", "turn_id": "t4",
+//	 "observed_at": "2026-05-01T12:00:00Z",                     // optional, RFC 3339; default now
+//	 "modality": "chat", "entities": ["Dana", "Neovim"],       // optional
+//	 "decay_category": "preference", "vector": [0.1, ...],     // optional
+//	 "observation_id": "obs-123", "corrects": "<memory id>"}   // optional
+//
+// Decoding is strict: an unknown or repeated key, a value of the wrong type,
+// a missing or blank text, a text longer than DefaultMaxTextBytes, a vector
+// element beyond float32, an unknown grounding or a malformed time is
+// refused. The error is a *dedup.InputError naming the field ("body" when
+// the JSON itself is at fault), and its text is safe to show the caller.
+// Collection may be absent: the caller supplies one (import's --collection)
+// or refuses. Tenant is never read from the body.
+func DecodeObserveRequest(data []byte) (dedup.Observation, error) {
+	return decodeObserve(data, DefaultMaxTextBytes)
+}
+
+func decodeObserve(data []byte, maxText int) (dedup.Observation, error) {
+	var obs dedup.Observation
+	err := decodeObject(data, observeFields, func(key string, raw json.RawMessage) error {
+		var err error
+		switch key {
+		case "collection":
+			obs.Collection, err = boundedString(key, raw, MaxFieldBytes)
+		case "text":
+			obs.Text, err = boundedString(key, raw, maxText)
+		case "memory_type":
+			obs.MemoryType, err = boundedString(key, raw, MaxFieldBytes)
+		case "source":
+			obs.Source, err = boundedString(key, raw, MaxFieldBytes)
+		case "extractor_model":
+			obs.ExtractorModel, err = boundedString(key, raw, MaxFieldBytes)
+		case "extractor_logprob":
+			obs.ExtractorLogprob, err = logprobField(raw)
+		case "grounding":
+			if obs.Grounding, err = boundedString(key, raw, MaxFieldBytes); err == nil && obs.Grounding != "" && !slices.Contains(groundings, obs.Grounding) {
+				err = inputError(key, "want one of %s, got %q", strings.Join(groundings, ", "), obs.Grounding)
+			}
+		case "session_id":
+			obs.SessionID, err = boundedString(key, raw, MaxFieldBytes)
+		case "turn_id":
+			obs.TurnID, err = boundedString(key, raw, MaxFieldBytes)
+		case "observed_at":
+			obs.ObservedAt, err = timeField(key, raw)
+		case "modality":
+			obs.Modality, err = boundedString(key, raw, MaxFieldBytes)
+		case "entities":
+			obs.Entities, err = entitiesField(raw)
+		case "decay_category":
+			obs.DecayCategory, err = boundedString(key, raw, MaxFieldBytes)
+		case "vector":
+			obs.Vector, err = vectorField(raw)
+		case "observation_id":
+			obs.ObservationID, err = boundedString(key, raw, MaxFieldBytes)
+		case "corrects":
+			obs.Corrects, err = pointIDField(key, raw)
+		}
+		return err
+	})
+	if err != nil {
+		return dedup.Observation{}, err
+	}
+	if strings.TrimSpace(obs.Text) == "" {
+		return dedup.Observation{}, inputError("text", "required and must not be blank")
+	}
+	return obs, nil
+}
+
+// EncodeObserveRequest is the POST /v1/observe body of obs (Tenant left
+// out: it travels with the request's credentials). DecodeObserveRequest
+// reads it back as obs.
+func EncodeObserveRequest(obs dedup.Observation) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	add := func(key string, v any) error {
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("native: encoding %s: %w", key, err)
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(strconv.Quote(key))
+		b.WriteByte(':')
+		b.Write(enc)
+		return nil
+	}
+	fields := []struct {
+		key string
+		v   any
+		set bool
+	}{
+		{"collection", obs.Collection, obs.Collection != ""},
+		{"text", obs.Text, true},
+		{"memory_type", obs.MemoryType, obs.MemoryType != ""},
+		{"source", obs.Source, obs.Source != ""},
+		{"extractor_model", obs.ExtractorModel, obs.ExtractorModel != ""},
+		{"extractor_logprob", obs.ExtractorLogprob, obs.ExtractorLogprob != nil},
+		{"grounding", obs.Grounding, obs.Grounding != ""},
+		{"session_id", obs.SessionID, obs.SessionID != ""},
+		{"turn_id", obs.TurnID, obs.TurnID != ""},
+		{"observed_at", obs.ObservedAt.Format(time.RFC3339Nano), !obs.ObservedAt.IsZero()},
+		{"modality", obs.Modality, obs.Modality != ""},
+		{"entities", obs.Entities, obs.Entities != nil},
+		{"decay_category", obs.DecayCategory, obs.DecayCategory != ""},
+		{"vector", obs.Vector, obs.Vector != nil},
+		{"observation_id", obs.ObservationID, obs.ObservationID != ""},
+		{"corrects", obs.Corrects, obs.Corrects != ""},
+	}
+	for _, f := range fields {
+		if f.set {
+			if err := add(f.key, f.v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// decodeConfirm reads a POST /v1/memories/{id}/confirm body.
+func decodeConfirm(data []byte) (dedup.Confirmation, error) {
+	var c dedup.Confirmation
+	err := decodeObject(data, confirmFields, func(key string, raw json.RawMessage) error {
+		var err error
+		switch key {
+		case "collection":
+			c.Collection, err = boundedString(key, raw, MaxFieldBytes)
+		case "observation_id":
+			c.ObservationID, err = boundedString(key, raw, MaxFieldBytes)
+		case "session_id":
+			c.SessionID, err = boundedString(key, raw, MaxFieldBytes)
+		case "turn_id":
+			c.TurnID, err = boundedString(key, raw, MaxFieldBytes)
+		case "at":
+			c.At, err = timeField(key, raw)
+		}
+		return err
+	})
+	if err != nil {
+		return dedup.Confirmation{}, err
+	}
+	if c.Collection == "" {
+		return dedup.Confirmation{}, inputError("collection", "required")
+	}
+	return c, nil
+}
+
+func inputError(field, format string, args ...any) *dedup.InputError {
+	return &dedup.InputError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// decodeObject reads one JSON object key by key, so that every key is
+// matched exactly (encoding/json would match "Text" to text) and a repeated
+// key is refused rather than silently overwritten. field is called once per
+// known key with its raw value; null counts as absent.
+func decodeObject(data []byte, known []string, field func(key string, raw json.RawMessage) error) error {
+	if !utf8.Valid(data) {
+		return inputError("body", "not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return bodyError(err, dec)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return inputError("body", "want a JSON object, got %s", tokenKind(tok))
+	}
+	seen := make(map[string]bool, len(known))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return bodyError(err, dec)
+		}
+		key, _ := tok.(string) // inside an object, the decoder yields keys as strings
+		if !slices.Contains(known, key) {
+			return inputError(unknownKey(key), "unknown field (known: %s)", strings.Join(known, ", "))
+		}
+		if seen[key] {
+			return inputError(key, "given twice")
+		}
+		seen[key] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return bodyError(err, dec)
+		}
+		if isNull(raw) {
+			continue
+		}
+		if err := field(key, raw); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return bodyError(err, dec)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return inputError("body", "trailing data after the JSON object")
+	}
+	return nil
+}
+
+// unknownKey is how an unknown key is named in an error: as it is when it
+// looks like a key, quoted and cut to 64 bytes when it does not.
+func unknownKey(key string) string {
+	plain := key != "" && len(key) <= 64
+	for _, r := range key {
+		if !unicode.IsPrint(r) || r == '"' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return key
+	}
+	if len(key) > 64 {
+		key = strings.ToValidUTF8(key[:64], "") + "..."
+	}
+	return strconv.Quote(key)
+}
+
+func bodyError(err error, dec *json.Decoder) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF) && dec.InputOffset() == 0:
+		return inputError("body", "empty")
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return inputError("body", "the JSON ends in the middle of a value")
+	case errors.As(err, &se):
+		return inputError("body", "invalid JSON: %s at byte %d", strings.TrimPrefix(se.Error(), "json: "), se.Offset)
+	}
+	return inputError("body", "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+func tokenKind(tok json.Token) string {
+	switch tok.(type) {
+	case json.Delim:
+		if tok == json.Delim('[') {
+			return "an array"
+		}
+		return "a delimiter"
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "null"
+}
+
+// rawKind names a JSON value's kind for "want X, got Y" errors.
+func rawKind(raw json.RawMessage) string {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+func boundedString(key string, raw json.RawMessage, max int) (string, error) {
+	if raw[0] != '"' {
+		return "", inputError(key, "want a string, got %s", rawKind(raw))
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", inputError(key, "want a string")
+	}
+	if len(s) > max {
+		return "", inputError(key, "at most %d bytes, got %d", max, len(s))
+	}
+	return s, nil
+}
+
+func logprobField(raw json.RawMessage) (*float64, error) {
+	const key = "extractor_logprob"
+	if raw[0] == '"' || raw[0] == '{' || raw[0] == '[' || raw[0] == 't' || raw[0] == 'f' {
+		return nil, inputError(key, "want a number, got %s", rawKind(raw))
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return nil, inputError(key, "want a finite number, got %s", raw)
+	}
+	if f > 0 {
+		return nil, inputError(key, "a mean log-probability is at most 0, got %s", raw)
+	}
+	return &f, nil
+}
+
+func timeField(key string, raw json.RawMessage) (time.Time, error) {
+	s, err := boundedString(key, raw, MaxFieldBytes)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, inputError(key, "want an RFC 3339 time such as 2026-05-01T12:00:00Z, got %q", s)
+	}
+	return t, nil
+}
+
+func entitiesField(raw json.RawMessage) ([]string, error) {
+	const key = "entities"
+	if raw[0] != '[' {
+		return nil, inputError(key, "want an array of strings, got %s", rawKind(raw))
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, inputError(key, "want an array of strings")
+	}
+	if len(elems) > MaxEntities {
+		return nil, inputError(key, "at most %d entries, got %d", MaxEntities, len(elems))
+	}
+	out := make([]string, len(elems))
+	for i, e := range elems {
+		name := key + "[" + strconv.Itoa(i) + "]"
+		s, err := boundedString(name, e, MaxEntityBytes)
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(s) == "" {
+			return nil, inputError(name, "must not be blank")
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// vectorField reads the caller's embedding: finite float32s. The fast path
+// (parseVector) takes the usual array of numbers; on failure the elements
+// are read one by one so the error names the one at fault.
+func vectorField(raw json.RawMessage) ([]float32, error) {
+	const key = "vector"
+	if raw[0] != '[' {
+		return nil, inputError(key, "want an array of numbers, got %s", rawKind(raw))
+	}
+	v, err := parseVector(raw)
+	if err != nil {
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) != nil {
+			return nil, inputError(key, "want an array of numbers")
+		}
+		for i, e := range elems {
+			if len(e) == 0 || e[0] != '-' && (e[0] < '0' || e[0] > '9') {
+				return nil, inputError(key+"["+strconv.Itoa(i)+"]", "want a number, got %s", rawKind(e))
+			}
+			if _, err := strconv.ParseFloat(string(e), 32); err != nil {
+				return nil, inputError(key+"["+strconv.Itoa(i)+"]", "%s is beyond float32's range", e)
+			}
+		}
+		return nil, inputError(key, "want an array of numbers")
+	}
+	switch {
+	case len(v) == 0:
+		return nil, inputError(key, "must not be empty (leave it out to embed the text)")
+	case len(v) > MaxVectorLength:
+		return nil, inputError(key, "at most %d elements, got %d", MaxVectorLength, len(v))
+	}
+	for i, x := range v {
+		if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
+			return nil, inputError(key+"["+strconv.Itoa(i)+"]", "not a finite number")
+		}
+	}
+	return v, nil
+}
+
+// pointIDField reads a memory id: a UUID string, or an unsigned integer
+// given as a number or a string.
+func pointIDField(key string, raw json.RawMessage) (string, error) {
+	var s string
+	if raw[0] == '"' {
+		var err error
+		if s, err = boundedString(key, raw, MaxFieldBytes); err != nil {
+			return "", err
+		}
+	} else {
+		s = string(raw)
+	}
+	if !validPointID(s) {
+		return "", inputError(key, "want a memory id (a UUID or an unsigned integer), got %.80q", s)
+	}
+	return s, nil
+}
+
+// validPointID accepts what Qdrant takes as a point id: an unsigned 64-bit
+// integer, or a UUID in hyphenated or simple form.
+func validPointID(s string) bool {
+	if _, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return true
+	}
+	hex := 0
+	switch len(s) {
+	case 36:
+		for i := range len(s) {
+			if i == 8 || i == 13 || i == 18 || i == 23 {
+				if s[i] != '-' {
+					return false
+				}
+				continue
+			}
+			if !isHex(s[i]) {
+				return false
+			}
+			hex++
+		}
+		return hex == 32
+	case 32:
+		for i := range len(s) {
+			if !isHex(s[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// Outcome is the result of an observe, confirm or correct (dedup.Outcome in
+// JSON).
+type Outcome struct {
+	Decision     string `json:"decision"`
+	MemoryID     string `json:"memory_id"`
+	Confidence   Float  `json:"confidence"`
+	Observations int    `json:"observations"`
+	Tier         int    `json:"tier"`
+	// Judge is null when the judge was not needed.
+	Judge      *Judge   `json:"judge"`
+	Superseded string   `json:"superseded,omitempty"`
+	Merged     []string `json:"merged,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Replayed   bool     `json:"replayed"`
+}
+
+// Judge is how the LLM judge took part in a decision.
+type Judge struct {
+	Verdict  string `json:"verdict"`
+	Cached   bool   `json:"cached"`
+	Reason   string `json:"reason,omitempty"`
+	Fallback string `json:"fallback,omitempty"`
+}
+
+// NewOutcome converts the write path's outcome.
+func NewOutcome(o dedup.Outcome) Outcome {
+	out := Outcome{
+		Decision:     string(o.Decision),
+		MemoryID:     o.MemoryID,
+		Confidence:   Float(o.Confidence),
+		Observations: o.Observations,
+		Tier:         o.Tier,
+		Superseded:   o.Superseded,
+		Merged:       o.Merged,
+		Reason:       o.Reason,
+		Replayed:     o.Replayed,
+	}
+	if o.Judge != nil {
+		out.Judge = &Judge{Verdict: o.Judge.Verdict, Cached: o.Judge.Cached, Reason: o.Judge.Reason, Fallback: o.Judge.Fallback}
+	}
+	return out
+}
+
+// Dedup is the outcome as the write path states it (the inverse of
+// NewOutcome), for clients of the HTTP API.
+func (o Outcome) Dedup() dedup.Outcome {
+	out := dedup.Outcome{
+		Decision:     dedup.Decision(o.Decision),
+		MemoryID:     o.MemoryID,
+		Confidence:   float64(o.Confidence),
+		Observations: o.Observations,
+		Tier:         o.Tier,
+		Superseded:   o.Superseded,
+		Merged:       o.Merged,
+		Reason:       o.Reason,
+		Replayed:     o.Replayed,
+	}
+	if o.Judge != nil {
+		out.Judge = &dedup.JudgeInfo{Verdict: o.Judge.Verdict, Cached: o.Judge.Cached, Reason: o.Judge.Reason, Fallback: o.Judge.Fallback}
+	}
+	return out
+}
+
+// OutcomeResponse is the answer of POST /v1/observe, /v1/memories/{id}/confirm
+// and /v1/memories/{id}/correct in Qdrant's envelope.
+type OutcomeResponse struct {
+	Result Outcome `json:"result"`
+	Status string  `json:"status"`
+	Time   float64 `json:"time"`
+}
+
+// MemoryResponse is the answer of GET /v1/memories/{id}.
+type MemoryResponse struct {
+	Result MemoryResult `json:"result"`
+	Status string       `json:"status"`
+	Time   float64      `json:"time"`
+}
+
+// MemoryResult is a stored memory: its payload as stored and its audit
+// trail, oldest first.
+type MemoryResult struct {
+	ID         string          `json:"id"`
+	Collection string          `json:"collection"`
+	Payload    json.RawMessage `json:"payload"`
+	Audit      []AuditRecord   `json:"audit"`
+}
+
+// AuditRecord is one confidence change (dedup.AuditRecord in JSON).
+type AuditRecord struct {
+	MemoryID      string  `json:"memory_id"`
+	ObservationID string  `json:"observation_id"`
+	Reason        string  `json:"reason"`
+	Old           Float   `json:"old"`
+	New           Float   `json:"new"`
+	OldN          int     `json:"old_n"`
+	NewN          int     `json:"new_n"`
+	At            string  `json:"at"` // RFC 3339, UTC
+	SessionID     string  `json:"session_id"`
+	TurnID        string  `json:"turn_id"`
+	Source        Float   `json:"source"`
+	Extractor     Float   `json:"extractor"`
+	Type          Float   `json:"type"`
+	Grounding     string  `json:"grounding"`
+	Decision      string  `json:"decision"`
+	Related       *string `json:"related,omitempty"`
+}
+
+// StatsResponse is the answer of GET /v1/stats.
+type StatsResponse struct {
+	Result StatsResult `json:"result"`
+	Status string      `json:"status"`
+	Time   float64     `json:"time"`
+}
+
+// StatsResult describes a collection (a tenant's part of it) and this
+// process's judge.
+type StatsResult struct {
+	Collection string           `json:"collection"`
+	Memories   int              `json:"memories"`
+	Superseded int              `json:"superseded"`
+	Buckets    map[string]int   `json:"buckets"`
+	Tiers      map[string]int   `json:"tiers"`
+	Types      map[string]int   `json:"types"`
+	Decisions  map[string]int64 `json:"decisions"`
+	Judge      JudgeStats       `json:"judge"`
+}
+
+// JudgeStats counts the judge's work in this process.
+type JudgeStats struct {
+	Calls        int64 `json:"calls"`
+	CacheHits    int64 `json:"cache_hits"`
+	CacheMisses  int64 `json:"cache_misses"`
+	Fallbacks    int64 `json:"fallbacks"`
+	CacheHitRate Float `json:"cache_hit_rate"` // null before the first look-up
+}
+
+func newMemoryResult(v dedup.MemoryView) (MemoryResult, error) {
+	payload := json.RawMessage(v.Payload)
+	if len(bytes.TrimSpace(payload)) == 0 {
+		payload = json.RawMessage("{}")
+	} else if !json.Valid(payload) {
+		return MemoryResult{}, errors.New("native: the stored payload is not valid JSON")
+	}
+	out := MemoryResult{ID: v.ID, Collection: v.Collection, Payload: payload, Audit: make([]AuditRecord, len(v.Audit))}
+	for i, a := range v.Audit {
+		r := AuditRecord{
+			MemoryID: a.MemoryID, ObservationID: a.ObservationID, Reason: a.Reason,
+			Old: Float(a.Old), New: Float(a.New), OldN: a.OldN, NewN: a.NewN,
+			SessionID: a.SessionID, TurnID: a.TurnID,
+			Source: Float(a.Source), Extractor: Float(a.Extractor), Type: Float(a.Type),
+			Grounding: a.Grounding, Decision: string(a.Decision),
+		}
+		if !a.At.IsZero() {
+			r.At = a.At.UTC().Format(time.RFC3339Nano)
+		}
+		if a.Related != "" {
+			rel := a.Related
+			r.Related = &rel
+		}
+		out.Audit[i] = r
+	}
+	return out, nil
+}
+
+func newStatsResult(st dedup.Stats) StatsResult {
+	orEmpty := func(m map[string]int) map[string]int {
+		if m == nil {
+			return map[string]int{}
+		}
+		return m
+	}
+	decisions := st.Decisions
+	if decisions == nil {
+		decisions = map[string]int64{}
+	}
+	rate := Float(st.Judge.CacheHitRate)
+	if st.Judge.CacheHits+st.Judge.CacheMisses == 0 {
+		rate = Float(math.NaN())
+	}
+	return StatsResult{
+		Collection: st.Collection,
+		Memories:   st.Memories,
+		Superseded: st.Superseded,
+		Buckets:    orEmpty(st.Buckets),
+		Tiers:      orEmpty(st.Tiers),
+		Types:      orEmpty(st.Types),
+		Decisions:  decisions,
+		Judge: JudgeStats{
+			Calls: st.Judge.Calls, CacheHits: st.Judge.CacheHits, CacheMisses: st.Judge.CacheMisses,
+			Fallbacks: st.Judge.Fallbacks, CacheHitRate: rate,
+		},
+	}
+}
+
+// errWriteOff and errInspectOff answer the write routes of a server built
+// without a write path.
+var (
+	errWriteOff   = &requestError{http.StatusNotImplemented, "Not implemented: the write path is not configured on this server"}
+	errInspectOff = &requestError{http.StatusNotImplemented, "Not implemented: the write path is not configured on this server, so there are no memories or stats to read"}
+)
+
+// readBody reads a request body under MaxBodyBytes.
+func (s *Service) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &requestError{http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("Payload error: JSON payload is larger than allowed (limit: %d bytes)", mbe.Limit)}
+		}
+		return nil, &requestError{http.StatusBadRequest, "Format error in JSON body: the body could not be read"}
+	}
+	return body, nil
+}
+
+// writeContext is the context of one write-path call: the caller's
+// credentials, a deadline, and the tenant when tenancy is on.
+func (s *Service) writeContext(r *http.Request) (context.Context, context.CancelFunc, string, error) {
+	tenant, err := s.cfg.Tenancy.Tenant(headerMetadata(r.Header))
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ctx := s.cfg.AuthContext(r.Context(), r)
+	cancel := context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	}
+	return ctx, cancel, tenant, nil
+}
+
+// pathID is the {id} of a /v1/memories route, checked.
+func pathID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if len(id) > MaxFieldBytes || !validPointID(id) {
+		return "", &requestError{http.StatusBadRequest, fmt.Sprintf("Bad request: id: want a memory id (a UUID or an unsigned integer), got %.80q", id)}
+	}
+	return id, nil
+}
+
+// queryCollection reads ?collection=C, the only parameter of the GET routes.
+func queryCollection(r *http.Request) (string, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return "", &requestError{http.StatusBadRequest, "Bad request: the query string is malformed"}
+	}
+	for k := range q {
+		if k != "collection" {
+			return "", &requestError{http.StatusBadRequest, fmt.Sprintf("Bad request: unknown query parameter %.80q (known: collection)", k)}
+		}
+	}
+	c := q["collection"]
+	switch {
+	case len(c) == 0 || c[0] == "":
+		return "", &requestError{http.StatusBadRequest, "Bad request: collection: required (?collection=NAME)"}
+	case len(c) > 1:
+		return "", &requestError{http.StatusBadRequest, "Bad request: collection: given twice"}
+	case len(c[0]) > MaxFieldBytes || !utf8.ValidString(c[0]):
+		return "", &requestError{http.StatusBadRequest, fmt.Sprintf("Bad request: collection: at most %d bytes of UTF-8", MaxFieldBytes)}
+	}
+	return c[0], nil
+}
+
+func (s *Service) serveObserve(w http.ResponseWriter, r *http.Request) {
+	s.serveWrite(w, r, "observe", func(ctx context.Context, body []byte, tenant string) (dedup.Outcome, error) {
+		obs, err := decodeObserve(body, s.cfg.MaxTextBytes)
+		if err != nil {
+			return dedup.Outcome{}, err
+		}
+		if obs.Collection == "" {
+			return dedup.Outcome{}, inputError("collection", "required")
+		}
+		obs.Tenant = tenant
+		setWriteAttrs(ctx, obs.Collection)
+		return s.cfg.Writer.Observe(ctx, obs)
+	})
+}
+
+func (s *Service) serveConfirm(w http.ResponseWriter, r *http.Request) {
+	s.serveWrite(w, r, "confirm", func(ctx context.Context, body []byte, tenant string) (dedup.Outcome, error) {
+		id, err := pathID(r)
+		if err != nil {
+			return dedup.Outcome{}, err
+		}
+		c, err := decodeConfirm(body)
+		if err != nil {
+			return dedup.Outcome{}, err
+		}
+		c.Tenant, c.MemoryID = tenant, id
+		setWriteAttrs(ctx, c.Collection)
+		return s.cfg.Writer.Confirm(ctx, c)
+	})
+}
+
+func (s *Service) serveCorrect(w http.ResponseWriter, r *http.Request) {
+	s.serveWrite(w, r, "correct", func(ctx context.Context, body []byte, tenant string) (dedup.Outcome, error) {
+		id, err := pathID(r)
+		if err != nil {
+			return dedup.Outcome{}, err
+		}
+		obs, err := decodeObserve(body, s.cfg.MaxTextBytes)
+		if err != nil {
+			return dedup.Outcome{}, err
+		}
+		if obs.Collection == "" {
+			return dedup.Outcome{}, inputError("collection", "required")
+		}
+		if obs.Corrects != "" && obs.Corrects != id {
+			return dedup.Outcome{}, inputError("corrects", "names %q, but the path corrects %q (leave it out)", obs.Corrects, id)
+		}
+		obs.Tenant, obs.Corrects = tenant, id
+		setWriteAttrs(ctx, obs.Collection)
+		return s.cfg.Writer.Correct(ctx, obs)
+	})
+}
+
+func setWriteAttrs(ctx context.Context, collection string) {
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("db.collection.name", collection))
+}
+
+// serveWrite is what the three write routes share: method, configuration,
+// body, tenancy, deadline, the answer.
+func (s *Service) serveWrite(w http.ResponseWriter, r *http.Request, op string,
+	call func(ctx context.Context, body []byte, tenant string) (dedup.Outcome, error)) {
+	start := time.Now()
+	if !allow(w, r, http.MethodPost) {
+		return
+	}
+	if s.cfg.Writer == nil {
+		s.fail(w, r, start, op, errWriteOff)
+		return
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	ctx, cancel, tenant, err := s.writeContext(r)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	defer cancel()
+	out, err := call(ctx, body, tenant)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	trace.SpanFromContext(ctx).SetAttributes(
+		attribute.String("memrank.decision", string(out.Decision)),
+		attribute.Int("memrank.dedup.tier", out.Tier),
+		attribute.Bool("memrank.replayed", out.Replayed),
+	)
+	s.answer(w, r, start, op, &OutcomeResponse{Result: NewOutcome(out), Status: "ok", Time: time.Since(start).Seconds()})
+}
+
+func (s *Service) serveMemory(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	const op = "memory"
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	if s.cfg.Inspector == nil {
+		s.fail(w, r, start, op, errInspectOff)
+		return
+	}
+	id, err := pathID(r)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	collection, err := queryCollection(r)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	ctx, cancel, tenant, err := s.writeContext(r)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	defer cancel()
+	setWriteAttrs(ctx, collection)
+	view, err := s.cfg.Inspector.Memory(ctx, collection, tenant, id)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	res, err := newMemoryResult(view)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	s.answer(w, r, start, op, &MemoryResponse{Result: res, Status: "ok", Time: time.Since(start).Seconds()})
+}
+
+func (s *Service) serveStats(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	const op = "stats"
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	if s.cfg.Inspector == nil {
+		s.fail(w, r, start, op, errInspectOff)
+		return
+	}
+	collection, err := queryCollection(r)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	ctx, cancel, tenant, err := s.writeContext(r)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	defer cancel()
+	setWriteAttrs(ctx, collection)
+	st, err := s.cfg.Inspector.Stats(ctx, collection, tenant)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	res := newStatsResult(st)
+	if res.Collection == "" {
+		res.Collection = collection
+	}
+	s.answer(w, r, start, op, &StatsResponse{Result: res, Status: "ok", Time: time.Since(start).Seconds()})
+}
+
+// answer writes a 200 with v, whose Time was set just before.
+func (s *Service) answer(w http.ResponseWriter, r *http.Request, start time.Time, op string, v any) {
+	b, err := encode(v)
+	if err != nil {
+		s.fail(w, r, start, op, fmt.Errorf("native: encoding the %s response: %w", op, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
