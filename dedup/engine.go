@@ -3,15 +3,25 @@ package dedup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/scoring"
 )
 
 // Store is what the write path needs from Qdrant; go-client's
@@ -21,8 +31,7 @@ type Store interface {
 	Scroll(ctx context.Context, req *qdrant.ScrollPoints) ([]*qdrant.RetrievedPoint, error)
 	Get(ctx context.Context, req *qdrant.GetPoints) ([]*qdrant.RetrievedPoint, error)
 	Upsert(ctx context.Context, req *qdrant.UpsertPoints) (*qdrant.UpdateResult, error)
-	SetPayload(ctx context.Context, req *qdrant.SetPayloadPoints) (*qdrant.UpdateResult, error)
-	DeletePayload(ctx context.Context, req *qdrant.DeletePayloadPoints) (*qdrant.UpdateResult, error)
+	UpdateBatch(ctx context.Context, req *qdrant.UpdateBatchPoints) ([]*qdrant.UpdateResult, error)
 	CollectionExists(ctx context.Context, name string) (bool, error)
 	CreateCollection(ctx context.Context, req *qdrant.CreateCollection) error
 	GetCollectionInfo(ctx context.Context, name string) (*qdrant.CollectionInfo, error)
@@ -40,6 +49,22 @@ type TenantScope interface {
 	Condition(tenant string) *qdrant.Condition
 }
 
+// Defaults.
+const (
+	DefaultSameThreshold        = 0.92
+	DefaultJudgeThreshold       = 0.80
+	DefaultCorroborateThreshold = 0.85
+	DefaultMinIndependentGap    = time.Hour
+	DefaultNeighbours           = 5
+	DefaultTimeout              = 10 * time.Second
+	DefaultMaxTextBytes         = 64 << 10
+	maxMerges                   = 4
+	maxListEntries              = 1000 // session, turn, entity and modality lists stop growing here
+)
+
+// AuditSuffix ends the name of a memory collection's audit companion.
+const AuditSuffix = "_memrank_audit"
+
 // Config configures the write path. Codec and Embedder are required.
 type Config struct {
 	Codec    *memory.Codec
@@ -48,16 +73,21 @@ type Config struct {
 	// need one are never merged) and no cache.
 	Judging *Judging
 
-	SameThreshold        float64       // tier 2: cosine at or above is the same fact; default 0.92
-	JudgeThreshold       float64       // the judge band is [JudgeThreshold, SameThreshold); default 0.80
-	CorroborateThreshold float64       // cosine for corroboration between memories sharing an entity; default 0.85
-	RequireSurfaceChange bool          // independence needs another wording or modality (DESIGN 6)
+	SameThreshold        float64 // tier 2: cosine at or above is the same fact; default 0.92
+	JudgeThreshold       float64 // the judge band is [JudgeThreshold, SameThreshold); default 0.80
+	CorroborateThreshold float64 // cosine for corroboration between memories sharing an entity; default 0.85
+	// RequireSurfaceChange: independence needs another wording or another
+	// modality (DESIGN 6). The zero value is seed 002's reading; config
+	// defaults it to true.
+	RequireSurfaceChange bool
 	MinIndependentGap    time.Duration // independence needs this long since created_at; default 1h
 	Neighbours           int           // tier-2 candidates examined; default 5
+	MaxTextBytes         int           // default 64 KiB
 
 	// Tenancy scopes every write when enabled; nil: off.
 	Tenancy TenantScope
-	// Timeout bounds each store call that has no earlier deadline; default 10s.
+	// Timeout bounds the store calls of one operation that has no earlier
+	// deadline; default 10s.
 	Timeout time.Duration
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
@@ -67,44 +97,428 @@ type Config struct {
 	MeterProvider  metric.MeterProvider
 }
 
-// Engine is the write path. It is safe for concurrent use: writes to one
-// collection and tenant are serialised within the process.
-type Engine struct {
-	store Store
-	cfg   Config
+func (c Config) withDefaults() Config {
+	if c.SameThreshold == 0 {
+		c.SameThreshold = DefaultSameThreshold
+	}
+	if c.JudgeThreshold == 0 {
+		c.JudgeThreshold = DefaultJudgeThreshold
+	}
+	if c.CorroborateThreshold == 0 {
+		c.CorroborateThreshold = DefaultCorroborateThreshold
+	}
+	if c.MinIndependentGap == 0 {
+		c.MinIndependentGap = DefaultMinIndependentGap
+	}
+	if c.Neighbours == 0 {
+		c.Neighbours = DefaultNeighbours
+	}
+	if c.MaxTextBytes == 0 {
+		c.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.TracerProvider == nil {
+		c.TracerProvider = tracenoop.NewTracerProvider()
+	}
+	if c.MeterProvider == nil {
+		c.MeterProvider = metricnoop.NewMeterProvider()
+	}
+	return c
 }
+
+// Validate reports a configuration New cannot use.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Codec == nil {
+		errs = append(errs, errors.New("dedup: Codec is required"))
+	}
+	if c.Embedder == nil {
+		errs = append(errs, errors.New("dedup: Embedder is required"))
+	}
+	d := c.withDefaults()
+	if !(d.JudgeThreshold > 0 && d.JudgeThreshold <= d.SameThreshold && d.SameThreshold <= 1) {
+		errs = append(errs, fmt.Errorf("dedup: thresholds must satisfy 0 < judge (%g) <= same (%g) <= 1", d.JudgeThreshold, d.SameThreshold))
+	}
+	if d.CorroborateThreshold < 0 || d.CorroborateThreshold > 1 {
+		errs = append(errs, fmt.Errorf("dedup: corroboration threshold %g outside [0, 1]", d.CorroborateThreshold))
+	}
+	if d.MinIndependentGap < 0 || d.Neighbours < 0 || d.Timeout < 0 || d.MaxTextBytes < 0 {
+		errs = append(errs, errors.New("dedup: gaps, counts and timeouts must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Engine is the write path (DESIGN section 6). It is safe for concurrent
+// use. Within the process, every write to one collection and tenant is
+// serialised, from the tier-1 look-up to the audit record, so that
+// concurrent observations of one fact end as a serial replay would; across
+// replicas, lost increments remain possible (README).
+type Engine struct {
+	store  Store
+	cfg    Config
+	params *scoring.Params
+	codec  *memory.Codec
+
+	locks keyedLocks
+
+	mu      sync.Mutex
+	ensured map[string]ensured // collection -> the embedder recorded for it
+
+	decisions [numDecisions]atomic.Int64
+
+	tracer    trace.Tracer
+	observed  metric.Int64Counter
+	duration  metric.Float64Histogram
+	auditLost metric.Int64Counter
+}
+
+const scope = "github.com/memrank/memrank/dedup"
 
 // New returns a write path over store.
 func New(store Store, cfg Config) (*Engine, error) {
-	if store == nil || cfg.Codec == nil || cfg.Embedder == nil {
-		return nil, errors.New("dedup: store, codec and embedder are required")
+	if store == nil {
+		return nil, errors.New("dedup: a store is required")
 	}
-	return &Engine{store: store, cfg: cfg}, nil
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	e := &Engine{
+		store:   store,
+		cfg:     cfg,
+		params:  cfg.Codec.Params(),
+		ensured: map[string]ensured{},
+		tracer:  cfg.TracerProvider.Tracer(scope),
+	}
+	e.codec = cfg.Codec
+	m := cfg.MeterProvider.Meter(scope)
+	var err error
+	if e.observed, err = m.Int64Counter("memrank.observe.decisions",
+		metric.WithDescription("Observations by decision and dedup tier.")); err != nil {
+		return nil, fmt.Errorf("dedup: metrics: %w", err)
+	}
+	if e.duration, err = m.Float64Histogram("memrank.observe.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time to decide and write one observation, confirmation or correction.")); err != nil {
+		return nil, fmt.Errorf("dedup: metrics: %w", err)
+	}
+	if e.auditLost, err = m.Int64Counter("memrank.audit.failures",
+		metric.WithDescription("Audit records that could not be written after the memory was.")); err != nil {
+		return nil, fmt.Errorf("dedup: metrics: %w", err)
+	}
+	return e, nil
 }
+
+// observation is a validated observation with its levels resolved.
+type observation struct {
+	Observation
+	sourceName, typeName string
+	grounding            scoring.Grounding
+	ev                   scoring.Evidence // n = 0
+	hash                 string
+	at                   time.Time
+}
+
+// prepare validates obs and resolves its names. A not_supported grounding is
+// returned as rejected (true), not as an error: it is a decision.
+func (e *Engine) prepare(obs Observation) (observation, bool, error) {
+	o := observation{Observation: obs}
+	switch {
+	case obs.Collection == "":
+		return o, false, &InputError{Field: "collection", Reason: "is required"}
+	case len(obs.Collection) > 255 || !utf8.ValidString(obs.Collection):
+		return o, false, &InputError{Field: "collection", Reason: "must be valid UTF-8 of at most 255 bytes"}
+	case obs.Text == "":
+		return o, false, &InputError{Field: "text", Reason: "is required"}
+	case len(obs.Text) > e.cfg.MaxTextBytes:
+		return o, false, &InputError{Field: "text", Reason: fmt.Sprintf("is longer than %d bytes", e.cfg.MaxTextBytes)}
+	case !utf8.ValidString(obs.Text):
+		return o, false, &InputError{Field: "text", Reason: "is not valid UTF-8"}
+	case memory.Normalize(obs.Text) == "":
+		return o, false, &InputError{Field: "text", Reason: "has no letters or digits"}
+	}
+	if e.tenancyOn() && obs.Tenant == "" {
+		return o, false, &InputError{Field: "tenant", Reason: "is required when tenancy is on"}
+	}
+	p := e.params
+	var ok bool
+	src := obs.Source
+	if src == "" {
+		src = scoring.SourceWeakInference
+	}
+	if o.sourceName, o.ev.Source, ok = memory.ParseSource(src, p.SourceLevels); !ok {
+		return o, false, &InputError{Field: "source", Reason: fmt.Sprintf("unknown source level %q", truncate(obs.Source))}
+	}
+	typ := obs.MemoryType
+	if typ == "" {
+		typ = scoring.TypeFact
+	}
+	if o.typeName, o.ev.Type, ok = memory.ParseType(typ, p.TypePriors); !ok {
+		return o, false, &InputError{Field: "memory_type", Reason: fmt.Sprintf("unknown memory type %q", truncate(obs.MemoryType))}
+	}
+	o.grounding = scoring.GroundingSupported
+	if obs.Grounding != "" {
+		if o.grounding, ok = memory.ParseGrounding(obs.Grounding); !ok {
+			return o, false, &InputError{Field: "grounding", Reason: fmt.Sprintf("unknown grounding %q", truncate(obs.Grounding))}
+		}
+	}
+	if obs.ExtractorLogprob != nil {
+		if lp := *obs.ExtractorLogprob; math.IsNaN(lp) || math.IsInf(lp, 0) || lp > 0 {
+			return o, false, &InputError{Field: "extractor_logprob", Reason: "must be a finite mean log-probability <= 0"}
+		}
+	}
+	for i, v := range obs.Vector {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return o, false, &InputError{Field: "vector", Reason: fmt.Sprintf("element %d is not finite", i)}
+		}
+	}
+	if obs.Vector != nil && len(obs.Vector) == 0 {
+		return o, false, &InputError{Field: "vector", Reason: "is empty"}
+	}
+	if o.grounding == scoring.GroundingNotSupported {
+		return o, true, nil
+	}
+	lp, hasLP := 0.0, obs.ExtractorLogprob != nil
+	if hasLP {
+		lp = *obs.ExtractorLogprob
+	}
+	o.ev.Extractor = p.Extractor(obs.ExtractorModel, lp, hasLP)
+	o.ev.Grounding = o.grounding
+	o.ev.Confidence = p.Grounded(o.ev.Components, o.grounding)
+	o.hash = memory.TextHash(obs.Text)
+	o.at = obs.ObservedAt
+	if o.at.IsZero() {
+		o.at = e.cfg.Now()
+	}
+	o.at = o.at.UTC()
+	return o, false, nil
+}
+
+func truncate(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	for i := 64; i > 0; i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i] + "..."
+		}
+	}
+	return ""
+}
+
+func (e *Engine) tenancyOn() bool { return e.cfg.Tenancy != nil && e.cfg.Tenancy.Enabled() }
 
 // Observe decides what one observation is (new, a restatement, an
-// independent re-observation or a contradiction) and writes it.
+// independent re-observation or a contradiction) and writes it with its
+// audit records.
 func (e *Engine) Observe(ctx context.Context, obs Observation) (Outcome, error) {
-	panic("dedup: Observe: being written") // TODO(write path): replaced in this change
-}
-
-// Confirm applies an explicit confirmation to a stored memory (DESIGN 4.7).
-func (e *Engine) Confirm(ctx context.Context, c Confirmation) (Outcome, error) {
-	panic("dedup: Confirm: being written")
+	if obs.Corrects != "" {
+		return e.Correct(ctx, obs)
+	}
+	return e.run(ctx, "dedup.observe", obs, false)
 }
 
 // Correct stores obs as the correction of memory obs.Corrects, which it
-// supersedes whatever the two confidences.
+// supersedes whatever the two confidences; the correction's own memory
+// grows its contradictions by one.
 func (e *Engine) Correct(ctx context.Context, obs Observation) (Outcome, error) {
-	panic("dedup: Correct: being written")
+	if obs.Corrects == "" {
+		return Outcome{}, &InputError{Field: "corrects", Reason: "names no memory"}
+	}
+	if _, err := parseID(obs.Corrects); err != nil {
+		return Outcome{}, &InputError{Field: "corrects", Reason: err.Error()}
+	}
+	if obs.Source == "" {
+		obs.Source = scoring.SourceDirect // a correction is the user's own statement
+	}
+	return e.run(ctx, "dedup.correct", obs, true)
 }
 
-// Memory returns a stored memory with its audit trail.
-func (e *Engine) Memory(ctx context.Context, collection, tenant, id string) (MemoryView, error) {
-	panic("dedup: Memory: being written")
+func (e *Engine) run(ctx context.Context, name string, obs Observation, correction bool) (out Outcome, err error) {
+	start := time.Now()
+	ctx, span := e.tracer.Start(ctx, name, trace.WithAttributes(
+		attribute.String("db.collection.name", obs.Collection)))
+	defer func() { e.finish(ctx, span, start, out, err) }()
+
+	o, rejected, err := e.prepare(obs)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if rejected {
+		return Outcome{Decision: DecisionRejected, Reason: "grounding not_supported: the text is not supported by its source"}, nil
+	}
+	vec := obs.Vector
+	if vec == nil {
+		vs, err := e.cfg.Embedder.Embed(ctx, []string{obs.Text})
+		if err != nil {
+			return Outcome{}, fmt.Errorf("dedup: embed: %w", err)
+		}
+		if len(vs) != 1 {
+			return Outcome{}, fmt.Errorf("dedup: embed: %d vectors for one text", len(vs))
+		}
+		vec = vs[0]
+	}
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	unlock := e.locks.lock(obs.Collection + "\x00" + obs.Tenant)
+	defer unlock()
+
+	if obs.ObservationID != "" {
+		if prev, ok, err := e.replay(ctx, obs.Collection, obs.Tenant, obs.ObservationID); err != nil || ok {
+			return prev, err
+		}
+	}
+	if err := e.ensure(ctx, obs.Collection, len(vec), obs.Vector == nil); err != nil {
+		return Outcome{}, err
+	}
+	w := &write{e: e, o: o, vec: vec, coll: obs.Collection, tenant: obs.Tenant}
+	if correction {
+		err = w.correct(ctx)
+	} else {
+		err = w.observe(ctx)
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := w.commit(ctx); err != nil {
+		return Outcome{}, err
+	}
+	return w.out, nil
 }
 
-// Stats counts a collection's memories (a tenant's, with tenancy on).
-func (e *Engine) Stats(ctx context.Context, collection, tenant string) (Stats, error) {
-	panic("dedup: Stats: being written")
+func (e *Engine) finish(ctx context.Context, span trace.Span, start time.Time, out Outcome, err error) {
+	defer span.End()
+	if err != nil {
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, "write failed")
+		}
+		return
+	}
+	span.SetAttributes(attribute.String("memrank.decision", string(out.Decision)),
+		attribute.Int("memrank.dedup.tier", out.Tier), attribute.Bool("memrank.replayed", out.Replayed))
+	if out.Judge != nil {
+		span.SetAttributes(attribute.String("memrank.judge.verdict", out.Judge.Verdict),
+			attribute.Bool("memrank.judge.cached", out.Judge.Cached),
+			attribute.String("memrank.judge.fallback", out.Judge.Fallback))
+	}
+	if out.Replayed {
+		return
+	}
+	if i := decisionIndex(out.Decision); i >= 0 {
+		e.decisions[i].Add(1)
+	}
+	attrs := metric.WithAttributes(attribute.String("decision", string(out.Decision)), attribute.Int("tier", out.Tier))
+	e.observed.Add(ctx, 1, attrs)
+	e.duration.Record(ctx, time.Since(start).Seconds(), attrs)
+}
+
+func (e *Engine) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, e.cfg.Timeout)
+}
+
+// Confirm applies an explicit confirmation to a stored memory (DESIGN 4.7):
+// s rises to the confirmed level, n grows by one, and the confidence is
+// clamped below 1.
+func (e *Engine) Confirm(ctx context.Context, c Confirmation) (out Outcome, err error) {
+	start := time.Now()
+	ctx, span := e.tracer.Start(ctx, "dedup.confirm", trace.WithAttributes(
+		attribute.String("db.collection.name", c.Collection)))
+	defer func() { e.finish(ctx, span, start, out, err) }()
+	switch {
+	case c.Collection == "":
+		return Outcome{}, &InputError{Field: "collection", Reason: "is required"}
+	case e.tenancyOn() && c.Tenant == "":
+		return Outcome{}, &InputError{Field: "tenant", Reason: "is required when tenancy is on"}
+	}
+	id, err := parseID(c.MemoryID)
+	if err != nil {
+		return Outcome{}, &InputError{Field: "id", Reason: err.Error()}
+	}
+	at := c.At
+	if at.IsZero() {
+		at = e.cfg.Now()
+	}
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	unlock := e.locks.lock(c.Collection + "\x00" + c.Tenant)
+	defer unlock()
+	if c.ObservationID != "" {
+		if prev, ok, err := e.replay(ctx, c.Collection, c.Tenant, c.ObservationID); err != nil || ok {
+			return prev, err
+		}
+	}
+	w := &write{e: e, coll: c.Collection, tenant: c.Tenant, o: observation{
+		Observation: Observation{Collection: c.Collection, Tenant: c.Tenant, ObservationID: c.ObservationID,
+			SessionID: c.SessionID, TurnID: c.TurnID},
+		at: at.UTC(),
+	}}
+	m, err := w.load(ctx, id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	w.confirm(m)
+	if err := w.commit(ctx); err != nil {
+		return Outcome{}, err
+	}
+	return w.out, nil
+}
+
+// keyedLocks serialises work per key; entries live while held or awaited.
+type keyedLocks struct {
+	mu sync.Mutex
+	m  map[string]*keyedLock
+}
+
+type keyedLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (l *keyedLocks) lock(key string) (unlock func()) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]*keyedLock{}
+	}
+	k := l.m[key]
+	if k == nil {
+		k = &keyedLock{}
+		l.m[key] = k
+	}
+	k.refs++
+	l.mu.Unlock()
+	k.mu.Lock()
+	return func() {
+		k.mu.Unlock()
+		l.mu.Lock()
+		if k.refs--; k.refs == 0 {
+			delete(l.m, key)
+		}
+		l.mu.Unlock()
+	}
+}
+
+var decisionOrder = [...]Decision{DecisionInserted, DecisionRestatement, DecisionIndependent,
+	DecisionContradiction, DecisionRejected, DecisionConfirmed, DecisionCorrected}
+
+const numDecisions = len(decisionOrder)
+
+func decisionIndex(d Decision) int {
+	for i, x := range decisionOrder {
+		if x == d {
+			return i
+		}
+	}
+	return -1
 }

@@ -1,0 +1,385 @@
+package dedup
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/memrank/memrank/memory"
+)
+
+// Audit payload keys. The companion collection is memrank's own, so its
+// keys are fixed.
+const (
+	auditKind       = "kind" // "audit" or "meta"
+	auditMemoryID   = "memory_id"
+	auditObsID      = "observation_id"
+	auditOutcomeOf  = "outcome_of" // the observation_id, on the one record that carries the outcome
+	auditOutcome    = "outcome"    // the Outcome as JSON
+	auditSeq        = "seq"
+	metaModel       = "embedder_model"
+	metaDimensions  = "dimensions"
+	metaCollection  = "collection"
+	callerSupplied  = "" // model of a collection whose vectors callers supply
+	maxAuditRecords = 10000
+)
+
+// metaID is the id of the metadata point in every audit collection.
+var metaID = uuid.NewSHA1(idNamespace, []byte("memrank-meta")).String()
+
+func auditCollection(c string) string { return c + AuditSuffix }
+
+type ensured struct {
+	dims  int
+	model string
+}
+
+// ensure makes the memory collection and its audit companion exist, checks
+// that the collection's vectors have dims components, and records (or
+// checks) the embedder model that writes into it. embedded says whether
+// memrank embedded the text (false: the caller supplied the vector, and
+// only the dimension can be checked).
+func (e *Engine) ensure(ctx context.Context, coll string, dims int, embedded bool) error {
+	model := callerSupplied
+	if embedded {
+		model = e.cfg.Embedder.Model()
+	}
+	e.mu.Lock()
+	got, ok := e.ensured[coll]
+	e.mu.Unlock()
+	if ok && got.dims == dims && (!embedded || got.model == model) {
+		return nil
+	}
+	if ok && got.dims != dims {
+		return mismatch(coll, got.model, got.dims, model, dims)
+	}
+	if ok && got.model != callerSupplied && got.model != model {
+		return mismatch(coll, got.model, got.dims, model, dims)
+	}
+	if err := e.ensureMemories(ctx, coll, dims, model); err != nil {
+		return err
+	}
+	if err := e.ensureAudit(ctx, coll); err != nil {
+		return err
+	}
+	rec, err := e.meta(ctx, coll)
+	if err != nil {
+		return err
+	}
+	switch {
+	case rec != nil && rec.dims != dims:
+		return mismatch(coll, rec.model, rec.dims, model, dims)
+	case rec != nil && embedded && rec.model != callerSupplied && rec.model != model:
+		return mismatch(coll, rec.model, rec.dims, model, dims)
+	case rec == nil || (embedded && rec.model == callerSupplied):
+		wait := true
+		_, err := e.store.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: auditCollection(coll), Wait: &wait,
+			Points: []*qdrant.PointStruct{{Id: qdrant.NewID(metaID), Vectors: qdrant.NewVectorsDense([]float32{1}),
+				Payload: map[string]*qdrant.Value{
+					auditKind: qdrant.NewValueString("meta"), metaModel: qdrant.NewValueString(model),
+					metaDimensions: qdrant.NewValueInt(int64(dims)), metaCollection: qdrant.NewValueString(coll),
+				}}}})
+		if err != nil {
+			return fmt.Errorf("dedup: record the embedder of %s: %w", coll, err)
+		}
+		rec = &ensured{dims: dims, model: model}
+	}
+	e.mu.Lock()
+	e.ensured[coll] = *rec
+	e.mu.Unlock()
+	return nil
+}
+
+func mismatch(coll, had string, hadDims int, want string, wantDims int) error {
+	if had == callerSupplied {
+		had = "caller-supplied vectors"
+	}
+	if want == callerSupplied {
+		want = "caller-supplied vectors"
+	}
+	return fmt.Errorf("%w: collection %s holds %s of %d dimensions; this write has %s of %d",
+		ErrEmbedderMismatch, coll, had, hadDims, want, wantDims)
+}
+
+func (e *Engine) ensureMemories(ctx context.Context, coll string, dims int, model string) error {
+	exists, err := e.store.CollectionExists(ctx, coll)
+	if err != nil {
+		return fmt.Errorf("dedup: look up collection %s: %w", coll, err)
+	}
+	if !exists {
+		err := e.store.CreateCollection(ctx, &qdrant.CreateCollection{
+			CollectionName: coll,
+			VectorsConfig:  qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: uint64(dims), Distance: qdrant.Distance_Cosine}),
+		})
+		if err != nil && status.Code(err) != codes.AlreadyExists {
+			return fmt.Errorf("dedup: create collection %s: %w", coll, err)
+		}
+	} else {
+		info, err := e.store.GetCollectionInfo(ctx, coll)
+		if err != nil {
+			return fmt.Errorf("dedup: read collection %s: %w", coll, err)
+		}
+		params := info.GetConfig().GetParams().GetVectorsConfig().GetParams()
+		if params == nil {
+			return fmt.Errorf("%w: collection %s has named vectors; the write path writes the default vector", ErrEmbedderMismatch, coll)
+		}
+		if int(params.GetSize()) != dims {
+			return mismatch(coll, "vectors", int(params.GetSize()), model, dims)
+		}
+		if _, ok := info.GetPayloadSchema()[e.codec.Key(memory.FieldTextHash)]; ok {
+			return nil
+		}
+	}
+	keys := []string{e.codec.Key(memory.FieldTextHash)}
+	if e.tenancyOn() {
+		keys = append(keys, e.cfg.Tenancy.PayloadKey())
+	}
+	return e.index(ctx, coll, keys...)
+}
+
+// index creates keyword payload indexes; failing to is logged, not fatal:
+// look-ups still work, only slower.
+func (e *Engine) index(ctx context.Context, coll string, keys ...string) error {
+	wait := true
+	for _, k := range keys {
+		_, err := e.store.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
+			CollectionName: coll, FieldName: k, FieldType: qdrant.FieldType_FieldTypeKeyword.Enum(), Wait: &wait,
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("dedup: index %s in %s: %w", k, coll, err)
+			}
+			e.cfg.Logger.WarnContext(ctx, "payload index not created", "collection", coll, "key", k, "error", err)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) ensureAudit(ctx context.Context, coll string) error {
+	ac := auditCollection(coll)
+	exists, err := e.store.CollectionExists(ctx, ac)
+	if err != nil {
+		return fmt.Errorf("dedup: look up collection %s: %w", ac, err)
+	}
+	if exists {
+		return nil
+	}
+	err = e.store.CreateCollection(ctx, &qdrant.CreateCollection{
+		CollectionName: ac,
+		VectorsConfig:  qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 1, Distance: qdrant.Distance_Cosine}),
+	})
+	if err != nil && status.Code(err) != codes.AlreadyExists {
+		return fmt.Errorf("dedup: create collection %s: %w", ac, err)
+	}
+	keys := []string{auditMemoryID, auditOutcomeOf}
+	if e.tenancyOn() {
+		keys = append(keys, e.cfg.Tenancy.PayloadKey())
+	}
+	return e.index(ctx, ac, keys...)
+}
+
+// meta reads the collection's embedder record; nil when there is none.
+func (e *Engine) meta(ctx context.Context, coll string) (*ensured, error) {
+	pts, err := e.store.Get(ctx, &qdrant.GetPoints{CollectionName: auditCollection(coll),
+		Ids: []*qdrant.PointId{qdrant.NewID(metaID)}, WithPayload: qdrant.NewWithPayload(true)})
+	if err != nil {
+		return nil, fmt.Errorf("dedup: read the embedder record of %s: %w", coll, err)
+	}
+	if len(pts) == 0 {
+		return nil, nil
+	}
+	p := pts[0].GetPayload()
+	return &ensured{model: p[metaModel].GetStringValue(), dims: int(p[metaDimensions].GetIntegerValue())}, nil
+}
+
+// auditID is a record's point id: derived from the observation id when
+// there is one, so a retried write lands on the same points.
+func auditID(coll, tenant, obsID string, seq int) string {
+	if obsID == "" {
+		return uuid.NewString()
+	}
+	return uuid.NewSHA1(idNamespace, []byte(coll+"\x00"+tenant+"\x00"+obsID+"\x00"+strconv.Itoa(seq))).String()
+}
+
+// writeAudit appends the records of one decision in one upsert; the first
+// carries the outcome for idempotent replays.
+func (e *Engine) writeAudit(ctx context.Context, coll, tenant, obsID string, recs []AuditRecord, out Outcome) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	pts := make([]*qdrant.PointStruct, len(recs))
+	for i, r := range recs {
+		p := map[string]*qdrant.Value{
+			auditKind:       qdrant.NewValueString("audit"),
+			auditMemoryID:   qdrant.NewValueString(r.MemoryID),
+			auditObsID:      qdrant.NewValueString(r.ObservationID),
+			"reason":        qdrant.NewValueString(r.Reason),
+			"old":           qdrant.NewValueDouble(r.Old),
+			"new":           qdrant.NewValueDouble(r.New),
+			"old_n":         qdrant.NewValueInt(int64(r.OldN)),
+			"new_n":         qdrant.NewValueInt(int64(r.NewN)),
+			"at":            qdrant.NewValueString(memory.FormatTime(r.At)),
+			"session_id":    qdrant.NewValueString(r.SessionID),
+			"turn_id":       qdrant.NewValueString(r.TurnID),
+			"source":        qdrant.NewValueDouble(r.Source),
+			"extractor":     qdrant.NewValueDouble(r.Extractor),
+			"type":          qdrant.NewValueDouble(r.Type),
+			"grounding":     qdrant.NewValueString(r.Grounding),
+			"decision":      qdrant.NewValueString(string(r.Decision)),
+			"related":       qdrant.NewValueString(r.Related),
+			auditSeq:        qdrant.NewValueInt(int64(i)),
+			"collection":    qdrant.NewValueString(coll),
+			"written_at_ns": qdrant.NewValueInt(time.Now().UnixNano()), // real time: orders the trail even under a fake clock
+		}
+		if e.tenancyOn() {
+			p[e.cfg.Tenancy.PayloadKey()] = e.cfg.Tenancy.Value(tenant)
+		}
+		if i == 0 && obsID != "" {
+			b, err := json.Marshal(out)
+			if err != nil {
+				return fmt.Errorf("dedup: encode outcome: %w", err)
+			}
+			p[auditOutcomeOf] = qdrant.NewValueString(obsID)
+			p[auditOutcome] = qdrant.NewValueString(string(b))
+		}
+		pts[i] = &qdrant.PointStruct{Id: qdrant.NewID(auditID(coll, tenant, obsID, i)),
+			Vectors: qdrant.NewVectorsDense([]float32{1}), Payload: p}
+	}
+	wait := true
+	if _, err := e.store.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: auditCollection(coll), Wait: &wait, Points: pts}); err != nil {
+		return fmt.Errorf("dedup: write audit of %s: %w", coll, err)
+	}
+	return nil
+}
+
+// replay returns the outcome recorded for an observation id, if any.
+func (e *Engine) replay(ctx context.Context, coll, tenant, obsID string) (Outcome, bool, error) {
+	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(auditOutcomeOf, obsID)}}
+	if e.tenancyOn() {
+		f.Must = append(f.Must, e.cfg.Tenancy.Condition(tenant))
+	}
+	limit := uint32(1)
+	pts, err := e.store.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: auditCollection(coll), Filter: f,
+		Limit: &limit, WithPayload: qdrant.NewWithPayload(true)})
+	if err != nil {
+		if isNotFound(err) {
+			return Outcome{}, false, nil // no audit collection yet: nothing seen
+		}
+		return Outcome{}, false, fmt.Errorf("dedup: look up observation %s: %w", obsID, err)
+	}
+	if len(pts) == 0 {
+		return Outcome{}, false, nil
+	}
+	var out Outcome
+	if err := json.Unmarshal([]byte(pts[0].GetPayload()[auditOutcome].GetStringValue()), &out); err != nil {
+		return Outcome{}, false, fmt.Errorf("dedup: read the outcome of observation %s: %w", obsID, err)
+	}
+	out.Replayed = true
+	return out, true, nil
+}
+
+// readAudit returns a memory's audit records, oldest first.
+func (e *Engine) readAudit(ctx context.Context, coll, tenant, id string) ([]AuditRecord, error) {
+	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(auditMemoryID, id)}}
+	if e.tenancyOn() {
+		f.Must = append(f.Must, e.cfg.Tenancy.Condition(tenant))
+	}
+	var out []AuditRecord
+	type key struct {
+		written int64
+		seq     int64
+	}
+	var keys []key
+	var offset *qdrant.PointId
+	for len(out) < maxAuditRecords {
+		limit := uint32(256)
+		pts, next, err := e.scrollPage(ctx, &qdrant.ScrollPoints{CollectionName: auditCollection(coll), Filter: f,
+			Limit: &limit, Offset: offset, WithPayload: qdrant.NewWithPayload(true)})
+		if err != nil {
+			if isNotFound(err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("dedup: read the audit of %s: %w", id, err)
+		}
+		for _, p := range pts {
+			pl := p.GetPayload()
+			at, _ := memory.ParseTime(pl["at"].GetStringValue())
+			out = append(out, AuditRecord{
+				MemoryID: pl[auditMemoryID].GetStringValue(), ObservationID: pl[auditObsID].GetStringValue(),
+				Reason: pl["reason"].GetStringValue(), Old: pl["old"].GetDoubleValue(), New: pl["new"].GetDoubleValue(),
+				OldN: int(pl["old_n"].GetIntegerValue()), NewN: int(pl["new_n"].GetIntegerValue()), At: at,
+				SessionID: pl["session_id"].GetStringValue(), TurnID: pl["turn_id"].GetStringValue(),
+				Source: pl["source"].GetDoubleValue(), Extractor: pl["extractor"].GetDoubleValue(),
+				Type: pl["type"].GetDoubleValue(), Grounding: pl["grounding"].GetStringValue(),
+				Decision: Decision(pl["decision"].GetStringValue()), Related: pl["related"].GetStringValue(),
+			})
+			keys = append(keys, key{pl["written_at_ns"].GetIntegerValue(), pl[auditSeq].GetIntegerValue()})
+		}
+		if next == nil {
+			break
+		}
+		offset = next
+	}
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ka, kb := keys[a], keys[b]
+		if c := cmp.Compare(ka.written, kb.written); c != 0 {
+			return c
+		}
+		return cmp.Compare(ka.seq, kb.seq)
+	})
+	sorted := make([]AuditRecord, len(out))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted, nil
+}
+
+// owns reports whether a payload belongs to the tenant (always, with
+// tenancy off).
+func (e *Engine) owns(payload map[string]*qdrant.Value, tenant string) bool {
+	if !e.tenancyOn() {
+		return true
+	}
+	want := e.cfg.Tenancy.Value(tenant)
+	got := payload[e.cfg.Tenancy.PayloadKey()]
+	if got == nil {
+		return false
+	}
+	switch w := want.GetKind().(type) {
+	case *qdrant.Value_IntegerValue:
+		return got.GetKind() != nil && isInt(got, w.IntegerValue)
+	case *qdrant.Value_StringValue:
+		s, ok := got.GetKind().(*qdrant.Value_StringValue)
+		return ok && s.StringValue == w.StringValue
+	}
+	return false
+}
+
+func isInt(v *qdrant.Value, n int64) bool {
+	iv, ok := v.GetKind().(*qdrant.Value_IntegerValue)
+	return ok && iv.IntegerValue == n
+}
+
+// isNotFound reports the upstream's "not found" (a missing collection).
+func isNotFound(err error) bool {
+	return status.Code(err) == codes.NotFound
+}
+
+func isErrNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+func sqrt(x float64) float64 { return math.Sqrt(x) }

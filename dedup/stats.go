@@ -1,0 +1,133 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/memory"
+)
+
+// Memory returns a stored memory with its audit trail.
+func (e *Engine) Memory(ctx context.Context, collection, tenant, id string) (MemoryView, error) {
+	if collection == "" {
+		return MemoryView{}, &InputError{Field: "collection", Reason: "is required"}
+	}
+	if e.tenancyOn() && tenant == "" {
+		return MemoryView{}, &InputError{Field: "tenant", Reason: "is required when tenancy is on"}
+	}
+	pid, err := parseID(id)
+	if err != nil {
+		return MemoryView{}, &InputError{Field: "id", Reason: err.Error()}
+	}
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	pts, err := e.store.Get(ctx, &qdrant.GetPoints{CollectionName: collection, Ids: []*qdrant.PointId{pid},
+		WithPayload: qdrant.NewWithPayload(true)})
+	if err != nil {
+		if isNotFound(err) {
+			return MemoryView{}, fmt.Errorf("%w: collection %s", ErrNotFound, collection)
+		}
+		return MemoryView{}, fmt.Errorf("dedup: read %s in %s: %w", id, collection, err)
+	}
+	if len(pts) == 0 || !e.owns(pts[0].GetPayload(), tenant) {
+		return MemoryView{}, fmt.Errorf("%w: memory %s in %s", ErrNotFound, id, collection)
+	}
+	payload, err := memory.PayloadToJSON(pts[0].GetPayload())
+	if err != nil {
+		return MemoryView{}, fmt.Errorf("dedup: encode the payload of %s: %w", id, err)
+	}
+	sid := idString(pts[0].GetId())
+	audit, err := e.readAudit(ctx, collection, tenant, sid)
+	if err != nil {
+		return MemoryView{}, err
+	}
+	return MemoryView{ID: sid, Collection: collection, Payload: payload, Audit: audit}, nil
+}
+
+// Stats counts a collection's memories (a tenant's, with tenancy on) by
+// stats bucket, tier and type, at the engine's clock, and reports this
+// process's decisions and judge use. It reads the whole collection, page by
+// page: it is an operator's endpoint, not a per-request one.
+func (e *Engine) Stats(ctx context.Context, collection, tenant string) (Stats, error) {
+	if collection == "" {
+		return Stats{}, &InputError{Field: "collection", Reason: "is required"}
+	}
+	if e.tenancyOn() && tenant == "" {
+		return Stats{}, &InputError{Field: "tenant", Reason: "is required when tenancy is on"}
+	}
+	st := Stats{
+		Collection: collection,
+		Buckets:    map[string]int{},
+		Tiers:      map[string]int{},
+		Types:      map[string]int{},
+		Judge:      e.cfg.Judging.Stats(),
+		Decisions:  map[string]int64{},
+	}
+	for i, d := range decisionOrder {
+		st.Decisions[string(d)] = e.decisions[i].Load()
+	}
+	var filter *qdrant.Filter
+	if e.tenancyOn() {
+		filter = &qdrant.Filter{Must: []*qdrant.Condition{e.cfg.Tenancy.Condition(tenant)}}
+	}
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	now := e.cfg.Now()
+	var offset *qdrant.PointId
+	var m memory.Memory
+	for {
+		limit := uint32(512)
+		pts, next, err := e.scrollPage(ctx, &qdrant.ScrollPoints{CollectionName: collection, Filter: filter,
+			Limit: &limit, Offset: offset, WithPayload: qdrant.NewWithPayload(true)})
+		if err != nil {
+			if isNotFound(err) {
+				return Stats{}, fmt.Errorf("%w: collection %s", ErrNotFound, collection)
+			}
+			return Stats{}, fmt.Errorf("dedup: read %s: %w", collection, err)
+		}
+		for _, p := range pts {
+			e.codec.Decode(p.GetPayload(), &m)
+			if m.SupersededBy != "" {
+				st.Superseded++
+				continue
+			}
+			in := e.codec.Inputs(&m)
+			s := e.params.Evaluate(&in, 1, now)
+			st.Memories++
+			st.Tiers[s.Tier.String()]++
+			if in.Unscored {
+				st.Buckets["unscored"]++
+				st.Types["unscored"]++
+				continue
+			}
+			st.Buckets[s.Bucket.String()]++
+			st.Types[m.MemoryType]++
+		}
+		if next == nil {
+			break
+		}
+		offset = next
+	}
+	return st, nil
+}
+
+// scrollPage reads one page and the offset of the next (nil at the end).
+func (e *Engine) scrollPage(ctx context.Context, req *qdrant.ScrollPoints) ([]*qdrant.RetrievedPoint, *qdrant.PointId, error) {
+	if s, ok := e.store.(interface {
+		ScrollAndOffset(context.Context, *qdrant.ScrollPoints) ([]*qdrant.RetrievedPoint, *qdrant.PointId, error)
+	}); ok {
+		return s.ScrollAndOffset(ctx, req)
+	}
+	// Without the next offset, ask for one more point than the page and use
+	// it as the next page's start.
+	limit := *req.Limit
+	more := limit + 1
+	pts, err := e.store.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: req.CollectionName, Filter: req.Filter,
+		Offset: req.Offset, Limit: &more, WithPayload: req.WithPayload, WithVectors: req.WithVectors})
+	if err != nil || uint32(len(pts)) <= limit {
+		return pts, nil, err
+	}
+	return pts[:limit], pts[limit].GetId(), nil
+}

@@ -1,0 +1,784 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/scoring"
+)
+
+// idNamespace is the UUIDv5 namespace of memrank's deterministic ids.
+var idNamespace = uuid.MustParse("6f1c1f5e-3b0a-5c7e-9a43-0d2f4b8e7a11")
+
+// MemoryID is the deterministic id of a new memory (DESIGN section 6):
+// UUIDv5 of the collection, the tenant and the text hash, so two replicas
+// inserting the same text converge on one point.
+func MemoryID(collection, tenant, textHash string) string {
+	return uuid.NewSHA1(idNamespace, []byte(collection+"\x00"+tenant+"\x00"+textHash)).String()
+}
+
+// stored is one memory the write is looking at, and what it will write back.
+type stored struct {
+	id   *qdrant.PointId
+	sid  string
+	m    memory.Memory
+	vec  []float32
+	hash string
+
+	isNew           bool  // upserted whole, with its vector
+	dirty           bool  // payload fields memrank owns rewritten
+	clearSuperseded bool  // superseded_by removed
+	mergedAccess    int64 // new access_counts._merged, when > 0 and changed
+}
+
+// scored is a tier-2 neighbour with its similarity to the observation.
+type scored struct {
+	st    *stored
+	score float64
+}
+
+// write is one observation's decision and the writes it makes. Its methods
+// run under the collection and tenant's lock.
+type write struct {
+	e      *Engine
+	o      observation
+	vec    []float32
+	coll   string
+	tenant string
+
+	out     Outcome
+	touched []*stored
+	audit   []AuditRecord
+}
+
+func (w *write) key(f memory.Field) string { return w.e.codec.Key(f) }
+
+// scope is the tenant condition plus "not superseded".
+func (w *write) scope() *qdrant.Filter {
+	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewIsEmpty(w.key(memory.FieldSupersededBy))}}
+	if w.e.tenancyOn() {
+		f.Must = append(f.Must, w.e.cfg.Tenancy.Condition(w.tenant))
+	}
+	return f
+}
+
+func (w *write) decode(id *qdrant.PointId, payload map[string]*qdrant.Value, vecs *qdrant.VectorsOutput) *stored {
+	st := &stored{id: id, sid: idString(id), m: w.e.codec.DecodeQdrant(payload), vec: denseVector(vecs)}
+	st.hash = st.m.Hash()
+	return st
+}
+
+// tier1 finds stored memories with the observation's text hash.
+func (w *write) tier1(ctx context.Context) ([]*stored, error) {
+	ctx, span := w.e.tracer.Start(ctx, "dedup.tier1")
+	defer span.End()
+	f := w.scope()
+	f.Must = append(f.Must, qdrant.NewMatchKeyword(w.key(memory.FieldTextHash), w.o.hash))
+	limit := uint32(maxMerges + 1)
+	pts, err := w.e.store.Scroll(ctx, &qdrant.ScrollPoints{
+		CollectionName: w.coll, Filter: f, Limit: &limit,
+		WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dedup: tier 1 look-up in %s: %w", w.coll, err)
+	}
+	out := make([]*stored, 0, len(pts))
+	for _, p := range pts {
+		if w.isCorrected(p.GetId()) {
+			continue
+		}
+		out = append(out, w.decode(p.GetId(), p.GetPayload(), p.GetVectors()))
+	}
+	// The deterministic id first: it is where every replica converges.
+	want := MemoryID(w.coll, w.tenant, w.o.hash)
+	slices.SortStableFunc(out, func(a, b *stored) int {
+		switch {
+		case a.sid == want:
+			return -1
+		case b.sid == want:
+			return 1
+		}
+		return 0
+	})
+	span.SetAttributes(attribute.Int("memrank.matches", len(out)))
+	return out, nil
+}
+
+func (w *write) isCorrected(id *qdrant.PointId) bool {
+	return w.o.Corrects != "" && idString(id) == w.o.Corrects
+}
+
+// tier2 finds the nearest stored memories, best first.
+func (w *write) tier2(ctx context.Context) ([]scored, error) {
+	ctx, span := w.e.tracer.Start(ctx, "dedup.tier2")
+	defer span.End()
+	limit := uint64(w.e.cfg.Neighbours)
+	pts, err := w.e.store.Query(ctx, &qdrant.QueryPoints{
+		CollectionName: w.coll, Query: qdrant.NewQueryDense(w.vec), Filter: w.scope(), Limit: &limit,
+		WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dedup: tier 2 search in %s: %w", w.coll, err)
+	}
+	out := make([]scored, 0, len(pts))
+	for _, p := range pts {
+		if w.isCorrected(p.GetId()) {
+			continue
+		}
+		out = append(out, scored{st: w.decode(p.GetId(), p.GetPayload(), p.GetVectors()), score: float64(p.GetScore())})
+	}
+	if len(out) > 0 {
+		span.SetAttributes(attribute.Float64("memrank.best_score", out[0].score))
+	}
+	return out, nil
+}
+
+// load reads one memory by id, in the write's tenant.
+func (w *write) load(ctx context.Context, id *qdrant.PointId) (*stored, error) {
+	pts, err := w.e.store.Get(ctx, &qdrant.GetPoints{
+		CollectionName: w.coll, Ids: []*qdrant.PointId{id},
+		WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true),
+	})
+	if err != nil {
+		if isNotFound(err) {
+			return nil, fmt.Errorf("%w: collection %s", ErrNotFound, w.coll)
+		}
+		return nil, fmt.Errorf("dedup: read %s in %s: %w", idString(id), w.coll, err)
+	}
+	if len(pts) == 0 || !w.e.owns(pts[0].GetPayload(), w.tenant) {
+		return nil, fmt.Errorf("%w: memory %s in %s", ErrNotFound, idString(id), w.coll)
+	}
+	return w.decode(pts[0].GetId(), pts[0].GetPayload(), pts[0].GetVectors()), nil
+}
+
+// observe is the decision of DESIGN section 6 for one observation.
+func (w *write) observe(ctx context.Context) error {
+	t1, err := w.tier1(ctx)
+	if err != nil {
+		return err
+	}
+	if len(t1) > 0 {
+		w.duplicate(t1[0], 1)
+		w.mergeInto(t1[0], t1[1:], nil)
+		return nil
+	}
+	nb, err := w.tier2(ctx)
+	if err != nil {
+		return err
+	}
+	match, tier, contradicts := w.classify(ctx, nb)
+	switch {
+	case match == nil:
+		if err := w.insert(ctx, false); err != nil {
+			return err
+		}
+	case contradicts:
+		if err := w.insert(ctx, true); err != nil {
+			return err
+		}
+		w.resolve(w.touched[0], match, false)
+		w.out.Decision = DecisionContradiction
+		w.out.Tier = tier
+	default:
+		w.duplicate(match, tier)
+		w.mergeInto(match, nil, nb)
+	}
+	if w.out.Decision == DecisionInserted || w.out.Decision == DecisionIndependent {
+		w.corroborate(nb)
+	}
+	return nil
+}
+
+// classify walks the tier-2 neighbours, best first: a clean match at or
+// above SameThreshold is the same fact (tier 2); a neighbour in the judge
+// band, or above it but differing in a negation or a number, needs a
+// verdict (tier 3). Without a usable verdict nothing matches: a judge that
+// is down, over budget or unparsable never causes a merge. One judge call
+// at most per observation; later pairs use cached verdicts only.
+func (w *write) classify(ctx context.Context, nb []scored) (match *stored, tier int, contradicts bool) {
+	called := false
+	for _, c := range nb {
+		if c.score < w.e.cfg.JudgeThreshold {
+			break
+		}
+		if c.score >= w.e.cfg.SameThreshold && !differInClaim(c.st.m.Text, w.o.Text) {
+			return c.st, 2, false
+		}
+		var v Verdict
+		var info JudgeInfo
+		if !called {
+			v, info = w.e.cfg.Judging.Decide(ctx, w.coll,
+				PairText{Hash: c.st.hash, Text: c.st.m.Text}, PairText{Hash: w.o.hash, Text: w.o.Text})
+			called = !info.Cached
+		} else if cv, ok := w.e.cfg.Judging.Lookup(c.st.hash, w.o.hash); ok {
+			v, info = cv, JudgeInfo{Verdict: cv.String(), Cached: true}
+		} else {
+			continue
+		}
+		if w.out.Judge == nil {
+			w.out.Judge = &info
+		}
+		switch v {
+		case VerdictSame:
+			w.out.Judge = &info
+			return c.st, 3, false
+		case VerdictContradicts:
+			w.out.Judge = &info
+			return c.st, 3, true
+		}
+	}
+	return nil, 0, false
+}
+
+// evidence is a stored memory's components, grounding and confidence.
+func (w *write) evidence(m *memory.Memory) scoring.Evidence {
+	ev := scoring.Evidence{
+		Components: scoring.Components{Source: m.Levels.Source, Observations: m.Observations,
+			Extractor: m.Levels.Extractor, Type: m.Levels.Type},
+		Grounding: m.Grounding,
+	}
+	if m.HasConfidence {
+		ev.Confidence = m.Confidence
+	} else {
+		ev.Confidence = w.e.params.Grounded(ev.Components, ev.Grounding)
+	}
+	return ev
+}
+
+// independent is DESIGN section 6's independence rule.
+func (w *write) independent(m *memory.Memory) bool {
+	o := &w.o
+	if o.SessionID == "" || slices.Contains(m.SessionIDs, o.SessionID) {
+		return false
+	}
+	first := m.CreatedAt
+	if first.IsZero() {
+		first = m.LastObserved()
+	}
+	if !first.IsZero() && o.at.Sub(first) < w.e.cfg.MinIndependentGap {
+		return false
+	}
+	if w.e.cfg.RequireSurfaceChange && o.hash == m.Hash() {
+		newModality := o.Modality != "" && len(m.Modalities) > 0 && !slices.Contains(m.Modalities, o.Modality)
+		if !newModality {
+			return false
+		}
+	}
+	return true
+}
+
+// duplicate applies the observation to the memory it duplicates (DESIGN 4.9).
+func (w *write) duplicate(st *stored, tier int) {
+	m := &st.m
+	independent := w.independent(m)
+	old := w.evidence(m)
+	next := w.e.params.Reobserve(old, w.o.ev, independent)
+	if obsComponents(next) == obsComponents(w.o.ev) && obsComponents(next) != obsComponents(old) {
+		w.adoptLevels(m)
+	}
+	m.Observations = next.Observations
+	m.Confidence, m.HasConfidence = next.Confidence, true
+	w.addProvenance(m)
+	st.dirty = true
+	w.touch(st)
+	reason, d := "restatement", DecisionRestatement
+	if independent {
+		reason, d = "independent", DecisionIndependent
+	}
+	w.record(st, reason, old, "")
+	w.out.Decision, w.out.Tier = d, tier
+	w.out.MemoryID, w.out.Confidence, w.out.Observations = st.sid, m.Confidence, m.Observations
+}
+
+// obsComponents are the parts of evidence a re-observation may adopt.
+type levels struct {
+	s, e, t float64
+	g       scoring.Grounding
+}
+
+func obsComponents(ev scoring.Evidence) levels {
+	return levels{ev.Source, ev.Extractor, ev.Type, ev.Grounding}
+}
+
+// adoptLevels takes the observation's source, type, extractor and grounding
+// (they scored higher than the stored ones).
+func (w *write) adoptLevels(m *memory.Memory) {
+	o := &w.o
+	m.Source, m.MemoryType, m.Grounding = o.sourceName, o.typeName, o.grounding
+	m.ExtractorModel = o.ExtractorModel
+	m.HasLogprob = o.ExtractorLogprob != nil
+	if m.HasLogprob {
+		m.ExtractorLogprob = *o.ExtractorLogprob
+	}
+	m.Levels.Source, m.Levels.Type, m.Levels.Extractor = o.ev.Source, o.ev.Type, o.ev.Extractor
+}
+
+// addProvenance adds the observation's session, turn, entities and modality
+// and moves last_observed_at forward. Lists are bounded: past the bound the
+// oldest entries go.
+func (w *write) addProvenance(m *memory.Memory) {
+	o := &w.o
+	m.SessionIDs = addBounded(m.SessionIDs, o.SessionID)
+	m.TurnIDs = addBounded(m.TurnIDs, o.TurnID)
+	for _, en := range o.Entities {
+		m.Entities = addBounded(m.Entities, en)
+	}
+	m.Modalities = addBounded(m.Modalities, o.Modality)
+	if o.at.After(m.LastObservedAt) {
+		m.LastObservedAt = o.at
+	}
+	if m.CreatedAt.IsZero() || o.at.Before(m.CreatedAt) {
+		m.CreatedAt = o.at
+	}
+}
+
+func addBounded(list []string, v string) []string {
+	if v == "" || slices.Contains(list, v) {
+		return list
+	}
+	if len(list) >= maxListEntries {
+		list = slices.Delete(list, 0, len(list)-maxListEntries+1)
+	}
+	return append(list, v)
+}
+
+// insert adds the observation as a new memory with its deterministic id. A
+// point already there under that id (a superseded claim of the same text,
+// or a memory whose stored text hash differs) is re-observed instead; it is
+// revived from supersession only when revive is set (a contradiction about
+// to be resolved by c x f).
+func (w *write) insert(ctx context.Context, revive bool) error {
+	sid := MemoryID(w.coll, w.tenant, w.o.hash)
+	id := qdrant.NewID(sid)
+	if prev, err := w.load(ctx, id); err == nil {
+		if revive && prev.m.SupersededBy != "" {
+			prev.m.SupersededBy, prev.m.Retrievable = "", true
+			prev.clearSuperseded = true
+		}
+		w.duplicate(prev, 1)
+		if !revive {
+			w.out.Tier = 0
+		}
+		return nil
+	} else if !isErrNotFound(err) {
+		return err
+	}
+	o := &w.o
+	m := memory.Memory{
+		Text: o.Text, MemoryType: o.typeName, Source: o.sourceName, ExtractorModel: o.ExtractorModel,
+		Grounding: o.grounding, Confidence: o.ev.Confidence, HasConfidence: true,
+		DecayCategory: o.DecayCategory, CreatedAt: o.at, LastObservedAt: o.at, TextHash: o.hash,
+		Retrievable: true, Tier: scoring.TierActive, Schema: memory.SchemaVersion,
+	}
+	if o.ExtractorLogprob != nil {
+		m.ExtractorLogprob, m.HasLogprob = *o.ExtractorLogprob, true
+	}
+	w.addProvenance(&m)
+	// Decoding what will be written resolves the levels exactly as a read will.
+	st := &stored{id: id, sid: sid, vec: w.vec, hash: o.hash, isNew: true}
+	st.m = w.e.codec.DecodeQdrant(w.e.codec.Encode(&m))
+	w.touch(st)
+	w.record(st, "insert", scoring.Evidence{}, "")
+	w.out = Outcome{Decision: DecisionInserted, MemoryID: sid, Confidence: st.m.Confidence,
+		Observations: 0, Judge: w.out.Judge}
+	return nil
+}
+
+// resolve settles a contradiction: the claim with the lower confidence x
+// freshness is superseded (kept, not retrievable), unless correction is set,
+// when a wins whatever the numbers. The winner's contradictions grow by one.
+func (w *write) resolve(a, b *stored, correction bool) {
+	win, lose := a, b
+	if !correction && w.weight(&b.m) > w.weight(&a.m) {
+		win, lose = b, a
+	}
+	lose.m.SupersededBy, lose.m.Retrievable = win.sid, false
+	lose.clearSuperseded = false
+	lose.dirty = true
+	win.m.Contradictions++
+	win.dirty = true
+	w.touch(lose)
+	w.touch(win)
+	ev := w.evidence(&lose.m)
+	w.record(lose, "superseded", ev, win.sid)
+	w.record(win, "contradiction", w.evidence(&win.m), lose.sid)
+	w.out.Superseded = lose.sid
+	if w.out.MemoryID == win.sid {
+		w.out.Confidence, w.out.Observations = win.m.Confidence, win.m.Observations
+	}
+}
+
+// weight is confidence x freshness now: a fresh claim can replace a stale one.
+func (w *write) weight(m *memory.Memory) float64 {
+	c := m.Confidence
+	if !m.HasConfidence {
+		c = w.evidence(m).Confidence
+	}
+	hl := m.Levels.HalfLife
+	if hl <= 0 {
+		hl = w.e.params.Decay.DefaultHalfLife
+	}
+	return c * scoring.Freshness(scoring.AgeDays(m.LastObserved(), w.e.cfg.Now()), hl)
+}
+
+// mergeInto folds stored duplicates of win into it (DESIGN 4.8): others
+// with win's text hash, and neighbours whose vectors are at or above
+// SameThreshold to win's and whose texts agree in negations and numbers.
+func (w *write) mergeInto(win *stored, sameHash []*stored, nb []scored) {
+	var losers []*stored
+	for _, s := range sameHash {
+		if s.sid != win.sid {
+			losers = append(losers, s)
+		}
+	}
+	for _, n := range nb {
+		s := n.st
+		if s.sid == win.sid || len(s.vec) == 0 || len(s.vec) != len(win.vec) || differInClaim(s.m.Text, win.m.Text) {
+			continue
+		}
+		if cosine(s.vec, win.vec) >= w.e.cfg.SameThreshold {
+			losers = append(losers, s)
+		}
+	}
+	if len(losers) > maxMerges {
+		losers = losers[:maxMerges]
+	}
+	for _, l := range losers {
+		w.merge(win, l)
+	}
+}
+
+func (w *write) merge(win, lose *stored) {
+	a, b := w.evidence(&win.m), w.evidence(&lose.m)
+	next := w.e.params.Merge(a, b)
+	wm, lm := &win.m, &lose.m
+	if b.Confidence > a.Confidence {
+		wm.Source, wm.MemoryType, wm.Grounding = lm.Source, lm.MemoryType, lm.Grounding
+		wm.ExtractorModel, wm.ExtractorLogprob, wm.HasLogprob = lm.ExtractorModel, lm.ExtractorLogprob, lm.HasLogprob
+		wm.Levels.Source, wm.Levels.Type, wm.Levels.Extractor = lm.Levels.Source, lm.Levels.Type, lm.Levels.Extractor
+	}
+	wm.Observations = next.Observations
+	wm.Confidence, wm.HasConfidence = next.Confidence, true
+	for _, l := range [][]string{lm.SessionIDs} {
+		for _, v := range l {
+			wm.SessionIDs = addBounded(wm.SessionIDs, v)
+		}
+	}
+	for _, v := range lm.TurnIDs {
+		wm.TurnIDs = addBounded(wm.TurnIDs, v)
+	}
+	for _, v := range lm.Entities {
+		wm.Entities = addBounded(wm.Entities, v)
+	}
+	for _, v := range lm.Modalities {
+		wm.Modalities = addBounded(wm.Modalities, v)
+	}
+	if !lm.CreatedAt.IsZero() && (wm.CreatedAt.IsZero() || lm.CreatedAt.Before(wm.CreatedAt)) {
+		wm.CreatedAt = lm.CreatedAt
+	}
+	if lm.LastObserved().After(wm.LastObservedAt) {
+		wm.LastObservedAt = lm.LastObserved()
+	}
+	wm.Corroborations += lm.Corroborations
+	wm.Contradictions += lm.Contradictions
+	if moved := lm.AccessCount(); moved > 0 {
+		win.mergedAccess = mergedTotal(wm) + moved
+		setMerged(wm, win.mergedAccess)
+	}
+	lm.SupersededBy, lm.Retrievable = win.sid, false
+	win.dirty, lose.dirty = true, true
+	w.touch(win)
+	w.touch(lose)
+	w.record(win, "merge", a, lose.sid)
+	w.record(lose, "superseded", b, win.sid)
+	w.out.Merged = append(w.out.Merged, lose.sid)
+	if w.out.MemoryID == win.sid {
+		w.out.Confidence, w.out.Observations = wm.Confidence, wm.Observations
+	}
+}
+
+func mergedTotal(m *memory.Memory) int64 {
+	for _, a := range m.AccessCounts {
+		if a.Replica == memory.MergedAccessKey {
+			return a.Count
+		}
+	}
+	return 0
+}
+
+func setMerged(m *memory.Memory, n int64) {
+	for i := range m.AccessCounts {
+		if m.AccessCounts[i].Replica == memory.MergedAccessKey {
+			m.AccessCounts[i].Count = n
+			return
+		}
+	}
+	m.AccessCounts = append(m.AccessCounts, memory.AccessCount{Replica: memory.MergedAccessKey, Count: n})
+}
+
+// corroborate counts the observation as evidence for neighbours that make a
+// similar claim about a shared entity (seed 001): cosine at or above
+// CorroborateThreshold, an entity in common, and no negation or number
+// between them. Corroboration is evidence only: confidence is unchanged.
+func (w *write) corroborate(nb []scored) {
+	if len(w.o.Entities) == 0 {
+		return
+	}
+	for _, n := range nb {
+		s := n.st
+		if n.score < w.e.cfg.CorroborateThreshold || s.sid == w.out.MemoryID || s.m.SupersededBy != "" {
+			continue
+		}
+		if !sharesEntity(s.m.Entities, w.o.Entities) || differInClaim(s.m.Text, w.o.Text) {
+			continue
+		}
+		if w.isTouched(s) {
+			continue
+		}
+		s.m.Corroborations++
+		s.dirty = true
+		w.touch(s)
+	}
+}
+
+func sharesEntity(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if memory.Normalize(x) == memory.Normalize(y) && x != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// confirm applies DESIGN 4.7 to a stored memory.
+func (w *write) confirm(st *stored) {
+	m := &st.m
+	old := w.evidence(m)
+	next := w.e.params.Confirm(old)
+	if next.Source > old.Source {
+		for name, v := range w.e.params.SourceLevels {
+			if v == next.Source {
+				m.Source = name
+				break
+			}
+		}
+		m.Levels.Source = next.Source
+	}
+	m.Observations = next.Observations
+	m.Confidence, m.HasConfidence = next.Confidence, true
+	w.addProvenance(m)
+	st.dirty = true
+	w.touch(st)
+	w.record(st, "confirm", old, "")
+	w.out = Outcome{Decision: DecisionConfirmed, MemoryID: st.sid, Confidence: m.Confidence, Observations: m.Observations}
+}
+
+// correct stores the correction and supersedes the corrected memory with it.
+func (w *write) correct(ctx context.Context) error {
+	cid, _ := parseID(w.o.Corrects)
+	target, err := w.load(ctx, cid)
+	if err != nil {
+		return err
+	}
+	if target.hash == w.o.hash {
+		return &InputError{Field: "text", Reason: "is the text of the memory it corrects"}
+	}
+	t1, err := w.tier1(ctx)
+	if err != nil {
+		return err
+	}
+	var win *stored
+	if len(t1) > 0 {
+		win = t1[0]
+		w.duplicate(win, 1)
+	} else {
+		nb, err := w.tier2(ctx)
+		if err != nil {
+			return err
+		}
+		for _, c := range nb {
+			if c.score >= w.e.cfg.SameThreshold && !differInClaim(c.st.m.Text, w.o.Text) {
+				win = c.st
+				w.duplicate(win, 2)
+				break
+			}
+		}
+		if win == nil {
+			if err := w.insert(ctx, true); err != nil {
+				return err
+			}
+			win = w.touched[0]
+		}
+	}
+	w.resolve(win, target, true)
+	w.out.Decision = DecisionCorrected
+	return nil
+}
+
+func (w *write) touch(st *stored) {
+	if !w.isTouched(st) {
+		w.touched = append(w.touched, st)
+	}
+}
+
+func (w *write) isTouched(st *stored) bool {
+	for _, t := range w.touched {
+		if t == st || t.sid == st.sid {
+			return true
+		}
+	}
+	return false
+}
+
+// record appends an audit record of a change to st; old is st's evidence
+// before it.
+func (w *write) record(st *stored, reason string, old scoring.Evidence, related string) {
+	o := &w.o
+	w.audit = append(w.audit, AuditRecord{
+		MemoryID: st.sid, ObservationID: o.ObservationID, Reason: reason,
+		Old: old.Confidence, New: st.m.Confidence, OldN: old.Observations, NewN: st.m.Observations,
+		At: o.at, SessionID: o.SessionID, TurnID: o.TurnID,
+		Source: o.ev.Source, Extractor: o.ev.Extractor, Type: o.ev.Type, Grounding: groundingName(o),
+		Related: related,
+	})
+}
+
+func groundingName(o *observation) string {
+	if o.sourceName == "" { // a confirmation carries no extractor evidence
+		return ""
+	}
+	return o.grounding.String()
+}
+
+// commit writes the memories in one batch, then the audit records in one
+// batch. The memory goes first: a failure between the two leaves a change
+// without its record (counted, logged) rather than a record of a change that
+// never happened; a retry with the same observation_id then finds the
+// session already recorded and does not count it twice.
+func (w *write) commit(ctx context.Context) error {
+	ctx, span := w.e.tracer.Start(ctx, "dedup.write", trace.WithAttributes(
+		attribute.Int("memrank.memories", len(w.touched)), attribute.Int("memrank.audit_records", len(w.audit))))
+	defer span.End()
+	for i := range w.audit {
+		w.audit[i].Decision = w.out.Decision
+		// Records describe the memory's final state.
+		for _, st := range w.touched {
+			if st.sid == w.audit[i].MemoryID && w.audit[i].Reason != "superseded" {
+				w.audit[i].New, w.audit[i].NewN = st.m.Confidence, st.m.Observations
+			}
+		}
+	}
+	if ops := w.ops(); len(ops) > 0 {
+		wait := true
+		if _, err := w.e.store.UpdateBatch(ctx, &qdrant.UpdateBatchPoints{CollectionName: w.coll, Wait: &wait, Operations: ops}); err != nil {
+			return fmt.Errorf("dedup: write memories to %s: %w", w.coll, err)
+		}
+	}
+	if err := w.e.writeAudit(ctx, w.coll, w.tenant, w.o.ObservationID, w.audit, w.out); err != nil {
+		w.e.auditLost.Add(ctx, int64(len(w.audit)))
+		w.e.cfg.Logger.ErrorContext(ctx, "audit records not written after the memory was",
+			"collection", w.coll, "memory_id", w.out.MemoryID, "error", err)
+		return err
+	}
+	return nil
+}
+
+// ops are the memory writes: whole points for new memories, the fields
+// memrank owns for the others. access_counts and last_accessed_at belong to
+// the access recorders and are never overwritten here (except the _merged
+// key of a merge).
+func (w *write) ops() []*qdrant.PointsUpdateOperation {
+	var ops, points []*qdrant.PointsUpdateOperation
+	var pts []*qdrant.PointStruct
+	for _, st := range w.touched {
+		payload := w.e.codec.Encode(&st.m)
+		if w.e.tenancyOn() {
+			payload[w.e.cfg.Tenancy.PayloadKey()] = w.e.cfg.Tenancy.Value(w.tenant)
+		}
+		if st.isNew {
+			pts = append(pts, &qdrant.PointStruct{Id: st.id, Vectors: qdrant.NewVectorsDense(st.vec), Payload: payload})
+			continue
+		}
+		if !st.dirty {
+			continue
+		}
+		delete(payload, w.key(memory.FieldAccessCounts))
+		delete(payload, w.key(memory.FieldLastAccessedAt))
+		sel := qdrant.NewPointsSelector(st.id)
+		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+			Payload: payload, PointsSelector: sel}))
+		if st.clearSuperseded {
+			ops = append(ops, qdrant.NewPointsUpdateDeletePayload(&qdrant.PointsUpdateOperation_DeletePayload{
+				Keys: []string{w.key(memory.FieldSupersededBy)}, PointsSelector: sel}))
+		}
+		if st.mergedAccess > 0 {
+			key := w.key(memory.FieldAccessCounts)
+			ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+				Payload:        map[string]*qdrant.Value{memory.MergedAccessKey: qdrant.NewValueInt(st.mergedAccess)},
+				PointsSelector: sel, Key: &key}))
+		}
+	}
+	if len(pts) > 0 {
+		points = append(points, qdrant.NewPointsUpdateUpsert(&qdrant.PointsUpdateOperation_PointStructList{Points: pts}))
+	}
+	return append(points, ops...)
+}
+
+// idString is a point id as memrank's APIs show it: the number in decimal,
+// or the UUID.
+func idString(id *qdrant.PointId) string {
+	switch v := id.GetPointIdOptions().(type) {
+	case *qdrant.PointId_Num:
+		return strconv.FormatUint(v.Num, 10)
+	case *qdrant.PointId_Uuid:
+		return v.Uuid
+	}
+	return ""
+}
+
+// parseID reads a point id: an unsigned integer or a UUID.
+func parseID(s string) (*qdrant.PointId, error) {
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return qdrant.NewIDNum(n), nil
+	}
+	u, err := uuid.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q is neither an unsigned integer nor a UUID", truncate(s))
+	}
+	return qdrant.NewID(u.String()), nil
+}
+
+func denseVector(v *qdrant.VectorsOutput) []float32 {
+	out := v.GetVector()
+	if out == nil {
+		return nil
+	}
+	if d := out.GetDense(); d != nil {
+		return d.GetData()
+	}
+	return out.GetData() //nolint:staticcheck // servers before 1.12 fill only the deprecated flat field
+}
+
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		dot += x * y
+		na += x * x
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / (sqrt(na) * sqrt(nb))
+}
