@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -328,6 +329,9 @@ func (h *harness) observe(t testing.TB, o dedup.Observation) dedup.Outcome {
 func (h *harness) get(t testing.TB, coll, id string) memory.Memory {
 	t.Helper()
 	pid := qdrant.NewID(id)
+	if n, err := strconv.ParseUint(id, 10, 64); err == nil {
+		pid = qdrant.NewIDNum(n)
+	}
 	pts, err := h.client.Get(context.Background(), &qdrant.GetPoints{CollectionName: coll,
 		Ids: []*qdrant.PointId{pid}, WithPayload: qdrant.NewWithPayload(true)})
 	if err != nil || len(pts) != 1 {
