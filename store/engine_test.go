@@ -929,3 +929,43 @@ func TestUpdateVectors(t *testing.T) {
 		t.Fatalf("a failed update changed the vector: %v", got)
 	}
 }
+
+// A scroll whose filter payload indexes answer reads only the matching
+// points; its pages, order and next offsets are those of the walk over the
+// whole collection.
+func TestScrollIndexedFilterPaging(t *testing.T) {
+	db := newDB(t)
+	createColl(t, db, "c", 2, qdrant.Distance_Dot)
+	uuids := []string{"ffffffff-0000-0000-0000-000000000000", "00000000-0000-0000-0000-0000000000ff"}
+	mk := func(id *qdrant.PointId, tag string) pt { return pt{id, []float32{1, 0}, map[string]any{"tag": tag, "t2": tag}} }
+	upsert(t, db, "c", mk(qdrant.NewID(uuids[0]), "a"), mk(num(math.MaxUint64), "a"), mk(num(10), "b"),
+		mk(qdrant.NewID(uuids[1]), "a"), mk(num(2), "b"), mk(num(1), "a"), mk(num(7), "a"))
+	ft := qdrant.FieldType_FieldTypeKeyword
+	if _, err := db.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{CollectionName: "c", FieldName: "tag", FieldType: &ft}); err != nil {
+		t.Fatal(err)
+	}
+	pages := func(key string) [][]string {
+		var out [][]string
+		var offset *qdrant.PointId
+		for range 10 {
+			pts, next, err := db.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c", Limit: qdrant.PtrOf(uint32(2)), Offset: offset,
+				Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(key, "a")}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, retrievedIDs(pts))
+			if next == nil {
+				break
+			}
+			offset = next
+		}
+		return out
+	}
+	want := [][]string{{"1", "7"}, {"18446744073709551615", uuids[1]}, {uuids[0]}}
+	if diff := cmp.Diff(want, pages("tag")); diff != "" {
+		t.Errorf("indexed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, pages("t2")); diff != "" {
+		t.Errorf("unindexed (-want +got):\n%s", diff)
+	}
+}

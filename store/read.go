@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/qdrant/go-client/qdrant"
 	bolt "go.etcd.io/bbolt"
@@ -230,6 +232,16 @@ func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*q
 			points, err = c.scrollOrdered(ctx, orderBy, f, pts, limit, out)
 			return err
 		}
+		if f != nil {
+			if b, ok := bitsOf(f, c); ok {
+				allowed := append(bitset(nil), c.live...)
+				allowed.and(b)
+				if allowed.count() <= indexedScrollMax {
+					points, next, err = c.scrollSlots(allowed, start, pts, limit, out)
+					return err
+				}
+			}
+		}
 		cur := pts.Cursor()
 		var k, v []byte
 		if start != nil {
@@ -277,6 +289,43 @@ func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*q
 		return nil, nil, asEngineError(err, "scroll")
 	}
 	return points, next, nil
+}
+
+// indexedScrollMax is the largest set of points a filter answered by
+// payload indexes may select for a scroll to read just those points, in id
+// order, instead of walking the whole collection: a selective indexed
+// filter (a text hash, a tenant's few points) then costs its matches, not
+// the collection's size.
+const indexedScrollMax = 8192
+
+// scrollSlots is a scroll over the points in allowed, in id order from
+// start.
+func (c *collection) scrollSlots(allowed bitset, start []byte, pts *bolt.Bucket, limit int, out output) ([]*qdrant.RetrievedPoint, *qdrant.PointId, error) {
+	type entry struct {
+		key  []byte
+		slot uint32
+	}
+	var entries []entry
+	allowed.each(0, uint32(len(c.ids)), func(slot uint32) {
+		k := c.ids[slot].key()
+		if start == nil || bytes.Compare(k, start) >= 0 {
+			entries = append(entries, entry{k, slot})
+		}
+	})
+	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
+	var points []*qdrant.RetrievedPoint
+	for _, e := range entries {
+		id := c.ids[e.slot]
+		if len(points) == limit {
+			return points, id.Proto(), nil
+		}
+		payload, vec, err := c.fill(pts, e.slot, out)
+		if err != nil {
+			return nil, nil, err
+		}
+		points = append(points, &qdrant.RetrievedPoint{Id: id.Proto(), Payload: payload, Vectors: vec})
+	}
+	return points, nil, nil
 }
 
 // scrollOrdered is a scroll with order_by (internal_scroll_by_field in
