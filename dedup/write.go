@@ -25,6 +25,10 @@ func MemoryID(collection, tenant, textHash string) string {
 	return uuid.NewSHA1(idNamespace, []byte(collection+"\x00"+tenant+"\x00"+textHash)).String()
 }
 
+// supersededSlack is how many more points the look-ups ask for than they
+// use, to make room for superseded memories they skip.
+const supersededSlack = 4
+
 // stored is one memory the write is looking at, and what it will write back.
 type stored struct {
 	id   *qdrant.PointId
@@ -61,9 +65,12 @@ type write struct {
 
 func (w *write) key(f memory.Field) string { return w.e.codec.Key(f) }
 
-// scope is the tenant condition plus "not superseded".
+// scope is the tenant condition. Superseded memories are dropped after
+// the look-up, not by an is_empty condition: no payload index serves that
+// condition, so the store would read every point's payload to evaluate it
+// (23 ms per observation at 600 memories on the embedded store).
 func (w *write) scope() *qdrant.Filter {
-	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewIsEmpty(w.key(memory.FieldSupersededBy))}}
+	f := &qdrant.Filter{}
 	if w.e.tenancyOn() {
 		f.Must = append(f.Must, w.e.cfg.Tenancy.Condition(w.tenant))
 	}
@@ -82,7 +89,7 @@ func (w *write) tier1(ctx context.Context) ([]*stored, error) {
 	defer span.End()
 	f := w.scope()
 	f.Must = append(f.Must, qdrant.NewMatchKeyword(w.key(memory.FieldTextHash), w.o.hash))
-	limit := uint32(maxMerges + 1)
+	limit := uint32(maxMerges + 1 + supersededSlack)
 	pts, err := w.e.store.Scroll(ctx, &qdrant.ScrollPoints{
 		CollectionName: w.coll, Filter: f, Limit: &limit,
 		WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true),
@@ -95,7 +102,9 @@ func (w *write) tier1(ctx context.Context) ([]*stored, error) {
 		if w.isCorrected(p.GetId()) {
 			continue
 		}
-		out = append(out, w.decode(p.GetId(), p.GetPayload(), p.GetVectors()))
+		if st := w.decode(p.GetId(), p.GetPayload(), p.GetVectors()); st.m.SupersededBy == "" {
+			out = append(out, st)
+		}
 	}
 	// The deterministic id first: it is where every replica converges.
 	want := MemoryID(w.coll, w.tenant, w.o.hash)
@@ -120,7 +129,7 @@ func (w *write) isCorrected(id *qdrant.PointId) bool {
 func (w *write) tier2(ctx context.Context) ([]scored, error) {
 	ctx, span := w.e.tracer.Start(ctx, "dedup.tier2")
 	defer span.End()
-	limit := uint64(w.e.cfg.Neighbours)
+	limit := uint64(w.e.cfg.Neighbours + supersededSlack)
 	pts, err := w.e.store.Query(ctx, &qdrant.QueryPoints{
 		CollectionName: w.coll, Query: qdrant.NewQueryDense(w.vec), Filter: w.scope(), Limit: &limit,
 		WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true),
@@ -130,10 +139,12 @@ func (w *write) tier2(ctx context.Context) ([]scored, error) {
 	}
 	out := make([]scored, 0, len(pts))
 	for _, p := range pts {
-		if w.isCorrected(p.GetId()) {
+		if w.isCorrected(p.GetId()) || len(out) == w.e.cfg.Neighbours {
 			continue
 		}
-		out = append(out, scored{st: w.decode(p.GetId(), p.GetPayload(), p.GetVectors()), score: float64(p.GetScore())})
+		if st := w.decode(p.GetId(), p.GetPayload(), p.GetVectors()); st.m.SupersededBy == "" {
+			out = append(out, scored{st: st, score: float64(p.GetScore())})
+		}
 	}
 	if len(out) > 0 {
 		span.SetAttributes(attribute.Float64("memrank.best_score", out[0].score))

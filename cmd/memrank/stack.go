@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/config"
+	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/examples/demo"
 	"github.com/memrank/memrank/rank"
@@ -44,6 +45,8 @@ type stack struct {
 	ranker   *rank.Ranker
 	policy   *tenancy.Policy
 	embedder embed.Embedder
+	judging  *dedup.Judging
+	engine   *dedup.Engine // the write path
 	native   *native.Service
 
 	closers []func(context.Context) error
@@ -154,6 +157,12 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 			return nil, usageError{err}
 		}
 	}
+	if s.embedder, err = newEmbedder(c, s.tel); err != nil {
+		return nil, err
+	}
+	if s.judging, err = newJudging(c, s.tel); err != nil {
+		return nil, err
+	}
 	s.ranker, err = rank.New(s.source, rank.Config{
 		Params:            codec.Params(),
 		Codec:             codec,
@@ -163,6 +172,7 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 		JudgeThreshold:    c.Dedup.JudgeThreshold,
 		MemoryCollections: c.Rank.MemoryCollections,
 		Recorder:          s.recorder,
+		Verdicts:          verdicts{s.judging},
 		TracerProvider:    tp,
 		MeterProvider:     mp,
 	})
@@ -173,19 +183,32 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 	if err := s.policy.Validate(); err != nil {
 		return nil, usageError{fmt.Errorf("tenancy: %w", err)}
 	}
-	switch c.Embedder.Driver {
-	case config.DriverLocal:
-		if s.embedder, err = embed.NewLocal(c.Embedder.Dimensions); err != nil {
-			return nil, usageError{fmt.Errorf("embedder: %w", err)}
-		}
-	default:
-		// The OpenAI-compatible driver arrives with the write path; until
-		// then text queries are refused with a clear error and vectors work.
-		s.tel.Logger.Warn("embedder driver not available in this build: text queries are refused", "driver", c.Embedder.Driver)
+	var scope dedup.TenantScope
+	if s.policy.Enabled() {
+		scope = s.policy
+	}
+	s.engine, err = dedup.New(s.source, dedup.Config{
+		Codec:                codec,
+		Embedder:             s.embedder,
+		Judging:              s.judging,
+		SameThreshold:        c.Dedup.SameThreshold,
+		JudgeThreshold:       c.Dedup.JudgeThreshold,
+		RequireSurfaceChange: c.Dedup.RequireSurfaceChange,
+		MinIndependentGap:    c.Dedup.MinIndependentGap,
+		Tenancy:              scope,
+		Timeout:              c.Upstream.Timeout,
+		Logger:               s.tel.Logger,
+		TracerProvider:       tp,
+		MeterProvider:        mp,
+	})
+	if err != nil {
+		return nil, usageError{err}
 	}
 	s.native, err = native.NewService(native.Config{
 		Ranker:         s.ranker,
 		Embedder:       s.embedder,
+		Writer:         s.engine,
+		Inspector:      s.engine,
 		Ready:          s.ready,
 		Metrics:        s.tel.MetricsHandler(),
 		Tenancy:        s.policy,
@@ -204,7 +227,7 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 // loadDemo loads the bundled demo set (once: an existing collection is
 // kept) with the local embedder, under memrank's own credentials.
 func (s *stack) loadDemo(ctx context.Context) (demo.LoadResult, error) {
-	if s.embedder == nil {
+	if s.cfg.Embedder.Driver != config.DriverLocal {
 		return demo.LoadResult{}, usageError{fmt.Errorf("--demo needs the local embedder (embedder.driver %q)", s.cfg.Embedder.Driver)}
 	}
 	ctx, cancel := context.WithTimeout(s.ownContext(ctx), time.Minute)
@@ -259,4 +282,92 @@ func upstreamREST(raw string) (*url.URL, error) {
 		return nil, usageError{fmt.Errorf("upstream.rest: %q is not an http(s) URL", raw)}
 	}
 	return u, nil
+}
+
+// newEmbedder builds the configured embedder behind the (model, text) cache.
+func newEmbedder(c config.Config, tel *telemetry.Telemetry) (embed.Embedder, error) {
+	var inner embed.Embedder
+	switch c.Embedder.Driver {
+	case config.DriverLocal:
+		l, err := embed.NewLocal(c.Embedder.Dimensions)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("embedder: %w", err)}
+		}
+		inner = l
+	case config.DriverOpenAI:
+		o, err := embed.NewOpenAI(embed.OpenAIConfig{
+			BaseURL:        c.Embedder.BaseURL,
+			Model:          c.Embedder.Model,
+			APIKey:         c.Embedder.APIKey,
+			Dimensions:     c.Embedder.Dimensions,
+			SendDimensions: c.Embedder.SendDimensions,
+			Timeout:        c.Embedder.Timeout,
+			BatchSize:      c.Embedder.BatchSize,
+			TracerProvider: tel.TracerProvider,
+			MeterProvider:  tel.MeterProvider,
+			Logger:         tel.Logger,
+		})
+		if err != nil {
+			return nil, usageError{fmt.Errorf("embedder: %w", err)}
+		}
+		inner = o
+	default:
+		return nil, usageError{fmt.Errorf("embedder.driver: unknown driver %q", c.Embedder.Driver)}
+	}
+	return embed.NewCached(inner, c.Embedder.CacheSize), nil
+}
+
+// newJudging builds tier 3: the LLM judge when judge.enabled, behind the verdict cache and the
+// per-collection budget. Disabled, it still answers the read path's cache
+// look-ups (with nothing) and makes every pair that needs a verdict stay
+// unmerged.
+func newJudging(c config.Config, tel *telemetry.Telemetry) (*dedup.Judging, error) {
+	cfg := dedup.JudgingConfig{
+		CacheSize:      c.Judge.CacheSize,
+		CallsPerMinute: c.Judge.CallsPerMinute,
+		Timeout:        c.Judge.Timeout,
+		Logger:         tel.Logger,
+		TracerProvider: tel.TracerProvider,
+		MeterProvider:  tel.MeterProvider,
+	}
+	if c.Judge.Enabled {
+		j, err := dedup.NewLLMJudge(dedup.LLMJudgeConfig{
+			BaseURL:        c.Judge.BaseURL,
+			Model:          c.Judge.Model,
+			APIKey:         c.Judge.APIKey,
+			Timeout:        c.Judge.Timeout,
+			TracerProvider: tel.TracerProvider,
+			Logger:         tel.Logger,
+		})
+		if err != nil {
+			return nil, usageError{fmt.Errorf("judge: %w", err)}
+		}
+		cfg.Judge = j
+	}
+	j, err := dedup.NewJudging(cfg)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("judge: %w", err)}
+	}
+	return j, nil
+}
+
+// verdicts gives the read path the write path's verdict cache.
+type verdicts struct{ j *dedup.Judging }
+
+var _ rank.VerdictCache = verdicts{}
+
+func (v verdicts) Lookup(a, b string) (rank.Verdict, bool) {
+	got, ok := v.j.Lookup(a, b)
+	if !ok {
+		return 0, false
+	}
+	switch got {
+	case dedup.VerdictSame:
+		return rank.VerdictSame, true
+	case dedup.VerdictDifferent:
+		return rank.VerdictDifferent, true
+	case dedup.VerdictContradicts:
+		return rank.VerdictContradicts, true
+	}
+	return 0, false
 }

@@ -2,12 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
+	"github.com/qdrant/go-client/qdrant"
 	"github.com/spf13/cobra"
 
+	"github.com/memrank/memrank/dedup/dedupbench"
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/server/grpcfront/proxybench"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/store/storebench"
@@ -82,7 +88,7 @@ bytes, RSS, and the time to reopen the store.`,
 	st.Flags().IntVar(&o.Queries, "queries", 200, "timed queries per scenario")
 	st.Flags().IntVar(&o.Limit, "limit", 10, "top-k of each query")
 	st.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
-	cmd.AddCommand(st, newBenchProxyCmd(e))
+	cmd.AddCommand(st, newBenchProxyCmd(e), newBenchObserveCmd(e))
 	return cmd
 }
 
@@ -116,5 +122,63 @@ machine), and the proxied/direct QPS ratio with --in-flight requests in flight.`
 	cmd.Flags().IntVar(&o.InFlight, "in-flight", 8, "requests in flight in the throughput phase")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 30*time.Second, "measuring time, load excluded")
 	cmd.Flags().StringVar(&o.Dir, "dir", d.Dir, "data directory (default: a temporary one, removed afterwards)")
+	return cmd
+}
+
+func newBenchObserveCmd(e *env) *cobra.Command {
+	var o dedupbench.Options
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "observe",
+		Short: "Write-path latency and how often a mixed stream reaches the LLM judge",
+		Long: `Load --memories memories into a temporary embedded store (fsync on, as in production) and
+time --observations observations against them, half repeats and half new facts, with the local
+embedder and no judge: p50, p99 and mean. Then run a mixed fixture of --mix observations (new
+facts, repeats, paraphrases, near misses and contradictions) on a fresh collection with a
+counting judge, and report how many reached it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Memories < 0 || o.Observations < 0 || o.MixSize < 0 {
+				return usageError{errors.New("--memories, --observations and --mix must not be negative")}
+			}
+			if dir == "" {
+				tmp, err := os.MkdirTemp("", "memrank-bench-observe-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				dir = tmp
+			}
+			db, err := store.Open(dir, store.Options{})
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			ip, err := store.NewInProcess(db)
+			if err != nil {
+				return err
+			}
+			defer ip.Close()
+			client, err := qdrant.NewClient(ip.ClientConfig())
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			codec, err := memory.NewCodec(memory.DefaultKeys(), scoring.DefaultParams())
+			if err != nil {
+				return err
+			}
+			res, err := dedupbench.Run(cmd.Context(), client, codec, o)
+			if err != nil {
+				return err
+			}
+			_, err = res.WriteTo(e.stdout)
+			return err
+		},
+	}
+	cmd.Flags().IntVar(&o.Memories, "memories", 10_000, "memories stored before timing")
+	cmd.Flags().IntVar(&o.Observations, "observations", 1000, "timed observations")
+	cmd.Flags().IntVar(&o.MixSize, "mix", 1000, "observations of the judge fixture")
+	cmd.Flags().StringVar(&dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
 	return cmd
 }

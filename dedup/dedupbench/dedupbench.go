@@ -1,0 +1,375 @@
+// Package dedupbench measures the write path: observe latency on a
+// collection that already holds many memories, and how often a mixed stream
+// of observations reaches the LLM judge. `memrank bench observe` and the
+// dedup benchmarks run it; the README records its figures.
+package dedupbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/scoring"
+)
+
+// Options configures a run. The zero value of each field means its default.
+type Options struct {
+	Memories     int    // memories loaded before timing; default 10000
+	Observations int    // timed observations; default 1000
+	MixSize      int    // observations of the judge-rate fixture; default 1000
+	Dimensions   int    // local embedder dimensions; default 384
+	Collection   string // default "bench_memories"
+	Seed         uint64 // fixture seed; default 1
+	// Progress, when set, is called as the preload advances.
+	Progress func(done, total int)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Memories == 0 {
+		o.Memories = 10000
+	}
+	if o.Observations == 0 {
+		o.Observations = 1000
+	}
+	if o.MixSize == 0 {
+		o.MixSize = 1000
+	}
+	if o.Dimensions == 0 {
+		o.Dimensions = 384
+	}
+	if o.Collection == "" {
+		o.Collection = "bench_memories"
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return o
+}
+
+// Result is what a run measured.
+type Result struct {
+	Memories     int
+	Observations int
+	P50, P99     time.Duration // observe latency without the judge
+	Mean         time.Duration
+	Decisions    map[dedup.Decision]int // of the timed observations
+
+	Mix          Mix                    // the judge-rate fixture's make-up
+	MixDecisions map[dedup.Decision]int // its decisions
+	JudgeCalls   int                    // judge calls over the fixture
+	JudgedByKind Mix                    // observations that reached the judge, by kind
+	JudgeRate    float64                // JudgeCalls / fixture observations
+	CacheHits    int64
+}
+
+// Mix counts the kinds of observation in the judge-rate fixture.
+type Mix struct {
+	New, Repeats, Paraphrases, NearMisses, Contradictions int
+}
+
+// Run loads opts.Memories memories into a fresh collection through store,
+// times opts.Observations observations against it with the local embedder
+// and no judge, then runs the mixed fixture on another fresh collection
+// with a counting judge.
+func Run(ctx context.Context, store dedup.Store, codec *memory.Codec, opts Options) (Result, error) {
+	opts = opts.withDefaults()
+	emb, err := embed.NewLocal(opts.Dimensions)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Memories: opts.Memories, Observations: opts.Observations, Decisions: map[dedup.Decision]int{}}
+	eng, err := dedup.New(store, dedup.Config{Codec: codec, Embedder: emb, RequireSurfaceChange: true})
+	if err != nil {
+		return res, err
+	}
+	rng := rand.New(rand.NewPCG(opts.Seed, 2))
+	if err := preload(ctx, store, codec, emb, opts, rng); err != nil {
+		return res, err
+	}
+	lat := make([]time.Duration, 0, opts.Observations)
+	start := time.Now()
+	for i := range opts.Observations {
+		obs := dedup.Observation{Collection: opts.Collection, Source: "direct", ExtractorModel: "gpt-4o",
+			SessionID: fmt.Sprint("timed-", i%50), TurnID: fmt.Sprint(i)}
+		if i%2 == 0 {
+			obs.Text = fact(rng.IntN(opts.Memories)) // a repeat of a stored memory
+		} else {
+			obs.Text = fact(opts.Memories + i) // a new memory
+		}
+		t := time.Now()
+		out, err := eng.Observe(ctx, obs)
+		if err != nil {
+			return res, fmt.Errorf("observe %d: %w", i, err)
+		}
+		lat = append(lat, time.Since(t))
+		res.Decisions[out.Decision]++
+	}
+	res.Mean = time.Since(start) / time.Duration(opts.Observations)
+	slices.Sort(lat)
+	res.P50 = lat[len(lat)/2]
+	res.P99 = lat[min(len(lat)-1, len(lat)*99/100)]
+
+	if err := judgeRate(ctx, store, codec, emb, opts, &res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// Facts are generated from tables, so that 10k memories are distinct and
+// lexically varied.
+var (
+	subjects = []string{"Dana", "Omar", "Priya", "Lena", "Tomas", "Aiko", "Femi", "Rosa", "Ivan", "Mei",
+		"Kofi", "Sara", "Jonas", "Nadia", "Pablo", "Yuki", "Amara", "Erik", "Leila", "Hugo"}
+	attrs = []struct{ verb, obj string }{
+		{"works at", "company"}, {"lives in", "city"}, {"prefers", "drink"}, {"plays", "sport"},
+		{"drives a", "car"}, {"reads", "genre"}, {"studies", "subject"}, {"listens to", "music"},
+		{"cooks", "dish"}, {"collects", "thing"},
+	}
+	values = map[string][]string{
+		"company": {"Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark Industries", "Wayne Enterprises", "Cyberdyne", "Tyrell", "Soylent"},
+		"city":    {"Lisbon", "Porto", "Berlin", "Osaka", "Lagos", "Lima", "Oslo", "Quito", "Hanoi", "Perth"},
+		"drink":   {"green tea", "espresso", "oat lattes", "mint tea", "black coffee", "matcha", "chai", "cocoa", "kombucha", "lemonade"},
+		"sport":   {"tennis", "chess", "squash", "padel", "football", "badminton", "golf", "rugby", "hockey", "volleyball"},
+		"car":     {"Volvo", "Tesla", "Fiat", "Toyota", "Skoda", "Honda", "Mazda", "Kia", "Renault", "Subaru"},
+		"genre":   {"science fiction", "crime novels", "poetry", "history books", "manga", "biographies", "fantasy", "philosophy", "travel writing", "thrillers"},
+		"subject": {"linguistics", "statistics", "botany", "economics", "astronomy", "law", "medicine", "architecture", "geology", "music theory"},
+		"music":   {"jazz", "techno", "opera", "afrobeat", "bossa nova", "metal", "folk", "hip hop", "ambient", "blues"},
+		"dish":    {"ramen", "paella", "jollof rice", "moussaka", "pho", "risotto", "tagine", "dumplings", "curry", "ceviche"},
+		"thing":   {"stamps", "vinyl records", "coins", "postcards", "fountain pens", "comics", "seashells", "maps", "teapots", "cameras"},
+	}
+	qualifiers = []string{"", " these days", " on weekends", " since last year", " mostly", " at home",
+		" with friends", " every week", " for fun", " in winter"}
+)
+
+// fact i: a distinct statement for every i below 20 x 10 x 10 x 10 x 5.
+func fact(i int) string {
+	s := subjects[i%len(subjects)]
+	i /= len(subjects)
+	a := attrs[i%len(attrs)]
+	i /= len(attrs)
+	v := values[a.obj][i%10]
+	i /= 10
+	q := qualifiers[i%len(qualifiers)]
+	i /= len(qualifiers)
+	if i > 0 {
+		q += [...]string{"", " apparently", " reportedly", " as she said", " as he said"}[i%5]
+	}
+	return s + " " + a.verb + " " + v + q
+}
+
+// preload writes opts.Memories memories with their vectors in batches, the
+// way memrank would have stored them.
+func preload(ctx context.Context, store dedup.Store, codec *memory.Codec, emb embed.Embedder, opts Options, rng *rand.Rand) error {
+	if ok, err := store.CollectionExists(ctx, opts.Collection); err != nil {
+		return err
+	} else if ok {
+		return fmt.Errorf("dedupbench: collection %s exists; run on an empty store", opts.Collection)
+	}
+	if err := store.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: opts.Collection,
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: uint64(opts.Dimensions), Distance: qdrant.Distance_Cosine})}); err != nil {
+		return err
+	}
+	wait := true
+	ft := qdrant.FieldType_FieldTypeKeyword
+	if _, err := store.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{CollectionName: opts.Collection,
+		FieldName: codec.Key(memory.FieldTextHash), FieldType: &ft, Wait: &wait}); err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	const batch = 500
+	for lo := 0; lo < opts.Memories; lo += batch {
+		hi := min(lo+batch, opts.Memories)
+		texts := make([]string, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			texts = append(texts, fact(i))
+		}
+		vecs, err := emb.Embed(ctx, texts)
+		if err != nil {
+			return err
+		}
+		pts := make([]*qdrant.PointStruct, len(texts))
+		for j, text := range texts {
+			at := now.Add(-time.Duration(rng.IntN(300*24)) * time.Hour)
+			m := memory.Memory{Text: text, MemoryType: scoring.TypeFact, Source: scoring.SourceDirect,
+				ExtractorModel: "gpt-4o", Observations: rng.IntN(4), CreatedAt: at, LastObservedAt: at,
+				SessionIDs: []string{fmt.Sprint("load-", lo+j)}, Retrievable: true}
+			m.Confidence, m.HasConfidence = 0.5+0.4*rng.Float64(), true
+			pts[j] = &qdrant.PointStruct{Id: qdrant.NewID(dedup.MemoryID(opts.Collection, "", memory.TextHash(text))),
+				Vectors: qdrant.NewVectorsDense(vecs[j]), Payload: codec.Encode(&m)}
+		}
+		if _, err := store.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: opts.Collection, Wait: &wait, Points: pts}); err != nil {
+			return err
+		}
+		if opts.Progress != nil {
+			opts.Progress(hi, opts.Memories)
+		}
+	}
+	return nil
+}
+
+// countingJudge answers from the fixture's ground truth and counts calls.
+type countingJudge struct {
+	calls atomic.Int64
+	mu    sync.Mutex
+	truth map[[2]string]dedup.Verdict
+}
+
+var _ dedup.Judge = (*countingJudge)(nil)
+
+func (j *countingJudge) Judge(_ context.Context, a, b string) (dedup.Judgement, error) {
+	j.calls.Add(1)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if v, ok := j.truth[[2]string{a, b}]; ok {
+		return dedup.Judgement{Verdict: v, Reason: "fixture"}, nil
+	}
+	if v, ok := j.truth[[2]string{b, a}]; ok {
+		return dedup.Judgement{Verdict: v, Reason: "fixture"}, nil
+	}
+	return dedup.Judgement{Verdict: dedup.VerdictDifferent, Reason: "fixture"}, nil
+}
+
+// judgeRate runs the mixed fixture: a stream of observations about 150
+// facts, in sessions an hour apart, of five kinds:
+//   - new: a fact seen for the first time;
+//   - repeats: a fact seen before, in the same words (or differing only in
+//     case and punctuation);
+//   - paraphrases: a fact seen before, with a qualifier added or dropped;
+//   - near misses: the same subject and attribute with another value
+//     ("lives in Lisbon" / "lives in Porto"), or another number;
+//   - contradictions: a negation of a fact seen before.
+//
+// Proportions follow what an agent's memory stream looks like: most
+// observations restate what is known; conflicting ones are rare.
+func judgeRate(ctx context.Context, store dedup.Store, codec *memory.Codec, emb embed.Embedder, opts Options, res *Result) error {
+	judge := &countingJudge{truth: map[[2]string]dedup.Verdict{}}
+	judging, err := dedup.NewJudging(dedup.JudgingConfig{Judge: judge, CacheSize: 10000, Timeout: 5 * time.Second})
+	if err != nil {
+		return err
+	}
+	clock := time.Now().UTC().Add(-time.Duration(opts.MixSize) * time.Hour)
+	var now atomic.Int64
+	now.Store(clock.UnixNano())
+	eng, err := dedup.New(store, dedup.Config{Codec: codec, Embedder: emb, Judging: judging, RequireSurfaceChange: true,
+		Now: func() time.Time { return time.Unix(0, now.Load()).UTC() }})
+	if err != nil {
+		return err
+	}
+	coll := opts.Collection + "_mix"
+	rng := rand.New(rand.NewPCG(opts.Seed, 3))
+	var seen []int
+	res.MixDecisions = map[dedup.Decision]int{}
+	const facts = 150
+	for i := range opts.MixSize {
+		now.Add(int64(time.Hour))
+		r := rng.IntN(100)
+		var text string
+		var kind *int
+		switch {
+		case len(seen) == 0 || r < 20 && len(seen) < facts:
+			f := len(seen) * 7 // spread over subjects and attributes
+			seen = append(seen, f)
+			text = fact(f)
+			res.Mix.New++
+			kind = &res.JudgedByKind.New
+		case r < 62:
+			f := seen[rng.IntN(len(seen))]
+			text = fact(f)
+			if rng.IntN(2) == 0 {
+				text = strings.ToUpper(text[:1]) + strings.ToLower(text[1:]) + "."
+			}
+			res.Mix.Repeats++
+			kind = &res.JudgedByKind.Repeats
+		case r < 92:
+			f := seen[rng.IntN(len(seen))]
+			text = fact(f) + qualifiers[1+rng.IntN(len(qualifiers)-1)]
+			judge.mu.Lock()
+			judge.truth[[2]string{fact(f), text}] = dedup.VerdictSame
+			judge.mu.Unlock()
+			res.Mix.Paraphrases++
+			kind = &res.JudgedByKind.Paraphrases
+		case r < 96:
+			f := seen[rng.IntN(len(seen))]
+			text = fact(f + len(subjects)*len(attrs)) // the next value of the same attribute
+			judge.mu.Lock()
+			judge.truth[[2]string{fact(f), text}] = dedup.VerdictContradicts
+			judge.mu.Unlock()
+			res.Mix.NearMisses++
+			kind = &res.JudgedByKind.NearMisses
+		default:
+			f := seen[rng.IntN(len(seen))]
+			base := fact(f)
+			sp := strings.IndexByte(base, ' ')
+			text = base[:sp] + " no longer" + base[sp:]
+			judge.mu.Lock()
+			judge.truth[[2]string{base, text}] = dedup.VerdictContradicts
+			judge.mu.Unlock()
+			res.Mix.Contradictions++
+			kind = &res.JudgedByKind.Contradictions
+		}
+		out, err := eng.Observe(ctx, dedup.Observation{Collection: coll, Text: text, Source: "direct",
+			ExtractorModel: "gpt-4o", SessionID: fmt.Sprint("mix-", i)})
+		if err != nil {
+			return fmt.Errorf("mix observation %d: %w", i, err)
+		}
+		res.MixDecisions[out.Decision]++
+		if j := out.Judge; j != nil && !j.Cached && j.Fallback == "" {
+			*kind++
+		}
+	}
+	res.JudgeCalls = int(judge.calls.Load())
+	res.JudgeRate = float64(res.JudgeCalls) / float64(opts.MixSize)
+	res.CacheHits = judging.Stats().CacheHits
+	if res.JudgeCalls == 0 && res.Mix.Contradictions > 0 {
+		return errors.New("dedupbench: no judge call over a fixture with contradictions: the judge is not wired")
+	}
+	return nil
+}
+
+// WriteTo prints the result as the README quotes it.
+func (r Result) WriteTo(w io.Writer) (int64, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "observe benchmark: %d memories stored, %d timed observations (half repeats, half new), local embedder, no judge\n",
+		r.Memories, r.Observations)
+	fmt.Fprintf(&b, "observe p50  %8.3f ms\n", ms(r.P50))
+	fmt.Fprintf(&b, "observe p99  %8.3f ms\n", ms(r.P99))
+	fmt.Fprintf(&b, "observe mean %8.3f ms\n", ms(r.Mean))
+	fmt.Fprintf(&b, "decisions    %s\n", decisions(r.Decisions))
+	n := r.Mix.New + r.Mix.Repeats + r.Mix.Paraphrases + r.Mix.NearMisses + r.Mix.Contradictions
+	fmt.Fprintf(&b, "judge fixture: %d observations: %d new, %d repeats, %d paraphrases, %d near misses, %d contradictions\n",
+		n, r.Mix.New, r.Mix.Repeats, r.Mix.Paraphrases, r.Mix.NearMisses, r.Mix.Contradictions)
+	fmt.Fprintf(&b, "judge calls  %d (%.1f%% of observations; %d verdict cache hits)\n", r.JudgeCalls, 100*r.JudgeRate, r.CacheHits)
+	j := r.JudgedByKind
+	fmt.Fprintf(&b, "judged       %d new, %d repeats, %d paraphrases, %d near misses, %d contradictions\n",
+		j.New, j.Repeats, j.Paraphrases, j.NearMisses, j.Contradictions)
+	fmt.Fprintf(&b, "decisions    %s\n", decisions(r.MixDecisions))
+	k, err := io.WriteString(w, b.String())
+	return int64(k), err
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func decisions(m map[dedup.Decision]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, string(k))
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[dedup.Decision(k)])
+	}
+	return strings.Join(parts, ", ")
+}

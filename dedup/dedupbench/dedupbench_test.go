@@ -1,0 +1,68 @@
+package dedupbench_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/qdrant/go-client/qdrant"
+	"go.uber.org/goleak"
+
+	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/dedup/dedupbench"
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/store"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func client(tb testing.TB) *qdrant.Client {
+	tb.Helper()
+	db, err := store.Open(tb.TempDir(), store.Options{NoSync: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := store.NewInProcess(db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := qdrant.NewClient(p.ClientConfig())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = c.Close(); _ = p.Close(); _ = db.Close() })
+	return c
+}
+
+func codec(tb testing.TB) *memory.Codec {
+	c, err := memory.NewCodec(memory.DefaultKeys(), scoring.DefaultParams())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+func TestRunSmall(t *testing.T) {
+	res, err := dedupbench.Run(context.Background(), client(t), codec(t),
+		dedupbench.Options{Memories: 600, Observations: 100, MixSize: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.P50 <= 0 || res.P99 < res.P50 {
+		t.Errorf("latencies p50 %v p99 %v", res.P50, res.P99)
+	}
+	// Half the timed observations repeat stored memories, half are new.
+	if res.Decisions[dedup.DecisionInserted] != 50 || res.Decisions[dedup.DecisionRestatement]+res.Decisions[dedup.DecisionIndependent] != 50 {
+		t.Errorf("timed decisions %v, want 50 new and 50 repeats", res.Decisions)
+	}
+	m := res.Mix
+	if m.New+m.Repeats+m.Paraphrases+m.NearMisses+m.Contradictions != 300 {
+		t.Errorf("mix %+v does not add up to 300", m)
+	}
+	if res.JudgeCalls == 0 || res.JudgeCalls > m.NearMisses+m.Contradictions+m.Paraphrases {
+		t.Errorf("%d judge calls for mix %+v", res.JudgeCalls, m)
+	}
+	if res.MixDecisions[dedup.DecisionInserted] < m.New {
+		t.Errorf("%d inserted for %d new facts: %v", res.MixDecisions[dedup.DecisionInserted], m.New, res.MixDecisions)
+	}
+}
