@@ -48,11 +48,17 @@ var listenLine = regexp.MustCompile(`memrank: http (\S+) .*grpc (\S+) `)
 // it as SIGTERM would and returns its exit code and stderr.
 func startServe(t *testing.T, args ...string) (httpAddr, grpcAddr string, stop func() (int, string)) {
 	t.Helper()
+	return startServeEnv(t, nil, args...)
+}
+
+// startServeEnv is startServe with an environment (MEMRANK_* settings).
+func startServeEnv(t *testing.T, environ []string, args ...string) (httpAddr, grpcAddr string, stop func() (int, string)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &syncBuffer{}
 	done := make(chan int, 1)
 	args = append([]string{"serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"}, args...)
-	go func() { done <- run(ctx, args, strings.NewReader(""), io.Discard, stderr, nil) }()
+	go func() { done <- run(ctx, args, strings.NewReader(""), io.Discard, stderr, environ) }()
 	stopped := false
 	var code int
 	stop = func() (int, string) {

@@ -322,8 +322,12 @@ func newEmbedder(c config.Config, tel *telemetry.Telemetry) (embed.Embedder, err
 // look-ups (with nothing) and makes every pair that needs a verdict stay
 // unmerged.
 func newJudging(c config.Config, tel *telemetry.Telemetry) (*dedup.Judging, error) {
+	cacheSize := c.Judge.CacheSize
+	if cacheSize == 0 {
+		cacheSize = -1 // judge.cache_size 0 means no cache; JudgingConfig reads 0 as its default
+	}
 	cfg := dedup.JudgingConfig{
-		CacheSize:      c.Judge.CacheSize,
+		CacheSize:      cacheSize,
 		CallsPerMinute: c.Judge.CallsPerMinute,
 		Timeout:        c.Judge.Timeout,
 		Logger:         tel.Logger,
