@@ -1,0 +1,468 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/server/native"
+)
+
+// observer is the write path as observe and import use it: the engine in
+// process, or a running memrank's POST /v1/observe.
+type observer interface {
+	Observe(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error)
+}
+
+// writeOptions say where the write path is; observe and import share them.
+type writeOptions struct {
+	url, apiKey, tenant string
+	timeout             time.Duration
+}
+
+// writeFlagKeys maps the write commands' flags to configuration keys.
+var writeFlagKeys = map[string]string{"upstream": "upstream.grpc", "data": "store.data_dir"}
+
+func (w *writeOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&w.url, "url", "", "a running memrank's HTTP address (e.g. http://localhost:6333); empty: in process")
+	f.StringVar(&w.apiKey, "api-key", "", "api-key sent with each write")
+	f.StringVar(&w.tenant, "tenant", "", "tenant, when tenancy is on (sent in the configured tenancy header)")
+	f.DurationVar(&w.timeout, "timeout", time.Minute, "bound on each observation's write")
+	f.String("upstream", "", "Qdrant's gRPC address HOST:PORT, in process (empty: the embedded store in --data)")
+	f.String("data", "./memrank-data", "data directory of the embedded store, in process")
+}
+
+// openObserverFunc opens the write path and returns it with the function
+// that releases it. Tests substitute a fake.
+type openObserverFunc func(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (observer, func() error, error)
+
+// openObserver is the write path the flags name: a running memrank with
+// --url, else the engine of an in-process stack on the configured upstream
+// (a running serve holds the embedded store locked). Either way the tenant
+// is found as the HTTP API finds it.
+func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (observer, func() error, error) {
+	if w.timeout <= 0 {
+		return nil, nil, usageError{fmt.Errorf("--timeout %v must be positive", w.timeout)}
+	}
+	c, err := e.loadConfig(cmd.Flags(), writeFlagKeys)
+	if err != nil {
+		return nil, nil, err
+	}
+	if w.tenant != "" && c.Tenancy.Key == "" {
+		return nil, nil, usageError{errors.New("--tenant: tenancy is off in the configuration (tenancy.key is empty)")}
+	}
+	if w.tenant != "" && c.Tenancy.Header == "" {
+		return nil, nil, usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys the tenant comes from --api-key)")}
+	}
+	if w.url != "" {
+		r, err := newRemoteObserver(w, c.Tenancy.Header)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func() error { r.client.CloseIdleConnections(); return nil }, nil
+	}
+	// Logs would interleave with the outcome and the progress bar.
+	s, err := newStack(ctx, c, io.Discard, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	closeStack := func() error { return s.close(context.Background()) }
+	md := metadata.MD{}
+	if w.apiKey != "" {
+		md.Set("api-key", w.apiKey)
+	}
+	if w.tenant != "" {
+		md.Set(c.Tenancy.Header, w.tenant)
+	}
+	tenant, err := s.policy.Tenant(md)
+	if err != nil {
+		closeStack()
+		return nil, nil, usageError{fmt.Errorf("tenancy is on: %w (give --tenant or a tenant's --api-key)", err)}
+	}
+	if s.engine == nil {
+		closeStack()
+		return nil, nil, errors.New("the write path is not available in this configuration")
+	}
+	l := &localObserver{engine: s.engine, tenant: tenant, timeout: w.timeout}
+	if w.apiKey != "" {
+		l.auth = func(ctx context.Context) context.Context {
+			return metadata.AppendToOutgoingContext(ctx, "api-key", w.apiKey)
+		}
+	} else {
+		l.auth = s.ownContext
+	}
+	return l, closeStack, nil
+}
+
+// localObserver is the in-process engine with the caller's tenant and
+// credentials.
+type localObserver struct {
+	engine  observer
+	tenant  string
+	auth    func(context.Context) context.Context
+	timeout time.Duration
+}
+
+func (l *localObserver) Observe(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error) {
+	ctx, cancel := context.WithTimeout(l.auth(ctx), l.timeout)
+	defer cancel()
+	obs.Tenant = l.tenant
+	return l.engine.Observe(ctx, obs)
+}
+
+// remoteObserver posts observations to a running memrank.
+type remoteObserver struct {
+	endpoint     string
+	apiKey       string
+	tenantHeader string
+	tenant       string
+	timeout      time.Duration
+	client       *http.Client
+}
+
+func newRemoteObserver(w *writeOptions, tenantHeader string) (*remoteObserver, error) {
+	u, err := url.Parse(w.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usageError{fmt.Errorf("--url %q is not an http(s) URL", w.url)}
+	}
+	return &remoteObserver{
+		endpoint:     strings.TrimRight(w.url, "/") + "/v1/observe",
+		apiKey:       w.apiKey,
+		tenantHeader: tenantHeader,
+		tenant:       w.tenant,
+		timeout:      w.timeout,
+		client:       &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
+	}, nil
+}
+
+// httpStatusError is a non-200 answer of the HTTP API, with its Qdrant
+// error message.
+type httpStatusError struct {
+	code int
+	msg  string
+}
+
+func (e *httpStatusError) Error() string { return fmt.Sprintf("%s (HTTP %d)", e.msg, e.code) }
+
+func (r *remoteObserver) Observe(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error) {
+	body, err := native.EncodeObserveRequest(obs)
+	if err != nil {
+		return dedup.Outcome{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return dedup.Outcome{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if r.apiKey != "" {
+		req.Header.Set("api-key", r.apiKey)
+	}
+	if r.tenant != "" {
+		req.Header.Set(r.tenantHeader, r.tenant)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return dedup.Outcome{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return dedup.Outcome{}, fmt.Errorf("reading the answer of %s: %w", r.endpoint, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var qe struct {
+			Status struct{ Error string } `json:"status"`
+		}
+		msg := fmt.Sprintf("%.200s", bytes.TrimSpace(b))
+		if json.Unmarshal(b, &qe) == nil && qe.Status.Error != "" {
+			msg = qe.Status.Error
+		}
+		return dedup.Outcome{}, &httpStatusError{resp.StatusCode, msg}
+	}
+	var out native.OutcomeResponse
+	if err := json.Unmarshal(b, &out); err != nil || out.Result.Decision == "" {
+		return dedup.Outcome{}, fmt.Errorf("the answer of %s is not an observe response: %.200s", r.endpoint, b)
+	}
+	return out.Result.Dedup(), nil
+}
+
+// inputFault reports whether err refuses the observation itself (its
+// fields, its size, the memory it corrects) rather than the write path
+// failing: import skips such a line, observe exits with a usage error.
+func inputFault(err error, obs dedup.Observation) bool {
+	var ie *dedup.InputError
+	if errors.As(err, &ie) {
+		return true
+	}
+	// Not found is the line's fault only when it names a memory; otherwise
+	// it is the collection, or a URL that is not memrank's.
+	if errors.Is(err, dedup.ErrNotFound) {
+		return obs.Corrects != ""
+	}
+	var he *httpStatusError
+	if errors.As(err, &he) {
+		switch he.code {
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+			return true
+		case http.StatusNotFound:
+			return obs.Corrects != "" && strings.Contains(he.msg, "no such memory")
+		}
+	}
+	return false
+}
+
+type observeOptions struct {
+	write  writeOptions
+	fields observeFields
+	json   string
+	output string
+}
+
+// observeFields are the observation's flags; their names differ from the
+// JSON keys where a shorter flag reads better.
+type observeFields struct {
+	collection, text, memoryType, source, extractorModel, grounding string
+	session, turn, observedAt, modality, decayCategory              string
+	observationID, corrects                                         string
+	logprob                                                         float64
+	entities                                                        []string
+}
+
+// observeFlagKeys maps each observation flag to its JSON key.
+var observeFlagKeys = []struct{ flag, key string }{
+	{"collection", "collection"}, {"text", "text"}, {"type", "memory_type"}, {"source", "source"},
+	{"extractor-model", "extractor_model"}, {"extractor-logprob", "extractor_logprob"}, {"grounding", "grounding"},
+	{"session", "session_id"}, {"turn", "turn_id"}, {"observed-at", "observed_at"}, {"modality", "modality"},
+	{"entity", "entities"}, {"decay-category", "decay_category"}, {"observation-id", "observation_id"},
+	{"corrects", "corrects"},
+}
+
+func newObserveCmd(e *env) *cobra.Command { return observeCommand(e, openObserver) }
+
+func observeCommand(e *env, open openObserverFunc) *cobra.Command {
+	var o observeOptions
+	cmd := &cobra.Command{
+		Use:   "observe",
+		Short: "Offer one observation to the write path and print its decision",
+		Long: `Offer one candidate memory to the write path, which decides what it is: new (inserted), the
+same fact restated (restatement), the same fact observed independently (independent: n + 1),
+a contradiction of a stored memory, or rejected (grounding not_supported: not stored). The
+decision, the memory it landed in, its confidence and n are printed, or with --output json
+the native API's result object.
+
+The observation comes from the flags, or from --json: a /v1/observe body given inline, or
+read from stdin with --json - (then only --collection may be added, filling a missing
+collection).
+
+With --url it posts to a running memrank (POST URL/v1/observe). Without, it runs the write
+path in process on the configured upstream (--upstream, or the embedded store in --data,
+which a running serve holds locked). When tenancy is on, --tenant (or a tenant's --api-key)
+names the tenant.`,
+		Example: `  memrank observe --collection memories --text "Dana uses Neovim" --type preference \
+    --source direct --extractor-model gpt-4o --session s1 --turn t4 --entity Dana --entity Neovim
+  echo '{"collection": "memories", "text": "Dana moved to Lisbon", "session_id": "s2"}' | memrank observe --json -
+  memrank observe --url http://localhost:6333 --api-key KEY --json '{"collection": "memories", "text": "..."}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.output != "text" && o.output != "json" {
+				return usageError{fmt.Errorf("--output %q: want text or json", o.output)}
+			}
+			obs, err := o.observation(cmd.Flags(), e.stdin)
+			if err != nil {
+				return err
+			}
+			ob, closeFn, err := open(cmd.Context(), e, cmd, &o.write)
+			if err != nil {
+				return err
+			}
+			out, err := ob.Observe(cmd.Context(), obs)
+			if cerr := closeFn(); err == nil && cerr != nil {
+				fmt.Fprintf(e.stderr, "memrank: closing the write path: %v\n", cerr)
+			}
+			if err != nil {
+				if inputFault(err, obs) {
+					return usageError{fmt.Errorf("the observation was refused: %w", err)}
+				}
+				return fmt.Errorf("observe: %w", err)
+			}
+			if o.output == "json" {
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				return enc.Encode(native.NewOutcome(out))
+			}
+			_, err = fmt.Fprintln(e.stdout, formatOutcome(out))
+			return err
+		},
+	}
+	f := cmd.Flags()
+	p := &o.fields
+	f.StringVar(&p.collection, "collection", "", "collection to write to (with --json: fills a missing collection)")
+	f.StringVar(&p.text, "text", "", "the memory's text (required without --json)")
+	f.StringVar(&p.memoryType, "type", "", "memory type: entity, event, fact, preference or relation (default fact)")
+	f.StringVar(&p.source, "source", "", "direct, confirmed, strong_inference, weak_inference or speculation (default weak_inference)")
+	f.StringVar(&p.extractorModel, "extractor-model", "", "the model that extracted the memory")
+	f.Float64Var(&p.logprob, "extractor-logprob", 0, "the extractor's mean token log-probability (<= 0)")
+	f.StringVar(&p.grounding, "grounding", "", "supported, partial, unknown or not_supported (default supported)")
+	f.StringVar(&p.session, "session", "", "session id (independence is counted across sessions)")
+	f.StringVar(&p.turn, "turn", "", "turn id within the session")
+	f.StringVar(&p.observedAt, "observed-at", "", "when it was observed, RFC 3339 (default now)")
+	f.StringVar(&p.modality, "modality", "", "chat, calendar, email, document...")
+	f.StringArrayVar(&p.entities, "entity", nil, "an entity the memory is about (repeat for several)")
+	f.StringVar(&p.decayCategory, "decay-category", "", "decay category (sets the half-life)")
+	f.StringVar(&p.observationID, "observation-id", "", "idempotency key: sent again, the earlier decision is returned")
+	f.StringVar(&p.corrects, "corrects", "", "id of a memory this observation corrects (it always wins)")
+	f.StringVar(&o.json, "json", "", "the observation as a /v1/observe JSON body, or - to read it from stdin")
+	f.StringVarP(&o.output, "output", "o", "text", "text or json")
+	o.write.addFlags(f)
+	return cmd
+}
+
+// maxObserveBody bounds --json - (the HTTP API's own body limit).
+const maxObserveBody = native.DefaultMaxBodyBytes
+
+// observation builds the observation from --json or the flags, checked by
+// the HTTP API's own decoder.
+func (o *observeOptions) observation(fs *pflag.FlagSet, stdin io.Reader) (dedup.Observation, error) {
+	if o.json != "" {
+		for _, k := range observeFlagKeys {
+			if k.flag != "collection" && fs.Changed(k.flag) {
+				return dedup.Observation{}, usageError{fmt.Errorf("--json and --%s: give the observation one way (only --collection may add to --json)", k.flag)}
+			}
+		}
+		body := []byte(o.json)
+		if o.json == "-" {
+			var err error
+			if body, err = io.ReadAll(io.LimitReader(stdin, maxObserveBody+1)); err != nil {
+				return dedup.Observation{}, fmt.Errorf("reading stdin: %w", err)
+			}
+			if len(body) > maxObserveBody {
+				return dedup.Observation{}, usageError{fmt.Errorf("--json -: stdin holds more than %d bytes", maxObserveBody)}
+			}
+		}
+		obs, err := native.DecodeObserveRequest(body)
+		if err != nil {
+			return dedup.Observation{}, usageError{fmt.Errorf("--json: %w", err)}
+		}
+		if obs.Collection == "" {
+			obs.Collection = o.fields.collection
+		}
+		if obs.Collection == "" {
+			return dedup.Observation{}, usageError{errors.New(`--json: collection: required (in the body, or --collection)`)}
+		}
+		return obs, nil
+	}
+	if !fs.Changed("text") {
+		return dedup.Observation{}, usageError{errors.New("--text is required (or give the observation with --json)")}
+	}
+	if o.fields.collection == "" {
+		return dedup.Observation{}, usageError{errors.New("--collection is required")}
+	}
+	p := &o.fields
+	body := map[string]any{}
+	for _, kv := range []struct {
+		key string
+		v   string
+	}{
+		{"collection", p.collection}, {"text", p.text}, {"memory_type", p.memoryType}, {"source", p.source},
+		{"extractor_model", p.extractorModel}, {"grounding", p.grounding}, {"session_id", p.session},
+		{"turn_id", p.turn}, {"observed_at", p.observedAt}, {"modality", p.modality},
+		{"decay_category", p.decayCategory}, {"observation_id", p.observationID}, {"corrects", p.corrects},
+	} {
+		if kv.v != "" || kv.key == "text" {
+			body[kv.key] = kv.v
+		}
+	}
+	if fs.Changed("extractor-logprob") {
+		body["extractor_logprob"] = p.logprob
+	}
+	if len(p.entities) > 0 {
+		body["entities"] = p.entities
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		// NaN or Inf from --extractor-logprob.
+		return dedup.Observation{}, usageError{fmt.Errorf("--extractor-logprob %v: want a finite number <= 0", p.logprob)}
+	}
+	obs, err := native.DecodeObserveRequest(b)
+	if err != nil {
+		return dedup.Observation{}, usageError{flagError(err)}
+	}
+	return obs, nil
+}
+
+// flagError names the flag behind a decoder error on a JSON key.
+func flagError(err error) error {
+	var ie *dedup.InputError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	field, index, _ := strings.Cut(ie.Field, "[")
+	for _, k := range observeFlagKeys {
+		if k.key == field {
+			name := "--" + k.flag
+			if index != "" {
+				// entities[2] is the third --entity.
+				if n, err := strconv.Atoi(strings.TrimSuffix(index, "]")); err == nil {
+					name += " #" + strconv.Itoa(n+1)
+				}
+			}
+			return fmt.Errorf("%s: %s", name, ie.Reason)
+		}
+	}
+	return err
+}
+
+// formatOutcome is observe's one-line answer.
+func formatOutcome(o dedup.Outcome) string {
+	var b strings.Builder
+	b.WriteString(string(o.Decision))
+	if o.Decision == dedup.DecisionRejected {
+		b.WriteString(" (not stored)")
+		if o.Reason != "" {
+			b.WriteString(": " + o.Reason)
+		}
+		return b.String()
+	}
+	fmt.Fprintf(&b, " %s confidence=%s observations=%d tier=%d", o.MemoryID,
+		strconv.FormatFloat(o.Confidence, 'f', 3, 64), o.Observations, o.Tier)
+	if j := o.Judge; j != nil {
+		switch {
+		case j.Fallback != "":
+			b.WriteString(" judge=fallback:" + j.Fallback)
+		case j.Verdict != "":
+			b.WriteString(" judge=" + j.Verdict)
+			if j.Cached {
+				b.WriteString("(cached)")
+			}
+		}
+	}
+	if o.Superseded != "" {
+		b.WriteString(" superseded=" + o.Superseded)
+	}
+	if len(o.Merged) > 0 {
+		b.WriteString(" merged=" + strings.Join(o.Merged, ","))
+	}
+	if o.Replayed {
+		b.WriteString(" replayed")
+	}
+	if o.Reason != "" {
+		b.WriteString(" reason=" + strconv.Quote(o.Reason))
+	}
+	return b.String()
+}
