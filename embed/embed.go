@@ -1,11 +1,17 @@
 // Package embed turns texts into vectors for memrank: the query texts of the
 // native retrieve API and, on the write path, the memories themselves.
 //
-// Embedder is the one interface every driver satisfies. This package has the
-// local driver (NewLocal): deterministic, offline feature hashing that needs
-// no model, no network and no GPU, used for text queries and the bundled demo.
-// It is lexical, not semantic; see Local. The OpenAI-compatible driver arrives
-// with the write path.
+// Embedder is the one interface every driver satisfies. This package has two
+// drivers and a wrapper:
+//   - NewLocal: deterministic, offline feature hashing that needs no model,
+//     no network and no GPU; the default, used for text queries and the
+//     bundled demo. It is lexical, not semantic; see Local.
+//   - NewOpenAI: any OpenAI-compatible embeddings API (OpenAI, or a local
+//     server), in batches, with a timeout per attempt and retries with
+//     backoff on 429, 5xx and transport errors only; see OpenAIConfig.
+//   - NewCached: an LRU cache in front of either, keyed by (model, text), that
+//     also coalesces identical work in flight, so a text written and then
+//     queried, or observed by many writers at once, is embedded once.
 //
 // Vectors from different models (or from one model at different dimensions)
 // are not comparable. Model names therefore carry a version and the dimension,
