@@ -128,6 +128,7 @@ machine), and the proxied/direct QPS ratio with --in-flight requests in flight.`
 func newBenchObserveCmd(e *env) *cobra.Command {
 	var o dedupbench.Options
 	var dir string
+	var noSync bool
 	cmd := &cobra.Command{
 		Use:   "observe",
 		Short: "Write-path latency and how often a mixed stream reaches the LLM judge",
@@ -149,7 +150,7 @@ counting judge, and report how many reached it.`,
 				defer os.RemoveAll(tmp)
 				dir = tmp
 			}
-			db, err := store.Open(dir, store.Options{})
+			db, err := store.Open(dir, store.Options{NoSync: noSync})
 			if err != nil {
 				return err
 			}
@@ -180,5 +181,6 @@ counting judge, and report how many reached it.`,
 	cmd.Flags().IntVar(&o.Observations, "observations", 1000, "timed observations")
 	cmd.Flags().IntVar(&o.MixSize, "mix", 1000, "observations of the judge fixture")
 	cmd.Flags().StringVar(&dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
+	cmd.Flags().BoolVar(&noSync, "no-sync", false, "skip fsync on each commit (not durable): shows the write path's own cost")
 	return cmd
 }
