@@ -937,7 +937,9 @@ func TestScrollIndexedFilterPaging(t *testing.T) {
 	db := newDB(t)
 	createColl(t, db, "c", 2, qdrant.Distance_Dot)
 	uuids := []string{"ffffffff-0000-0000-0000-000000000000", "00000000-0000-0000-0000-0000000000ff"}
-	mk := func(id *qdrant.PointId, tag string) pt { return pt{id, []float32{1, 0}, map[string]any{"tag": tag, "t2": tag}} }
+	mk := func(id *qdrant.PointId, tag string) pt {
+		return pt{id, []float32{1, 0}, map[string]any{"tag": tag, "t2": tag}}
+	}
 	upsert(t, db, "c", mk(qdrant.NewID(uuids[0]), "a"), mk(num(math.MaxUint64), "a"), mk(num(10), "b"),
 		mk(qdrant.NewID(uuids[1]), "a"), mk(num(2), "b"), mk(num(1), "a"), mk(num(7), "a"))
 	ft := qdrant.FieldType_FieldTypeKeyword
