@@ -204,7 +204,7 @@ func serve(ctx context.Context, e *env, c config.Config, loadDemo bool) (err err
 	}()
 
 	fmt.Fprintf(e.stderr, "memrank: serving %s\n", s.upstreamName)
-	fmt.Fprintf(e.stderr, "memrank: http %s (Qdrant REST API, /v1/retrieve, /metrics), grpc %s (Qdrant gRPC API), replica %s\n",
+	fmt.Fprintf(e.stderr, "memrank: http %s (Qdrant REST API, /v1/retrieve, /v1/observe, /metrics), grpc %s (Qdrant gRPC API), replica %s\n",
 		httpLis.Addr(), grpcLis.Addr(), s.replicaID)
 	if loadDemo {
 		fmt.Fprintf(e.stderr, "memrank: try:\n  curl -s %s/v1/retrieve -H 'content-type: application/json' \\\n    -d '{\"collection\": \"%s\", \"text\": \"%s\", \"limit\": 3}'\n",
