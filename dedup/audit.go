@@ -137,15 +137,28 @@ func (e *Engine) ensureMemories(ctx context.Context, coll string, dims int, mode
 		if int(params.GetSize()) != dims {
 			return mismatch(coll, "vectors", int(params.GetSize()), model, dims)
 		}
-		if _, ok := info.GetPayloadSchema()[e.codec.Key(memory.FieldTextHash)]; ok {
-			return nil
-		}
+		return e.index(ctx, coll, e.missing(info.GetPayloadSchema(), e.memoryIndexes())...)
 	}
+	return e.index(ctx, coll, e.memoryIndexes()...)
+}
+
+// memoryIndexes are the keyword indexes the look-ups filter on.
+func (e *Engine) memoryIndexes() []string {
 	keys := []string{e.codec.Key(memory.FieldTextHash)}
 	if e.tenancyOn() {
 		keys = append(keys, e.cfg.Tenancy.PayloadKey())
 	}
-	return e.index(ctx, coll, keys...)
+	return keys
+}
+
+func (e *Engine) missing(schema map[string]*qdrant.PayloadSchemaInfo, keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if _, ok := schema[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // index creates keyword payload indexes; failing to is logged, not fatal:
@@ -261,6 +274,43 @@ func (e *Engine) writeAudit(ctx context.Context, coll, tenant, obsID string, rec
 		return fmt.Errorf("dedup: write audit of %s: %w", coll, err)
 	}
 	return nil
+}
+
+// writeAuditRetrying writes the audit records, retrying a failed write a few
+// times within ctx: the memory is already written, and records that are not
+// written are changes without evidence (and, for a confirmation, a retry by
+// the caller that would count twice). The records' ids make a retry
+// idempotent.
+func (e *Engine) writeAuditRetrying(ctx context.Context, coll, tenant, obsID string, recs []AuditRecord, out Outcome) error {
+	var err error
+	for attempt, wait := 0, 20*time.Millisecond; attempt < 3; attempt, wait = attempt+1, wait*4 {
+		if attempt > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return err
+			}
+		}
+		if err = e.writeAudit(ctx, coll, tenant, obsID, recs, out); err == nil || status.Code(err) == codes.InvalidArgument {
+			return err
+		}
+	}
+	return err
+}
+
+// correctedAway reports whether a memory was superseded by an explicit
+// correction: its latest "superseded" audit record came from one.
+func (e *Engine) correctedAway(ctx context.Context, coll, tenant, id string) (bool, error) {
+	recs, err := e.readAudit(ctx, coll, tenant, id)
+	if err != nil {
+		return false, err
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Reason == "superseded" {
+			return recs[i].Decision == DecisionCorrected, nil
+		}
+	}
+	return false, nil
 }
 
 // replay returns the outcome recorded for an observation id, if any.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -235,6 +236,8 @@ func (e *Engine) prepare(obs Observation) (observation, bool, error) {
 		return o, false, &InputError{Field: "collection", Reason: "is required"}
 	case len(obs.Collection) > 255 || !utf8.ValidString(obs.Collection):
 		return o, false, &InputError{Field: "collection", Reason: "must be valid UTF-8 of at most 255 bytes"}
+	case strings.HasSuffix(obs.Collection, AuditSuffix):
+		return o, false, errAuditCollection
 	case obs.Text == "":
 		return o, false, &InputError{Field: "text", Reason: "is required"}
 	case len(obs.Text) > e.cfg.MaxTextBytes:
@@ -299,6 +302,20 @@ func (e *Engine) prepare(obs Observation) (observation, bool, error) {
 	}
 	o.at = o.at.UTC()
 	return o, false, nil
+}
+
+// errAuditCollection refuses writes and reads of memrank's own audit
+// companions through the memory API: their records must not be rewritten.
+var errAuditCollection = &InputError{Field: "collection", Reason: "names an audit companion (" + AuditSuffix + "), not a memory collection"}
+
+func checkCollection(c string) error {
+	switch {
+	case c == "":
+		return &InputError{Field: "collection", Reason: "is required"}
+	case strings.HasSuffix(c, AuditSuffix):
+		return errAuditCollection
+	}
+	return nil
 }
 
 func truncate(s string) string {
@@ -367,7 +384,22 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 	}
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	unlock := e.locks.lock(obs.Collection + "\x00" + obs.Tenant)
+	if err := e.ensure(ctx, obs.Collection, len(vec), obs.Vector == nil); err != nil {
+		return Outcome{}, err
+	}
+	w := &write{e: e, o: o, vec: vec, coll: obs.Collection, tenant: obs.Tenant}
+	if !correction && e.cfg.Judging.Active() {
+		// The judge is asked before the lock is taken, so that one slow LLM
+		// call does not hold up every other write to the collection; the
+		// decision under the lock then reuses its verdict.
+		if err := w.prejudge(ctx); err != nil {
+			return Outcome{}, err
+		}
+	}
+	unlock, err := e.locks.lock(ctx, obs.Collection+"\x00"+obs.Tenant)
+	if err != nil {
+		return Outcome{}, err
+	}
 	defer unlock()
 
 	if obs.ObservationID != "" {
@@ -375,10 +407,6 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 			return prev, err
 		}
 	}
-	if err := e.ensure(ctx, obs.Collection, len(vec), obs.Vector == nil); err != nil {
-		return Outcome{}, err
-	}
-	w := &write{e: e, o: o, vec: vec, coll: obs.Collection, tenant: obs.Tenant}
 	if correction {
 		err = w.correct(ctx)
 	} else {
@@ -436,10 +464,10 @@ func (e *Engine) Confirm(ctx context.Context, c Confirmation) (out Outcome, err 
 	ctx, span := e.tracer.Start(ctx, "dedup.confirm", trace.WithAttributes(
 		attribute.String("db.collection.name", c.Collection)))
 	defer func() { e.finish(ctx, span, start, out, err) }()
-	switch {
-	case c.Collection == "":
-		return Outcome{}, &InputError{Field: "collection", Reason: "is required"}
-	case e.tenancyOn() && c.Tenant == "":
+	if err := checkCollection(c.Collection); err != nil {
+		return Outcome{}, err
+	}
+	if e.tenancyOn() && c.Tenant == "" {
 		return Outcome{}, &InputError{Field: "tenant", Reason: "is required when tenancy is on"}
 	}
 	id, err := parseID(c.MemoryID)
@@ -452,7 +480,10 @@ func (e *Engine) Confirm(ctx context.Context, c Confirmation) (out Outcome, err 
 	}
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	unlock := e.locks.lock(c.Collection + "\x00" + c.Tenant)
+	unlock, err := e.locks.lock(ctx, c.Collection+"\x00"+c.Tenant)
+	if err != nil {
+		return Outcome{}, err
+	}
 	defer unlock()
 	if c.ObservationID != "" {
 		if prev, ok, err := e.replay(ctx, c.Collection, c.Tenant, c.ObservationID); err != nil || ok {
@@ -482,31 +513,41 @@ type keyedLocks struct {
 }
 
 type keyedLock struct {
-	mu   sync.Mutex
+	sem  chan struct{} // one token: held by the writer
 	refs int
 }
 
-func (l *keyedLocks) lock(key string) (unlock func()) {
+// lock waits for key's lock until ctx ends: a caller that gave up does not
+// stay queued behind a slow writer.
+func (l *keyedLocks) lock(ctx context.Context, key string) (unlock func(), err error) {
 	l.mu.Lock()
 	if l.m == nil {
 		l.m = map[string]*keyedLock{}
 	}
 	k := l.m[key]
 	if k == nil {
-		k = &keyedLock{}
+		k = &keyedLock{sem: make(chan struct{}, 1)}
 		l.m[key] = k
 	}
 	k.refs++
 	l.mu.Unlock()
-	k.mu.Lock()
-	return func() {
-		k.mu.Unlock()
+	release := func() {
 		l.mu.Lock()
 		if k.refs--; k.refs == 0 {
 			delete(l.m, key)
 		}
 		l.mu.Unlock()
 	}
+	select {
+	case k.sem <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		return nil, fmt.Errorf("dedup: waiting for other writes to the collection: %w", ctx.Err())
+	}
+	return func() {
+		<-k.sem
+		release()
+	}, nil
 }
 
 var decisionOrder = [...]Decision{DecisionInserted, DecisionRestatement, DecisionIndependent,

@@ -365,3 +365,5 @@ func formula(s float64, n int, e, t float64) float64 {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func within(a, b, tol float64) bool { return math.Abs(a-b) <= tol }

@@ -371,3 +371,6 @@ func newJudgingMetrics(m metric.Meter) (judgingMetrics, error) {
 	jm.missOpt = metric.WithAttributes(attribute.String("result", "miss"))
 	return jm, nil
 }
+
+// Active reports whether a judge is configured: whether Decide can call one.
+func (j *Judging) Active() bool { return j != nil && j.judge != nil }

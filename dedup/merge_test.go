@@ -2,6 +2,7 @@ package dedup_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -56,11 +57,22 @@ func TestMergeStoredDuplicates(t *testing.T) {
 	if l.SupersededBy != win || l.Retrievable {
 		t.Errorf("loser superseded_by %q retrievable %v", l.SupersededBy, l.Retrievable)
 	}
-	var reasons []string
-	for _, r := range h.audit(t, "mem", win) {
-		reasons = append(reasons, r.Reason)
+	// The trail is a chain: each record starts where the one before ended.
+	type step struct {
+		Reason     string
+		Old, New   float64
+		OldN, NewN int
 	}
-	if diff := cmp.Diff([]string{"insert", "independent", "merge"}, reasons); diff != "" {
+	var got []step
+	for _, r := range h.audit(t, "mem", win) {
+		got = append(got, step{r.Reason, round(r.Old), round(r.New), r.OldN, r.NewN})
+	}
+	want := []step{
+		{"insert", 0, 0.4675, 0, 0},           // .45 x .5 + .25 x .65 + .10 x .80
+		{"independent", 0.4675, 0.5494, 0, 1}, // + .20 r(1)
+		{"merge", 0.5494, 0.8362, 1, 3},       // the twin's s .95, e .85, t .80, n 1 + 2
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("winner's audit (-want +got):\n%s", diff)
 	}
 }
@@ -125,6 +137,8 @@ func TestInputErrors(t *testing.T) {
 		})
 	}
 }
+
+func round(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
 func asInput(err error, ie **dedup.InputError) bool {
 	e, ok := err.(*dedup.InputError)

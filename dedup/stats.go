@@ -11,8 +11,8 @@ import (
 
 // Memory returns a stored memory with its audit trail.
 func (e *Engine) Memory(ctx context.Context, collection, tenant, id string) (MemoryView, error) {
-	if collection == "" {
-		return MemoryView{}, &InputError{Field: "collection", Reason: "is required"}
+	if err := checkCollection(collection); err != nil {
+		return MemoryView{}, err
 	}
 	if e.tenancyOn() && tenant == "" {
 		return MemoryView{}, &InputError{Field: "tenant", Reason: "is required when tenancy is on"}
@@ -51,8 +51,8 @@ func (e *Engine) Memory(ctx context.Context, collection, tenant, id string) (Mem
 // process's decisions and judge use. It reads the whole collection, page by
 // page: it is an operator's endpoint, not a per-request one.
 func (e *Engine) Stats(ctx context.Context, collection, tenant string) (Stats, error) {
-	if collection == "" {
-		return Stats{}, &InputError{Field: "collection", Reason: "is required"}
+	if err := checkCollection(collection); err != nil {
+		return Stats{}, err
 	}
 	if e.tenancyOn() && tenant == "" {
 		return Stats{}, &InputError{Field: "tenant", Reason: "is required when tenancy is on"}
@@ -62,11 +62,16 @@ func (e *Engine) Stats(ctx context.Context, collection, tenant string) (Stats, e
 		Buckets:    map[string]int{},
 		Tiers:      map[string]int{},
 		Types:      map[string]int{},
-		Judge:      e.cfg.Judging.Stats(),
-		Decisions:  map[string]int64{},
 	}
-	for i, d := range decisionOrder {
-		st.Decisions[string(d)] = e.decisions[i].Load()
+	// The decision and judge counters are the process's, across collections
+	// and tenants: with tenancy on they would tell one tenant about the
+	// others' traffic, so only the operator (tenancy off) sees them.
+	if !e.tenancyOn() {
+		st.Judge = e.cfg.Judging.Stats()
+		st.Decisions = map[string]int64{}
+		for i, d := range decisionOrder {
+			st.Decisions[string(d)] = e.decisions[i].Load()
+		}
 	}
 	var filter *qdrant.Filter
 	if e.tenancyOn() {

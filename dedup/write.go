@@ -1,10 +1,12 @@
 package dedup
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/qdrant/go-client/qdrant"
@@ -61,6 +63,41 @@ type write struct {
 	out     Outcome
 	touched []*stored
 	audit   []AuditRecord
+
+	// prejudged holds verdicts obtained before the lock, by pair of hashes.
+	prejudged map[[2]string]prejudgement
+}
+
+type prejudgement struct {
+	v    Verdict
+	info JudgeInfo
+}
+
+// prejudge runs the look-ups without the lock and asks the judge about the
+// pair the decision will need, if any. The decision under the lock repeats
+// the look-ups (the collection may have changed) and reuses the verdict.
+func (w *write) prejudge(ctx context.Context) error {
+	t1, err := w.tier1(ctx)
+	if err != nil || len(t1) > 0 {
+		return err
+	}
+	nb, err := w.tier2(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range nb {
+		if c.score < w.e.cfg.JudgeThreshold {
+			return nil
+		}
+		if c.score >= w.e.cfg.SameThreshold && !differInClaim(c.st.m.Text, w.o.Text) {
+			return nil
+		}
+		v, info := w.e.cfg.Judging.Decide(ctx, w.coll,
+			PairText{Hash: c.st.hash, Text: c.st.m.Text}, PairText{Hash: w.o.hash, Text: w.o.Text})
+		w.prejudged = map[[2]string]prejudgement{{c.st.hash, w.o.hash}: {v, info}}
+		return nil
+	}
+	return nil
 }
 
 func (w *write) key(f memory.Field) string { return w.e.codec.Key(f) }
@@ -139,12 +176,21 @@ func (w *write) tier2(ctx context.Context) ([]scored, error) {
 	}
 	out := make([]scored, 0, len(pts))
 	for _, p := range pts {
-		if w.isCorrected(p.GetId()) || len(out) == w.e.cfg.Neighbours {
+		if w.isCorrected(p.GetId()) {
 			continue
 		}
-		if st := w.decode(p.GetId(), p.GetPayload(), p.GetVectors()); st.m.SupersededBy == "" {
-			out = append(out, scored{st: st, score: float64(p.GetScore())})
+		st := w.decode(p.GetId(), p.GetPayload(), p.GetVectors())
+		if st.m.SupersededBy != "" || len(st.vec) != len(w.vec) {
+			continue
 		}
+		// The thresholds are cosines: the score is recomputed from the
+		// vectors, so a Dot or Euclid collection is judged on the same scale
+		// (for Cosine collections the two agree).
+		out = append(out, scored{st: st, score: cosine(w.vec, st.vec)})
+	}
+	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	if len(out) > w.e.cfg.Neighbours {
+		out = out[:w.e.cfg.Neighbours]
 	}
 	if len(out) > 0 {
 		span.SetAttributes(attribute.Float64("memrank.best_score", out[0].score))
@@ -188,12 +234,19 @@ func (w *write) observe(ctx context.Context) error {
 	match, tier, contradicts := w.classify(ctx, nb)
 	switch {
 	case match == nil:
-		if err := w.insert(ctx, false); err != nil {
+		if _, err := w.insert(ctx, false, false); err != nil {
 			return err
 		}
 	case contradicts:
-		if err := w.insert(ctx, true); err != nil {
+		blocked, err := w.insert(ctx, true, false)
+		if err != nil {
 			return err
+		}
+		if blocked {
+			// The claim was corrected away: seeing it again does not undo the
+			// correction (an old transcript re-imported, say).
+			w.out.Reason = "the claim was superseded by an explicit correction; it stays superseded"
+			break
 		}
 		w.resolve(w.touched[0], match, false)
 		w.out.Decision = DecisionContradiction
@@ -225,7 +278,10 @@ func (w *write) classify(ctx context.Context, nb []scored) (match *stored, tier 
 		}
 		var v Verdict
 		var info JudgeInfo
-		if !called {
+		if pj, ok := w.prejudged[[2]string{c.st.hash, w.o.hash}]; ok && !called {
+			v, info = pj.v, pj.info
+			called = true
+		} else if !called {
 			v, info = w.e.cfg.Judging.Decide(ctx, w.coll,
 				PairText{Hash: c.st.hash, Text: c.st.m.Text}, PairText{Hash: w.o.hash, Text: w.o.Text})
 			called = !info.Cached
@@ -338,7 +394,7 @@ func (w *write) adoptLevels(m *memory.Memory) {
 func (w *write) addProvenance(m *memory.Memory) {
 	o := &w.o
 	m.SessionIDs = addBounded(m.SessionIDs, o.SessionID)
-	m.TurnIDs = addBounded(m.TurnIDs, o.TurnID)
+	m.TurnIDs = addBounded(m.TurnIDs, turnKey(o.SessionID, o.TurnID))
 	for _, en := range o.Entities {
 		m.Entities = addBounded(m.Entities, en)
 	}
@@ -349,6 +405,15 @@ func (w *write) addProvenance(m *memory.Memory) {
 	if m.CreatedAt.IsZero() || o.at.Before(m.CreatedAt) {
 		m.CreatedAt = o.at
 	}
+}
+
+// turnKey is a turn id qualified by its session ("s-12:7"), since turn ids
+// are often numbered per session; one that already carries it stays as is.
+func turnKey(session, turn string) string {
+	if session == "" || turn == "" || strings.HasPrefix(turn, session+":") {
+		return turn
+	}
+	return session + ":" + turn
 }
 
 func addBounded(list []string, v string) []string {
@@ -365,22 +430,32 @@ func addBounded(list []string, v string) []string {
 // point already there under that id (a superseded claim of the same text,
 // or a memory whose stored text hash differs) is re-observed instead; it is
 // revived from supersession only when revive is set (a contradiction about
-// to be resolved by c x f).
-func (w *write) insert(ctx context.Context, revive bool) error {
+// to be resolved by c x f), and then not if a correction superseded it,
+// unless force is set (a new correction). blocked reports that case.
+func (w *write) insert(ctx context.Context, revive, force bool) (blocked bool, err error) {
 	sid := MemoryID(w.coll, w.tenant, w.o.hash)
 	id := qdrant.NewID(sid)
 	if prev, err := w.load(ctx, id); err == nil {
 		if revive && prev.m.SupersededBy != "" {
-			prev.m.SupersededBy, prev.m.Retrievable = "", true
-			prev.clearSuperseded = true
+			if !force {
+				corrected, err := w.e.correctedAway(ctx, w.coll, w.tenant, prev.sid)
+				if err != nil {
+					return false, err
+				}
+				blocked = corrected
+			}
+			if !blocked {
+				prev.m.SupersededBy, prev.m.Retrievable = "", true
+				prev.clearSuperseded = true
+			}
 		}
 		w.duplicate(prev, 1)
 		if !revive {
 			w.out.Tier = 0
 		}
-		return nil
+		return blocked, nil
 	} else if !isErrNotFound(err) {
-		return err
+		return false, err
 	}
 	o := &w.o
 	m := memory.Memory{
@@ -400,7 +475,7 @@ func (w *write) insert(ctx context.Context, revive bool) error {
 	w.record(st, "insert", scoring.Evidence{}, "")
 	w.out = Outcome{Decision: DecisionInserted, MemoryID: sid, Confidence: st.m.Confidence,
 		Observations: 0, Judge: w.out.Judge}
-	return nil
+	return false, nil
 }
 
 // resolve settles a contradiction: the claim with the lower confidence x
@@ -625,7 +700,7 @@ func (w *write) correct(ctx context.Context) error {
 			}
 		}
 		if win == nil {
-			if err := w.insert(ctx, true); err != nil {
+			if _, err := w.insert(ctx, true, true); err != nil {
 				return err
 			}
 			win = w.touched[0]
@@ -682,12 +757,6 @@ func (w *write) commit(ctx context.Context) error {
 	defer span.End()
 	for i := range w.audit {
 		w.audit[i].Decision = w.out.Decision
-		// Records describe the memory's final state.
-		for _, st := range w.touched {
-			if st.sid == w.audit[i].MemoryID && w.audit[i].Reason != "superseded" {
-				w.audit[i].New, w.audit[i].NewN = st.m.Confidence, st.m.Observations
-			}
-		}
 	}
 	if ops := w.ops(); len(ops) > 0 {
 		wait := true
@@ -695,7 +764,7 @@ func (w *write) commit(ctx context.Context) error {
 			return fmt.Errorf("dedup: write memories to %s: %w", w.coll, err)
 		}
 	}
-	if err := w.e.writeAudit(ctx, w.coll, w.tenant, w.o.ObservationID, w.audit, w.out); err != nil {
+	if err := w.e.writeAuditRetrying(ctx, w.coll, w.tenant, w.o.ObservationID, w.audit, w.out); err != nil {
 		w.e.auditLost.Add(ctx, int64(len(w.audit)))
 		w.e.cfg.Logger.ErrorContext(ctx, "audit records not written after the memory was",
 			"collection", w.coll, "memory_id", w.out.MemoryID, "error", err)
