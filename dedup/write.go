@@ -174,23 +174,33 @@ func (w *write) tier2(ctx context.Context) ([]scored, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dedup: tier 2 search in %s: %w", w.coll, err)
 	}
-	out := make([]scored, 0, len(pts))
+	// The thresholds are cosines: the score is recomputed from the vectors,
+	// so a Dot or Euclid collection is judged on the same scale (for Cosine
+	// collections the two agree). Payloads are decoded best first, only
+	// until Neighbours memories that are not superseded are found.
+	type cand struct {
+		p   *qdrant.ScoredPoint
+		vec []float32
+		cos float64
+	}
+	cands := make([]cand, 0, len(pts))
 	for _, p := range pts {
 		if w.isCorrected(p.GetId()) {
 			continue
 		}
-		st := w.decode(p.GetId(), p.GetPayload(), p.GetVectors())
-		if st.m.SupersededBy != "" || len(st.vec) != len(w.vec) {
-			continue
+		if v := denseVector(p.GetVectors()); len(v) == len(w.vec) {
+			cands = append(cands, cand{p, v, cosine(w.vec, v)})
 		}
-		// The thresholds are cosines: the score is recomputed from the
-		// vectors, so a Dot or Euclid collection is judged on the same scale
-		// (for Cosine collections the two agree).
-		out = append(out, scored{st: st, score: cosine(w.vec, st.vec)})
 	}
-	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
-	if len(out) > w.e.cfg.Neighbours {
-		out = out[:w.e.cfg.Neighbours]
+	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.cos, a.cos) })
+	out := make([]scored, 0, w.e.cfg.Neighbours)
+	for _, c := range cands {
+		if len(out) == w.e.cfg.Neighbours {
+			break
+		}
+		if st := w.decode(c.p.GetId(), c.p.GetPayload(), c.p.GetVectors()); st.m.SupersededBy == "" {
+			out = append(out, scored{st: st, score: c.cos})
+		}
 	}
 	if len(out) > 0 {
 		span.SetAttributes(attribute.Float64("memrank.best_score", out[0].score))
