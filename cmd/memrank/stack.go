@@ -157,9 +157,11 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 			return nil, usageError{err}
 		}
 	}
-	if s.embedder, err = newEmbedder(c, s.tel); err != nil {
+	var closeEmbedder func() error
+	if s.embedder, closeEmbedder, err = newEmbedder(c, s.tel); err != nil {
 		return nil, err
 	}
+	s.closers = append(s.closers, func(context.Context) error { return closeEmbedder() })
 	if s.judging, err = newJudging(c, s.tel); err != nil {
 		return nil, err
 	}
@@ -285,15 +287,15 @@ func upstreamREST(raw string) (*url.URL, error) {
 }
 
 // newEmbedder builds the configured embedder behind the (model, text) cache.
-func newEmbedder(c config.Config, tel *telemetry.Telemetry) (embed.Embedder, error) {
-	var inner embed.Embedder
+// The func closes the driver's idle connections.
+func newEmbedder(c config.Config, tel *telemetry.Telemetry) (embed.Embedder, func() error, error) {
 	switch c.Embedder.Driver {
 	case config.DriverLocal:
 		l, err := embed.NewLocal(c.Embedder.Dimensions)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("embedder: %w", err)}
+			return nil, nil, usageError{fmt.Errorf("embedder: %w", err)}
 		}
-		inner = l
+		return embed.NewCached(l, c.Embedder.CacheSize), func() error { return nil }, nil
 	case config.DriverOpenAI:
 		o, err := embed.NewOpenAI(embed.OpenAIConfig{
 			BaseURL:        c.Embedder.BaseURL,
@@ -308,13 +310,11 @@ func newEmbedder(c config.Config, tel *telemetry.Telemetry) (embed.Embedder, err
 			Logger:         tel.Logger,
 		})
 		if err != nil {
-			return nil, usageError{fmt.Errorf("embedder: %w", err)}
+			return nil, nil, usageError{fmt.Errorf("embedder: %w", err)}
 		}
-		inner = o
-	default:
-		return nil, usageError{fmt.Errorf("embedder.driver: unknown driver %q", c.Embedder.Driver)}
+		return embed.NewCached(o, c.Embedder.CacheSize), o.Close, nil
 	}
-	return embed.NewCached(inner, c.Embedder.CacheSize), nil
+	return nil, nil, usageError{fmt.Errorf("embedder.driver: unknown driver %q", c.Embedder.Driver)}
 }
 
 // newJudging builds tier 3: the LLM judge when judge.enabled, behind the verdict cache and the
