@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -431,5 +430,3 @@ func isNotFound(err error) bool {
 }
 
 func isErrNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
-
-func sqrt(x float64) float64 { return math.Sqrt(x) }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -405,9 +406,7 @@ func (w *write) addProvenance(m *memory.Memory) {
 	o := &w.o
 	m.SessionIDs = addBounded(m.SessionIDs, o.SessionID)
 	m.TurnIDs = addBounded(m.TurnIDs, turnKey(o.SessionID, o.TurnID))
-	for _, en := range o.Entities {
-		m.Entities = addBounded(m.Entities, en)
-	}
+	m.Entities = union(m.Entities, o.Entities)
 	m.Modalities = addBounded(m.Modalities, o.Modality)
 	if o.at.After(m.LastObservedAt) {
 		m.LastObservedAt = o.at
@@ -424,6 +423,14 @@ func turnKey(session, turn string) string {
 		return turn
 	}
 	return session + ":" + turn
+}
+
+// union adds the values of more to list, with addBounded.
+func union(list, more []string) []string {
+	for _, v := range more {
+		list = addBounded(list, v)
+	}
+	return list
 }
 
 func addBounded(list []string, v string) []string {
@@ -563,20 +570,10 @@ func (w *write) merge(win, lose *stored) {
 	}
 	wm.Observations = next.Observations
 	wm.Confidence, wm.HasConfidence = next.Confidence, true
-	for _, l := range [][]string{lm.SessionIDs} {
-		for _, v := range l {
-			wm.SessionIDs = addBounded(wm.SessionIDs, v)
-		}
-	}
-	for _, v := range lm.TurnIDs {
-		wm.TurnIDs = addBounded(wm.TurnIDs, v)
-	}
-	for _, v := range lm.Entities {
-		wm.Entities = addBounded(wm.Entities, v)
-	}
-	for _, v := range lm.Modalities {
-		wm.Modalities = addBounded(wm.Modalities, v)
-	}
+	wm.SessionIDs = union(wm.SessionIDs, lm.SessionIDs)
+	wm.TurnIDs = union(wm.TurnIDs, lm.TurnIDs)
+	wm.Entities = union(wm.Entities, lm.Entities)
+	wm.Modalities = union(wm.Modalities, lm.Modalities)
 	if !lm.CreatedAt.IsZero() && (wm.CreatedAt.IsZero() || lm.CreatedAt.Before(wm.CreatedAt)) {
 		wm.CreatedAt = lm.CreatedAt
 	}
@@ -870,5 +867,5 @@ func cosine(a, b []float32) float64 {
 	if na == 0 || nb == 0 {
 		return 0
 	}
-	return dot / (sqrt(na) * sqrt(nb))
+	return dot / math.Sqrt(na*nb)
 }
