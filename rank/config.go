@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"time"
@@ -80,6 +81,10 @@ const (
 	DefaultJudgeThreshold = 0.80
 	DefaultInfoTTL        = 30 * time.Second
 	DefaultInfoCacheSize  = 1024
+
+	DefaultDetectSample      = 32
+	DefaultDetectTTL         = time.Minute
+	DefaultShadowLogInterval = 10 * time.Second
 )
 
 // Config configures a Ranker. The zero value of every field means its
@@ -101,9 +106,26 @@ type Config struct {
 	// JudgeThreshold is the lower edge of the judge band [JudgeThreshold,
 	// SameThreshold) (default 0.80).
 	JudgeThreshold float64
-	// MemoryCollections are the re-ranked collections; empty means all
-	// (audit companions, named *_memrank_audit, excepted).
-	MemoryCollections []string
+	// Mode is how collections not in Collections are served (default
+	// ModeAuto: memory collections re-ranked, recognised from their
+	// payloads or their audit companion; the others passed through).
+	Mode Mode
+	// Collections holds per-collection settings, by collection name.
+	Collections map[string]CollectionConfig
+	// Guard is the relevance guard for collections whose embedder has no
+	// entry in EmbedderGuards (the zero value means DefaultGuard).
+	Guard Guard
+	// EmbedderGuards are guards by embedder model, for collections whose
+	// audit companion records the embedder they were written with: an
+	// exact model name ("memrank-local-hash-v1:384") or the name before
+	// its ":dimensions" suffix.
+	EmbedderGuards map[string]Guard
+	// Detect configures how memory collections are recognised.
+	Detect DetectConfig
+	// Shadow configures shadow mode.
+	Shadow ShadowConfig
+	// Logger receives the shadow mode's sampled comparisons; nil discards.
+	Logger *slog.Logger
 	// Verdicts is the judge's verdict cache; nil means none (the explanation
 	// says the judge was not consulted).
 	Verdicts VerdictCache
@@ -146,6 +168,27 @@ func (c Config) withDefaults() Config {
 	if c.InfoCacheSize == 0 {
 		c.InfoCacheSize = DefaultInfoCacheSize
 	}
+	if c.Guard == (Guard{}) {
+		c.Guard = DefaultGuard()
+	}
+	if c.Detect.SampleSize == 0 {
+		c.Detect.SampleSize = DefaultDetectSample
+	}
+	if c.Detect.TTL == 0 {
+		c.Detect.TTL = DefaultDetectTTL
+	}
+	if c.Detect.CacheSize == 0 {
+		c.Detect.CacheSize = DefaultInfoCacheSize
+	}
+	if c.Shadow.SampleRate == 0 {
+		c.Shadow.SampleRate = 1
+	}
+	if c.Shadow.LogInterval == 0 {
+		c.Shadow.LogInterval = DefaultShadowLogInterval
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -172,10 +215,44 @@ func (c Config) Validate() error {
 	if !(c.JudgeThreshold > 0 && c.JudgeThreshold <= c.SameThreshold) || math.IsNaN(c.JudgeThreshold) {
 		errs = append(errs, fmt.Errorf("rank: judge_threshold: %v is outside (0, same_threshold]", c.JudgeThreshold))
 	}
-	for i, name := range c.MemoryCollections {
+	if c.Mode > ModeOff {
+		errs = append(errs, fmt.Errorf("rank: mode: %v is not a mode", c.Mode))
+	}
+	for name, cc := range c.Collections {
 		if strings.TrimSpace(name) == "" {
-			errs = append(errs, fmt.Errorf("rank: memory_collections[%d]: empty name", i))
+			errs = append(errs, errors.New("rank: collections: empty collection name"))
 		}
+		if cc.Mode > ModeOff {
+			errs = append(errs, fmt.Errorf("rank: collections.%s.mode: %v is not a mode", name, cc.Mode))
+		}
+		if cc.Guard != nil {
+			if err := cc.Guard.Validate(); err != nil {
+				errs = append(errs, fmt.Errorf("collections.%s: %w", name, err))
+			}
+		}
+	}
+	if err := c.Guard.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	for model, g := range c.EmbedderGuards {
+		if err := g.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("embedder_guards.%s: %w", model, err))
+		}
+	}
+	if c.Detect.SampleSize < 1 || c.Detect.SampleSize > 1000 {
+		errs = append(errs, fmt.Errorf("rank: detect sample size: %d is outside [1, 1000]", c.Detect.SampleSize))
+	}
+	if c.Detect.TTL < 0 {
+		errs = append(errs, fmt.Errorf("rank: detect TTL: %v is negative", c.Detect.TTL))
+	}
+	if c.Detect.CacheSize < 1 {
+		errs = append(errs, fmt.Errorf("rank: detect cache size: %d is not positive", c.Detect.CacheSize))
+	}
+	if !(c.Shadow.SampleRate > 0 && c.Shadow.SampleRate <= 1) {
+		errs = append(errs, fmt.Errorf("rank: shadow sample rate: %v is outside (0, 1]", c.Shadow.SampleRate))
+	}
+	if c.Shadow.LogInterval < 0 {
+		errs = append(errs, fmt.Errorf("rank: shadow log interval: %v is negative", c.Shadow.LogInterval))
 	}
 	if c.InfoTTL < 0 {
 		errs = append(errs, fmt.Errorf("rank: info TTL: %v is negative", c.InfoTTL))

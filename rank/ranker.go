@@ -25,7 +25,6 @@ type Ranker struct {
 	cfg     Config
 	params  *scoring.Params
 	codec   *memory.Codec
-	memSet  map[string]bool // nil: every collection
 	info    *infoCache
 	rec     *Recorder
 	replica string
@@ -67,12 +66,6 @@ func New(src Source, cfg Config) (*Ranker, error) {
 		foldOpt: fold.Options{Same: float32(cfg.SameThreshold), Judge: float32(cfg.JudgeThreshold)},
 	}
 	r.groups, _ = src.(GroupSource)
-	if len(cfg.MemoryCollections) > 0 {
-		r.memSet = make(map[string]bool, len(cfg.MemoryCollections))
-		for _, c := range cfg.MemoryCollections {
-			r.memSet[c] = true
-		}
-	}
 	if r.rec != nil {
 		r.replica = r.rec.ReplicaID()
 	}
@@ -99,7 +92,7 @@ func (r *Ranker) IsMemoryCollection(name string) bool {
 	if strings.HasSuffix(name, AuditSuffix) {
 		return false
 	}
-	return r.memSet == nil || r.memSet[name]
+	return true
 }
 
 // plan is how one request is served.

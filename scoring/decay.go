@@ -52,8 +52,23 @@ func AccessBoost(count int64) float64 {
 }
 
 // Weight is the retrieval weight base x freshness x boost (DESIGN 4.11).
+// A negative base (a similarity below zero) is returned as it is: the
+// factors only ever lift what resembles the query, and scaling a negative
+// number by them would turn their meaning around (a stale memory would
+// rise), so negative similarities keep their order.
 func Weight(base, freshness, boost float64) float64 {
+	if base < 0 {
+		return base
+	}
 	return base * freshness * boost
+}
+
+// ConfidenceFactor is the confidence's share in the weight: 1 - w + w x c
+// for a confidence weight w in [0, 1]. At w = 0 (seed 000: confidence
+// "does not directly appear in the final weight") it is 1; at w = 1 the
+// weight is multiplied by the confidence itself.
+func ConfidenceFactor(weight, conf float64) float64 {
+	return 1 - weight + weight*unit(conf)
 }
 
 // DecayFloor is floor(c) = clamp(k (1 - c), 0, 1) (DESIGN 4.13).

@@ -33,10 +33,13 @@ type Score struct {
 	Confidence  float64 // stored or computed; 0 when unscored
 	Freshness   float64
 	AccessBoost float64
-	Seq         int
-	Tier        Tier
-	Bucket      Bucket
-	Flags       Flags
+	// ConfidenceFactor is ConfidenceFactor(Params.ConfidenceWeight,
+	// Confidence); 1 for an unscored memory.
+	ConfidenceFactor float64
+	Seq              int
+	Tier             Tier
+	Bucket           Bucket
+	Flags            Flags
 }
 
 // Flags are the boolean facts of a Score.
@@ -56,18 +59,18 @@ const (
 func (f Flags) Has(f2 Flags) bool { return f&f2 == f2 }
 
 // Evaluate scores one memory at time now against a base score, the store's
-// similarity; a negative, NaN or infinite base counts as 0 (DESIGN 5 floors
-// Cosine and Dot scores at 0).
+// similarity (or Qdrant's fused score). A negative base keeps its sign and
+// its order (Weight); a NaN or infinite one counts as 0.
 func (p *Params) Evaluate(in *Inputs, base float64, now time.Time) Score {
 	nowSec, nowNsec := now.Unix(), int64(now.Nanosecond())
-	if !(base >= 0) || math.IsInf(base, 1) {
-		base = 0 // a NaN, negative or infinite similarity must not poison the ranking
+	if math.IsNaN(base) || math.IsInf(base, 0) {
+		base = 0 // a NaN or infinite score must not poison the ranking
 	}
-	s := Score{Seq: in.Seq}
+	s := Score{Seq: in.Seq, ConfidenceFactor: 1}
 	s.Freshness = Freshness(ageDaysAt(in.LastObserved, nowSec, nowNsec), in.HalfLife)
 	s.AccessBoost = AccessBoost(in.AccessCount)
-	s.Weight = Weight(base, s.Freshness, s.AccessBoost)
 	if in.Unscored {
+		s.Weight = Weight(base, s.Freshness, s.AccessBoost)
 		s.Flags = FlagUnscored | FlagRetrievable | FlagRender
 		s.Tier = TierActive
 		return s
@@ -77,6 +80,11 @@ func (p *Params) Evaluate(in *Inputs, base float64, now time.Time) Score {
 	} else {
 		s.Confidence = p.Grounded(in.Components, in.Grounding)
 		s.Flags |= FlagComputedConfidence
+	}
+	s.ConfidenceFactor = ConfidenceFactor(p.ConfidenceWeight, s.Confidence)
+	s.Weight = Weight(base, s.Freshness, s.AccessBoost)
+	if base > 0 {
+		s.Weight *= s.ConfidenceFactor
 	}
 	protected := p.Protected(s.Confidence, in.Observations)
 	if protected {
@@ -137,6 +145,8 @@ type Explanation struct {
 	DaysRetrievable    float64 // idle days the decay floor allows (+Inf: never drops)
 	AccessCount        int64
 	AccessBoost        float64
+	ConfidenceWeight   float64 // the Params' weight of confidence in the weight
+	ConfidenceFactor   float64 // 1 - ConfidenceWeight + ConfidenceWeight x Confidence
 	Base               float64
 	Weight             float64
 	Retrievable        bool
@@ -163,6 +173,8 @@ func (p *Params) Explain(in *Inputs, s Score, base float64, now time.Time) Expla
 		Freshness:          s.Freshness,
 		AccessCount:        max(in.AccessCount, 0),
 		AccessBoost:        s.AccessBoost,
+		ConfidenceWeight:   p.ConfidenceWeight,
+		ConfidenceFactor:   s.ConfidenceFactor,
 		Base:               base,
 		Weight:             s.Weight,
 		Confidence:         s.Confidence,

@@ -109,6 +109,11 @@ type Params struct {
 	RetrievalGate float64
 	RenderGate    float64
 
+	// ConfidenceWeight is how much confidence scales the retrieval weight:
+	// weight = base x freshness x boost x (1 - w + w x confidence). 0 is the
+	// seeds' formula, where confidence only gates.
+	ConfidenceWeight float64
+
 	Decay DecayParams
 
 	ProtectedConfidence   float64
@@ -230,6 +235,7 @@ func (p *Params) Validate() error {
 	unit("confirm.max_confidence", p.MaxConfidence)
 	unit("gates.retrieval", p.RetrievalGate)
 	unit("gates.render", p.RenderGate)
+	unit("confidence_weight", p.ConfidenceWeight)
 	unit("protected.min_confidence", p.ProtectedConfidence)
 	unit("tiers.active", p.Tiers.Active)
 	unit("tiers.dormant", p.Tiers.Dormant)

@@ -172,7 +172,6 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 		MaxCandidates:     c.Rank.MaxCandidates,
 		SameThreshold:     c.Dedup.SameThreshold,
 		JudgeThreshold:    c.Dedup.JudgeThreshold,
-		MemoryCollections: c.Rank.MemoryCollections,
 		Recorder:          s.recorder,
 		Verdicts:          verdicts{s.judging},
 		TracerProvider:    tp,
