@@ -166,16 +166,16 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 		return nil, err
 	}
 	s.ranker, err = rank.New(s.source, rank.Config{
-		Params:            codec.Params(),
-		Codec:             codec,
-		Oversample:        c.Rank.Oversample,
-		MaxCandidates:     c.Rank.MaxCandidates,
-		SameThreshold:     c.Dedup.SameThreshold,
-		JudgeThreshold:    c.Dedup.JudgeThreshold,
-		Recorder:          s.recorder,
-		Verdicts:          verdicts{s.judging},
-		TracerProvider:    tp,
-		MeterProvider:     mp,
+		Params:         codec.Params(),
+		Codec:          codec,
+		Oversample:     c.Rank.Oversample,
+		MaxCandidates:  c.Rank.MaxCandidates,
+		SameThreshold:  c.Dedup.SameThreshold,
+		JudgeThreshold: c.Dedup.JudgeThreshold,
+		Recorder:       s.recorder,
+		Verdicts:       verdicts{s.judging},
+		TracerProvider: tp,
+		MeterProvider:  mp,
 	})
 	if err != nil {
 		return nil, usageError{err}
