@@ -2,6 +2,16 @@ package config
 
 import "time"
 
+// Read-path modes (rank.mode, rank.collections.<name>.mode).
+const (
+	ModeAuto   = "auto"
+	ModeRerank = "rerank"
+	ModeShadow = "shadow"
+	ModeOff    = "off"
+)
+
+func ptr[T any](v T) *T { return &v }
+
 // Config is every setting memrank has. The koanf tag of each field is its key
 // in the YAML file; a field's full key joins the tags from the root with dots
 // (scoring.weights.source). Fields tagged secret print as "***" in masked
@@ -36,10 +46,14 @@ type Scoring struct {
 	Grounding    Grounding          `koanf:"grounding"`
 	Confirm      Confirm            `koanf:"confirm"`
 	Gates        Gates              `koanf:"gates"`
-	Decay        Decay              `koanf:"decay"`
-	Protected    Protected          `koanf:"protected"`
-	Tiers        Tiers              `koanf:"tiers"`
-	Stats        Stats              `koanf:"stats"`
+	// ConfidenceWeight is how much confidence scales the retrieval weight:
+	// base x freshness x boost x (1 - w + w x confidence); 0 is the seeds'
+	// formula (confidence only gates).
+	ConfidenceWeight float64   `koanf:"confidence_weight"`
+	Decay            Decay     `koanf:"decay"`
+	Protected        Protected `koanf:"protected"`
+	Tiers            Tiers     `koanf:"tiers"`
+	Stats            Stats     `koanf:"stats"`
 }
 
 // Weights of the confidence formula (DESIGN 4.1); they must sum to 1.
@@ -114,9 +128,81 @@ type Stats struct {
 
 // Rank configures the read path (DESIGN section 5).
 type Rank struct {
-	Oversample        int      `koanf:"oversample"`
-	MaxCandidates     int      `koanf:"max_candidates"`     // cap on (offset+limit) x oversample
-	MemoryCollections []string `koanf:"memory_collections"` // collections re-ranked; empty = all
+	Oversample    int `koanf:"oversample"`
+	MaxCandidates int `koanf:"max_candidates"` // cap on (offset+limit) x oversample
+	// Mode is how collections are served unless listed in Collections:
+	// auto (memory collections, recognised from their payloads or audit
+	// companion, are re-ranked; every other collection is served exactly as
+	// the store serves it), rerank, shadow or off.
+	Mode        string                    `koanf:"mode"`
+	Collections map[string]RankCollection `koanf:"collections"` // per collection, by name
+	// Guard is the relevance guard; EmbedderGuards change it for the
+	// collections whose audit companion records that embedder model (an
+	// exact name, or the name before ":dimensions").
+	Guard          Guard                 `koanf:"guard"`
+	EmbedderGuards map[string]GuardPatch `koanf:"embedder_guards"`
+	Detect         RankDetect            `koanf:"detect"`
+	Shadow         RankShadow            `koanf:"shadow"`
+}
+
+// RankCollection is one collection's read-path setting.
+type RankCollection struct {
+	Mode  string     `koanf:"mode"`  // rerank | shadow | off; auto (or empty) = rank.mode
+	Guard GuardPatch `koanf:"guard"` // the keys given replace rank.guard's for this collection
+}
+
+// Guard is the relevance guard: freshness, confidence and the access boost
+// re-order only the candidates whose similarity is within Band of the best
+// one and at least Floor (for fusion, formula and sparse scores, within
+// RelativeBand of the best, as a fraction).
+type Guard struct {
+	Enabled      bool    `koanf:"enabled"`
+	Band         float64 `koanf:"band"`
+	Floor        float64 `koanf:"floor"`
+	RelativeBand float64 `koanf:"relative_band"`
+}
+
+// GuardPatch changes some keys of rank.guard; a key not given (null) keeps
+// rank.guard's value.
+type GuardPatch struct {
+	Enabled      *bool    `koanf:"enabled"`
+	Band         *float64 `koanf:"band"`
+	Floor        *float64 `koanf:"floor"`
+	RelativeBand *float64 `koanf:"relative_band"`
+}
+
+// Apply returns g with the keys p gives replaced.
+func (p GuardPatch) Apply(g Guard) Guard {
+	if p.Enabled != nil {
+		g.Enabled = *p.Enabled
+	}
+	if p.Band != nil {
+		g.Band = *p.Band
+	}
+	if p.Floor != nil {
+		g.Floor = *p.Floor
+	}
+	if p.RelativeBand != nil {
+		g.RelativeBand = *p.RelativeBand
+	}
+	return g
+}
+
+// IsZero reports a patch that changes nothing.
+func (p GuardPatch) IsZero() bool {
+	return p.Enabled == nil && p.Band == nil && p.Floor == nil && p.RelativeBand == nil
+}
+
+// RankDetect configures how memory collections are recognised.
+type RankDetect struct {
+	SampleSize int           `koanf:"sample_size"` // points sampled from a collection without an audit companion
+	TTL        time.Duration `koanf:"ttl"`         // how long a verdict is kept
+}
+
+// RankShadow configures shadow mode.
+type RankShadow struct {
+	SampleRate  float64       `koanf:"sample_rate"`  // share of queries also ranked by memrank
+	LogInterval time.Duration `koanf:"log_interval"` // least time between two logged comparisons
 }
 
 // Dedup configures the write path's duplicate tiers and independence rule
@@ -293,7 +379,17 @@ func Default() Config {
 			Tiers:     Tiers{Active: 0.60, Dormant: 0.30, Stale: 0.10},
 			Stats:     Stats{High: 0.80, Medium: 0.50},
 		},
-		Rank: Rank{Oversample: 4, MaxCandidates: 1000, MemoryCollections: []string{}},
+		Rank: Rank{
+			Oversample: 4, MaxCandidates: 1000,
+			Mode:        ModeAuto,
+			Collections: map[string]RankCollection{},
+			Guard:       Guard{Enabled: true, Band: 0.15, Floor: 0.30, RelativeBand: 0.25},
+			// The local embedder is lexical: unrelated texts score near 0
+			// and related ones from about 0.2, so its floor sits lower.
+			EmbedderGuards: map[string]GuardPatch{"memrank-local-hash-v1": {Floor: ptr(0.15)}},
+			Detect:         RankDetect{SampleSize: 32, TTL: time.Minute},
+			Shadow:         RankShadow{SampleRate: 1, LogInterval: 10 * time.Second},
+		},
 		Dedup: Dedup{
 			SameThreshold:        0.92,
 			JudgeThreshold:       0.80,

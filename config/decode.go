@@ -82,6 +82,17 @@ func (d *decoder) decode(f field, raw any, v reflect.Value) {
 		return
 	}
 	switch v.Kind() {
+	case reflect.Pointer:
+		// An optional value (a guard patch's keys): nil until given.
+		elem := reflect.New(v.Type().Elem())
+		if !v.IsNil() {
+			elem.Elem().Set(v.Elem())
+		}
+		n := len(d.errs)
+		d.decode(f, raw, elem.Elem())
+		if len(d.errs) == n {
+			v.Set(elem)
+		}
 	case reflect.Struct:
 		d.decodeStruct(f, raw, v)
 	case reflect.Map:

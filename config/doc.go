@@ -12,8 +12,7 @@
 // (scoring.source_levels, scoring.type_priors, scoring.decay.half_lives,
 // scoring.decay.type_categories, tenancy.api_keys) are merged entry by entry
 // over the defaults, so a file can add a decay category without repeating
-// the others; lists (scoring.extractor.models, rank.memory_collections) are
-// replaced whole. A setting left empty (null) in the file is not set; a
+// the others; lists (scoring.extractor.models) are replaced whole. A setting left empty (null) in the file is not set; a
 // table entry or list element left empty is an error.
 // Durations are Go duration strings ("5s", "1h30m"); a bare number is
 // refused, since it does not say its unit.
@@ -22,8 +21,8 @@
 // between levels: MEMRANK_UPSTREAM__GRPC=host:6334,
 // MEMRANK_SCORING__WEIGHTS__SOURCE=0.5,
 // MEMRANK_SCORING__DECAY__HALF_LIVES__LEGAL=45 (one entry; entry names are
-// lower-cased). Values are parsed to the key's type. A list is
-// comma-separated (MEMRANK_RANK__MEMORY_COLLECTIONS=memories,notes), a table
+// lower-cased). Values are parsed to the key's type. A list of names is
+// comma-separated, a table
 // is comma-separated key=value pairs
 // (MEMRANK_TENANCY__API_KEYS=key1=alice,key2=bob, the only way to give API
 // keys, whose case a variable name would lose), and any list, table or
@@ -66,7 +65,6 @@
 //	config: KEY: "V" is not one of A, B              enumerations
 //	config: KEY: "V" is also KEY2                    two settings that must differ
 //	config: KEY: "V" has no half-life in KEY2        scoring.decay.type_categories
-//	config: KEY: "V" is listed twice                 rank.memory_collections
 //	config: KEY: must not be empty                   a required name
 //	config: KEY: has an entry with an empty name     a table
 //	config: KEY: "V" is not host:port                upstream.grpc, listen.*

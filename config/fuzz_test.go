@@ -70,7 +70,7 @@ func FuzzLoadYAML(f *testing.F) {
 	for _, s := range []string{
 		"scoring:\n  decay:\n    half_lives: {legal: 45}\n    type_categories: {fact: legal}\n",
 		"tenancy: {key: user_id, api_keys: {k1: alice, k2: bob}}\n",
-		"rank: {memory_collections: [a, 'b: c', 'true']}\n",
+		"rank: {collections: {a: {mode: 'off', guard: {floor: 0.2, enabled: false}}, 'b: c': {}}}\n",
 		"a: &x {b: *x}\n",
 		"scoring: {weights: {source: .nan}}\n",
 		"judge: {timeout: 9223372036854775807ns}\n",
@@ -90,7 +90,7 @@ func FuzzLoadYAML(f *testing.F) {
 func FuzzLoadEnv(f *testing.F) {
 	for _, kv := range [][2]string{
 		{"SCORING__WEIGHTS__SOURCE", "0.5"},
-		{"RANK__MEMORY_COLLECTIONS", "a, b"},
+		{"RANK__COLLECTIONS", "{a: {mode: shadow}}"},
 		{"SCORING__DECAY__HALF_LIVES", "legal=45,tax=30"},
 		{"SCORING__EXTRACTOR__MODELS", "[{pattern: x, quality: 0.5}]"},
 		{"TENANCY__API_KEYS", "{k: alice}"},

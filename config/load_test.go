@@ -43,7 +43,7 @@ func flagSet(t *testing.T, args ...string) *pflag.FlagSet {
 	fs.String("config", "", "config file")
 	fs.Float64("render-gate", 0.4, "render gate")
 	fs.Duration("upstream-timeout", time.Second, "")
-	fs.StringSlice("memory-collections", nil, "")
+	fs.String("collections", "", "")
 	fs.Bool("judge", false, "")
 	fs.Int("oversample", 4, "")
 	fs.String("weights", "", "")
@@ -55,14 +55,14 @@ func flagSet(t *testing.T, args ...string) *pflag.FlagSet {
 }
 
 var flagKeys = map[string]string{
-	"upstream":           "upstream.grpc",
-	"render-gate":        "scoring.gates.render",
-	"upstream-timeout":   "upstream.timeout",
-	"memory-collections": "rank.memory_collections",
-	"judge":              "judge.enabled",
-	"oversample":         "rank.oversample",
-	"weights":            "scoring.weights",
-	"half-lives":         "scoring.decay.half_lives",
+	"upstream":         "upstream.grpc",
+	"render-gate":      "scoring.gates.render",
+	"upstream-timeout": "upstream.timeout",
+	"collections":      "rank.collections",
+	"judge":            "judge.enabled",
+	"oversample":       "rank.oversample",
+	"weights":          "scoring.weights",
+	"half-lives":       "scoring.decay.half_lives",
 }
 
 func TestPrecedence(t *testing.T) {
@@ -218,7 +218,9 @@ tenancy:
   key: user_id
   api_keys: {key-a: alice}
 rank:
-  memory_collections: [memories]
+  collections:
+    docs: {mode: "off"}
+    memories: {guard: {floor: 0.2}}
 `)
 	cfg := mustLoad(t, Source{File: file, Environ: []string{
 		"MEMRANK_TENANCY__API_KEYS=Key-B=bob",
@@ -244,7 +246,7 @@ rank:
 		{"type_categories", cfg.Scoring.Decay.TypeCategories, map[string]string{"preference": "preference"}},
 		{"extractor.models", cfg.Scoring.Extractor.Models, []ExtractorModel{{"llama", 0.7}}},
 		{"api_keys", cfg.Tenancy.APIKeys, map[string]string{"key-a": "alice", "Key-B": "bob"}},
-		{"memory_collections", cfg.Rank.MemoryCollections, []string{"memories"}},
+		{"collections", cfg.Rank.Collections, map[string]RankCollection{"docs": {Mode: "off"}, "memories": {Guard: GuardPatch{Floor: ptr(0.2)}}}},
 	}
 	for _, c := range checks {
 		if diff := cmp.Diff(c.want, c.got); diff != "" {
@@ -267,9 +269,9 @@ func TestEnvTypedValues(t *testing.T) {
 		{"string", "MEMRANK_UPSTREAM__GRPC=qdrant:6334", func(c Config) any { return c.Upstream.GRPC }, "qdrant:6334"},
 		{"secret", "MEMRANK_JUDGE__API_KEY=sk-Test", func(c Config) any { return c.Judge.APIKey }, "sk-Test"},
 		{"top-level key", "MEMRANK_REPLICA_ID=pod-7", func(c Config) any { return c.ReplicaID }, "pod-7"},
-		{"list, comma-separated", "MEMRANK_RANK__MEMORY_COLLECTIONS=memories, notes", func(c Config) any { return c.Rank.MemoryCollections }, []string{"memories", "notes"}},
-		{"list, empty", "MEMRANK_RANK__MEMORY_COLLECTIONS=", func(c Config) any { return c.Rank.MemoryCollections }, []string{}},
-		{"list, YAML flow", `MEMRANK_RANK__MEMORY_COLLECTIONS=["a,b", c]`, func(c Config) any { return c.Rank.MemoryCollections }, []string{"a,b", "c"}},
+		{"list, YAML flow", `MEMRANK_SCORING__EXTRACTOR__MODELS=[{pattern: "a,b", quality: 0.5}]`, func(c Config) any { return c.Scoring.Extractor.Models }, []ExtractorModel{{"a,b", 0.5}}},
+		{"map entry of sections, YAML flow", "MEMRANK_RANK__COLLECTIONS__DOCS={mode: off}", func(c Config) any { return c.Rank.Collections["docs"] }, RankCollection{Mode: "off"}},
+		{"optional value", "MEMRANK_RANK__EMBEDDER_GUARDS={m1: {band: 0.05}}", func(c Config) any { return c.Rank.EmbedderGuards["m1"] }, GuardPatch{Band: ptr(0.05)}},
 		{"map entry", "MEMRANK_SCORING__DECAY__HALF_LIVES__PROJECT_STATUS=14", func(c Config) any { return c.Scoring.Decay.HalfLives["project_status"] }, 14.0},
 		{"map, key=value pairs", "MEMRANK_SCORING__DECAY__TYPE_CATEGORIES=preference=preference, fact=technical", func(c Config) any { return c.Scoring.Decay.TypeCategories }, map[string]string{"preference": "preference", "fact": "technical"}},
 		{"map, YAML flow", "MEMRANK_SCORING__SOURCE_LEVELS={rumour: 0.1}", func(c Config) any { return c.Scoring.SourceLevels["rumour"] }, 0.1},
@@ -321,8 +323,8 @@ func TestEnvErrors(t *testing.T) {
 			`config: $MEMRANK_SCORING__SOURCE_LEVELS: scoring.source_levels: cannot read "{a: [}" as YAML: did not find expected node content`},
 		{"secret values are not shown", []string{"MEMRANK_TENANCY__API_KEYS=sk-live-123"},
 			`config: $MEMRANK_TENANCY__API_KEYS: tenancy.api_keys: want key=value pairs separated by commas, got a string (secret, not shown)`},
-		{"not UTF-8", []string{"MEMRANK_RANK__MEMORY_COLLECTIONS=a,\xe6"},
-			`config: $MEMRANK_RANK__MEMORY_COLLECTIONS: rank.memory_collections[1]: want UTF-8 text, got "\xe6"`},
+		{"not UTF-8", []string{"MEMRANK_RANK__MODE=\xe6"},
+			`config: $MEMRANK_RANK__MODE: rank.mode: want UTF-8 text, got "\xe6"`},
 		{"entry name not UTF-8", []string{"MEMRANK_SCORING__DECAY__HALF_LIVES=\xe6=5"},
 			`config: $MEMRANK_SCORING__DECAY__HALF_LIVES: scoring.decay.half_lives: has an entry whose name is not UTF-8 text: "\xe6"`},
 		{"API key in the variable name", []string{"MEMRANK_TENANCY__KEY=user_id", "MEMRANK_TENANCY__API_KEYS__SK_LIVE=alice"},
@@ -410,7 +412,7 @@ func TestOTLPEndpoint(t *testing.T) {
 func TestFlagTypes(t *testing.T) {
 	cfg := mustLoad(t, Source{
 		Flags: flagSet(t,
-			"--render-gate=0.3", "--upstream-timeout=250ms", "--memory-collections=a,b",
+			"--render-gate=0.3", "--upstream-timeout=250ms", "--collections={a: {mode: shadow}}",
 			"--judge", "--oversample=6", "--half-lives=legal=45",
 			"--weights={source: 0.4, repetition: 0.25}",
 			// judge.enabled needs a model and a key, which come from the env.
@@ -424,7 +426,7 @@ func TestFlagTypes(t *testing.T) {
 	}{
 		{"float flag", cfg.Scoring.Gates.Render, 0.3},
 		{"duration flag", cfg.Upstream.Timeout, 250 * time.Millisecond},
-		{"string slice flag", cfg.Rank.MemoryCollections, []string{"a", "b"}},
+		{"map of sections flag", cfg.Rank.Collections, map[string]RankCollection{"a": {Mode: "shadow"}}},
 		{"bool flag", cfg.Judge.Enabled, true},
 		{"int flag", cfg.Rank.Oversample, 6},
 		{"map flag merges", cfg.Scoring.Decay.HalfLives["legal"], 45.0},
@@ -524,8 +526,10 @@ func TestFileValueTypes(t *testing.T) {
 		{"number as a string", "replica_id: 42", "replica_id: want a string, got 42"},
 		{"list as a string", "store: {data_dir: [a]}", "store.data_dir: want a string, got a list"},
 		{"scalar as a section", "scoring: {weights: 1}", "scoring.weights: want a mapping, got 1"},
-		{"scalar as a list", "rank: {memory_collections: notes}", `rank.memory_collections: want a list, got "notes"`},
-		{"null in a list", "rank: {memory_collections: [a, null]}", "rank.memory_collections[1]: want a string, got null"},
+		{"scalar as a list", "scoring: {extractor: {models: notes}}", `scoring.extractor.models: want a list, got "notes"`},
+		{"null in a list", "scoring: {extractor: {models: [{pattern: a, quality: 1}, null]}}", "scoring.extractor.models[1]: want a mapping, got null"},
+		{"optional value of the wrong type", "rank: {collections: {a: {guard: {floor: x}}}}", `rank.collections.a.guard.floor: want a number, got "x"`},
+		{"the old list of memory collections", "rank: {memory_collections: [a]}", `unknown key "rank.memory_collections"`},
 		{"long value is cut", "scoring: {gates: {render: " + long + "}}", `scoring.gates.render: want a number, got "` + long[:64] + `"...`},
 	}
 	for _, tt := range tests {

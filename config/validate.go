@@ -71,6 +71,24 @@ func (k *checker) timeout(key string, d time.Duration) {
 	}
 }
 
+// guard checks a relevance guard.
+func (k *checker) guard(key string, g Guard) {
+	k.guardPatch(key, GuardPatch{Band: &g.Band, Floor: &g.Floor, RelativeBand: &g.RelativeBand})
+}
+
+// guardPatch checks the keys a guard patch gives.
+func (k *checker) guardPatch(key string, p GuardPatch) {
+	if b := p.Band; b != nil && (!(*b >= 0) || math.IsInf(*b, 0)) {
+		k.add(key+".band", "%s is not a non-negative number", fmtFloat(*b))
+	}
+	if f := p.Floor; f != nil && (math.IsNaN(*f) || math.IsInf(*f, 0)) {
+		k.add(key+".floor", "%s is not a finite number", fmtFloat(*f))
+	}
+	if rb := p.RelativeBand; rb != nil {
+		k.unit(key+".relative_band", *rb)
+	}
+}
+
 func (k *checker) atLeast(key string, v, min int) {
 	if v < min {
 		k.add(key, "%d is less than %d", v, min)
@@ -165,6 +183,7 @@ func (s Scoring) validate(k *checker) {
 
 	k.unit("scoring.gates.retrieval", s.Gates.Retrieval)
 	k.unit("scoring.gates.render", s.Gates.Render)
+	k.unit("scoring.confidence_weight", s.ConfidenceWeight)
 
 	d := s.Decay
 	k.positive("scoring.decay.default_half_life", d.DefaultHalfLife)
@@ -215,16 +234,40 @@ func (c Config) validateServices(k *checker) {
 	r := c.Rank
 	k.atLeast("rank.oversample", r.Oversample, 1)
 	k.atLeast("rank.max_candidates", r.MaxCandidates, 1)
-	seen := make(map[string]bool, len(r.MemoryCollections))
-	for i, name := range r.MemoryCollections {
-		key := fmt.Sprintf("rank.memory_collections[%d]", i)
-		switch {
-		case name == "":
-			k.add(key, "must not be empty")
-		case seen[name]:
-			k.add(key, "%s is listed twice", quote(name))
+	k.oneOf("rank.mode", r.Mode, ModeAuto, ModeRerank, ModeShadow, ModeOff)
+	k.guard("rank.guard", r.Guard)
+	for _, name := range slices.Sorted(maps.Keys(r.Collections)) {
+		key := "rank.collections." + name
+		if strings.TrimSpace(name) == "" {
+			k.add("rank.collections", "has an entry with an empty name")
+			continue
 		}
-		seen[name] = true
+		if strings.HasSuffix(name, "_memrank_audit") {
+			k.add(key, "names an audit companion: memrank's own records are never re-ranked")
+		}
+		if m := r.Collections[name].Mode; m != "" {
+			k.oneOf(key+".mode", m, ModeAuto, ModeRerank, ModeShadow, ModeOff)
+		}
+		k.guardPatch(key+".guard", r.Collections[name].Guard)
+	}
+	for _, model := range slices.Sorted(maps.Keys(r.EmbedderGuards)) {
+		if model == "" {
+			k.add("rank.embedder_guards", "has an entry with an empty name")
+			continue
+		}
+		k.guardPatch("rank.embedder_guards."+model, r.EmbedderGuards[model])
+	}
+	if r.Detect.SampleSize < 1 || r.Detect.SampleSize > 1000 {
+		k.add("rank.detect.sample_size", "%d is outside [1, 1000]", r.Detect.SampleSize)
+	}
+	if r.Detect.TTL < 0 {
+		k.add("rank.detect.ttl", "%s is negative", fmtDuration(r.Detect.TTL))
+	}
+	if !(r.Shadow.SampleRate > 0 && r.Shadow.SampleRate <= 1) {
+		k.add("rank.shadow.sample_rate", "%s is outside (0, 1]", fmtFloat(r.Shadow.SampleRate))
+	}
+	if r.Shadow.LogInterval < 0 {
+		k.add("rank.shadow.log_interval", "%s is negative", fmtDuration(r.Shadow.LogInterval))
 	}
 
 	dd := c.Dedup

@@ -77,8 +77,24 @@ func TestValidate(t *testing.T) {
 			"config: scoring.stats.high: 2 is outside [0, 1]"},
 		{"oversample and max_candidates", func(c *Config) { c.Rank.Oversample = 0; c.Rank.MaxCandidates = -5 },
 			"config: rank.oversample: 0 is less than 1\nconfig: rank.max_candidates: -5 is less than 1"},
-		{"memory collections", func(c *Config) { c.Rank.MemoryCollections = []string{"a", "", "a"} },
-			"config: rank.memory_collections[1]: must not be empty\nconfig: rank.memory_collections[2]: \"a\" is listed twice"},
+		{"rank modes", func(c *Config) {
+			c.Rank.Mode = "always"
+			c.Rank.Collections = map[string]RankCollection{"": {}, "a": {Mode: "never"}, "m_memrank_audit": {Mode: "rerank"}}
+		}, "config: rank.mode: \"always\" is not one of auto, rerank, shadow, off\nconfig: rank.collections: has an entry with an empty name\n" +
+			"config: rank.collections.a.mode: \"never\" is not one of auto, rerank, shadow, off\n" +
+			"config: rank.collections.m_memrank_audit: names an audit companion: memrank's own records are never re-ranked"},
+		{"guards", func(c *Config) {
+			c.Rank.Guard.Band = -1
+			c.Rank.Collections = map[string]RankCollection{"a": {Guard: GuardPatch{Band: ptr(0.1), Floor: ptr(math.NaN())}}}
+			c.Rank.EmbedderGuards = map[string]GuardPatch{"m": {RelativeBand: ptr(2.0)}}
+		}, "config: rank.guard.band: -1 is not a non-negative number\nconfig: rank.collections.a.guard.floor: NaN is not a finite number\n" +
+			"config: rank.embedder_guards.m.relative_band: 2 is outside [0, 1]"},
+		{"detection and shadow", func(c *Config) {
+			c.Rank.Detect = RankDetect{SampleSize: 0, TTL: -time.Second}
+			c.Rank.Shadow = RankShadow{SampleRate: 0, LogInterval: -time.Second}
+		}, "config: rank.detect.sample_size: 0 is outside [1, 1000]\nconfig: rank.detect.ttl: -1s is negative\n" +
+			"config: rank.shadow.sample_rate: 0 is outside (0, 1]\nconfig: rank.shadow.log_interval: -1s is negative"},
+		{"confidence weight", func(c *Config) { c.Scoring.ConfidenceWeight = 1.5 }, "config: scoring.confidence_weight: 1.5 is outside [0, 1]"},
 		{"dedup thresholds outside [0, 1]", func(c *Config) { c.Dedup.SameThreshold = 1.1; c.Dedup.JudgeThreshold = -0.1 },
 			"config: dedup.same_threshold: 1.1 is outside [0, 1]\nconfig: dedup.judge_threshold: -0.1 is outside [0, 1]"},
 		{"judge band reversed", func(c *Config) { c.Dedup.JudgeThreshold = 0.95 },
@@ -199,7 +215,7 @@ func keyExists(key string) bool {
 	t := reflect.TypeFor[Config]()
 	path := strings.Split(listIndex.ReplaceAllString(key, ""), ".")
 	for i, seg := range path {
-		if t.Kind() == reflect.Slice {
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
 		switch t.Kind() {
@@ -213,7 +229,10 @@ func keyExists(key string) bool {
 			}
 			t = f.Type
 		case reflect.Map:
-			return i == len(path)-1
+			if t.Elem().Kind() != reflect.Struct {
+				return i == len(path)-1
+			}
+			t = t.Elem() // an entry of a map of sections: its name, then its keys
 		default:
 			return false
 		}

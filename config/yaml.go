@@ -56,11 +56,22 @@ func encode(v reflect.Value, f field, mask bool) *yaml.Node {
 		return str(fmtDuration(time.Duration(v.Int())))
 	}
 	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return scalar("!!null", "null")
+		}
+		return encode(v.Elem(), f, mask)
 	case reflect.Struct:
 		n := &yaml.Node{Kind: yaml.MappingNode}
 		for i := range v.NumField() {
 			sf := v.Type().Field(i)
+			if fv := v.Field(i); fv.Kind() == reflect.Pointer && fv.IsNil() {
+				continue // an optional value not given: absent reads back as not given
+			}
 			n.Content = append(n.Content, str(sf.Tag.Get("koanf")), encode(v.Field(i), fieldOf(sf, ""), mask))
+		}
+		if len(n.Content) == 0 {
+			n.Style = yaml.FlowStyle
 		}
 		return n
 	case reflect.Map:

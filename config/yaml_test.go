@@ -56,7 +56,10 @@ func custom() Config {
 	c.Scoring.Extractor.Models = []ExtractorModel{{`llama-?3(\.1)?`, 0.7}, {`^o1$`, 0.85}}
 	c.Scoring.Decay.HalfLives["legal"] = 45.5
 	c.Scoring.Decay.TypeCategories["fact"] = "legal"
-	c.Rank.MemoryCollections = []string{"memories", "notes: work", "true"}
+	c.Rank.Mode = ModeShadow
+	c.Rank.Collections = map[string]RankCollection{"memories": {Mode: ModeRerank, Guard: GuardPatch{Floor: ptr(0.2), Enabled: ptr(false)}}, "notes: work": {}, "true": {Mode: ModeOff}}
+	c.Rank.EmbedderGuards["text-embedding-3-small"] = GuardPatch{Band: ptr(0.1)}
+	c.Scoring.ConfidenceWeight = 0.25
 	c.Dedup.MinIndependentGap = 90 * time.Minute
 	c.Dedup.RequireSurfaceChange = false
 	c.Judge = Judge{Enabled: true, BaseURL: "http://llm:8080/v1", Model: "judge-1", APIKey: "sk-judge-secret", Timeout: 1500 * time.Millisecond, CallsPerMinute: 0, CacheSize: 5}

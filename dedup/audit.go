@@ -27,17 +27,11 @@ const (
 	auditOutcomeOf  = "outcome_of" // the observation_id, on the one record that carries the outcome
 	auditOutcome    = "outcome"    // the Outcome as JSON
 	auditSeq        = "seq"
-	metaModel       = "embedder_model"
-	metaDimensions  = "dimensions"
-	metaCollection  = "collection"
 	callerSupplied  = "" // model of a collection whose vectors callers supply
 	maxAuditRecords = 10000
 )
 
-// metaID is the id of the metadata point in every audit collection.
-var metaID = uuid.NewSHA1(idNamespace, []byte("memrank-meta")).String()
-
-func auditCollection(c string) string { return c + AuditSuffix }
+func auditCollection(c string) string { return memory.AuditCollection(c) }
 
 type ensured struct {
 	dims  int
@@ -84,11 +78,7 @@ func (e *Engine) ensure(ctx context.Context, coll string, dims int, embedded boo
 	case rec == nil || (embedded && rec.model == callerSupplied):
 		wait := true
 		_, err := e.store.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: auditCollection(coll), Wait: &wait,
-			Points: []*qdrant.PointStruct{{Id: qdrant.NewID(metaID), Vectors: qdrant.NewVectorsDense([]float32{1}),
-				Payload: map[string]*qdrant.Value{
-					auditKind: qdrant.NewValueString("meta"), metaModel: qdrant.NewValueString(model),
-					metaDimensions: qdrant.NewValueInt(int64(dims)), metaCollection: qdrant.NewValueString(coll),
-				}}}})
+			Points: []*qdrant.PointStruct{memory.EmbedderRecord{Model: model, Dimensions: dims, Collection: coll}.Point()}})
 		if err != nil {
 			return fmt.Errorf("dedup: record the embedder of %s: %w", coll, err)
 		}
@@ -204,15 +194,15 @@ func (e *Engine) ensureAudit(ctx context.Context, coll string) error {
 // meta reads the collection's embedder record; nil when there is none.
 func (e *Engine) meta(ctx context.Context, coll string) (*ensured, error) {
 	pts, err := e.store.Get(ctx, &qdrant.GetPoints{CollectionName: auditCollection(coll),
-		Ids: []*qdrant.PointId{qdrant.NewID(metaID)}, WithPayload: qdrant.NewWithPayload(true)})
+		Ids: []*qdrant.PointId{memory.EmbedderRecordID()}, WithPayload: qdrant.NewWithPayload(true)})
 	if err != nil {
 		return nil, fmt.Errorf("dedup: read the embedder record of %s: %w", coll, err)
 	}
 	if len(pts) == 0 {
 		return nil, nil
 	}
-	p := pts[0].GetPayload()
-	return &ensured{model: p[metaModel].GetStringValue(), dims: int(p[metaDimensions].GetIntegerValue())}, nil
+	rec := memory.ParseEmbedderRecord(pts[0].GetPayload())
+	return &ensured{model: rec.Model, dims: rec.Dimensions}, nil
 }
 
 // auditID is a record's point id: derived from the observation id when
@@ -221,7 +211,7 @@ func auditID(coll, tenant, obsID string, seq int) string {
 	if obsID == "" {
 		return uuid.NewString()
 	}
-	return uuid.NewSHA1(idNamespace, []byte(coll+"\x00"+tenant+"\x00"+obsID+"\x00"+strconv.Itoa(seq))).String()
+	return memory.DeterministicID(coll, tenant, obsID, strconv.Itoa(seq))
 }
 
 // writeAudit appends the records of one decision in one upsert; the first

@@ -64,7 +64,7 @@ const (
 )
 
 // AuditSuffix ends the name of a memory collection's audit companion.
-const AuditSuffix = "_memrank_audit"
+const AuditSuffix = memory.AuditSuffix
 
 // Config configures the write path. Codec and Embedder are required.
 type Config struct {

@@ -18,14 +18,11 @@ import (
 	"github.com/memrank/memrank/scoring"
 )
 
-// idNamespace is the UUIDv5 namespace of memrank's deterministic ids.
-var idNamespace = uuid.MustParse("6f1c1f5e-3b0a-5c7e-9a43-0d2f4b8e7a11")
-
 // MemoryID is the deterministic id of a new memory (DESIGN section 6):
 // UUIDv5 of the collection, the tenant and the text hash, so two replicas
 // inserting the same text converge on one point.
 func MemoryID(collection, tenant, textHash string) string {
-	return uuid.NewSHA1(idNamespace, []byte(collection+"\x00"+tenant+"\x00"+textHash)).String()
+	return memory.DeterministicID(collection, tenant, textHash)
 }
 
 // supersededSlack is how many more points the look-ups ask for than they

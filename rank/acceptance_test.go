@@ -74,7 +74,9 @@ func TestAcceptanceAccessCountsTwoReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec.Start(ctx)
-		ranker, err := rank.New(client, rank.Config{Recorder: rec, Now: fixedNow})
+		// A wide band with a floor at 0: random queries then return both
+		// relevant results (counted) and results beyond the band (not).
+		ranker, err := rank.New(client, rank.Config{Recorder: rec, Now: fixedNow, Guard: rank.Guard{Band: 0.25, Floor: 0}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,11 +98,18 @@ func TestAcceptanceAccessCountsTwoReplicas(t *testing.T) {
 	}
 	var mu sync.Mutex
 	returned := map[uint64]int64{}
-	count := func(ids ...uint64) {
+	beyond := 0
+	// count tallies the returned results that must be counted as accessed:
+	// those inside the relevance band.
+	count := func(exps []rank.Explanation) {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, id := range ids {
-			returned[id]++
+		for _, e := range exps {
+			if e.Guard == rank.GuardRelevant {
+				returned[e.ID.GetNum()]++
+			} else {
+				beyond++
+			}
 		}
 	}
 	errs := make(chan error, workers)
@@ -116,7 +125,7 @@ func TestAcceptanceAccessCountsTwoReplicas(t *testing.T) {
 						errs <- err
 						return
 					}
-					count(ids(res.Points)...)
+					count(res.Explanations)
 				case 1:
 					thr := float32(0.05)
 					res, err := rep.Search(ctx, &qdrant.SearchPoints{CollectionName: collection, Vector: j.vec, Limit: j.limit, ScoreThreshold: &thr, WithPayload: qdrant.NewWithPayloadInclude("text")})
@@ -124,7 +133,7 @@ func TestAcceptanceAccessCountsTwoReplicas(t *testing.T) {
 						errs <- err
 						return
 					}
-					count(ids(res.Points)...)
+					count(res.Explanations)
 				case 2:
 					size := uint64(2)
 					res, err := rep.QueryGroups(ctx, &qdrant.QueryPointGroups{CollectionName: collection, Query: qdrant.NewQueryDense(j.vec), GroupBy: "user", Limit: &j.limit, GroupSize: &size})
@@ -132,8 +141,8 @@ func TestAcceptanceAccessCountsTwoReplicas(t *testing.T) {
 						errs <- err
 						return
 					}
-					for _, g := range res.Groups {
-						count(ids(g.GetHits())...)
+					for _, exps := range res.Explanations {
+						count(exps)
 					}
 				case 3: // filtered
 					res, err := rep.Query(ctx, &qdrant.QueryPoints{
@@ -144,7 +153,7 @@ func TestAcceptanceAccessCountsTwoReplicas(t *testing.T) {
 						errs <- err
 						return
 					}
-					count(ids(res.Points)...)
+					count(res.Explanations)
 				}
 			}
 		})
@@ -188,8 +197,8 @@ func TestAcceptanceAccessCountsTwoReplicas(t *testing.T) {
 	}
 	// The load must have exercised both replicas and the dedup, not
 	// returned nothing.
-	if total < workers*perWorker {
-		t.Errorf("only %d results over %d retrievals", total, workers*perWorker)
+	if total < workers*perWorker || beyond == 0 {
+		t.Errorf("%d results counted and %d beyond the band over %d retrievals: want both kinds", total, beyond, workers*perWorker)
 	}
 	var a, b int64
 	for _, s := range stored {

@@ -241,7 +241,10 @@ func TestDedup(t *testing.T) {
 			dst := &fakePayloads{}
 			rec := newRecorder(t, dst, nil)
 			var cache *fakeVerdicts
+			// Folding itself: leaders by weight alone (the guard's order is
+			// TestGuardLeadsGroups').
 			r := newRanker(t, &fakeSource{info: cosineInfo(), points: pts}, func(c *rank.Config) {
+				c.Guard = rank.Guard{Off: true}
 				c.Recorder = rec
 				if tc.verdicts != nil {
 					cache = newVerdicts(tc.verdicts)

@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/bits"
@@ -52,12 +53,22 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 	p := r.plan(ctx, queryShape{
 		collection: req.GetCollectionName(), prefetch: len(req.GetPrefetch()), query: req.GetQuery(),
 		using: req.GetUsing(), withPayload: req.GetWithPayload(), withVectors: req.GetWithVectors(),
-	})
+	}, ModeAuto)
+	span.SetAttributes(attrMode.String(p.det.Mode.String()), attrRule.String(p.det.Rule))
 	if p.pass == "" && (req.Limit != nil && req.GetLimit() == 0 || req.GroupSize != nil && req.GetGroupSize() == 0) {
 		p.pass = PassThroughLimitZero
 	}
+	if p.pass == "" && p.det.Mode == ModeShadow {
+		// Grouped queries are not compared in shadow mode: the caller gets
+		// the store's answer, and nothing more is asked of the store.
+		p.pass = PassThroughShadow
+	}
 	if p.pass != "" {
-		return r.passGroups(ctx, span, req, p.pass)
+		res, err := r.passGroups(ctx, span, req, p.pass)
+		if err == nil {
+			res.Detection = p.det
+		}
+		return res, err
 	}
 	limit, size := uint64(defaultGroupsLimit), uint64(defaultGroupSize)
 	if req.Limit != nil {
@@ -78,6 +89,7 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 		Using:            req.Using,
 		Filter:           req.GetFilter(),
 		Params:           req.GetParams(),
+		ScoreThreshold:   req.ScoreThreshold, // Qdrant's meaning: on the similarity
 		WithPayload:      qdrant.NewWithPayloadEnable(true),
 		WithVectors:      p.vectors.upstream(req.GetWithVectors(), p.vecName, p.tier2, p.named),
 		LookupFrom:       req.GetLookupFrom(),
@@ -111,7 +123,8 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 	defer r.pool.Put(w)
 	now := r.cfg.Now()
 	r.prepare(ctx, w, points, p, now)
-	kept := r.gate(ctx, span, w, points) // in candidate order, so group by group
+	kept := r.gate(ctx, span, w, points)  // in candidate order, so group by group
+	cut := r.guard(ctx, span, w, kept, p) // one band for the query, over every group
 
 	dctx, st := r.startStage(ctx, stageDedup)
 	type rankedGroup struct {
@@ -135,11 +148,11 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 		leaders := r.dedup(w, subset, points, p)
 		folded += len(subset) - len(leaders)
 		r.countFolds(ctx, leaders)
-		leaders = applyThreshold(leaders, req.ScoreThreshold)
 		if len(leaders) == 0 {
 			continue
 		}
 		leaders = leaders[:min(uint64(len(leaders)), size)]
+		returnedScores(w, leaders)
 		ranked = append(ranked, rankedGroup{src: groups[g], order: g, leaders: leaders})
 	}
 	r.endStage(dctx, st, attrFolded.Int(folded))
@@ -148,7 +161,14 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 	_, st = r.startStage(ctx, stageRank)
 	slices.SortStableFunc(ranked, func(a, b rankedGroup) int {
 		x, y := a.leaders[0].score, b.leaders[0].score
+		ix, iy := w.inBand[x.Seq], w.inBand[y.Seq]
 		switch {
+		case ix && !iy:
+			return -1
+		case iy && !ix:
+			return 1
+		case !ix:
+			return cmp.Compare(w.bases[y.Seq], w.bases[x.Seq])*2 + cmp.Compare(a.order, b.order)
 		case x.Weight > y.Weight:
 			return -1
 		case x.Weight < y.Weight:
@@ -174,6 +194,8 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 		Reranked:     true,
 		Requested:    requested,
 		Candidates:   len(points),
+		Guard:        cut.report(),
+		Detection:    p.det,
 	}
 	seen := make(map[string]bool, len(all))
 	k, hits := 0, 0

@@ -163,6 +163,10 @@ func weight(base float32, ageDays float64, n int64) float64 {
 	return scoring.Weight(math.Max(float64(base), 0), scoring.Freshness(ageDays, 120), scoring.AccessBoost(n))
 }
 
+// testGuard is the relevance guard of the tests that expect its order:
+// fixed here, so tuning the defaults does not move them.
+var testGuard = rank.Guard{Band: 0.15, Floor: 0.30, RelativeBand: 0.25}
+
 func newRanker(t testing.TB, src rank.Source, mut func(*rank.Config)) *rank.Ranker {
 	t.Helper()
 	cfg := rank.Config{Now: fixedNow}
@@ -217,6 +221,19 @@ func (s *recSource) GetCollectionInfo(ctx context.Context, name string) (*qdrant
 	return s.Source.GetCollectionInfo(ctx, name)
 }
 
+// The Prober methods go to the wrapped source, so detection sees the store.
+func (s *recSource) CollectionExists(ctx context.Context, name string) (bool, error) {
+	return s.Source.(rank.Prober).CollectionExists(ctx, name)
+}
+
+func (s *recSource) Scroll(ctx context.Context, req *qdrant.ScrollPoints) ([]*qdrant.RetrievedPoint, error) {
+	return s.Source.(rank.Prober).Scroll(ctx, req)
+}
+
+func (s *recSource) Get(ctx context.Context, req *qdrant.GetPoints) ([]*qdrant.RetrievedPoint, error) {
+	return s.Source.(rank.Prober).Get(ctx, req)
+}
+
 func (s *recSource) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) ([]*qdrant.PointGroup, error) {
 	s.mu.Lock()
 	s.groups = append(s.groups, req)
@@ -250,6 +267,21 @@ func (f *fakeSource) Query(_ context.Context, req *qdrant.QueryPoints) ([]*qdran
 
 func (f *fakeSource) GetCollectionInfo(context.Context, string) (*qdrant.CollectionInfo, error) {
 	return f.info, nil
+}
+
+// The fake has no audit companion and lets detection sample its points.
+func (f *fakeSource) CollectionExists(context.Context, string) (bool, error) { return false, nil }
+
+func (f *fakeSource) Scroll(_ context.Context, req *qdrant.ScrollPoints) ([]*qdrant.RetrievedPoint, error) {
+	var out []*qdrant.RetrievedPoint
+	for _, p := range f.points[:min(len(f.points), int(req.GetLimit()))] {
+		out = append(out, &qdrant.RetrievedPoint{Id: p.GetId(), Payload: p.GetPayload()})
+	}
+	return out, nil
+}
+
+func (f *fakeSource) Get(context.Context, *qdrant.GetPoints) ([]*qdrant.RetrievedPoint, error) {
+	return nil, nil
 }
 
 func cosineInfo() *qdrant.CollectionInfo {

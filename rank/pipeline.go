@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
+	"math"
 	"strings"
 	"time"
 
@@ -27,6 +27,10 @@ type work struct {
 	items  []fold.Item
 	fres   fold.Result
 	render []scoring.Score
+	// inBand and decision are the relevance guard's verdicts, by candidate
+	// index.
+	inBand   []bool
+	decision []GuardDecision
 }
 
 // resize returns s with length n, keeping the backing array (and so the
@@ -64,10 +68,10 @@ func (r *Ranker) prepare(ctx context.Context, w *work, points []*qdrant.ScoredPo
 		w.ins[i] = r.codec.Inputs(m)
 		w.ins[i].Seq = i
 		base := float64(pt.GetScore())
-		if !(base > 0) { // negative similarities (and NaN) count as 0 (DESIGN 5)
+		if math.IsNaN(base) {
 			base = 0
 		}
-		w.bases[i] = base
+		w.bases[i] = base // negative similarities keep their sign and order
 		w.scores[i] = r.params.Evaluate(&w.ins[i], base, now)
 	}
 	if problems > 0 {
@@ -126,6 +130,7 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 // leader is one result: a group's best member and what was folded into it.
 type leader struct {
 	score  scoring.Score
+	ret    float64 // the score it is returned with (returnedScores)
 	folded []int32 // candidate indexes
 	tiers  []fold.Tier
 	judged fold.Judged
@@ -147,24 +152,6 @@ func compareIDs(a, b *qdrant.PointId) int {
 	return strings.Compare(strings.ToLower(a.GetUuid()), strings.ToLower(b.GetUuid()))
 }
 
-// sortWinners orders scores best first: weight, then confidence (higher
-// first), then the lower point id.
-func sortWinners(scores []scoring.Score, points []*qdrant.ScoredPoint) {
-	slices.SortFunc(scores, func(a, b scoring.Score) int {
-		switch {
-		case a.Weight > b.Weight:
-			return -1
-		case a.Weight < b.Weight:
-			return 1
-		case a.Confidence > b.Confidence:
-			return -1
-		case a.Confidence < b.Confidence:
-			return 1
-		}
-		return compareIDs(points[a.Seq].GetId(), points[b.Seq].GetId())
-	})
-}
-
 // textHash is candidate i's tier-1 key: the stored text_hash, else the hash
 // of a non-empty text, else none (points without text never fold by text).
 func (w *work) textHash(i int) string {
@@ -178,10 +165,12 @@ func (w *work) textHash(i int) string {
 	return memory.TextHash(m.Text)
 }
 
-// dedup folds duplicates among scores (sorted here, best first) and returns
-// the leaders, best first.
+// dedup folds duplicates among scores (sorted here, best first: the
+// relevance guard's order) and returns the leaders, best first. A group is
+// led by its first member in that order, so a memory inside the band leads
+// its duplicates outside it.
 func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredPoint, p plan) []leader {
-	sortWinners(scores, points)
+	w.order(scores, points)
 	w.items = resize(w.items, len(scores))
 	for j, s := range scores {
 		it := fold.Item{Hash: w.textHash(s.Seq)}
@@ -236,7 +225,7 @@ func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan
 	pt := &qdrant.ScoredPoint{
 		Id:         src.GetId(),
 		Payload:    p.payload.apply(src.GetPayload()),
-		Score:      float32(l.score.Weight),
+		Score:      float32(l.ret),
 		Version:    src.GetVersion(),
 		Vectors:    p.vectors.apply(src.GetVectors()),
 		ShardKey:   src.GetShardKey(),
@@ -246,6 +235,8 @@ func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan
 		ID:          src.GetId(),
 		Weight:      l.score.Weight,
 		BaseScore:   w.bases[i],
+		Score:       l.ret,
+		Guard:       w.decision[i],
 		Explanation: r.params.Explain(&w.ins[i], l.score, w.bases[i], now),
 	}
 	if len(l.folded) > 0 {

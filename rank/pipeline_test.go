@@ -3,6 +3,7 @@ package rank_test
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"testing"
 
@@ -45,11 +46,14 @@ var orderFixture = []fixtureMem{
 	{id: 10, sim: 0.75}, // unscored: never gated
 }
 
-// memrank's order of the fixture (weights 2.22, 1.12, 0.75, 0.71, 0.45,
-// 0.24) and the raw order of the vectors.
+// memrank's order of the fixture by the seeds' weight alone (guard off:
+// weights 2.22, 1.12, 0.75, 0.71, 0.45, 0.24), with testGuard (the band
+// reaches from the best kept similarity, 0.95, down to 0.80: 3, 5, 2 and 1
+// by weight, then 10 and 4 by similarity), and the raw order of the vectors.
 var (
-	rankedOrder = []uint64{3, 4, 10, 5, 2, 1}
-	rawOrder    = []uint64{6, 7, 8, 1, 9, 2, 5, 3, 10, 4}
+	rankedOrder  = []uint64{3, 4, 10, 5, 2, 1}
+	guardedOrder = []uint64{3, 5, 2, 1, 10, 4}
+	rawOrder     = []uint64{6, 7, 8, 1, 9, 2, 5, 3, 10, 4}
 )
 
 func (m fixtureMem) payload() map[string]any {
@@ -112,28 +116,31 @@ func expectedWeight(id uint64, base float32) float64 {
 func TestQueryReranksTheFixture(t *testing.T) {
 	e := newEnv(t)
 	raw := loadOrderFixture(t, e)
-	thr := func(v float32) *float32 { return &v }
+	off := rank.Guard{Off: true}
 	tests := []struct {
 		name      string
+		guard     rank.Guard
 		limit     *uint64
 		offset    *uint64
 		threshold *float32
 		want      []uint64
 		wantAsk   uint64
 	}{
-		{name: "default limit", want: rankedOrder, wantAsk: 40},
-		{name: "limit 3", limit: u64(3), want: rankedOrder[:3], wantAsk: 12},
-		{name: "offset applied after re-ranking", limit: u64(2), offset: u64(1), want: []uint64{4, 10}, wantAsk: 12},
-		{name: "offset past the results", limit: u64(2), offset: u64(6), want: []uint64{}, wantAsk: 32},
-		// Raw scores above 0.8 are 6, 7, 8, 1, 9, 2, 5; weights above 0.8
-		// are 3 and 4 only.
-		{name: "score_threshold on the weight", threshold: thr(0.8), want: []uint64{3, 4}, wantAsk: 40},
-		{name: "score_threshold keeps a low similarity with a high weight", limit: u64(5), threshold: thr(0.72), want: []uint64{3, 4, 10}, wantAsk: 20},
+		{name: "seeds' weight: default limit", guard: off, want: rankedOrder, wantAsk: 40},
+		{name: "seeds' weight: limit 3", guard: off, limit: u64(3), want: rankedOrder[:3], wantAsk: 12},
+		{name: "seeds' weight: offset applied after re-ranking", guard: off, limit: u64(2), offset: u64(1), want: []uint64{4, 10}, wantAsk: 12},
+		{name: "seeds' weight: offset past the results", guard: off, limit: u64(2), offset: u64(6), want: []uint64{}, wantAsk: 32},
+		{name: "guarded: default limit", guard: testGuard, want: guardedOrder, wantAsk: 40},
+		{name: "guarded: limit 3", guard: testGuard, limit: u64(3), want: guardedOrder[:3], wantAsk: 12},
+		{name: "guarded: offset applied after re-ranking", guard: testGuard, limit: u64(2), offset: u64(4), want: []uint64{10, 4}, wantAsk: 24},
+		// Raw scores above 0.82 are 6, 7, 8, 1, 9, 2, 5; of those 1, 2 and 5
+		// pass the exclusions and the gate.
+		{name: "guarded: score_threshold on the similarity", guard: testGuard, threshold: ptr(float32(0.82)), want: []uint64{5, 2, 1}, wantAsk: 40},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			src := &recSource{Source: e.client}
-			r := newRanker(t, src, nil)
+			r := newRanker(t, src, func(c *rank.Config) { c.Guard = tc.guard })
 			req := &qdrant.QueryPoints{
 				CollectionName: "mem", Query: qdrant.NewQueryDense(query()),
 				Limit: tc.limit, Offset: tc.offset, ScoreThreshold: tc.threshold,
@@ -150,26 +157,42 @@ func TestQueryReranksTheFixture(t *testing.T) {
 			if !res.Reranked || res.PassThrough != "" {
 				t.Errorf("Reranked %v PassThrough %q, want re-ranked", res.Reranked, res.PassThrough)
 			}
+			if !res.Detection.Memory || res.Detection.Mode != rank.ModeRerank {
+				t.Errorf("detection %+v: want a memory collection re-ranked with no configuration", res.Detection)
+			}
 			if diff := cmp.Diff(tc.want, ids(res.Points), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
 			if len(res.Explanations) != len(res.Points) {
 				t.Fatalf("%d explanations for %d points", len(res.Explanations), len(res.Points))
 			}
+			// The returned score: the weight inside the band, the similarity
+			// capped at the score above beyond it.
+			prev := math.Inf(1)
+			if lo := int(ptrOr(tc.offset, 0)); lo > 0 && lo <= len(guardedOrder) && !tc.guard.Off {
+				for _, id := range guardedOrder[:lo] {
+					prev = expectedWeight(id, raw[id])
+				}
+			}
 			for i, p := range res.Points {
 				id := p.GetId().GetNum()
 				want := expectedWeight(id, raw[id])
-				if p.GetScore() != float32(want) {
-					t.Errorf("point %d: score %v, want the weight %v", id, p.GetScore(), float32(want))
-				}
 				ex := res.Explanations[i]
+				score := want
+				if ex.Guard != rank.GuardRelevant && ex.Guard != rank.GuardOff {
+					score = math.Min(float64(raw[id]), prev)
+				}
+				prev = score
+				if p.GetScore() != float32(score) {
+					t.Errorf("point %d (%v): score %v, want %v", id, ex.Guard, p.GetScore(), float32(score))
+				}
 				got := struct{ ID, Weight, Base float64 }{float64(ex.ID.GetNum()), ex.Weight, ex.BaseScore}
 				exp := struct{ ID, Weight, Base float64 }{float64(id), want, float64(raw[id])}
 				if diff := cmp.Diff(exp, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 					t.Errorf("point %d explanation (-want +got):\n%s", id, diff)
 				}
-				if ex.Weight != scoring.Weight(ex.BaseScore, ex.Freshness, ex.AccessBoost) {
-					t.Errorf("point %d: weight %v != base %v x freshness %v x boost %v", id, ex.Weight, ex.BaseScore, ex.Freshness, ex.AccessBoost)
+				if ex.Weight != scoring.Weight(ex.BaseScore, ex.Freshness, ex.AccessBoost)*ex.ConfidenceFactor {
+					t.Errorf("point %d: weight %v != base %v x freshness %v x boost %v x confidence factor %v", id, ex.Weight, ex.BaseScore, ex.Freshness, ex.AccessBoost, ex.ConfidenceFactor)
 				}
 				if p.GetPayload()["text"] == nil {
 					t.Errorf("point %d: payload not returned with with_payload=true", id)
@@ -180,7 +203,7 @@ func TestQueryReranksTheFixture(t *testing.T) {
 			}
 			up := src.reqs[0]
 			wantUp := &qdrant.QueryPoints{
-				CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: u64(tc.wantAsk),
+				CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: u64(tc.wantAsk), ScoreThreshold: tc.threshold,
 				WithPayload: qdrant.NewWithPayloadEnable(true), WithVectors: qdrant.NewWithVectorsEnable(true),
 			}
 			if diff := cmp.Diff(wantUp, up, protocmp.Transform()); diff != "" {
@@ -188,6 +211,13 @@ func TestQueryReranksTheFixture(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ptrOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
 }
 
 // TestQueryExplanations checks the factors of the fixture's first result
@@ -245,6 +275,7 @@ func TestQueryGateAndExclusions(t *testing.T) {
 		name          string
 		points        []*qdrant.ScoredPoint
 		limit         uint64
+		mode          rank.Mode
 		want          []uint64
 		wantBelowGate []uint64
 	}{
@@ -280,9 +311,11 @@ func TestQueryGateAndExclusions(t *testing.T) {
 			limit: 10, want: []uint64{4, 2},
 		},
 		{
-			name:   "unscored points alone",
+			// Detection would call this a plain collection; configured as
+			// memories, its points are ranked on similarity x freshness x boost.
+			name:   "unscored points alone, configured to re-rank",
 			points: []*qdrant.ScoredPoint{unscored(1, 0.4), unscored(2, 0.6)},
-			limit:  10, want: []uint64{2, 1},
+			limit:  10, mode: rank.ModeRerank, want: []uint64{2, 1},
 		},
 		{
 			name:   "everything excluded",
@@ -293,7 +326,7 @@ func TestQueryGateAndExclusions(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			src := &fakeSource{info: cosineInfo(), points: tc.points}
-			r := newRanker(t, src, nil)
+			r := newRanker(t, src, func(c *rank.Config) { c.Mode = tc.mode })
 			res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: &tc.limit})
 			if err != nil {
 				t.Fatal(err)
@@ -315,9 +348,9 @@ func TestQueryGateAndExclusions(t *testing.T) {
 }
 
 // TestQueryUpstreamRequest: (offset + limit) x oversample candidates,
-// capped, never below offset + limit, from offset 0, without the caller's
-// threshold, with the whole payload and the vector tier 2 compares; every
-// other field carried over.
+// capped, never below offset + limit, from offset 0, with the caller's
+// score_threshold (Qdrant's meaning: on the similarity), the whole payload
+// and the vector tier 2 compares; every other field carried over.
 func TestQueryUpstreamRequest(t *testing.T) {
 	thr := float32(0.3)
 	timeout := uint64(7)
@@ -366,7 +399,13 @@ func TestQueryUpstreamRequest(t *testing.T) {
 				info = cosineInfo()
 			}
 			src := &fakeSource{info: info}
-			r := newRanker(t, src, tc.cfg)
+			// An empty fake: detection would pass it through.
+			r := newRanker(t, src, func(c *rank.Config) {
+				c.Mode = rank.ModeRerank
+				if tc.cfg != nil {
+					tc.cfg(c)
+				}
+			})
 			req := &qdrant.QueryPoints{
 				CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Using: tc.using,
 				Filter: filter, Params: params, ScoreThreshold: &thr, Limit: tc.limit, Offset: tc.offset,
@@ -386,7 +425,7 @@ func TestQueryUpstreamRequest(t *testing.T) {
 			}
 			want := &qdrant.QueryPoints{
 				CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Using: tc.using,
-				Filter: filter, Params: params, Limit: u64(tc.wantLimit),
+				Filter: filter, Params: params, Limit: u64(tc.wantLimit), ScoreThreshold: &thr,
 				WithPayload: qdrant.NewWithPayloadEnable(true), WithVectors: wantVectors, Timeout: &timeout,
 				ReadConsistency: &qdrant.ReadConsistency{Value: &qdrant.ReadConsistency_Factor{Factor: 2}},
 			}
@@ -402,31 +441,29 @@ func TestQueryUpstreamRequest(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// TestScoreThresholdIsStrictOnTheWeight: unscored points whose weight is
-// base x access boost, so the threshold can sit exactly on a weight.
-func TestScoreThresholdIsStrictOnTheWeight(t *testing.T) {
-	pts := []*qdrant.ScoredPoint{
-		scored(1, 0.9, map[string]any{"text": "a"}, nil),                                          // 0.9
-		scored(2, 0.5, map[string]any{"text": "b", "access_counts": map[string]any{"a": 3}}, nil), // 0.5 x (1 + ln 4) = 1.19
-		scored(3, 0.7, map[string]any{"text": "c"}, nil),                                          // 0.7
-	}
-	w2 := float32(scoring.Weight(0.5, 1, scoring.AccessBoost(3)))
+// TestScoreThresholdOnTheSimilarity: the caller's score_threshold keeps
+// Qdrant's meaning: it filters on the similarity, upstream, and memrank
+// re-ranks what passes (it used to filter on the boosted weight, so a 0.5
+// cosine passed a 0.9 threshold).
+func TestScoreThresholdOnTheSimilarity(t *testing.T) {
+	e := newEnv(t)
+	raw := loadOrderFixture(t, e)
 	tests := []struct {
 		name string
 		thr  *float32
 		want []uint64
 	}{
-		{name: "none", want: []uint64{2, 1, 3}},
-		{name: "equal to a weight is excluded", thr: ptr(float32(0.9)), want: []uint64{2}},
-		{name: "equal to a boosted weight", thr: ptr(w2), want: []uint64{}},
-		{name: "just below a weight", thr: ptr(float32(0.69)), want: []uint64{2, 1, 3}},
-		{name: "above the raw score, below the weight", thr: ptr(float32(0.95)), want: []uint64{2}},
-		{name: "negative keeps all", thr: ptr(float32(-1)), want: []uint64{2, 1, 3}},
+		// Above 0.82: 6 (gated), 7, 8, 9 (excluded), 1, 2, 5: in the band,
+		// by weight.
+		{name: "0.82", thr: ptr(float32(0.82)), want: []uint64{5, 2, 1}},
+		{name: "0.96 leaves only the excluded and the gated", thr: ptr(float32(0.96)), want: []uint64{6}},
+		{name: "none", want: []uint64{3, 5, 2, 1, 10, 4}},
+		{name: "negative keeps all", thr: ptr(float32(-1)), want: []uint64{3, 5, 2, 1, 10, 4}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			src := &fakeSource{info: cosineInfo(), points: pts}
-			r := newRanker(t, src, nil)
+			src := &recSource{Source: e.client}
+			r := newRanker(t, src, func(c *rank.Config) { c.Guard = testGuard })
 			res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), ScoreThreshold: tc.thr})
 			if err != nil {
 				t.Fatal(err)
@@ -434,8 +471,13 @@ func TestScoreThresholdIsStrictOnTheWeight(t *testing.T) {
 			if diff := cmp.Diff(tc.want, ids(res.Points), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("returned (-want +got):\n%s", diff)
 			}
-			if src.reqs[0].ScoreThreshold != nil {
-				t.Errorf("score_threshold sent upstream: %v", src.reqs[0].GetScoreThreshold())
+			if got := src.reqs[0].ScoreThreshold; (got == nil) != (tc.thr == nil) || got != nil && *got != *tc.thr {
+				t.Errorf("score_threshold sent upstream: %v, want the caller's %v", got, tc.thr)
+			}
+			for _, p := range res.Points {
+				if id := p.GetId().GetNum(); tc.thr != nil && !(raw[id] > *tc.thr) {
+					t.Errorf("point %d of similarity %v returned past a threshold of %v", id, raw[id], *tc.thr)
+				}
 			}
 		})
 	}
@@ -465,8 +507,12 @@ func TestPassThrough(t *testing.T) {
 		{name: "prefetch without query", req: &qdrant.QueryPoints{CollectionName: "mem", Prefetch: []*qdrant.PrefetchQuery{{Query: nearest}}}, want: rank.PassThroughPrefetchNoQuery},
 		{name: "fusion without prefetch", req: &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF)}, want: rank.PassThroughNoPrefetch},
 		{
-			name: "not a memory collection", cfg: func(c *rank.Config) { c.MemoryCollections = []string{"mem"} },
-			req: &qdrant.QueryPoints{CollectionName: "docs", Query: nearest}, want: rank.PassThroughNotMemory,
+			name: "configured off", cfg: func(c *rank.Config) { c.Collections = map[string]rank.CollectionConfig{"docs": {Mode: rank.ModeOff}} },
+			req: &qdrant.QueryPoints{CollectionName: "docs", Query: nearest}, want: rank.PassThroughModeOff,
+		},
+		{
+			name: "everything off", cfg: func(c *rank.Config) { c.Mode = rank.ModeOff },
+			req: &qdrant.QueryPoints{CollectionName: "mem", Query: nearest}, want: rank.PassThroughModeOff,
 		},
 		{name: "audit companion", req: &qdrant.QueryPoints{CollectionName: "mem" + rank.AuditSuffix, Query: nearest}, want: rank.PassThroughNotMemory},
 		{name: "limit 0 left to the upstream", req: &qdrant.QueryPoints{CollectionName: "mem", Query: nearest, Limit: u64(0)}, want: rank.PassThroughLimitZero},
@@ -514,30 +560,7 @@ func TestPassThrough(t *testing.T) {
 	}
 }
 
-func TestIsMemoryCollection(t *testing.T) {
-	tests := []struct {
-		name string
-		list []string
-		coll string
-		want bool
-	}{
-		{name: "all by default", coll: "anything", want: true},
-		{name: "audit never", coll: "mem" + rank.AuditSuffix, want: false},
-		{name: "listed", list: []string{"a", "mem"}, coll: "mem", want: true},
-		{name: "not listed", list: []string{"a", "mem"}, coll: "docs", want: false},
-		{name: "listed audit still not", list: []string{"mem" + rank.AuditSuffix}, coll: "mem" + rank.AuditSuffix, want: false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newRanker(t, &fakeSource{info: cosineInfo()}, func(c *rank.Config) { c.MemoryCollections = tc.list })
-			if got := r.IsMemoryCollection(tc.coll); got != tc.want {
-				t.Errorf("IsMemoryCollection(%q) = %v, want %v", tc.coll, got, tc.want)
-			}
-		})
-	}
-}
-
-// TestDotAndFusionBases: Dot similarities are floored at 0; under a fusion
+// TestDotAndFusionBases: Dot similarities keep their sign; under a fusion
 // the base is Qdrant's fused score and the outer limit is oversampled while
 // the prefetches go up unchanged.
 func TestDotAndFusionBases(t *testing.T) {
@@ -562,7 +585,9 @@ func TestDotAndFusionBases(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			src := &fakeSource{info: tc.info, points: pts}
-			r := newRanker(t, src, nil)
+			// Unscored points only: configured as memories; the bases and
+			// weights themselves, without the guard.
+			r := newRanker(t, src, func(c *rank.Config) { c.Mode, c.Guard = rank.ModeRerank, rank.Guard{Off: true} })
 			res, err := r.Query(context.Background(), tc.req)
 			if err != nil {
 				t.Fatal(err)
@@ -570,12 +595,13 @@ func TestDotAndFusionBases(t *testing.T) {
 			if !res.Reranked {
 				t.Fatalf("not re-ranked: %q", res.PassThrough)
 			}
-			// 2: 0.33 x (1 + ln 5) = 0.86; 1: 0.5; 3: max(-0.2, 0) = 0.
+			// 2: 0.33 x (1 + ln 5) = 0.86; 1: 0.5; 3: -0.2, kept as it is
+			// (factors never scale a negative base).
 			if diff := cmp.Diff([]uint64{2, 1, 3}, ids(res.Points)); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
-			wantW := []float64{scoring.Weight(float64(float32(0.33)), 1, scoring.AccessBoost(4)), float64(float32(0.5)), 0}
-			wantB := []float64{float64(float32(0.33)), float64(float32(0.5)), 0}
+			wantW := []float64{scoring.Weight(float64(float32(0.33)), 1, scoring.AccessBoost(4)), float64(float32(0.5)), float64(float32(-0.2))}
+			wantB := []float64{float64(float32(0.33)), float64(float32(0.5)), float64(float32(-0.2))}
 			var gotW, gotB []float64
 			for _, ex := range res.Explanations {
 				gotW, gotB = append(gotW, ex.Weight), append(gotB, ex.BaseScore)
@@ -621,7 +647,7 @@ func TestSelectorsReapplied(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRanker(t, e.client, nil)
+			r := newRanker(t, e.client, func(c *rank.Config) { c.Guard = testGuard })
 			res, err := r.Query(context.Background(), &qdrant.QueryPoints{
 				CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: u64(3),
 				WithPayload: tc.withPayload, WithVectors: tc.withVectors,
@@ -629,7 +655,7 @@ func TestSelectorsReapplied(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(rankedOrder[:3], ids(res.Points)); diff != "" {
+			if diff := cmp.Diff(guardedOrder[:3], ids(res.Points)); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
 			for _, p := range res.Points {
@@ -673,7 +699,7 @@ func orderFixtureSim(id uint64) float64 {
 func TestSearchBehavesAsQuery(t *testing.T) {
 	e := newEnv(t)
 	raw := loadOrderFixture(t, e)
-	r := newRanker(t, e.client, nil)
+	r := newRanker(t, e.client, func(c *rank.Config) { c.Guard = rank.Guard{Off: true} })
 	thr := float32(0.72)
 	res, err := r.Search(context.Background(), &qdrant.SearchPoints{
 		CollectionName: "mem", Vector: query(), Limit: 5, ScoreThreshold: &thr,
@@ -682,7 +708,9 @@ func TestSearchBehavesAsQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]uint64{3, 4, 10}, ids(res.Points)); diff != "" {
+	// The similarity threshold keeps 1, 2, 5, 3, 10 (and the excluded and
+	// gated); by the seeds' weight: 3, 10, 5, 2, 1.
+	if diff := cmp.Diff([]uint64{3, 10, 5, 2, 1}, ids(res.Points)); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 	for _, p := range res.Points {
@@ -766,6 +794,7 @@ func TestQueryGroups(t *testing.T) {
 	// Users: u2 holds the odd ids' opposite: 1, 3, 5, 9, 7 -> "u2"; 2, 4, 6, 8 -> "u1"; 10 has "u1".
 	tests := []struct {
 		name      string
+		guard     *rank.Guard // nil: off (the seeds' weight)
 		req       *qdrant.QueryPointGroups
 		want      map[string][]uint64
 		wantOrder []string
@@ -786,17 +815,34 @@ func TestQueryGroups(t *testing.T) {
 			wantAsk:   [2]uint64{4, 12},
 		},
 		{
-			name:      "threshold on the weight",
-			req:       &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(3), GroupSize: u64(3), ScoreThreshold: ptr(float32(0.8))},
-			want:      map[string][]uint64{"u2": {3}, "u1": {4}},
+			// Above 0.82: u2 has 1 and 5 (7 and 9 are excluded), u1 has 2
+			// (6 is gated, 8 excluded).
+			name:      "threshold on the similarity",
+			req:       &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(3), GroupSize: u64(3), ScoreThreshold: ptr(float32(0.82))},
+			want:      map[string][]uint64{"u2": {5, 1}, "u1": {2}},
 			wantOrder: []string{"u2", "u1"},
 			wantAsk:   [2]uint64{12, 12},
+		},
+		{
+			// One band for the whole query (best kept similarity 0.95, down
+			// to 0.80): in u1, 2 is relevant, 10 and 4 are beyond the band.
+			name:      "guarded",
+			guard:     &testGuard,
+			req:       &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(2), GroupSize: u64(2)},
+			want:      map[string][]uint64{"u2": {3, 5}, "u1": {2, 10}},
+			wantOrder: []string{"u2", "u1"},
+			wantAsk:   [2]uint64{8, 8},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			src := &recSource{Source: e.client}
-			r := newRanker(t, src, nil)
+			r := newRanker(t, src, func(c *rank.Config) {
+				c.Guard = rank.Guard{Off: true}
+				if tc.guard != nil {
+					c.Guard = *tc.guard
+				}
+			})
 			res, err := r.QueryGroups(context.Background(), tc.req)
 			if err != nil {
 				t.Fatal(err)
@@ -810,13 +856,23 @@ func TestQueryGroups(t *testing.T) {
 				key := g.GetId().GetStringValue()
 				order = append(order, key)
 				got[key] = ids(g.GetHits())
+				prev := math.Inf(1)
 				for j, h := range g.GetHits() {
 					id := h.GetId().GetNum()
-					if h.GetScore() != float32(expectedWeight(id, raw[id])) {
-						t.Errorf("point %d: score %v, want %v", id, h.GetScore(), float32(expectedWeight(id, raw[id])))
+					ex := res.Explanations[gi][j]
+					if ex.ID.GetNum() != id {
+						t.Errorf("explanation [%d][%d] is for %d, not %d", gi, j, ex.ID.GetNum(), id)
 					}
-					if res.Explanations[gi][j].ID.GetNum() != id {
-						t.Errorf("explanation [%d][%d] is for %d, not %d", gi, j, res.Explanations[gi][j].ID.GetNum(), id)
+					if math.Abs(ex.Weight-expectedWeight(id, raw[id])) > 1e-12 {
+						t.Errorf("point %d: weight %v, want %v", id, ex.Weight, expectedWeight(id, raw[id]))
+					}
+					score := ex.Weight
+					if ex.Guard == rank.GuardBelowBand || ex.Guard == rank.GuardBelowFloor {
+						score = math.Min(float64(raw[id]), prev)
+					}
+					prev = score
+					if h.GetScore() != float32(score) {
+						t.Errorf("point %d (%v): score %v, want %v", id, ex.Guard, h.GetScore(), float32(score))
 					}
 				}
 			}
@@ -833,13 +889,13 @@ func TestQueryGroups(t *testing.T) {
 			if got := [2]uint64{up.GetLimit(), up.GetGroupSize()}; got != tc.wantAsk {
 				t.Errorf("upstream limit, group size %v, want %v", got, tc.wantAsk)
 			}
-			if up.ScoreThreshold != nil || !up.GetWithPayload().GetEnable() {
-				t.Errorf("upstream threshold %v with_payload %v: want none and true", up.ScoreThreshold, up.GetWithPayload())
+			if (up.ScoreThreshold == nil) != (tc.req.ScoreThreshold == nil) || up.ScoreThreshold != nil && *up.ScoreThreshold != *tc.req.ScoreThreshold || !up.GetWithPayload().GetEnable() {
+				t.Errorf("upstream threshold %v with_payload %v: want the caller's %v and true", up.ScoreThreshold, up.GetWithPayload(), tc.req.ScoreThreshold)
 			}
 		})
 	}
 	t.Run("search groups converted", func(t *testing.T) {
-		r := newRanker(t, e.client, nil)
+		r := newRanker(t, e.client, func(c *rank.Config) { c.Guard = rank.Guard{Off: true} })
 		res, err := r.QueryGroups(context.Background(), rank.SearchGroupsToQueryGroups(&qdrant.SearchPointGroups{
 			CollectionName: "mem", Vector: query(), GroupBy: "user", Limit: 2, GroupSize: 2,
 		}))
@@ -854,15 +910,15 @@ func TestQueryGroups(t *testing.T) {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
-	t.Run("not a memory collection passes through", func(t *testing.T) {
+	t.Run("a collection switched off passes through", func(t *testing.T) {
 		src := &recSource{Source: e.client}
-		r := newRanker(t, src, func(c *rank.Config) { c.MemoryCollections = []string{"other"} })
+		r := newRanker(t, src, func(c *rank.Config) { c.Collections = map[string]rank.CollectionConfig{"mem": {Mode: rank.ModeOff}} })
 		req := &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(2), GroupSize: u64(1)}
 		res, err := r.QueryGroups(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Reranked || res.PassThrough != rank.PassThroughNotMemory {
+		if res.Reranked || res.PassThrough != rank.PassThroughModeOff {
 			t.Errorf("Reranked %v PassThrough %q, want a pass-through", res.Reranked, res.PassThrough)
 		}
 		if len(src.groups) != 1 {
@@ -956,15 +1012,20 @@ func TestFusionOverTheStore(t *testing.T) {
 		t.Fatalf("not re-ranked: %q", res.PassThrough)
 	}
 	// The fused scores are RRF's 1/(k + rank) sums; the weights multiply
-	// them by freshness and boost, so 3 (used, fresh) leads.
-	var got, want []float64
-	for _, p := range res.Points {
+	// them by freshness and boost, so 3 (used, fresh) leads. The guard's
+	// band is relative there (a fused score has no fixed scale).
+	var got, weights, want []float64
+	for i, p := range res.Points {
 		id := p.GetId().GetNum()
 		got = append(got, float64(p.GetScore()))
-		want = append(want, float64(float32(expectedWeight(id, fused[id]))))
+		weights = append(weights, res.Explanations[i].Weight)
+		want = append(want, expectedWeight(id, fused[id]))
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, weights, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("weights on the fused scores (-want +got):\n%s", diff)
+	}
+	if !res.Guard.Applied || !res.Guard.Relative {
+		t.Errorf("guard %+v: want a relative band over fused scores", res.Guard)
 	}
 	if len(res.Points) == 0 || res.Points[0].GetId().GetNum() != 3 {
 		t.Errorf("order %v, want 3 first", ids(res.Points))

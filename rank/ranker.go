@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/time/rate"
 
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank/internal/fold"
@@ -26,12 +27,16 @@ type Ranker struct {
 	params  *scoring.Params
 	codec   *memory.Codec
 	info    *infoCache
+	detect  *detector
 	rec     *Recorder
 	replica string
 	foldOpt fold.Options
 	tracer  trace.Tracer
 	metrics *rankMetrics
 	pool    sync.Pool // *work
+	// shadowLog lets one shadow comparison in Shadow.LogInterval through to
+	// the log.
+	shadowLog *rate.Sometimes
 }
 
 // New builds a Ranker over src with cfg (validated, defaults applied).
@@ -66,6 +71,8 @@ func New(src Source, cfg Config) (*Ranker, error) {
 		foldOpt: fold.Options{Same: float32(cfg.SameThreshold), Judge: float32(cfg.JudgeThreshold)},
 	}
 	r.groups, _ = src.(GroupSource)
+	probe, _ := src.(Prober)
+	r.detect = newDetector(probe, codec, cfg.Detect, cfg.Now)
 	if r.rec != nil {
 		r.replica = r.rec.ReplicaID()
 	}
@@ -82,23 +89,88 @@ func New(src Source, cfg Config) (*Ranker, error) {
 		}
 	}
 	r.pool.New = func() any { return new(work) }
+	r.shadowLog = &rate.Sometimes{Interval: cfg.Shadow.LogInterval}
 	return r, nil
 }
 
-// IsMemoryCollection reports whether name is re-ranked: it is listed in
-// MemoryCollections (or that list is empty) and it is not an audit
-// companion.
-func (r *Ranker) IsMemoryCollection(name string) bool {
-	if strings.HasSuffix(name, AuditSuffix) {
-		return false
+// Detect says how the read path serves a collection: its resolved mode, the
+// rule that decided it and the relevance guard that applies. A collection's
+// configured mode wins; in ModeAuto, memory collections are re-ranked and
+// every other one is passed through. Recognising a collection may read the
+// store (its audit companion, a sample of its points' payload keys) with the
+// caller's context; the verdict is cached.
+func (r *Ranker) Detect(ctx context.Context, collection string) Detection {
+	return r.detection(ctx, collection, ModeAuto)
+}
+
+// Reranks reports whether the ranker answers for collection (ModeRerank or
+// ModeShadow after detection); when false, a front forwards the caller's
+// request to the store unchanged.
+func (r *Ranker) Reranks(ctx context.Context, collection string) bool {
+	return r.Detect(ctx, collection).Mode != ModeOff
+}
+
+// detection resolves a collection's mode; override, unless ModeAuto,
+// replaces the configured one for one request.
+func (r *Ranker) detection(ctx context.Context, collection string, override Mode) Detection {
+	if memory.IsAuditCollection(collection) {
+		return Detection{Mode: ModeOff, Rule: ruleAudit}
 	}
-	return true
+	cc := r.cfg.Collections[collection]
+	mode, rule := r.cfg.Mode, ""
+	switch {
+	case override != ModeAuto:
+		mode, rule = override, "requested: "+override.String()
+	case cc.Mode != ModeAuto:
+		mode, rule = cc.Mode, ruleConfigured+cc.Mode.String()
+	case mode != ModeAuto:
+		rule = ruleConfigured + mode.String() + " (rank.mode)"
+	}
+	d := Detection{Mode: mode, Rule: rule, Forced: mode != ModeAuto}
+	if mode == ModeOff {
+		return d
+	}
+	v := r.detect.get(ctx, collection)
+	d.Embedder = v.embedder
+	if mode == ModeAuto {
+		d.Rule, d.Memory = v.rule, v.memory
+		d.Mode = ModeOff
+		if v.memory {
+			d.Mode = ModeRerank
+		}
+	} else {
+		d.Memory = true
+	}
+	d.Guard, d.GuardFrom = r.guardFor(collection, v.embedder)
+	return d
+}
+
+// guardFor picks a collection's relevance guard: its own, else its
+// embedder's (by exact model name, then by the name before ":dimensions"),
+// else the default.
+func (r *Ranker) guardFor(collection, embedder string) (Guard, string) {
+	if g := r.cfg.Collections[collection].Guard; g != nil {
+		return *g, "collection"
+	}
+	if embedder != "" {
+		if g, ok := r.cfg.EmbedderGuards[embedder]; ok {
+			return g, "embedder " + embedder
+		}
+		if i := strings.LastIndexByte(embedder, ':'); i > 0 {
+			if g, ok := r.cfg.EmbedderGuards[embedder[:i]]; ok {
+				return g, "embedder " + embedder
+			}
+		}
+	}
+	return r.cfg.Guard, "default"
 }
 
 // plan is how one request is served.
 type plan struct {
 	pass    string // pass-through reason; "" = re-rank
+	det     Detection
 	fusion  bool   // the base is Qdrant's score, not a similarity
+	scaled  bool   // the base has no fixed scale (fusion, formula, sparse): the guard's band is relative
 	vecName string // the vector tier 2 compares
 	tier2   bool
 	unit    bool // tier-2 vectors are unit length (Cosine)
@@ -117,10 +189,22 @@ type queryShape struct {
 	withVectors *qdrant.WithVectorsSelector
 }
 
-func (r *Ranker) plan(ctx context.Context, q queryShape) plan {
-	if !r.IsMemoryCollection(q.collection) {
-		return plan{pass: PassThroughNotMemory}
+func (r *Ranker) plan(ctx context.Context, q queryShape, override Mode) plan {
+	det := r.detection(ctx, q.collection, override)
+	switch {
+	case det.Mode == ModeOff && det.Forced:
+		return plan{pass: PassThroughModeOff, det: det}
+	case det.Mode == ModeOff:
+		return plan{pass: PassThroughNotMemory, det: det}
 	}
+	p := r.shape(ctx, q)
+	p.det = det
+	return p
+}
+
+// shape plans a request on a collection that is re-ranked: whether its
+// query can be, and with which vector.
+func (r *Ranker) shape(ctx context.Context, q queryShape) plan {
 	var p plan
 	similarity := false
 	switch q.query.GetVariant().(type) {
@@ -135,7 +219,7 @@ func (r *Ranker) plan(ctx context.Context, q queryShape) plan {
 		if q.prefetch == 0 {
 			return plan{pass: PassThroughNoPrefetch}
 		}
-		p.fusion = true
+		p.fusion, p.scaled = true, true
 	case *qdrant.Query_OrderBy:
 		return plan{pass: PassThroughOrderBy}
 	case *qdrant.Query_Sample:
@@ -168,6 +252,7 @@ func (r *Ranker) plan(ctx context.Context, q queryShape) plan {
 		case !vk.known:
 			return plan{pass: PassThroughUnknownVector}
 		case vk.sparse:
+			p.scaled = true
 			return p // dot products of sparse vectors: no dense vector to compare
 		}
 		switch vk.distance {
@@ -205,9 +290,18 @@ func maxU(a, b uint64) uint64 {
 }
 
 // Query answers a Query request: re-ranked when the collection and the
-// query allow it, passed through otherwise. The upstream's errors come back
-// unchanged.
+// query allow it, passed through otherwise (Result.PassThrough says why),
+// or, in ModeShadow, passed through with memrank's order computed beside
+// it. The upstream's errors come back unchanged.
 func (r *Ranker) Query(ctx context.Context, req *qdrant.QueryPoints) (*Result, error) {
+	return r.QueryAs(ctx, req, ModeAuto)
+}
+
+// QueryAs is Query with the collection's mode replaced by mode for this
+// request (ModeAuto keeps the configured one): ModeOff answers with the
+// store's own order, ModeRerank re-ranks a collection detection would pass
+// through. The native API offers it per request.
+func (r *Ranker) QueryAs(ctx context.Context, req *qdrant.QueryPoints, mode Mode) (*Result, error) {
 	if req == nil {
 		return nil, ErrInvalidRequest
 	}
@@ -216,13 +310,33 @@ func (r *Ranker) Query(ctx context.Context, req *qdrant.QueryPoints) (*Result, e
 	p := r.plan(ctx, queryShape{
 		collection: req.GetCollectionName(), prefetch: len(req.GetPrefetch()), query: req.GetQuery(),
 		using: req.GetUsing(), withPayload: req.GetWithPayload(), withVectors: req.GetWithVectors(),
-	})
+	}, mode)
+	span.SetAttributes(attrMode.String(p.det.Mode.String()), attrRule.String(p.det.Rule))
 	if p.pass == "" && req.Limit != nil && req.GetLimit() == 0 {
 		p.pass = PassThroughLimitZero
 	}
-	if p.pass != "" {
-		return r.passQuery(ctx, span, req, p.pass)
+	var (
+		res *Result
+		err error
+	)
+	switch {
+	case p.pass != "":
+		res, err = r.passQuery(ctx, span, req, p.pass)
+	case p.det.Mode == ModeShadow:
+		res, err = r.shadowQuery(ctx, span, req, p)
+	default:
+		res, err = r.rerank(ctx, span, req, p, true)
 	}
+	if err != nil {
+		return nil, err
+	}
+	res.Detection = p.det
+	return res, nil
+}
+
+// rerank runs the pipeline; record says whether returned memories count as
+// accessed (not in shadow mode, which must change nothing).
+func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryPoints, p plan, record bool) (*Result, error) {
 	limit := uint64(10)
 	if req.Limit != nil {
 		limit = req.GetLimit()
@@ -242,6 +356,7 @@ func (r *Ranker) Query(ctx context.Context, req *qdrant.QueryPoints) (*Result, e
 		Using:            req.Using,
 		Filter:           req.GetFilter(),
 		Params:           req.GetParams(),
+		ScoreThreshold:   req.ScoreThreshold, // Qdrant's meaning: on the similarity (or fused score)
 		Limit:            &ask,
 		WithVectors:      p.vectors.upstream(req.GetWithVectors(), p.vecName, p.tier2, p.named),
 		WithPayload:      qdrant.NewWithPayloadEnable(true),
@@ -260,13 +375,16 @@ func (r *Ranker) Query(ctx context.Context, req *qdrant.QueryPoints) (*Result, e
 		return nil, err
 	}
 	span.SetAttributes(attrCandidatesOut.Int(len(points)))
-	r.metrics.requests.Add(ctx, 1, r.metrics.rerankedOpt)
+	if record {
+		r.metrics.requests.Add(ctx, 1, r.metrics.rerankedOpt)
+	}
 
 	w := r.pool.Get().(*work)
 	defer r.pool.Put(w)
 	now := r.cfg.Now()
 	r.prepare(ctx, w, points, p, now)
 	kept := r.gate(ctx, span, w, points)
+	cut := r.guard(ctx, span, w, kept, p)
 
 	dctx, st := r.startStage(ctx, stageDedup)
 	leaders := r.dedup(w, kept, points, p)
@@ -275,7 +393,7 @@ func (r *Ranker) Query(ctx context.Context, req *qdrant.QueryPoints) (*Result, e
 	r.countFolds(ctx, leaders)
 
 	_, st = r.startStage(ctx, stageRank)
-	leaders = applyThreshold(leaders, req.ScoreThreshold)
+	returnedScores(w, leaders)
 	lo := min(offset, uint64(len(leaders)))
 	hi := lo + min(limit, uint64(len(leaders))-lo)
 	leaders = leaders[lo:hi]
@@ -286,10 +404,13 @@ func (r *Ranker) Query(ctx context.Context, req *qdrant.QueryPoints) (*Result, e
 		Reranked:     true,
 		Requested:    ask,
 		Candidates:   len(points),
+		Guard:        cut.report(),
 	}
 	for i := range leaders {
 		res.Points[i], res.Explanations[i] = r.output(w, &leaders[i], points, p, now)
-		r.record(req.GetCollectionName(), w, &leaders[i], points)
+		if record {
+			r.record(req.GetCollectionName(), w, &leaders[i], points)
+		}
 	}
 	r.endStage(ctx, st, attrResults.Int(len(leaders)))
 	span.SetAttributes(attrResults.Int(len(leaders)))
@@ -315,7 +436,7 @@ func passExplanations(points []*qdrant.ScoredPoint) []Explanation {
 	out := make([]Explanation, len(points))
 	for i, pt := range points {
 		s := float64(pt.GetScore())
-		out[i] = Explanation{ID: pt.GetId(), Weight: s, BaseScore: s}
+		out[i] = Explanation{ID: pt.GetId(), Weight: s, BaseScore: s, Score: s}
 	}
 	return out
 }
@@ -327,22 +448,6 @@ func (r *Ranker) Search(ctx context.Context, req *qdrant.SearchPoints) (*Result,
 		return nil, ErrInvalidRequest
 	}
 	return r.Query(ctx, SearchToQuery(req))
-}
-
-// applyThreshold keeps the weights strictly above the caller's
-// score_threshold, compared as the float32 the caller receives (Qdrant's
-// vector search is strict too).
-func applyThreshold(leaders []leader, thr *float32) []leader {
-	if thr == nil {
-		return leaders
-	}
-	out := leaders[:0]
-	for _, l := range leaders {
-		if float32(l.score.Weight) > *thr {
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 // countFolds adds the folds of a query to the fold metric, by tier.
@@ -360,10 +465,13 @@ func (r *Ranker) countFolds(ctx context.Context, leaders []leader) {
 	}
 }
 
-// record counts a returned leader as accessed (only leaders are returned,
-// so a folded duplicate is never counted).
+// record counts a returned leader as accessed: only leaders are returned,
+// so a folded duplicate is never counted; only memories inside the
+// relevance band count, so an irrelevant memory shown to fill the caller's
+// k gains no reads (the self-reinforcing loop of popularity); and a point
+// that is not a memory (unscored) is never written to.
 func (r *Ranker) record(collection string, w *work, l *leader, points []*qdrant.ScoredPoint) {
-	if r.rec == nil {
+	if r.rec == nil || !w.inBand[l.score.Seq] || l.score.Flags.Has(scoring.FlagUnscored) {
 		return
 	}
 	r.rec.Record(collection, points[l.score.Seq].GetId(), w.ownCount(l.score.Seq, r.replica))

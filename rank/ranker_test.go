@@ -2,6 +2,7 @@ package rank_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -43,21 +44,32 @@ func (s *mdSource) GetCollectionInfo(ctx context.Context, name string) (*qdrant.
 	return s.fakeSource.GetCollectionInfo(ctx, name)
 }
 
+func (s *mdSource) CollectionExists(ctx context.Context, name string) (bool, error) {
+	s.note(ctx, "CollectionExists")
+	return s.fakeSource.CollectionExists(ctx, name)
+}
+
+func (s *mdSource) Scroll(ctx context.Context, req *qdrant.ScrollPoints) ([]*qdrant.RetrievedPoint, error) {
+	s.note(ctx, "Scroll")
+	return s.fakeSource.Scroll(ctx, req)
+}
+
 // TestCallerContextReachesTheSource: the caller's credentials and deadline
-// travel to every upstream call, re-ranked or passed through; rank adds
-// none of its own.
+// travel to every upstream call, re-ranked or passed through, including
+// the look-ups that recognise the collection (cached after the first
+// query); rank adds none of its own.
 func TestCallerContextReachesTheSource(t *testing.T) {
 	tests := []struct {
 		name string
 		info *qdrant.CollectionInfo
 		want []string
 	}{
-		{name: "re-ranked", info: cosineInfo(), want: []string{"GetCollectionInfo k1 Bearer-x deadline", "Query k1 Bearer-x deadline"}},
-		{name: "passed through", info: infoWith(qdrant.Distance_Euclid), want: []string{"GetCollectionInfo k1 Bearer-x deadline", "Query k1 Bearer-x deadline"}},
+		{name: "re-ranked", info: cosineInfo(), want: []string{"CollectionExists k1 Bearer-x deadline", "Scroll k1 Bearer-x deadline", "GetCollectionInfo k1 Bearer-x deadline", "Query k1 Bearer-x deadline"}},
+		{name: "passed through", info: infoWith(qdrant.Distance_Euclid), want: []string{"CollectionExists k1 Bearer-x deadline", "Scroll k1 Bearer-x deadline", "GetCollectionInfo k1 Bearer-x deadline", "Query k1 Bearer-x deadline"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			src := &mdSource{fakeSource: fakeSource{info: tc.info}}
+			src := &mdSource{fakeSource: fakeSource{info: tc.info, points: []*qdrant.ScoredPoint{scored(1, 0.9, memoryPayload("m", 0.9, 1, nil), nil)}}}
 			r := newRanker(t, src, nil)
 			ctx := metadata.AppendToOutgoingContext(context.Background(), "api-key", "k1", "authorization", "Bearer-x")
 			ctx, cancel := context.WithTimeout(ctx, time.Hour)
@@ -127,13 +139,21 @@ func TestConfigValidate(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "zero value: defaults", cfg: rank.Config{}},
-		{name: "explicit", cfg: rank.Config{Oversample: 10, MaxCandidates: 500, SameThreshold: 0.95, JudgeThreshold: 0.85, MemoryCollections: []string{"a"}}},
+		{name: "explicit", cfg: rank.Config{Oversample: 10, MaxCandidates: 500, SameThreshold: 0.95, JudgeThreshold: 0.85,
+			Collections:    map[string]rank.CollectionConfig{"a": {Mode: rank.ModeShadow, Guard: &rank.Guard{Band: 0.1, Floor: 0.2}}},
+			EmbedderGuards: map[string]rank.Guard{"m": {Off: true}}}},
 		{name: "oversample too large", cfg: rank.Config{Oversample: 101}, wantErr: true},
 		{name: "oversample negative", cfg: rank.Config{Oversample: -1}, wantErr: true},
 		{name: "max candidates negative", cfg: rank.Config{MaxCandidates: -5}, wantErr: true},
 		{name: "same threshold above 1", cfg: rank.Config{SameThreshold: 1.5}, wantErr: true},
 		{name: "judge above same", cfg: rank.Config{SameThreshold: 0.9, JudgeThreshold: 0.95}, wantErr: true},
-		{name: "empty collection name", cfg: rank.Config{MemoryCollections: []string{" "}}, wantErr: true},
+		{name: "empty collection name", cfg: rank.Config{Collections: map[string]rank.CollectionConfig{" ": {}}}, wantErr: true},
+		{name: "unknown mode", cfg: rank.Config{Mode: 9}, wantErr: true},
+		{name: "negative band", cfg: rank.Config{Guard: rank.Guard{Band: -0.1}}, wantErr: true},
+		{name: "relative band above 1", cfg: rank.Config{Guard: rank.Guard{Band: 0.1, RelativeBand: 2}}, wantErr: true},
+		{name: "bad collection guard", cfg: rank.Config{Collections: map[string]rank.CollectionConfig{"a": {Guard: &rank.Guard{Floor: math.NaN()}}}}, wantErr: true},
+		{name: "shadow sample rate above 1", cfg: rank.Config{Shadow: rank.ShadowConfig{SampleRate: 1.5}}, wantErr: true},
+		{name: "detect sample too large", cfg: rank.Config{Detect: rank.DetectConfig{SampleSize: 5000}}, wantErr: true},
 		{name: "negative ttl", cfg: rank.Config{InfoTTL: -time.Second}, wantErr: true},
 	}
 	for _, tc := range tests {

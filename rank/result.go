@@ -22,6 +22,14 @@ type Result struct {
 	// Candidates the number it returned.
 	Requested  uint64
 	Candidates int
+	// Detection is how the collection was recognised and which mode and
+	// guard apply.
+	Detection Detection
+	// Guard is the relevance band of a re-ranked answer.
+	Guard GuardReport
+	// Shadow compares the store's answer with memrank's, in ModeShadow
+	// (nil otherwise, or when this query was not sampled).
+	Shadow *ShadowReport
 }
 
 // GroupsResult is a ranked answer to a grouped query.
@@ -33,13 +41,22 @@ type GroupsResult struct {
 	PassThrough  string
 	Requested    uint64 // groups x group size asked of the upstream
 	Candidates   int    // hits it returned, over all groups
+	Detection    Detection
+	Guard        GuardReport
 }
 
 // Explanation is every factor behind one returned point.
 type Explanation struct {
-	ID        *qdrant.PointId
-	Weight    float64 // the returned score: base x freshness x boost
+	ID *qdrant.PointId
+	// Weight is base x freshness x boost x confidence factor.
+	Weight    float64
 	BaseScore float64 // the base the weight started from
+	// Score is what the point is returned with: the weight inside the
+	// relevance band; beyond it, the base score capped at the score above
+	// (so scores never increase down the list).
+	Score float64
+	// Guard is where the relevance guard placed the point.
+	Guard GuardDecision
 	// Explanation holds every scoring factor: confidence and its parts,
 	// freshness, access count and boost, tier, gates. It is zero for a
 	// passed-through point.
@@ -82,4 +99,6 @@ const (
 	PassThroughBadSelector     = "payload selector not understood"
 	PassThroughLimitZero       = "limit 0"
 	PassThroughNoInfo          = "collection info unavailable"
+	PassThroughModeOff         = "mode off"
+	PassThroughShadow          = "shadow mode: the store's answer"
 )

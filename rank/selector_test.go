@@ -82,7 +82,7 @@ func FuzzPayloadSelector(f *testing.F) {
 	payload := map[string]any{"text": "t", "a": map[string]any{"b": []any{map[string]any{"c": 1}, 2}}, "x y": map[string]any{"z": "q"}}
 	pts := []*qdrant.ScoredPoint{scored(1, 0.9, payload, nil)}
 	src := &fakeSource{info: cosineInfo(), points: pts}
-	r, err := rank.New(src, rank.Config{Now: fixedNow})
+	r, err := rank.New(src, rank.Config{Now: fixedNow, Mode: rank.ModeRerank}) // a plain payload, configured as memories
 	if err != nil {
 		f.Fatal(err)
 	}

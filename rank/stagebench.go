@@ -34,7 +34,8 @@ type StageBench struct {
 func (r *Ranker) NewStageBench(points []*qdrant.ScoredPoint, distance qdrant.Distance, now time.Time) *StageBench {
 	s := &StageBench{
 		r: r, points: points, now: now,
-		p:    plan{tier2: true, unit: distance == qdrant.Distance_Cosine},
+		p: plan{tier2: true, unit: distance == qdrant.Distance_Cosine,
+			det: Detection{Mode: ModeRerank, Guard: r.cfg.Guard, GuardFrom: "default"}},
 		span: trace.SpanFromContext(context.Background()),
 	}
 	n := len(points)
@@ -77,8 +78,8 @@ func (s *StageBench) Decode() {
 }
 
 // ScoreGateSort scores every decoded candidate, drops the excluded ones,
-// applies the retrieval gate and sorts what is left best first; it returns
-// how many were kept.
+// applies the retrieval gate and the relevance guard and sorts what is left
+// best first; it returns how many were kept.
 func (s *StageBench) ScoreGateSort() int { return len(s.scoreGateSort()) }
 
 func (s *StageBench) scoreGateSort() []scoring.Score {
@@ -86,14 +87,12 @@ func (s *StageBench) scoreGateSort() []scoring.Score {
 	w.scores = w.scores[:len(s.points)]
 	for i, pt := range s.points {
 		base := float64(pt.GetScore())
-		if !(base > 0) {
-			base = 0
-		}
 		w.bases[i] = base
 		w.scores[i] = s.r.params.Evaluate(&w.ins[i], base, s.now)
 	}
 	kept := s.r.gate(context.Background(), s.span, w, s.points)
-	sortWinners(kept, s.points)
+	s.r.guard(context.Background(), s.span, w, kept, s.p)
+	w.order(kept, s.points)
 	return kept
 }
 

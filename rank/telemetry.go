@@ -39,6 +39,11 @@ const (
 	attrTier          = attribute.Key("tier")
 	attrReason        = attribute.Key("reason")
 	attrResult        = attribute.Key("result")
+	attrMode          = attribute.Key("memrank.mode")
+	attrRule          = attribute.Key("memrank.detection")
+	attrGuardBest     = attribute.Key("memrank.guard.best")
+	attrGuardCutoff   = attribute.Key("memrank.guard.cutoff")
+	attrGuardBeyond   = attribute.Key("memrank.guard.beyond")
 )
 
 func tracerOf(tp trace.TracerProvider) trace.Tracer {
@@ -63,6 +68,8 @@ type rankMetrics struct {
 	exclusions metric.Int64Counter
 	requests   metric.Int64Counter
 	problems   metric.Int64Counter
+	guarded    metric.Int64Counter
+	shadow     shadowMetrics
 	stageAttrs map[string]metric.MeasurementOption
 	// exclusionAttrs are indexed like exclusionReasons.
 	exclusionAttrs [len(exclusionReasons)]metric.MeasurementOption
@@ -98,6 +105,13 @@ func newRankMetrics(m metric.Meter) (*rankMetrics, error) {
 	}
 	if rm.problems, err = m.Int64Counter("memrank.rank.decode.problems",
 		metric.WithUnit("{problem}"), metric.WithDescription("Payload values that were missing, ill-typed or invalid, defaulted.")); err != nil {
+		return nil, err
+	}
+	if rm.guarded, err = m.Int64Counter("memrank.rank.guard.beyond",
+		metric.WithUnit("{candidate}"), metric.WithDescription("Candidates outside the relevance band: ordered by similarity after the relevant ones and never counted as accessed.")); err != nil {
+		return nil, err
+	}
+	if rm.shadow, err = newShadowMetrics(m); err != nil {
 		return nil, err
 	}
 	rm.stageAttrs = map[string]metric.MeasurementOption{}

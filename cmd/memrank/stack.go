@@ -165,19 +165,15 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 	if s.judging, err = newJudging(c, s.tel); err != nil {
 		return nil, err
 	}
-	s.ranker, err = rank.New(s.source, rank.Config{
-		Params:         codec.Params(),
-		Codec:          codec,
-		Oversample:     c.Rank.Oversample,
-		MaxCandidates:  c.Rank.MaxCandidates,
-		SameThreshold:  c.Dedup.SameThreshold,
-		JudgeThreshold: c.Dedup.JudgeThreshold,
-		Recorder:       s.recorder,
-		Verdicts:       verdicts{s.judging},
-		TracerProvider: tp,
-		MeterProvider:  mp,
-	})
+	rc, err := rankConfig(c.Rank)
 	if err != nil {
+		return nil, usageError{err}
+	}
+	rc.Params, rc.Codec = codec.Params(), codec
+	rc.SameThreshold, rc.JudgeThreshold = c.Dedup.SameThreshold, c.Dedup.JudgeThreshold
+	rc.Recorder, rc.Verdicts = s.recorder, verdicts{s.judging}
+	rc.TracerProvider, rc.MeterProvider, rc.Logger = tp, mp, s.tel.Logger
+	if s.ranker, err = rank.New(s.source, rc); err != nil {
 		return nil, usageError{err}
 	}
 	s.policy = &tenancy.Policy{Key: c.Tenancy.Key, Header: c.Tenancy.Header, APIKeys: c.Tenancy.APIKeys}

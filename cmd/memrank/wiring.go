@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"maps"
+	"math"
 
 	"github.com/memrank/memrank/config"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 )
 
@@ -27,10 +29,11 @@ func scoringParams(c config.Config) (*scoring.Params, error) {
 			Unknown: s.Grounding.Unknown,
 			Floor:   s.Grounding.Floor,
 		},
-		ConfirmSource: s.Confirm.Source,
-		MaxConfidence: s.Confirm.MaxConfidence,
-		RetrievalGate: s.Gates.Retrieval,
-		RenderGate:    s.Gates.Render,
+		ConfirmSource:    s.Confirm.Source,
+		MaxConfidence:    s.Confirm.MaxConfidence,
+		RetrievalGate:    s.Gates.Retrieval,
+		RenderGate:       s.Gates.Render,
+		ConfidenceWeight: s.ConfidenceWeight,
 		Decay: scoring.DecayParams{
 			DefaultHalfLife: s.Decay.DefaultHalfLife,
 			HalfLives:       maps.Clone(s.Decay.HalfLives),
@@ -58,6 +61,52 @@ func scoringParams(c config.Config) (*scoring.Params, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// rankConfig builds the read path's modes, guards, detection and shadow
+// settings from a validated config.Rank. A guard patch (per collection or
+// per embedder) applies over rank.guard.
+func rankConfig(r config.Rank) (rank.Config, error) {
+	mode, err := rank.ParseMode(r.Mode)
+	if err != nil {
+		return rank.Config{}, fmt.Errorf("rank.mode: %w", err)
+	}
+	guard := func(g config.Guard) rank.Guard {
+		return rank.Guard{Off: !g.Enabled, Band: g.Band, Floor: g.Floor, RelativeBand: g.RelativeBand}
+	}
+	rc := rank.Config{
+		Oversample:     r.Oversample,
+		MaxCandidates:  r.MaxCandidates,
+		Mode:           mode,
+		Guard:          guard(r.Guard),
+		Collections:    make(map[string]rank.CollectionConfig, len(r.Collections)),
+		EmbedderGuards: make(map[string]rank.Guard, len(r.EmbedderGuards)),
+		Detect:         rank.DetectConfig{SampleSize: r.Detect.SampleSize, TTL: r.Detect.TTL},
+		Shadow:         rank.ShadowConfig{SampleRate: r.Shadow.SampleRate, LogInterval: r.Shadow.LogInterval},
+	}
+	if rc.Guard == (rank.Guard{}) {
+		// Everything at zero is a guard that passes only the best score's
+		// ties, not "use the default": keep it so.
+		rc.Guard.Band = math.SmallestNonzeroFloat64
+	}
+	for name, cc := range r.Collections {
+		var m rank.Mode
+		if cc.Mode != "" {
+			if m, err = rank.ParseMode(cc.Mode); err != nil {
+				return rank.Config{}, fmt.Errorf("rank.collections.%s.mode: %w", name, err)
+			}
+		}
+		col := rank.CollectionConfig{Mode: m}
+		if !cc.Guard.IsZero() {
+			g := guard(cc.Guard.Apply(r.Guard))
+			col.Guard = &g
+		}
+		rc.Collections[name] = col
+	}
+	for model, p := range r.EmbedderGuards {
+		rc.EmbedderGuards[model] = guard(p.Apply(r.Guard))
+	}
+	return rc, nil
 }
 
 // payloadKeys maps the configured payload key names onto the codec's.

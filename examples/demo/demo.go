@@ -173,9 +173,12 @@ type LoadResult struct {
 }
 
 // Load creates the collection (Cosine distance, the embedder's dimension)
-// and upserts every demo point with its text's vector. An existing
-// collection is left as it is (a second `serve --demo` on the same data
-// directory keeps the access counts the first one recorded).
+// and upserts every demo point with its text's vector. It also records the
+// embedder in the collection's audit companion, as memrank's write path
+// does, so the read path recognises the collection and uses the relevance
+// guard calibrated for that embedder. An existing collection is left as it
+// is (a second `serve --demo` on the same data directory keeps the access
+// counts the first one recorded); only a missing embedder record is added.
 func Load(ctx context.Context, dst Store, opts LoadOptions) (LoadResult, error) {
 	if opts.Embedder == nil {
 		return LoadResult{}, errors.New("demo: an embedder is required")
@@ -193,7 +196,7 @@ func Load(ctx context.Context, dst Store, opts LoadOptions) (LoadResult, error) 
 	}
 	if exists {
 		res.Existed = true
-		return res, nil
+		return res, recordEmbedder(ctx, dst, opts)
 	}
 	points, err := Points()
 	if err != nil {
@@ -212,6 +215,9 @@ func Load(ctx context.Context, dst Store, opts LoadOptions) (LoadResult, error) 
 	})
 	if err != nil {
 		return res, fmt.Errorf("demo: creating %q: %w", opts.Collection, err)
+	}
+	if err := recordEmbedder(ctx, dst, opts); err != nil {
+		return res, err
 	}
 	for start := 0; start < len(points); start += opts.BatchSize {
 		batch := points[start:min(start+opts.BatchSize, len(points))]
@@ -236,6 +242,33 @@ func Load(ctx context.Context, dst Store, opts LoadOptions) (LoadResult, error) 
 		res.Points += len(batch)
 	}
 	return res, nil
+}
+
+// recordEmbedder creates the collection's audit companion with its
+// embedder record, unless the companion exists (a collection the write
+// path has written into keeps its own record).
+func recordEmbedder(ctx context.Context, dst Store, opts LoadOptions) error {
+	companion := memory.AuditCollection(opts.Collection)
+	exists, err := dst.CollectionExists(ctx, companion)
+	if err != nil {
+		return fmt.Errorf("demo: collection %q: %w", companion, err)
+	}
+	if exists {
+		return nil
+	}
+	err = dst.CreateCollection(ctx, &qdrant.CreateCollection{
+		CollectionName: companion,
+		VectorsConfig:  qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 1, Distance: qdrant.Distance_Cosine}),
+	})
+	if err != nil {
+		return fmt.Errorf("demo: creating %q: %w", companion, err)
+	}
+	rec := memory.EmbedderRecord{Model: opts.Embedder.Model(), Dimensions: opts.Embedder.Dimensions(), Collection: opts.Collection}
+	_, err = dst.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: companion, Wait: qdrant.PtrOf(true), Points: []*qdrant.PointStruct{rec.Point()}})
+	if err != nil {
+		return fmt.Errorf("demo: recording the embedder in %q: %w", companion, err)
+	}
+	return nil
 }
 
 // Query is an example question for the demo.

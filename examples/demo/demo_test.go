@@ -221,19 +221,30 @@ func TestShift(t *testing.T) {
 	}
 }
 
-// fakeStore records what Load writes.
+// fakeStore records what Load writes: points of the demo collection, and
+// the audit companion's records apart.
 type fakeStore struct {
-	exists  bool
-	created *qdrant.CreateCollection
-	points  []*qdrant.PointStruct
-	err     error
+	exists    map[string]bool
+	created   *qdrant.CreateCollection // the demo collection
+	companion []*qdrant.CreateCollection
+	points    []*qdrant.PointStruct
+	records   []*qdrant.PointStruct // written into the audit companion
+	err       error
 }
 
-func (f *fakeStore) CollectionExists(context.Context, string) (bool, error) { return f.exists, nil }
+func (f *fakeStore) CollectionExists(_ context.Context, name string) (bool, error) {
+	return f.exists[name], nil
+}
+
 func (f *fakeStore) CreateCollection(_ context.Context, req *qdrant.CreateCollection) error {
-	f.created = req
+	if memory.IsAuditCollection(req.GetCollectionName()) {
+		f.companion = append(f.companion, req)
+	} else {
+		f.created = req
+	}
 	return nil
 }
+
 func (f *fakeStore) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qdrant.UpdateResult, error) {
 	if f.err != nil {
 		return nil, f.err
@@ -241,7 +252,11 @@ func (f *fakeStore) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qdrant
 	if !req.GetWait() {
 		return nil, errors.New("Load must wait for its writes")
 	}
-	f.points = append(f.points, req.GetPoints()...)
+	if memory.IsAuditCollection(req.GetCollectionName()) {
+		f.records = append(f.records, req.GetPoints()...)
+	} else {
+		f.points = append(f.points, req.GetPoints()...)
+	}
 	return &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}, nil
 }
 
@@ -271,6 +286,14 @@ func TestLoad(t *testing.T) {
 			t.Fatalf("point %d: vector is not its text's", i)
 		}
 	}
+	// The embedder is recorded in the audit companion, as the write path
+	// records it, so the read path picks the guard calibrated for it.
+	if len(st.companion) != 1 || st.companion[0].GetCollectionName() != Collection+memory.AuditSuffix || len(st.records) != 1 {
+		t.Fatalf("companion %v, records %v: want one companion with one embedder record", st.companion, st.records)
+	}
+	if rec := memory.ParseEmbedderRecord(st.records[0].GetPayload()); rec != (memory.EmbedderRecord{Model: emb.Model(), Dimensions: 64, Collection: Collection}) {
+		t.Errorf("embedder record %+v", rec)
+	}
 	// Ages are kept: created_at moved by 100 days.
 	orig, _ := time.Parse(time.RFC3339, all[0].Payload["created_at"].GetStringValue())
 	got, _ := time.Parse(time.RFC3339, st.points[0].GetPayload()["created_at"].GetStringValue())
@@ -278,10 +301,15 @@ func TestLoad(t *testing.T) {
 		t.Errorf("created_at moved by %v", got.Sub(orig))
 	}
 
-	st2 := &fakeStore{exists: true}
+	// An existing collection is kept; a missing embedder record is added.
+	st2 := &fakeStore{exists: map[string]bool{"mine": true}}
 	res, err = Load(context.Background(), st2, LoadOptions{Embedder: emb, Collection: "mine"})
-	if err != nil || !res.Existed || res.Points != 0 || st2.created != nil {
-		t.Errorf("existing collection: %+v, %v", res, err)
+	if err != nil || !res.Existed || res.Points != 0 || st2.created != nil || len(st2.records) != 1 {
+		t.Errorf("existing collection: %+v, %v, records %v", res, err, st2.records)
+	}
+	st3 := &fakeStore{exists: map[string]bool{"mine": true, "mine" + memory.AuditSuffix: true}}
+	if _, err := Load(context.Background(), st3, LoadOptions{Embedder: emb, Collection: "mine"}); err != nil || len(st3.records) != 0 || len(st3.companion) != 0 {
+		t.Errorf("existing companion rewritten: %v, %v", st3.records, err)
 	}
 	if _, err := Load(context.Background(), &fakeStore{}, LoadOptions{}); err == nil {
 		t.Error("Load without an embedder")

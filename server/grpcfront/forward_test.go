@@ -58,8 +58,8 @@ func (r *fakeRanker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGrou
 	return &rank.GroupsResult{Groups: groups, Reranked: true}, nil
 }
 
-// IsMemoryCollection: every collection but "plain".
-func (r *fakeRanker) IsMemoryCollection(name string) bool { return name != "plain" }
+// Reranks: every collection but "plain".
+func (r *fakeRanker) Reranks(_ context.Context, name string) bool { return name != "plain" }
 
 // sourceFor is the ranker's go-client on the upstream, built the way the
 // wiring builds it.

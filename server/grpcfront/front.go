@@ -65,7 +65,7 @@ type Ranker interface {
 	Query(ctx context.Context, req *qdrant.QueryPoints) (*rank.Result, error)
 	Search(ctx context.Context, req *qdrant.SearchPoints) (*rank.Result, error)
 	QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) (*rank.GroupsResult, error)
-	IsMemoryCollection(name string) bool
+	Reranks(ctx context.Context, collection string) bool
 }
 
 var _ Ranker = (*rank.Ranker)(nil)

@@ -41,7 +41,7 @@ func decoded[T any, PT interface {
 
 // reranks reports whether the ranker answers for a collection.
 func (c *call) reranks(collection string) bool {
-	return c.f.ranker != nil && c.f.ranker.IsMemoryCollection(collection)
+	return c.f.ranker != nil && c.f.ranker.Reranks(c.ctx, collection)
 }
 
 // forward sends a decoded request upstream: its original bytes when the

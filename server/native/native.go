@@ -59,10 +59,11 @@ import (
 	"github.com/memrank/memrank/tenancy"
 )
 
-// Retriever runs a query through the ranking pipeline; *rank.Ranker
-// satisfies it.
+// Retriever runs a query through the ranking pipeline, in the collection's
+// mode or the one a request asks for (rank.ModeAuto: the collection's);
+// *rank.Ranker satisfies it.
 type Retriever interface {
-	Query(ctx context.Context, req *qdrant.QueryPoints) (*rank.Result, error)
+	QueryAs(ctx context.Context, req *qdrant.QueryPoints, mode rank.Mode) (*rank.Result, error)
 }
 
 var _ Retriever = (*rank.Ranker)(nil)
@@ -364,7 +365,7 @@ func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadat
 		}
 		vector = v
 	}
-	res, err := s.cfg.Ranker.Query(ctx, req.Query(vector, filter))
+	res, err := s.cfg.Ranker.QueryAs(ctx, req.Query(vector, filter), req.Mode)
 	if err != nil {
 		return nil, err
 	}
@@ -378,6 +379,10 @@ func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadat
 		Time:        time.Since(start).Seconds(),
 		Reranked:    res.Reranked,
 		PassThrough: res.PassThrough,
+		Mode:        res.Detection.Mode.String(),
+		Detection:   res.Detection.Rule,
+		Guard:       newGuardReport(res),
+		Shadow:      newShadowReport(res.Shadow),
 	}, nil
 }
 

@@ -53,7 +53,7 @@ type fakeRetriever struct {
 	err   error
 }
 
-func (f *fakeRetriever) Query(ctx context.Context, req *qdrant.QueryPoints) (*rank.Result, error) {
+func (f *fakeRetriever) QueryAs(ctx context.Context, req *qdrant.QueryPoints, _ rank.Mode) (*rank.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reqs = append(f.reqs, req)
@@ -164,19 +164,19 @@ func cannedResult() *rank.Result {
 		},
 		Explanations: []rank.Explanation{
 			{
-				ID: big, Weight: 2.5, BaseScore: 0.75,
+				ID: big, Weight: 2.5, BaseScore: 0.75, Score: 2.5, Guard: rank.GuardRelevant,
 				Explanation: scoring.Explanation{
 					Source: 0.95, Observations: 4, Repetition: 0.6167, Extractor: 0.9, Type: 0.75,
 					Formula: 0.8509, Computed: 0.8509, StoredConfidence: true, Confidence: 0.851,
 					AgeDays: 6, HalfLife: 365, Freshness: 0.9887, IdleDays: 4, DecayFloor: 0.18625,
-					DaysRetrievable: math.Inf(1), AccessCount: 64, AccessBoost: 5.17, Base: 0.75, Weight: 2.5,
+					DaysRetrievable: math.Inf(1), AccessCount: 64, AccessBoost: 5.17, ConfidenceFactor: 1, Base: 0.75, Weight: 2.5,
 					Retrievable: true, Protected: true, Tier: scoring.TierActive, Bucket: scoring.BucketHigh, Render: true,
 				},
 				FoldedIDs: []*qdrant.PointId{qdrant.NewIDNum(1002), qdrant.NewID("0d6c5d2c-0000-4000-8000-000000000001")},
 				DedupTier: "text_hash",
 			},
 			{
-				ID: uuid, Weight: 0.25, BaseScore: 0.25,
+				ID: uuid, Weight: 0.25, BaseScore: 0.25, Score: 0.25, Guard: rank.GuardBelowBand,
 				Explanation: scoring.Explanation{
 					Unscored: true, Freshness: 1, AccessBoost: 1, Base: 0.25, Weight: 0.25, Retrievable: true,
 					Tier: scoring.TierActive, Render: true, DaysRetrievable: math.Inf(1),
@@ -186,6 +186,9 @@ func cannedResult() *rank.Result {
 		},
 		Reranked:   true,
 		Candidates: 40,
+		Detection:  rank.Detection{Mode: rank.ModeRerank, Memory: true, Rule: "has an audit companion (written by memrank)"},
+		Guard: rank.GuardReport{Applied: true, Best: 0.75, Cutoff: 0.6, Guard: rank.Guard{Band: 0.15, Floor: 0.3, RelativeBand: 0.25},
+			From: "default", Relevant: 1, Beyond: 1},
 	}
 }
 

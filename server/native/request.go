@@ -13,6 +13,7 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 
+	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/server/restapi"
 )
 
@@ -30,9 +31,11 @@ const (
 //	 "using": "dense",                       // optional: the named vector to search
 //	 "filter": {"must": [...]},              // optional: Qdrant REST filter JSON
 //	 "limit": 10, "offset": 0,               // limit 1..1000 (default 10)
-//	 "score_threshold": 0.2,                 // optional: applied to the final weight
+//	 "score_threshold": 0.2,                 // optional: on the similarity, as Qdrant applies it
 //	 "explain": true,                        // default true: every factor per result
-//	 "with_payload": true}                   // default true; or a list of keys to include
+//	 "with_payload": true,                   // default true; or a list of keys to include
+//	 "mode": "off"}                          // optional: auto (the collection's), rerank, shadow
+//	                                         // or off (the store's own answer), this request only
 type RetrieveRequest struct {
 	Collection     string
 	Vector         []float32 // set when the caller sent a vector
@@ -45,6 +48,9 @@ type RetrieveRequest struct {
 	ScoreThreshold *float32
 	Explain        bool
 	WithPayload    *qdrant.WithPayloadSelector
+	// Mode replaces the collection's read-path mode for this request
+	// (rank.ModeAuto: the configured one).
+	Mode rank.Mode
 }
 
 // requestError is a refusal of the caller's input, answered with its status
@@ -77,6 +83,7 @@ type wireRequest struct {
 	ScoreThreshold json.RawMessage `json:"score_threshold"`
 	Explain        json.RawMessage `json:"explain"`
 	WithPayload    json.RawMessage `json:"with_payload"`
+	Mode           json.RawMessage `json:"mode"`
 }
 
 // DecodeRetrieveRequest parses and validates a /v1/retrieve body. Errors
@@ -160,6 +167,15 @@ func DecodeRetrieveRequest(body []byte) (*RetrieveRequest, error) {
 	if !isNull(w.WithPayload) {
 		if req.WithPayload, err = payloadSelector(w.WithPayload); err != nil {
 			return nil, err
+		}
+	}
+	if !isNull(w.Mode) {
+		m, err := stringField("mode", w.Mode)
+		if err != nil {
+			return nil, err
+		}
+		if req.Mode, err = rank.ParseMode(m); err != nil {
+			return nil, validationError("mode: %q is not one of auto, rerank, shadow, off", m)
 		}
 	}
 	return req, nil

@@ -26,15 +26,86 @@ type RetrieveResponse struct {
 	// why, and the scores are then Qdrant's.
 	Reranked    bool   `json:"reranked"`
 	PassThrough string `json:"pass_through,omitempty"`
+	// Mode is how the collection was served (rerank, shadow or off) and
+	// Detection the rule that decided it, e.g. "has an audit companion
+	// (written by memrank)" or "none of 32 sampled points is a memrank
+	// memory".
+	Mode      string `json:"mode"`
+	Detection string `json:"detection"`
+	// Guard is the relevance band of a re-ranked answer (null otherwise).
+	Guard *GuardReport `json:"guard"`
+	// Shadow compares the store's answer (the results) with memrank's, in
+	// shadow mode (null otherwise).
+	Shadow *ShadowReport `json:"shadow,omitempty"`
+}
+
+// GuardReport is the relevance guard of one query: results whose base score
+// is at least cutoff are relevant and ordered by weight; the others follow
+// in similarity order.
+type GuardReport struct {
+	Applied      bool   `json:"applied"`
+	Relative     bool   `json:"relative"` // the band is a fraction of the best score (fusion, formula, sparse)
+	Best         Float  `json:"best"`
+	Cutoff       Float  `json:"cutoff"`
+	Band         Float  `json:"band"`
+	Floor        Float  `json:"floor"`
+	RelativeBand Float  `json:"relative_band"`
+	From         string `json:"from"` // default, embedder <model>, collection
+	Relevant     int    `json:"relevant"`
+	Beyond       int    `json:"beyond"`
+}
+
+func newGuardReport(res *rank.Result) *GuardReport {
+	if !res.Reranked {
+		return nil
+	}
+	g := res.Guard
+	return &GuardReport{
+		Applied: g.Applied, Relative: g.Relative, Best: Float(g.Best), Cutoff: Float(g.Cutoff),
+		Band: Float(g.Guard.Band), Floor: Float(g.Guard.Floor), RelativeBand: Float(g.Guard.RelativeBand),
+		From: g.From, Relevant: g.Relevant, Beyond: g.Beyond,
+	}
+}
+
+// ShadowReport is rank.ShadowReport in JSON.
+type ShadowReport struct {
+	Store      []PointID `json:"store"`
+	Memrank    []PointID `json:"memrank"`
+	Overlap    Float     `json:"overlap"`
+	TopChanged bool      `json:"top_changed"`
+	Moved      int       `json:"moved"`
+	Dropped    int       `json:"dropped"`
+}
+
+func newShadowReport(r *rank.ShadowReport) *ShadowReport {
+	if r == nil {
+		return nil
+	}
+	out := &ShadowReport{Store: []PointID{}, Memrank: []PointID{}, Overlap: Float(r.Overlap), TopChanged: r.TopChanged, Moved: r.Moved, Dropped: r.Dropped}
+	for _, id := range r.Store {
+		out.Store = append(out.Store, NewPointID(id))
+	}
+	for _, id := range r.Memrank {
+		out.Memrank = append(out.Memrank, NewPointID(id))
+	}
+	return out
 }
 
 // Result is one retrieved memory with the factors of its score.
 type Result struct {
 	ID PointID `json:"id"`
-	// Score is the retrieval weight base_score x freshness x access_boost
-	// (Qdrant's score when the request was passed through).
+	// Score is what the point is returned with: inside the relevance band
+	// the weight base_score x freshness x access_boost x confidence factor;
+	// beyond it the base score, capped at the score above; Qdrant's score
+	// when the request was passed through.
 	Score     Float `json:"score"`
 	BaseScore Float `json:"base_score"`
+	Weight    Float `json:"weight"`
+	// Guard is the relevance guard's decision: relevant (ordered by
+	// weight, counted as an access), below_band or below_floor (ordered by
+	// similarity after the relevant ones, not counted), off (the guard is
+	// disabled); null when passed through.
+	Guard *string `json:"guard"`
 	// Confidence and Bucket are null for an unscored point (one carrying
 	// none of the confidence fields: a foreign point, never gated). Every
 	// factor is null when the request was passed through (Reranked false).
@@ -84,6 +155,8 @@ type Explanation struct {
 	DaysRetrievable    Float   `json:"days_retrievable"`
 	AccessCount        int64   `json:"access_count"`
 	AccessBoost        Float   `json:"access_boost"`
+	ConfidenceWeight   Float   `json:"confidence_weight"`
+	ConfidenceFactor   Float   `json:"confidence_factor"`
 	Base               Float   `json:"base"`
 	Weight             Float   `json:"weight"`
 	Retrievable        bool    `json:"retrievable"`
@@ -182,7 +255,7 @@ func buildResults(res *rank.Result, explain bool) ([]Result, error) {
 		r := &out[i]
 		r.ID = NewPointID(pt.GetId())
 		r.Score = Float(pt.GetScore())
-		r.BaseScore = r.Score
+		r.BaseScore, r.Weight = r.Score, r.Score
 		r.FoldedIDs, r.Problems = []PointID{}, []string{}
 		if len(pt.GetPayload()) > 0 {
 			b, err := memory.PayloadToJSON(pt.GetPayload())
@@ -200,7 +273,14 @@ func buildResults(res *rank.Result, explain bool) ([]Result, error) {
 			continue
 		}
 		e := &res.Explanations[i]
-		r.Score, r.BaseScore = Float(e.Weight), Float(e.BaseScore)
+		if !res.Reranked {
+			// Passed through: Qdrant's score is all there is.
+			r.Retrievable, r.Render = true, true
+			continue
+		}
+		r.Score, r.BaseScore, r.Weight = Float(e.Score), Float(e.BaseScore), Float(e.Weight)
+		g := e.Guard.String()
+		r.Guard = &g
 		x := &e.Explanation
 		if !x.Unscored {
 			c := Float(x.Confidence)
@@ -251,6 +331,8 @@ func newExplanation(x *scoring.Explanation) *Explanation {
 		DaysRetrievable:    Float(x.DaysRetrievable),
 		AccessCount:        x.AccessCount,
 		AccessBoost:        Float(x.AccessBoost),
+		ConfidenceWeight:   Float(x.ConfidenceWeight),
+		ConfidenceFactor:   Float(x.ConfidenceFactor),
 		Base:               Float(x.Base),
 		Weight:             Float(x.Weight),
 		Retrievable:        x.Retrievable,

@@ -123,7 +123,8 @@ func TestCredentialsReachStore(t *testing.T) {
 	}{
 		{"upsert", "PUT", "/collections/c/points?wait=true", `{"points":[{"id":1,"vector":[1,0,0,0]}]}`, []string{"/qdrant.Points/Upsert"}},
 		{"query", "POST", "/collections/c/points/query", `{"query":[1,0,0,0]}`, []string{"/qdrant.Points/Query"}},
-		{"search", "POST", "/collections/c/points/search", `{"vector":[1,0,0,0],"limit":1}`, []string{"/qdrant.Points/Query"}},
+		// c holds no memories: its search reaches the store as it came.
+		{"search", "POST", "/collections/c/points/search", `{"vector":[1,0,0,0],"limit":1}`, []string{"/qdrant.Points/Search"}},
 		{"scroll", "POST", "/collections/c/points/scroll", `{}`, []string{"/qdrant.Points/Scroll"}},
 		{"get", "GET", "/collections/c", ``, []string{"/qdrant.Collections/Get"}},
 		{"root", "GET", "/", ``, []string{"/qdrant.Qdrant/HealthCheck"}},
