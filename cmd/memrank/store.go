@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -15,6 +17,7 @@ import (
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/server/grpcfront/proxybench"
+	"github.com/memrank/memrank/server/restapi"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/store/storebench"
 )
@@ -23,36 +26,111 @@ import (
 const shutdownGrace = 10 * time.Second
 
 func newQdrantCompatCmd(e *env) *cobra.Command {
-	var data, grpcAddr string
+	var data, grpcAddr, httpAddr string
 	cmd := &cobra.Command{
 		Use:   "qdrant-compat",
-		Short: "Serve memrank's embedded store over Qdrant's gRPC protocol (no re-ranking)",
-		Long: `Serve the embedded store in --data over Qdrant's gRPC protocol on --grpc, for tests and
-local work with any Qdrant client. It is memrank's own engine, not Qdrant: its HealthCheck title
-says so. Every acknowledged write is committed to disk first (wait=false behaves like wait=true).
-Stops gracefully on SIGINT or SIGTERM.`,
+		Short: "Serve memrank's embedded store over Qdrant's gRPC protocol, and REST with --http (no re-ranking)",
+		Long: `Serve the embedded store in --data over Qdrant's gRPC protocol on --grpc and, with --http,
+over Qdrant's REST API too, for tests and local work with any Qdrant client. It is memrank's own
+engine, not Qdrant: its HealthCheck title (and GET / on --http) says so. Nothing is re-ranked:
+the REST API is memrank's REST front wired straight to the store, with no ranker and no tenancy,
+so both protocols answer exactly what the store holds. Every acknowledged write is committed to
+disk first (wait=false behaves like wait=true). Stops gracefully on SIGINT or SIGTERM: calls in
+flight on either listener finish first.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			db, err := store.Open(data, store.Options{})
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			lis, err := net.Listen("tcp", grpcAddr)
-			if err != nil {
-				return usageError{fmt.Errorf("--grpc %s: %w", grpcAddr, err)}
-			}
-			fmt.Fprintf(e.stderr, "memrank qdrant-compat: serving %s on %s (gRPC)\n", data, lis.Addr())
-			if err := store.Serve(ctx, store.NewServer(db), lis, shutdownGrace); err != nil {
-				return err
-			}
-			return db.Close()
+			return serveStore(cmd.Context(), e, data, grpcAddr, httpAddr)
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", "./memrank-data", "data directory of the embedded store")
 	cmd.Flags().StringVar(&grpcAddr, "grpc", "127.0.0.1:6334", "address to serve Qdrant's gRPC protocol on")
+	cmd.Flags().StringVar(&httpAddr, "http", "", "address to serve Qdrant's REST API on (empty: no REST)")
 	return cmd
+}
+
+// serveStore is qdrant-compat: the store in data on grpcAddr and, unless
+// httpAddr is empty, its REST API on httpAddr, until ctx ends.
+func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (err error) {
+	db, err := store.Open(data, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	lis, err := net.Listen("tcp", grpcAddr)
+	if err != nil {
+		return usageError{fmt.Errorf("--grpc %s: %w", grpcAddr, err)}
+	}
+	defer lis.Close()
+	var httpLis net.Listener
+	if httpAddr != "" {
+		if httpLis, err = net.Listen("tcp", httpAddr); err != nil {
+			return usageError{fmt.Errorf("--http %s: %w", httpAddr, err)}
+		}
+		defer httpLis.Close()
+	}
+	var httpSrv *http.Server
+	if httpLis != nil {
+		// The REST front reaches the store the way serve's reaches memrank's
+		// gRPC front: over the real gRPC stack, in process, so both
+		// protocols share one engine and one set of conversions.
+		ip, err := store.NewInProcess(db)
+		if err != nil {
+			return err
+		}
+		defer ip.Close()
+		client, err := qdrant.NewClient(ip.ClientConfig())
+		if err != nil {
+			return fmt.Errorf("in-process store client: %w", err)
+		}
+		defer client.Close()
+		h, err := restapi.New(restapi.Config{
+			Points:      client.GetPointsClient(),
+			Collections: client.GetCollectionsClient(),
+			Qdrant:      client.GetQdrantClient(),
+		})
+		if err != nil {
+			return err
+		}
+		httpSrv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	errc := make(chan error, 2)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := store.Serve(runCtx, store.NewServer(db), lis, shutdownGrace); err != nil {
+			errc <- fmt.Errorf("grpc: %w", err)
+			stop()
+		}
+	})
+	fmt.Fprintf(e.stderr, "memrank qdrant-compat: serving %s on %s (gRPC)\n", data, lis.Addr())
+	if httpSrv != nil {
+		wg.Go(func() {
+			if err := httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("http: %w", err)
+				stop()
+			}
+		})
+		fmt.Fprintf(e.stderr, "memrank qdrant-compat: serving %s on %s (REST)\n", data, httpLis.Addr())
+	}
+
+	<-runCtx.Done()
+	var errs []error
+	if httpSrv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		if err := httpSrv.Shutdown(sctx); err != nil {
+			errs = append(errs, fmt.Errorf("http: shutdown: %w", err))
+			_ = httpSrv.Close()
+		}
+		cancel()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 func newBenchCmd(e *env) *cobra.Command {

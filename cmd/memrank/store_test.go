@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net"
+	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/qdrant/go-client/qdrant"
 )
 
@@ -113,5 +118,153 @@ func TestQdrantCompatServes(t *testing.T) {
 	}
 	if code, errText := stop(); code != exitOK {
 		t.Fatalf("stop: exit %d: %s", code, errText)
+	}
+}
+
+var compatListenLine = regexp.MustCompile(`memrank qdrant-compat: serving .* on (\S+) \((gRPC|REST)\)`)
+
+// startQdrantCompat runs `memrank qdrant-compat` on dir with args (listen
+// flags) and returns the addresses it printed, by protocol ("gRPC",
+// "REST"), once every one in want is listening, and a stop function that
+// cancels it as SIGTERM would and returns its exit code and stderr.
+func startQdrantCompat(t *testing.T, dir string, want []string, args ...string) (addrs map[string]string, stop func() (int, string)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	args = append([]string{"qdrant-compat", "--data", dir}, args...)
+	go func() { done <- run(ctx, args, strings.NewReader(""), io.Discard, stderr, nil) }()
+	stopped := false
+	var code int
+	stop = func() (int, string) {
+		if !stopped {
+			stopped = true
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("qdrant-compat did not stop; stderr:\n%s", stderr.String())
+			}
+		}
+		return code, stderr.String()
+	}
+	t.Cleanup(func() { stop() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		addrs = map[string]string{}
+		for _, m := range compatListenLine.FindAllStringSubmatch(stderr.String(), -1) {
+			addrs[m[2]] = m[1]
+		}
+		missing := false
+		for _, p := range want {
+			missing = missing || addrs[p] == ""
+		}
+		if !missing {
+			return addrs, stop
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("qdrant-compat exited with %d before listening; stderr:\n%s", code, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("qdrant-compat never listened; stderr:\n%s", stderr.String())
+		}
+	}
+}
+
+// TestQdrantCompatREST: with --http, qdrant-compat also serves Qdrant's
+// REST API for the same store, unranked: a collection made and filled over
+// REST answers a REST query in plain similarity order with the raw cosine
+// scores and payloads, the gRPC listener sees the same points, nothing is
+// written back, and both listeners stop cleanly.
+func TestQdrantCompatREST(t *testing.T) {
+	addrs, stop := startQdrantCompat(t, t.TempDir(), []string{"gRPC", "REST"},
+		"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	base := "http://" + addrs["REST"]
+
+	do := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
+	}
+	// result strips the envelope's time, the one field that varies.
+	result := func(body string) string {
+		t.Helper()
+		var env struct {
+			Result json.RawMessage `json:"result"`
+			Status any             `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(body), &env); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		return string(env.Result)
+	}
+
+	if code, body := do("GET", "/", ""); code != http.StatusOK || !strings.Contains(body, `"title":"memrank embedded store (not Qdrant)"`) {
+		t.Fatalf("GET /: %d %s", code, body)
+	}
+	for _, tc := range []struct {
+		name, method, path, body string
+		want                     string // the result, exactly; "" checks the status only
+	}{
+		{"create", "PUT", "/collections/docs", `{"vectors":{"size":2,"distance":"Cosine"}}`, `true`},
+		// Near-duplicates, memory-like fields and an access count that a
+		// re-ranker would fold, re-weight or bump: the store ignores them.
+		{"upsert", "PUT", "/collections/docs/points?wait=true", `{"points":[
+			{"id":1,"vector":[1,0],"payload":{"text":"the meeting is on Tuesday","created_at":"2020-01-01T00:00:00Z"}},
+			{"id":2,"vector":[1,0.01],"payload":{"text":"the meeting is on Tuesday.","access_counts":{"r1":50}}},
+			{"id":3,"vector":[0,1],"payload":{"text":"unrelated"}},
+			{"id":4,"vector":[-1,0.2],"payload":{"text":"opposite"}}]}`, ""},
+		{"query", "POST", "/collections/docs/points/query", `{"query":[1,0],"limit":4,"with_payload":["text"]}`,
+			`{"points":[` +
+				`{"id":1,"version":1,"score":1.0,"payload":{"text":"the meeting is on Tuesday"}},` +
+				`{"id":2,"version":1,"score":0.99995005,"payload":{"text":"the meeting is on Tuesday."}},` +
+				`{"id":3,"version":1,"score":0.0,"payload":{"text":"unrelated"}},` +
+				`{"id":4,"version":1,"score":-0.9805807,"payload":{"text":"opposite"}}]}`},
+		{"count", "POST", "/collections/docs/points/count", `{"exact":true}`, `{"count":4}`},
+		{"payload untouched", "POST", "/collections/docs/points", `{"ids":[1],"with_payload":true}`,
+			`[{"id":1,"payload":{"created_at":"2020-01-01T00:00:00Z","text":"the meeting is on Tuesday"}}]`},
+	} {
+		code, body := do(tc.method, tc.path, tc.body)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %s %s: %d %s", tc.name, tc.method, tc.path, code, body)
+		}
+		if tc.want != "" {
+			if diff := cmp.Diff(tc.want, result(body)); diff != "" {
+				t.Errorf("%s: result (-want +got):\n%s", tc.name, diff)
+			}
+		}
+	}
+
+	// The gRPC listener serves the same store.
+	host, port, _ := net.SplitHostPort(addrs["gRPC"])
+	p, _ := strconv.Atoi(port)
+	client, err := qdrant.NewClient(&qdrant.Config{Host: host, Port: p, SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if n, err := client.Count(ctx, &qdrant.CountPoints{CollectionName: "docs"}); err != nil || n != 4 {
+		t.Errorf("gRPC count = %d, %v; want 4", n, err)
+	}
+
+	if code, stderr := stop(); code != exitOK {
+		t.Fatalf("stop: exit %d: %s", code, stderr)
 	}
 }
