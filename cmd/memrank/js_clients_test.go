@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,15 +222,25 @@ func TestJSClients(t *testing.T) {
 		if cmp.Equal(got, ids(direct)) {
 			t.Errorf("memrank's order %v is the store's: not re-ranked", got)
 		}
-		// memrank's scores are its weights, not the similarities.
+		// The two relevant memories (0.90 and 0.85, inside the relevance
+		// band) are returned with their weights, not their similarities;
+		// 103 (0.50) is beyond the band and keeps its similarity, capped
+		// at the score above it, so the scores never increase down the list.
 		sim := map[string]json.Number{}
 		for _, p := range direct {
 			sim[p.ID.String()] = p.Score
 		}
+		prev := math.Inf(1)
 		for _, p := range memrank {
-			if s, ok := sim[p.ID.String()]; ok && s == p.Score {
+			id := p.ID.String()
+			if s, ok := sim[id]; ok && s == p.Score && id != "103" {
 				t.Errorf("memrank's score of %s is its similarity %s, not a weight", p.ID, s)
 			}
+			f, err := p.Score.Float64()
+			if err != nil || f > prev {
+				t.Errorf("memrank's scores increase down the list at %s: %s after %v", id, p.Score, prev)
+			}
+			prev = f
 		}
 	})
 }
