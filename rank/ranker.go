@@ -141,7 +141,9 @@ func (r *Ranker) detection(ctx context.Context, collection string, override Mode
 	} else {
 		d.Memory = true
 	}
-	d.Guard, d.GuardFrom = r.guardFor(collection, v.embedder)
+	if d.Mode != ModeOff {
+		d.Guard, d.GuardFrom = r.guardFor(collection, v.embedder)
+	}
 	return d
 }
 
