@@ -188,13 +188,33 @@ func (o *explainOptions) local(ctx context.Context, e *env, cmd *cobra.Command, 
 
 // writeExplainTable prints one row per result with every factor.
 func writeExplainTable(w io.Writer, r *native.RetrieveResponse) error {
+	fmt.Fprintf(w, "mode %s: %s\n", r.Mode, r.Detection)
 	if !r.Reranked {
 		fmt.Fprintf(w, "not re-ranked (%s): scores are Qdrant's\n", r.PassThrough)
 	}
+	if g := r.Guard; g != nil {
+		switch {
+		case !g.Applied:
+			fmt.Fprintf(w, "relevance guard off (%s): every result ordered by weight\n", g.From)
+		case g.Relative:
+			fmt.Fprintf(w, "relevance guard (%s): relevant when the score is at least %s (the best, %s, less %s of it): %d relevant, %d beyond, ordered by score after them\n",
+				g.From, num(g.Cutoff, 4), num(g.Best, 4), num(g.RelativeBand, 2), g.Relevant, g.Beyond)
+		default:
+			fmt.Fprintf(w, "relevance guard (%s): relevant when the similarity is at least %s (the best, %s, less %s; floor %s): %d relevant, %d beyond, ordered by similarity after them\n",
+				g.From, num(g.Cutoff, 4), num(g.Best, 4), num(g.Band, 2), num(g.Floor, 2), g.Relevant, g.Beyond)
+		}
+	}
+	if sh := r.Shadow; sh != nil {
+		fmt.Fprintf(w, "shadow: memrank would answer %v (overlap %s, first result changed: %s)\n", sh.Memrank, num(sh.Overlap, 2), yesNo(sh.TopChanged))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tID\tWEIGHT\t= BASE\tx FRESH\tx BOOST\tCONF\tS\tN\tR(N)\tE\tT\tGROUND\tAGE_D\tHALF_D\tACCESS\tGATE\tRENDER\tTIER\tFOLDED\tTEXT")
+	fmt.Fprintln(tw, "#\tID\tSCORE\tGUARD\tWEIGHT\t= BASE\tx FRESH\tx BOOST\tx CONF_F\tCONF\tS\tN\tR(N)\tE\tT\tGROUND\tAGE_D\tHALF_D\tACCESS\tGATE\tRENDER\tTIER\tFOLDED\tTEXT")
 	for i, res := range r.Result {
 		x := res.Explanation
+		confF := "-"
+		if x != nil {
+			confF = num(x.ConfidenceFactor, 3)
+		}
 		conf, s, n, rn, ex, t, ground := "-", "-", "-", "-", "-", "-", "-"
 		age, half := "-", "-"
 		if x != nil {
@@ -226,8 +246,8 @@ func writeExplainTable(w io.Writer, r *native.RetrieveResponse) error {
 				foldedText += " (" + *res.Dedup + ")"
 			}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			i+1, res.ID, num(res.Score, 4), num(res.BaseScore, 4), optNum(res.Freshness, 3), optNum(res.AccessBoost, 3),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			i+1, res.ID, num(res.Score, 4), optStr(res.Guard), num(res.Weight, 4), num(res.BaseScore, 4), optNum(res.Freshness, 3), optNum(res.AccessBoost, 3), confF,
 			conf, s, n, rn, ex, t, ground, age, half, optInt(res.AccessCount), gate, yesNo(res.Render),
 			optStr(res.Tier), foldedText, payloadText(res.Payload, 48))
 	}

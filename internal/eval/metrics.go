@@ -1,0 +1,202 @@
+package eval
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Labels are the set's facts and topics by memory id key.
+type Labels struct {
+	fact  map[string]string
+	topic map[string]string
+}
+
+// NewLabels indexes the set's memories.
+func NewLabels(s *Set) *Labels {
+	l := &Labels{fact: make(map[string]string, len(s.Memories)), topic: make(map[string]string, len(s.Memories))}
+	for i := range s.Memories {
+		m := &s.Memories[i]
+		if m.Fact != "" {
+			l.fact[m.ID] = "fact:" + m.Fact
+		}
+		l.topic[m.ID] = m.Topic
+	}
+	return l
+}
+
+// Fact is the fact key of a memory: its fact, else its own id (an id the
+// set does not hold is its own fact too). The prefixes keep a fact named
+// "17" apart from memory 17.
+func (l *Labels) Fact(id string) string {
+	if f, ok := l.fact[id]; ok {
+		return f
+	}
+	return "id:" + id
+}
+
+// Judgement is one query's labels at the fact level.
+type Judgement struct {
+	Topic string
+	// Grades are the best grade of each relevant fact (>= 1); other facts
+	// are grade 0.
+	Grades map[string]int
+	// ideal is the ideal DCG@10: the facts by grade, best first.
+	ideal float64
+}
+
+// Relevant reports whether the query has a relevant memory.
+func (j *Judgement) Relevant() bool { return len(j.Grades) > 0 }
+
+// Judge builds a query's judgement.
+func (l *Labels) Judge(q *Query) Judgement {
+	j := Judgement{Topic: q.Topic, Grades: make(map[string]int, len(q.Relevant))}
+	for id, g := range q.Relevant {
+		f := l.Fact(id)
+		j.Grades[f] = max(j.Grades[f], g)
+	}
+	grades := make([]int, 0, len(j.Grades))
+	for _, g := range j.Grades {
+		grades = append(grades, g)
+	}
+	slices.SortFunc(grades, func(a, b int) int { return cmp.Compare(b, a) })
+	for i, g := range grades[:min(len(grades), 10)] {
+		j.ideal += gain(g) / math.Log2(float64(i+2))
+	}
+	return j
+}
+
+func gain(grade int) float64 { return math.Exp2(float64(grade)) - 1 }
+
+// Listing is a ranking read as facts: the first position of each fact.
+type Listing struct {
+	first []listed       // the first result of each fact, in list order
+	pos   map[string]int // fact -> its first position, from 1
+}
+
+type listed struct {
+	fact, id string
+	pos      int // from 1
+}
+
+// List reads a ranking (ids, best first).
+func (l *Labels) List(ids []string) Listing {
+	ls := Listing{pos: make(map[string]int, len(ids))}
+	for i, id := range ids {
+		f := l.Fact(id)
+		if _, dup := ls.pos[f]; dup {
+			continue
+		}
+		ls.pos[f] = i + 1
+		ls.first = append(ls.first, listed{fact: f, id: id, pos: i + 1})
+	}
+	return ls
+}
+
+// QueryMetrics are one ranking's numbers.
+type QueryMetrics struct {
+	P5     float64 `json:"p_at_5"`
+	P10    float64 `json:"p_at_10"`
+	NDCG10 float64 `json:"ndcg_at_10"`
+	MRR    float64 `json:"mrr"`
+	// Inversions are the (irrelevant, relevant) fact pairs in the wrong
+	// order; OffTopic those whose irrelevant memory is off the query's
+	// topic; Added those the raw ranking has in the right order.
+	Inversions int `json:"inversions"`
+	OffTopic   int `json:"off_topic"`
+	Added      int `json:"added_vs_raw"`
+}
+
+// Score computes the metrics of list for the query judged by j; raw is the
+// raw similarity ranking of the same query, for the inversions added.
+func (j *Judgement) Score(l *Labels, list, raw Listing) QueryMetrics {
+	var m QueryMetrics
+	var rel5, rel10 int
+	var dcg float64
+	for _, e := range list.first {
+		g := j.Grades[e.fact]
+		if g == 0 {
+			continue
+		}
+		if e.pos <= 5 {
+			rel5++
+		}
+		if e.pos <= 10 {
+			rel10++
+			dcg += gain(g) / math.Log2(float64(e.pos+1))
+		}
+		if m.MRR == 0 {
+			m.MRR = 1 / float64(e.pos)
+		}
+	}
+	m.P5, m.P10 = float64(rel5)/5, float64(rel10)/10
+	if j.ideal > 0 {
+		m.NDCG10 = dcg / j.ideal
+	}
+	for _, e := range list.first {
+		if j.Grades[e.fact] > 0 {
+			continue
+		}
+		offTopic := j.Topic != "" && l.topic[e.id] != j.Topic
+		rawPos, inRaw := raw.pos[e.fact]
+		for r := range j.Grades {
+			if p, listed := list.pos[r]; listed && p < e.pos {
+				continue // r is above i: in order
+			}
+			m.Inversions++
+			if offTopic {
+				m.OffTopic++
+			}
+			rp, rawListed := raw.pos[r]
+			if !(inRaw && (!rawListed || rp > rawPos)) {
+				m.Added++
+			}
+		}
+	}
+	return m
+}
+
+// Summary is a variant's numbers over the queries.
+type Summary struct {
+	// Queries is the queries asked, WithRelevant those with a relevant
+	// memory: the metrics are their means. Without = Queries - WithRelevant.
+	Queries      int     `json:"queries"`
+	WithRelevant int     `json:"queries_with_relevant"`
+	Without      int     `json:"queries_without_relevant"`
+	P5           float64 `json:"p_at_5"`
+	P10          float64 `json:"p_at_10"`
+	NDCG10       float64 `json:"ndcg_at_10"`
+	MRR          float64 `json:"mrr"`
+	// Inversions, OffTopic and Added are totals over every query.
+	Inversions int `json:"inversions"`
+	OffTopic   int `json:"off_topic"`
+	Added      int `json:"added_vs_raw"`
+}
+
+// Summarise averages ms (one per query, judged by js) over the queries with
+// a relevant memory and adds up the inversions.
+func Summarise(js []Judgement, ms []QueryMetrics) Summary {
+	var s Summary
+	s.Queries = len(ms)
+	for i, m := range ms {
+		s.Inversions += m.Inversions
+		s.OffTopic += m.OffTopic
+		s.Added += m.Added
+		if !js[i].Relevant() {
+			continue
+		}
+		s.WithRelevant++
+		s.P5 += m.P5
+		s.P10 += m.P10
+		s.NDCG10 += m.NDCG10
+		s.MRR += m.MRR
+	}
+	s.Without = s.Queries - s.WithRelevant
+	if n := float64(s.WithRelevant); n > 0 {
+		s.P5 /= n
+		s.P10 /= n
+		s.NDCG10 /= n
+		s.MRR /= n
+	}
+	return s
+}

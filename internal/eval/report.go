@@ -1,0 +1,234 @@
+package eval
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/memrank/memrank/scoring"
+)
+
+// Report is everything an evaluation measured.
+type Report struct {
+	Set        SetInfo `json:"set"`
+	Split      string  `json:"split"`
+	SplitSeed  int64   `json:"split_seed"`
+	Limit      int     `json:"limit"` // 0: each query's own, which differ
+	Where      string  `json:"where"`
+	Collection string  `json:"collection"`
+	// Memrank is the memrank row's configuration (nil for a running
+	// memrank, whose configuration is its own).
+	Memrank  *MemrankInfo `json:"memrank,omitempty"`
+	Rows     []Row        `json:"variants"`
+	PerQuery []QueryRow   `json:"per_query"`
+	Fit      *FitReport   `json:"fit,omitempty"`
+	Notes    []string     `json:"notes,omitempty"`
+}
+
+// SetInfo describes the set.
+type SetInfo struct {
+	File     string    `json:"file"`
+	Name     string    `json:"name"`
+	Version  int       `json:"version"`
+	Seed     int64     `json:"seed"`
+	Now      time.Time `json:"now"`
+	Dim      int       `json:"dim"`
+	Embedder string    `json:"embedder,omitempty"`
+	Memories int       `json:"memories"`
+	Queries  int       `json:"queries"`
+}
+
+// MemrankInfo is the configuration of the memrank row.
+type MemrankInfo struct {
+	Setting Setting `json:"setting"`
+	Weights Weights `json:"weights"`
+}
+
+// Weights are the confidence formula's weights, as JSON.
+type Weights struct {
+	Source     float64 `json:"source"`
+	Repetition float64 `json:"repetition"`
+	Extractor  float64 `json:"extractor"`
+	Type       float64 `json:"type"`
+}
+
+func newWeights(w scoring.Weights) Weights {
+	return Weights{Source: w.Source, Repetition: w.Repetition, Extractor: w.Extractor, Type: w.Type}
+}
+
+func (w Weights) String() string {
+	return fmt.Sprintf("source %s, repetition %s, extractor %s, type %s", fmtF(w.Source), fmtF(w.Repetition), fmtF(w.Extractor), fmtF(w.Type))
+}
+
+// MarshalJSON writes the setting with named guard fields.
+func (s Setting) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		GuardOff          bool    `json:"guard_off"`
+		GuardBand         float64 `json:"guard_band"`
+		GuardFloor        float64 `json:"guard_floor"`
+		GuardRelativeBand float64 `json:"guard_relative_band"`
+		ConfidenceWeight  float64 `json:"confidence_weight"`
+	}{s.Guard.Off, s.Guard.Band, s.Guard.Floor, s.Guard.RelativeBand, s.ConfidenceWeight})
+}
+
+// Row is one variant's numbers.
+type Row struct {
+	Variant
+	Summary
+	// PassedThrough counts the queries a memrank ranker answered in the
+	// store's order, and PassThroughReason says why (the first reason).
+	PassedThrough     int    `json:"passed_through"`
+	PassThroughReason string `json:"pass_through_reason,omitempty"`
+}
+
+// QueryRow is one query's numbers, by variant name.
+type QueryRow struct {
+	ID            string                  `json:"id"`
+	Topic         string                  `json:"topic,omitempty"`
+	RelevantFacts int                     `json:"relevant_facts"`
+	Metrics       map[string]QueryMetrics `json:"metrics"`
+}
+
+// FitReport is the weight fit and its held-out comparison.
+type FitReport struct {
+	Collection string `json:"collection"`
+	Candidates int    `json:"candidates"`
+	// TrainPairs and TestPairs are the (correct, incorrect) pairs of each
+	// split.
+	TrainPairs  int      `json:"train_pairs"`
+	TestPairs   int      `json:"test_pairs"`
+	TestQueries int      `json:"test_queries"`
+	Rows        []FitRow `json:"rows"` // the configured weights, then the fitted ones
+	Notes       []string `json:"notes,omitempty"`
+}
+
+// FitRow is one set of weights: its inversion fractions and its metrics on
+// the held-out queries.
+type FitRow struct {
+	Name            string       `json:"name"`
+	Label           string       `json:"label"`
+	Weights         Weights      `json:"weights"`
+	TrainInversions jsonFloat    `json:"train_inversion_fraction"`
+	TestInversions  jsonFloat    `json:"test_inversion_fraction"`
+	Test            *TestMetrics `json:"test,omitempty"`
+}
+
+// TestMetrics are a ranker's metrics over the held-out queries.
+type TestMetrics struct {
+	Queries      int     `json:"queries"`
+	WithRelevant int     `json:"queries_with_relevant"`
+	P5           float64 `json:"p_at_5"`
+	P10          float64 `json:"p_at_10"`
+	NDCG10       float64 `json:"ndcg_at_10"`
+}
+
+// jsonFloat is a float64 written as null when it is not a number (no pair
+// to count).
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+}
+
+// WriteJSON writes the report as one indented JSON object.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func f3(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(f, 'f', 3, 64)
+}
+
+// WriteTable writes the report as aligned text.
+func (r *Report) WriteTable(w io.Writer) error {
+	split := "split " + r.Split
+	if r.Split != PartAll.String() {
+		split += fmt.Sprintf(" (split seed %d)", r.SplitSeed)
+	}
+	limit := "limit per query"
+	if r.Limit > 0 {
+		limit = fmt.Sprintf("limit %d", r.Limit)
+	}
+	queries, with := 0, 0
+	if len(r.Rows) > 0 {
+		queries, with = r.Rows[0].Queries, r.Rows[0].WithRelevant
+	}
+	fmt.Fprintf(w, "set %s (seed %d), %s: %s (%d with relevant memories), %s, now %s\n",
+		r.Set.Name, r.Set.Seed, split, plural(queries, "query", "queries"), with, limit, r.Set.Now.UTC().Format(time.RFC3339))
+	if r.Memrank != nil {
+		fmt.Fprintf(w, "memrank: %s; weights %s\n", r.Memrank.Setting, r.Memrank.Weights)
+	}
+	fmt.Fprintf(w, "asked: %s, collection %q\n", r.Where, r.Collection)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "variant\tP@5\tP@10\tnDCG@10\tMRR\tinversions\toff-topic\tadded vs raw")
+	for _, row := range r.Rows {
+		added := "-"
+		if !row.Raw {
+			added = strconv.Itoa(row.Added)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", row.Label, f3(row.P5), f3(row.P10), f3(row.NDCG10), f3(row.MRR),
+			row.Inversions, row.OffTopic, added)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Fit != nil {
+		if err := r.Fit.writeTable(w, r.SplitSeed); err != nil {
+			return err
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	return nil
+}
+
+func (f *FitReport) writeTable(w io.Writer, seed int64) error {
+	with := 0
+	if len(f.Rows) > 0 && f.Rows[0].Test != nil {
+		with = f.Rows[0].Test.WithRelevant
+	}
+	fmt.Fprintf(w, "\nconfidence weights fitted on the train split (split seed %d): %s (correct, incorrect), %d weight vectors tried\n",
+		seed, plural(f.TrainPairs, "pair", "pairs"), f.Candidates)
+	fmt.Fprintf(w, "held out (test split): %s, %s (%d with relevant memories), asked on collection %q (no stored confidences)\n",
+		plural(f.TestPairs, "pair", "pairs"), plural(f.TestQueries, "query", "queries"), with, f.Collection)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "weights\tsource\trepetition\textractor\ttype\ttrain inversions\ttest inversions\tP@5\tP@10\tnDCG@10")
+	for _, row := range f.Rows {
+		p5, p10, ndcg := "-", "-", "-"
+		if t := row.Test; t != nil {
+			p5, p10, ndcg = f3(t.P5), f3(t.P10), f3(t.NDCG10)
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\n", strings.TrimSuffix(row.Label, " weights"),
+			row.Weights.Source, row.Weights.Repetition, row.Weights.Extractor, row.Weights.Type,
+			f3(float64(row.TrainInversions)), f3(float64(row.TestInversions)), p5, p10, ndcg)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range f.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	return nil
+}
