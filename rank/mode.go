@@ -73,7 +73,7 @@ type Guard struct {
 // chosen with `memrank eval` on the shipped labeled set, whose similarities
 // model a modern embedding model (see examples/eval).
 func DefaultGuard() Guard {
-	return Guard{Band: 0.15, Floor: 0.30, RelativeBand: 0.25}
+	return Guard{Band: 0.015, Floor: 0.30, RelativeBand: 0.025}
 }
 
 // Validate reports a guard the ranker cannot use.

@@ -58,10 +58,13 @@ is the best grade of its memories.
            ideal orders the query's distinct relevant facts by grade.
   MRR      1 / position of the first relevant result (0 if none).
 Averages are over the queries with at least one relevant memory; the header says how many.
-An inversion is a pair (irrelevant i, relevant r) with i listed above r (a relevant fact
-missing from the list is below every listed one): "inversions" counts them, "off-topic"
-those where i's topic is not the query's, and "added vs raw" those the raw ranking of the
-same query has in the right order (the relevance guard must keep this at 0).
+An inversion is a pair (irrelevant i, relevant r), both listed, with i above r:
+"inversions" counts them, "off-topic" those where i's topic is not the query's, "lifted"
+those where r is more similar to the query than i (memrank's factors, not the similarity,
+put i above r; the relevance guard must keep this at 0), and "withheld" the relevant
+facts the raw ranking lists and this one does not (superseded, decayed, gated, folded
+into another fact, or pushed out). The retrieval gate off and decay floor off rows show
+what each of those exclusions costs or gains.
 
 --split train|test evaluates one side of an 80/20 split of the topics (deterministic: a
 hash of --seed, default the set's seed, and the topic; an item without a topic is its own

@@ -41,7 +41,8 @@ type evalJSON struct {
 		Queries    int      `json:"queries"`
 		P5         float64  `json:"p_at_5"`
 		Inversions int      `json:"inversions"`
-		AddedVsRaw int      `json:"added_vs_raw"`
+		Lifted     int      `json:"lifted"`
+		Withheld   int      `json:"withheld"`
 	} `json:"variants"`
 	PerQuery []struct {
 		ID      string                    `json:"id"`
@@ -90,10 +91,10 @@ func TestEvalJSON(t *testing.T) {
 			t.Errorf("%s: %d queries", v.Name, v.Queries)
 		}
 	}
-	if diff := cmp.Diff([]string{"raw", "memrank", "guard_off", "confidence_weight_1"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"raw", "memrank", "guard_off", "confidence_weight_1", "gate_off", "decay_floor_off"}, names); diff != "" {
 		t.Errorf("variants (-want +got):\n%s", diff)
 	}
-	if len(r.PerQuery) != 4 || r.PerQuery[0].ID != "q-editor" || len(r.PerQuery[0].Metrics) != 4 {
+	if len(r.PerQuery) != 4 || r.PerQuery[0].ID != "q-editor" || len(r.PerQuery[0].Metrics) != 6 {
 		t.Errorf("per_query %+v", r.PerQuery)
 	}
 	if r.Fit == nil || r.Fit.Collection != "eval_fit" || len(r.Fit.Rows) != 2 || r.Fit.Rows[1].Name != "fitted" ||

@@ -222,7 +222,7 @@ func TestJSClients(t *testing.T) {
 		if cmp.Equal(got, ids(direct)) {
 			t.Errorf("memrank's order %v is the store's: not re-ranked", got)
 		}
-		// The two relevant memories (0.90 and 0.85, inside the relevance
+		// The two relevant memories (0.90 and 0.89, inside the relevance
 		// band) are returned with their weights, not their similarities;
 		// 103 (0.50) is beyond the band and keeps its similarity, capped
 		// at the score above it, so the scores never increase down the list.

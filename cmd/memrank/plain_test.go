@@ -83,7 +83,7 @@ func TestPlainCollectionsUntouched(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A memory collection beside it: an old, never-read memory nearest, a
-	// fresh, much-read one just behind.
+	// fresh, much-read one just behind (inside the relevance band).
 	mem := func(id uint64, sim float64, ageDays, reads int) *qdrant.PointStruct {
 		at := time.Now().Add(-time.Duration(ageDays) * 24 * time.Hour).UTC().Format(time.RFC3339)
 		return &qdrant.PointStruct{Id: qdrant.NewIDNum(id), Vectors: qdrant.NewVectorsDense(plainVec(sim, int(id))), Payload: qdrant.NewValueMap(map[string]any{
@@ -96,7 +96,7 @@ func TestPlainCollectionsUntouched(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := direct.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "mem", Wait: qdrant.PtrOf(true),
-		Points: []*qdrant.PointStruct{mem(1, 0.9, 120, 0), mem(2, 0.85, 1, 40)}}); err != nil {
+		Points: []*qdrant.PointStruct{mem(1, 0.9, 120, 0), mem(2, 0.89, 1, 40)}}); err != nil {
 		t.Fatal(err)
 	}
 

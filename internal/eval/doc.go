@@ -48,15 +48,18 @@
 // Averages are over the queries with at least one relevant memory; the
 // report says how many queries were used and how many had none.
 //
-// An inversion is a pair (irrelevant i, relevant r), both facts, where i
-// appears at a higher position than r; a relevant fact missing from the
-// list counts as below every listed one. Each variant reports its total
-// inversions, those where i is off-topic (the query has a topic and i's
-// memory is not of it), and "added vs raw": inverted pairs that the raw
-// similarity ranking of the same query did not invert (in the raw list, an
-// irrelevant fact that is not listed inverts nothing). The relevance guard
-// must keep the last at 0: freshness, confidence and access may re-order
-// relevant memories, never lift an irrelevant one over a relevant one.
+// An inversion is a pair (irrelevant i, relevant r), both facts, both
+// listed, where i appears at a higher position than r. Each variant reports
+// its total inversions; those where i is off-topic (the query has a topic
+// and i's memory is not of it); "lifted": those where r's memory is more
+// similar to the query than i's, so the ranking, not the similarity, put i
+// above r (raw similarity order lifts none); and "withheld": the relevant
+// facts the raw ranking lists and this one does not (excluded as
+// superseded or decayed, gated, folded into another fact, or pushed out).
+// The relevance guard must keep "lifted" at 0: freshness, confidence and
+// access may re-order relevant memories, never lift an irrelevant one over
+// a more similar relevant one. Similarities are computed from the set's
+// vectors.
 //
 // # Variants
 //

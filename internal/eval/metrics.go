@@ -6,15 +6,17 @@ import (
 	"slices"
 )
 
-// Labels are the set's facts and topics by memory id key.
+// Labels are the set's facts, topics and vectors by memory id key.
 type Labels struct {
+	set   *Set
 	fact  map[string]string
 	topic map[string]string
 }
 
-// NewLabels indexes the set's memories.
+// NewLabels indexes the set's memories. Vectors are read when a ranking is
+// scored, so a set whose texts are embedded after NewLabels works too.
 func NewLabels(s *Set) *Labels {
-	l := &Labels{fact: make(map[string]string, len(s.Memories)), topic: make(map[string]string, len(s.Memories))}
+	l := &Labels{set: s, fact: make(map[string]string, len(s.Memories)), topic: make(map[string]string, len(s.Memories))}
 	for i := range s.Memories {
 		m := &s.Memories[i]
 		if m.Fact != "" {
@@ -23,6 +25,21 @@ func NewLabels(s *Set) *Labels {
 		l.topic[m.ID] = m.Topic
 	}
 	return l
+}
+
+// similarity is the cosine of memory id's vector with vec; NaN when either
+// is unknown.
+func (l *Labels) similarity(id string, vec []float32) float64 {
+	m, ok := l.set.Memory(id)
+	if !ok || len(m.Vector) != len(vec) || len(vec) == 0 {
+		return math.NaN()
+	}
+	var dot, a, b float64
+	for i := range vec {
+		x, y := float64(m.Vector[i]), float64(vec[i])
+		dot, a, b = dot+x*y, a+x*x, b+y*y
+	}
+	return dot / math.Sqrt(a*b)
 }
 
 // Fact is the fact key of a memory: its fact, else its own id (an id the
@@ -37,7 +54,8 @@ func (l *Labels) Fact(id string) string {
 
 // Judgement is one query's labels at the fact level.
 type Judgement struct {
-	Topic string
+	Topic  string
+	Vector []float32 // the query's
 	// Grades are the best grade of each relevant fact (>= 1); other facts
 	// are grade 0.
 	Grades map[string]int
@@ -50,7 +68,7 @@ func (j *Judgement) Relevant() bool { return len(j.Grades) > 0 }
 
 // Judge builds a query's judgement.
 func (l *Labels) Judge(q *Query) Judgement {
-	j := Judgement{Topic: q.Topic, Grades: make(map[string]int, len(q.Relevant))}
+	j := Judgement{Topic: q.Topic, Vector: q.Vector, Grades: make(map[string]int, len(q.Relevant))}
 	for id, g := range q.Relevant {
 		f := l.Fact(id)
 		j.Grades[f] = max(j.Grades[f], g)
@@ -99,16 +117,22 @@ type QueryMetrics struct {
 	P10    float64 `json:"p_at_10"`
 	NDCG10 float64 `json:"ndcg_at_10"`
 	MRR    float64 `json:"mrr"`
-	// Inversions are the (irrelevant, relevant) fact pairs in the wrong
-	// order; OffTopic those whose irrelevant memory is off the query's
-	// topic; Added those the raw ranking has in the right order.
+	// Inversions are the (irrelevant, relevant) fact pairs both listed with
+	// the irrelevant one higher; OffTopic those whose irrelevant memory is
+	// off the query's topic; Lifted those where the relevant memory is the
+	// more similar to the query: the ranking, not the similarity, put the
+	// irrelevant one above it (raw similarity order lifts none).
 	Inversions int `json:"inversions"`
 	OffTopic   int `json:"off_topic"`
-	Added      int `json:"added_vs_raw"`
+	Lifted     int `json:"lifted"`
+	// Withheld are the relevant facts the raw ranking lists and this one
+	// does not (excluded, gated, folded into another fact, or pushed out).
+	Withheld int `json:"withheld"`
 }
 
 // Score computes the metrics of list for the query judged by j; raw is the
-// raw similarity ranking of the same query, for the inversions added.
+// raw similarity ranking of the same query, for the relevant facts
+// withheld.
 func (j *Judgement) Score(l *Labels, list, raw Listing) QueryMetrics {
 	var m QueryMetrics
 	var rel5, rel10 int
@@ -133,24 +157,28 @@ func (j *Judgement) Score(l *Labels, list, raw Listing) QueryMetrics {
 	if j.ideal > 0 {
 		m.NDCG10 = dcg / j.ideal
 	}
-	for _, e := range list.first {
-		if j.Grades[e.fact] > 0 {
+	for a, i := range list.first {
+		if j.Grades[i.fact] > 0 {
 			continue
 		}
-		offTopic := j.Topic != "" && l.topic[e.id] != j.Topic
-		rawPos, inRaw := raw.pos[e.fact]
-		for r := range j.Grades {
-			if p, listed := list.pos[r]; listed && p < e.pos {
-				continue // r is above i: in order
+		offTopic := j.Topic != "" && l.topic[i.id] != j.Topic
+		simI := l.similarity(i.id, j.Vector)
+		for _, r := range list.first[a+1:] {
+			if j.Grades[r.fact] == 0 {
+				continue
 			}
 			m.Inversions++
 			if offTopic {
 				m.OffTopic++
 			}
-			rp, rawListed := raw.pos[r]
-			if !(inRaw && (!rawListed || rp > rawPos)) {
-				m.Added++
+			if l.similarity(r.id, j.Vector) > simI {
+				m.Lifted++
 			}
+		}
+	}
+	for _, e := range raw.first {
+		if _, listed := list.pos[e.fact]; j.Grades[e.fact] > 0 && !listed {
+			m.Withheld++
 		}
 	}
 	return m
@@ -167,10 +195,12 @@ type Summary struct {
 	P10          float64 `json:"p_at_10"`
 	NDCG10       float64 `json:"ndcg_at_10"`
 	MRR          float64 `json:"mrr"`
-	// Inversions, OffTopic and Added are totals over every query.
+	// Inversions, OffTopic, Lifted and Withheld are totals over every
+	// query.
 	Inversions int `json:"inversions"`
 	OffTopic   int `json:"off_topic"`
-	Added      int `json:"added_vs_raw"`
+	Lifted     int `json:"lifted"`
+	Withheld   int `json:"withheld"`
 }
 
 // Summarise averages ms (one per query, judged by js) over the queries with
@@ -181,7 +211,8 @@ func Summarise(js []Judgement, ms []QueryMetrics) Summary {
 	for i, m := range ms {
 		s.Inversions += m.Inversions
 		s.OffTopic += m.OffTopic
-		s.Added += m.Added
+		s.Lifted += m.Lifted
+		s.Withheld += m.Withheld
 		if !js[i].Relevant() {
 			continue
 		}

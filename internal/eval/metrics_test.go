@@ -9,23 +9,32 @@ import (
 )
 
 // labelSet is six memories: 1 and 2 state fact A, 3 is fact B, 6 fact C;
-// 4 and 5 have no fact (each is its own). 4 is off topic t1.
+// 4 and 5 have no fact (each is its own). 4 is off topic t1. Their cosines
+// with the query vector (1, 0): 1 0.9, 2 0.85, 3 0.6, 4 0.7, 5 0.5, 6 0.8.
 func labelSet() *Set {
-	return &Set{Memories: []Memory{
-		{ID: "1", Fact: "A", Topic: "t1"},
-		{ID: "2", Fact: "A", Topic: "t1"},
-		{ID: "3", Fact: "B", Topic: "t1"},
-		{ID: "4", Topic: "t2"},
-		{ID: "5", Topic: "t1"},
-		{ID: "6", Fact: "C", Topic: "t1"},
+	at := func(c float64) []float32 { return []float32{float32(c), float32(math.Sqrt(1 - c*c))} }
+	s := &Set{Memories: []Memory{
+		{ID: "1", Fact: "A", Topic: "t1", Vector: at(0.9)},
+		{ID: "2", Fact: "A", Topic: "t1", Vector: at(0.85)},
+		{ID: "3", Fact: "B", Topic: "t1", Vector: at(0.6)},
+		{ID: "4", Topic: "t2", Vector: at(0.7)},
+		{ID: "5", Topic: "t1", Vector: at(0.5)},
+		{ID: "6", Fact: "C", Topic: "t1", Vector: at(0.8)},
 	}}
+	s.byID = map[string]int{}
+	for i, m := range s.Memories {
+		s.byID[m.ID] = i
+	}
+	return s
 }
+
+var queryVec = []float32{1, 0}
 
 func TestScore(t *testing.T) {
 	l := NewLabels(labelSet())
 	// Facts A (best grade 3, from memory 1), B (1) and C (2). The ideal
 	// list is A, C, B.
-	q := &Query{ID: "q", Topic: "t1", Relevant: map[string]int{"1": 3, "2": 1, "3": 1, "6": 2}}
+	q := &Query{ID: "q", Topic: "t1", Vector: queryVec, Relevant: map[string]int{"1": 3, "2": 1, "3": 1, "6": 2}}
 	ideal := 7 + 3/math.Log2(3) + 1/math.Log2(4)
 	tests := []struct {
 		name    string
@@ -35,24 +44,23 @@ func TestScore(t *testing.T) {
 		want    QueryMetrics
 	}{{
 		// 2 brings fact A (grade 3: its best) at 1; 1 restates A at 2:
-		// gain 0 and not relevant again; 4 (off topic) at 3; B at 4; 5 at
-		// 5; C missing. Inverted: (4, B), (4, C), (5, C); the raw list
-		// has every relevant fact above 4 and 5, so all three are added.
+		// gain 0 and not relevant again; 4 (off topic, 0.7) at 3; B (0.6)
+		// at 4; 5 at 5. Inverted: (4, B), not lifted (B is less similar).
+		// C, in the raw list, is withheld.
 		name:    "fact counted once",
 		q:       q,
 		ranking: []string{"2", "1", "4", "3", "5"},
 		raw:     []string{"1", "3", "6", "4", "5"},
 		want: QueryMetrics{P5: 2.0 / 5, P10: 2.0 / 10, NDCG10: (7 + 1/math.Log2(5)) / ideal, MRR: 1,
-			Inversions: 3, OffTopic: 2, Added: 3},
+			Inversions: 1, OffTopic: 1, Withheld: 1},
 	}, {
-		// The raw list already puts 4 above A, B and C; 5 is not in it,
-		// so only (5, C) is added.
-		name:    "added against a raw list with its own inversions",
+		// 4 (0.7) above C (0.8): lifted; above B (0.6): inverted only.
+		name:    "lifted",
 		q:       q,
-		ranking: []string{"2", "1", "4", "3", "5"},
-		raw:     []string{"4", "2", "3"},
-		want: QueryMetrics{P5: 2.0 / 5, P10: 2.0 / 10, NDCG10: (7 + 1/math.Log2(5)) / ideal, MRR: 1,
-			Inversions: 3, OffTopic: 2, Added: 1},
+		ranking: []string{"4", "6", "3"},
+		raw:     []string{"6", "3", "4"},
+		want: QueryMetrics{P5: 2.0 / 5, P10: 2.0 / 10, NDCG10: (3/math.Log2(3) + 1/math.Log2(4)) / ideal, MRR: 1.0 / 2,
+			Inversions: 2, OffTopic: 2, Lifted: 1},
 	}, {
 		name:    "grades",
 		q:       q,
@@ -60,32 +68,37 @@ func TestScore(t *testing.T) {
 		raw:     []string{"3", "6", "1"},
 		want:    QueryMetrics{P5: 3.0 / 5, P10: 3.0 / 10, NDCG10: (1 + 3/math.Log2(3) + 7/math.Log2(4)) / ideal, MRR: 1},
 	}, {
+		// 5 (0.5, on topic) and 4 (0.7, off topic) both above C (0.8).
 		name:    "first relevant third",
 		q:       q,
 		ranking: []string{"5", "4", "6"},
 		raw:     []string{"6", "5", "4"},
-		// 5 and 4 are each above A and B (missing) and C; the raw list
-		// has C above both.
 		want: QueryMetrics{P5: 1.0 / 5, P10: 1.0 / 10, NDCG10: (3 / math.Log2(4)) / ideal, MRR: 1.0 / 3,
-			Inversions: 6, OffTopic: 3, Added: 2},
+			Inversions: 2, OffTopic: 1, Lifted: 2},
 	}, {
-		// Nothing relevant listed: every relevant fact is below both.
+		// Nothing relevant listed, nor in the raw list: no pair to invert.
 		name:    "relevant missing",
 		q:       q,
 		ranking: []string{"4", "5"},
 		raw:     []string{"4", "5"},
-		want:    QueryMetrics{Inversions: 6, OffTopic: 3},
+		want:    QueryMetrics{},
+	}, {
+		name:    "withheld",
+		q:       q,
+		ranking: []string{"4"},
+		raw:     []string{"1", "3", "4"},
+		want:    QueryMetrics{Withheld: 2},
 	}, {
 		// An id the set does not hold is its own irrelevant fact, off
-		// every topic.
+		// every topic, of unknown similarity (never counted as lifted).
 		name:    "unknown id",
 		q:       q,
 		ranking: []string{"999", "1"},
 		raw:     []string{"1"},
-		want:    QueryMetrics{P5: 1.0 / 5, P10: 1.0 / 10, NDCG10: (7 / math.Log2(3)) / ideal, MRR: 1.0 / 2, Inversions: 3, OffTopic: 3, Added: 3},
+		want:    QueryMetrics{P5: 1.0 / 5, P10: 1.0 / 10, NDCG10: (7 / math.Log2(3)) / ideal, MRR: 1.0 / 2, Inversions: 1, OffTopic: 1},
 	}, {
 		name:    "no relevant memory",
-		q:       &Query{ID: "none", Topic: "t1"},
+		q:       &Query{ID: "none", Topic: "t1", Vector: queryVec},
 		ranking: []string{"4", "5", "1"},
 		raw:     []string{"1"},
 		want:    QueryMetrics{},
@@ -98,10 +111,10 @@ func TestScore(t *testing.T) {
 	}, {
 		// Without a topic on the query nothing is off topic.
 		name:    "query without topic",
-		q:       &Query{ID: "q2", Relevant: map[string]int{"3": 2}},
+		q:       &Query{ID: "q2", Vector: queryVec, Relevant: map[string]int{"3": 2}},
 		ranking: []string{"4", "3"},
 		raw:     []string{"3", "4"},
-		want:    QueryMetrics{P5: 1.0 / 5, P10: 1.0 / 10, NDCG10: (3 / math.Log2(3)) / 3, MRR: 0.5, Inversions: 1, Added: 1},
+		want:    QueryMetrics{P5: 1.0 / 5, P10: 1.0 / 10, NDCG10: (3 / math.Log2(3)) / 3, MRR: 0.5, Inversions: 1},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,12 +146,12 @@ func TestSummarise(t *testing.T) {
 		{Grades: map[string]int{"b": 2}},
 	}
 	ms := []QueryMetrics{
-		{P5: 0.4, P10: 0.2, NDCG10: 1, MRR: 1, Inversions: 2, OffTopic: 1, Added: 1},
+		{P5: 0.4, P10: 0.2, NDCG10: 1, MRR: 1, Inversions: 2, OffTopic: 1, Lifted: 1, Withheld: 2},
 		{Inversions: 0},
 		{P5: 0.2, P10: 0.1, NDCG10: 0.5, MRR: 0.5, Inversions: 3, OffTopic: 3},
 	}
 	want := Summary{Queries: 3, WithRelevant: 2, Without: 1, P5: 0.3, P10: 0.15, NDCG10: 0.75, MRR: 0.75,
-		Inversions: 5, OffTopic: 4, Added: 1}
+		Inversions: 5, OffTopic: 4, Lifted: 1, Withheld: 2}
 	if diff := cmp.Diff(want, Summarise(js, ms), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}

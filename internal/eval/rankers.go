@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -112,6 +113,14 @@ func (c RankerConfig) New(src rank.Source, s Setting, w *scoring.Weights, now ti
 	}
 	p := *base
 	p.ConfidenceWeight = s.ConfidenceWeight
+	if s.GateOff {
+		p.RetrievalGate = 0
+	}
+	if s.DecayFloorOff {
+		// A memory drops out when its freshness falls below k (1 - c): a
+		// slope of almost 0 keeps every memory retrievable.
+		p.Decay.FloorK = math.SmallestNonzeroFloat64
+	}
 	if w != nil {
 		p.Weights = *w
 	}

@@ -181,14 +181,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "asked: %s, collection %q\n", r.Where, r.Collection)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "variant\tP@5\tP@10\tnDCG@10\tMRR\tinversions\toff-topic\tadded vs raw")
+	fmt.Fprintln(tw, "variant\tP@5\tP@10\tnDCG@10\tMRR\tinversions\toff-topic\tlifted\twithheld")
 	for _, row := range r.Rows {
-		added := "-"
+		withheld := "-"
 		if !row.Raw {
-			added = strconv.Itoa(row.Added)
+			withheld = strconv.Itoa(row.Withheld)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", row.Label, f3(row.P5), f3(row.P10), f3(row.NDCG10), f3(row.MRR),
-			row.Inversions, row.OffTopic, added)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", row.Label, f3(row.P5), f3(row.P10), f3(row.NDCG10), f3(row.MRR),
+			row.Inversions, row.OffTopic, row.Lifted, withheld)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

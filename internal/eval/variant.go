@@ -7,11 +7,15 @@ import (
 	"github.com/memrank/memrank/rank"
 )
 
-// Setting is what the memrank variants change: the relevance guard and the
-// confidence weight (scoring.Params.ConfidenceWeight).
+// Setting is what the memrank variants change: the relevance guard, the
+// confidence weight (scoring.Params.ConfidenceWeight), and, to show what
+// each of memrank's exclusions costs or gains, the retrieval gate and the
+// decay floor switched off.
 type Setting struct {
 	Guard            rank.Guard `json:"guard"`
 	ConfidenceWeight float64    `json:"confidence_weight"`
+	GateOff          bool       `json:"gate_off,omitempty"`
+	DecayFloorOff    bool       `json:"decay_floor_off,omitempty"`
 }
 
 // same reports whether two settings rank alike: with the guard off, its
@@ -31,7 +35,14 @@ func (s Setting) String() string {
 	if !s.Guard.Off {
 		g = "guard band " + fmtF(s.Guard.Band) + ", floor " + fmtF(s.Guard.Floor)
 	}
-	return fmt.Sprintf("%s; confidence weight %s", g, fmtF(s.ConfidenceWeight))
+	out := fmt.Sprintf("%s; confidence weight %s", g, fmtF(s.ConfidenceWeight))
+	if s.GateOff {
+		out += "; retrieval gate off"
+	}
+	if s.DecayFloorOff {
+		out += "; decay floor off"
+	}
+	return out
 }
 
 func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
@@ -67,6 +78,8 @@ func Variants(base Setting) []Variant {
 		{Name: "confidence_weight_0", Label: "confidence weight 0", Setting: &Setting{Guard: base.Guard, ConfidenceWeight: 0}},
 		{Name: "confidence_weight_1", Label: "confidence weight 1", Setting: &Setting{Guard: base.Guard, ConfidenceWeight: 1}},
 		{Name: "seeds_formula", Label: "seeds' formula", Setting: &Setting{Guard: rank.Guard{Off: true}, ConfidenceWeight: 0}},
+		{Name: "gate_off", Label: "retrieval gate off", Setting: &Setting{Guard: base.Guard, ConfidenceWeight: base.ConfidenceWeight, GateOff: true}},
+		{Name: "decay_floor_off", Label: "decay floor off", Setting: &Setting{Guard: base.Guard, ConfidenceWeight: base.ConfidenceWeight, DecayFloorOff: true}},
 	} {
 		joined := false
 		for i := 1; i < len(out); i++ {

@@ -31,6 +31,8 @@ func TestVariants(t *testing.T) {
 			{Name: "memrank", Label: "memrank", Setting: &Setting{Guard: def}, Same: []string{"confidence_weight_0"}},
 			{Name: "guard_off", Label: "guard off = seeds' formula", Setting: &Setting{Guard: off}, Same: []string{"seeds_formula"}},
 			{Name: "confidence_weight_1", Label: "confidence weight 1", Setting: &Setting{Guard: def, ConfidenceWeight: 1}},
+			{Name: "gate_off", Label: "retrieval gate off", Setting: &Setting{Guard: def, GateOff: true}},
+			{Name: "decay_floor_off", Label: "decay floor off", Setting: &Setting{Guard: def, DecayFloorOff: true}},
 		},
 	}, {
 		name: "every row differs",
@@ -42,6 +44,8 @@ func TestVariants(t *testing.T) {
 			{Name: "confidence_weight_0", Label: "confidence weight 0", Setting: &Setting{Guard: def}},
 			{Name: "confidence_weight_1", Label: "confidence weight 1", Setting: &Setting{Guard: def, ConfidenceWeight: 1}},
 			{Name: "seeds_formula", Label: "seeds' formula", Setting: &Setting{Guard: rank.Guard{Off: true}}},
+			{Name: "gate_off", Label: "retrieval gate off", Setting: &Setting{Guard: def, ConfidenceWeight: 0.5, GateOff: true}},
+			{Name: "decay_floor_off", Label: "decay floor off", Setting: &Setting{Guard: def, ConfidenceWeight: 0.5, DecayFloorOff: true}},
 		},
 	}, {
 		// The guard's band does not matter once it is off.
@@ -51,6 +55,8 @@ func TestVariants(t *testing.T) {
 			{Name: "raw", Label: "raw similarity"},
 			{Name: "memrank", Label: "memrank", Setting: &Setting{Guard: off}, Same: []string{"guard_off", "confidence_weight_0", "seeds_formula"}},
 			{Name: "confidence_weight_1", Label: "confidence weight 1", Setting: &Setting{Guard: off, ConfidenceWeight: 1}},
+			{Name: "gate_off", Label: "retrieval gate off", Setting: &Setting{Guard: off, GateOff: true}},
+			{Name: "decay_floor_off", Label: "decay floor off", Setting: &Setting{Guard: off, DecayFloorOff: true}},
 		},
 	}}
 	for _, tc := range tests {

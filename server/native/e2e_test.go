@@ -85,7 +85,7 @@ func newDemoEnvWith(t *testing.T, policy *tenancy.Policy, opts ...grpc.ServerOpt
 	// The demo's collection records the local embedder, whose guard floor
 	// is lower than the default's, as config's default rank.embedder_guards.
 	local := rank.DefaultGuard()
-	local.Floor = 0.15
+	local.Band, local.Floor = 0.15, 0.15
 	ranker, err := rank.New(client, rank.Config{Params: params, Codec: codec, Now: func() time.Time { return now },
 		EmbedderGuards: map[string]rank.Guard{embed.LocalModelVersion: local}})
 	if err != nil {

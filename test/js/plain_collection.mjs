@@ -186,10 +186,12 @@ const PLAIN_POINTS = [
 
 // The memory collection: memrank's memory record. Raw similarity puts the
 // older, never-read, less sure memory (101, 0.90) first and the fresh,
-// confident, much-read one (102, 0.85) second; memrank must swap them. 101
+// confident, much-read one (102, 0.89) second, close enough to be equally
+// relevant (inside the relevance guard's band); memrank must swap them. 101
 // is old enough to lose on freshness but young enough to stay above its
 // decay floor (so it is re-ranked, not dropped), and the two are far enough
-// apart (cosine 0.54) that no re-ranker folds them.
+// apart (cosine 0.60) that no re-ranker folds them. 103 (0.50) is beyond
+// the band: it keeps its place and its similarity.
 const MEM_QUERY = [1, 0, 0, 0, 0, 0, 0, 0];
 const DAY = 24 * 3600 * 1000;
 const ago = (days) => new Date(Date.now() - days * DAY).toISOString().replace(/\.\d+Z$/, "Z");
@@ -209,7 +211,7 @@ const MEM_POINTS = [
     last_observed_at: ago(60),
     access_counts: { r1: 0 },
   }),
-  memPoint(102, [0.85, -0.5268, 0, 0, 0, 0, 0, 0], {
+  memPoint(102, [0.89, -0.456, 0, 0, 0, 0, 0, 0], {
     text: "The user moved to Lisbon last month.",
     memory_type: "fact",
     source: "direct",
