@@ -271,7 +271,7 @@ func TestDetectionCache(t *testing.T) {
 func TestQueryAs(t *testing.T) {
 	pts := guardPoints(guardMem{id: 1, score: 0.9, age: 200, conf: 0.95}, guardMem{id: 2, score: 0.85, reads: 20})
 	src := &fakeSource{info: cosineInfo(), points: pts}
-	r := newRanker(t, src, nil)
+	r := newRanker(t, src, func(c *rank.Config) { c.Guard = testGuard })
 	for _, tc := range []struct {
 		mode     rank.Mode
 		want     []uint64
