@@ -47,16 +47,18 @@ func TestMain(m *testing.M) {
 type fakeRetriever struct {
 	mu    sync.Mutex
 	reqs  []*qdrant.QueryPoints
+	modes []rank.Mode
 	md    []metadata.MD
 	spans []trace.SpanContext
 	res   *rank.Result
 	err   error
 }
 
-func (f *fakeRetriever) QueryAs(ctx context.Context, req *qdrant.QueryPoints, _ rank.Mode) (*rank.Result, error) {
+func (f *fakeRetriever) QueryAs(ctx context.Context, req *qdrant.QueryPoints, mode rank.Mode) (*rank.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reqs = append(f.reqs, req)
+	f.modes = append(f.modes, mode)
 	md, _ := metadata.FromOutgoingContext(ctx)
 	f.md = append(f.md, md)
 	f.spans = append(f.spans, trace.SpanContextFromContext(ctx))
@@ -359,6 +361,8 @@ func TestBadInput(t *testing.T) {
 		{"limit string", `{"collection":"c","vector":[1],"limit":"10"}`, 400, "limit: want an integer"},
 		{"offset negative", `{"collection":"c","vector":[1],"offset":-3}`, 400, "offset: must be between"},
 		{"bad explain", `{"collection":"c","vector":[1],"explain":"yes"}`, 400, "explain"},
+		{"unknown mode", `{"collection":"c","vector":[1],"mode":"sometimes"}`, 400, `mode: "sometimes" is not one of auto, rerank, shadow, off`},
+		{"mode not a string", `{"collection":"c","vector":[1],"mode":1}`, 400, "mode: want a string"},
 		{"bad with_payload", `{"collection":"c","vector":[1],"with_payload":7}`, 400, "with_payload"},
 		{"bad filter", `{"collection":"c","vector":[1],"filter":{"must":7}}`, 400, "filter"},
 		{"invalid UTF-8", "{\"collection\":\"c\xff\",\"vector\":[1]}", 400, "not valid UTF-8"},
@@ -639,5 +643,37 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if _, err := New(Config{Ranker: &fakeRetriever{}, MaxBodyBytes: -1}); err == nil {
 		t.Error("New with a negative limit")
+	}
+}
+
+// TestRetrieveMode: a request may replace its collection's mode; the
+// ranker gets it, and the answer says the mode and the rule.
+func TestRetrieveMode(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want rank.Mode
+	}{
+		{`{"collection":"c","vector":[1]}`, rank.ModeAuto},
+		{`{"collection":"c","vector":[1],"mode":"off"}`, rank.ModeOff},
+		{`{"collection":"c","vector":[1],"mode":"Rerank"}`, rank.ModeRerank},
+		{`{"collection":"c","vector":[1],"mode":"shadow"}`, rank.ModeShadow},
+		{`{"collection":"c","vector":[1],"mode":"auto"}`, rank.ModeAuto},
+	} {
+		fr := &fakeRetriever{res: &rank.Result{PassThrough: rank.PassThroughModeOff, Detection: rank.Detection{Mode: rank.ModeOff, Forced: true, Rule: "requested: off"}}}
+		h := newHandler(t, Config{Ranker: fr})
+		r := do(t, h, http.MethodPost, "/v1/retrieve", tc.body)
+		if r.code != http.StatusOK {
+			t.Fatalf("%s: status %d: %s", tc.body, r.code, r.body)
+		}
+		if len(fr.modes) != 1 || fr.modes[0] != tc.want {
+			t.Errorf("%s: the ranker got modes %v, want %v", tc.body, fr.modes, tc.want)
+		}
+		var got RetrieveResponse
+		if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Mode != "off" || got.Detection != "requested: off" || got.Guard != nil || got.Reranked {
+			t.Errorf("%s: mode %q detection %q guard %v", tc.body, got.Mode, got.Detection, got.Guard)
+		}
 	}
 }
