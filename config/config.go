@@ -385,8 +385,9 @@ func Default() Config {
 			Collections: map[string]RankCollection{},
 			// Chosen with `memrank eval` on the training split of the shipped
 			// set (examples/eval): the widest band that lifts no irrelevant
-			// memory over a relevant one.
-			Guard: Guard{Enabled: true, Band: 0.015, Floor: 0.30, RelativeBand: 0.025},
+			// memory over a relevant one, the highest floor that loses no
+			// read of a relevant memory.
+			Guard: Guard{Enabled: true, Band: 0.015, Floor: 0.50, RelativeBand: 0.025},
 			// The local embedder is lexical: a question and its answer share a
 			// few words (0.2 to 0.4), unrelated texts score near 0 (95% below
 			// 0.15). Set from the demo's similarities, not from a labeled set.

@@ -40,7 +40,7 @@ func TestDefault(t *testing.T) {
 		},
 		Rank: Rank{
 			Oversample: 4, MaxCandidates: 1000, Mode: "auto", Collections: map[string]RankCollection{},
-			Guard:          Guard{Enabled: true, Band: 0.015, Floor: 0.30, RelativeBand: 0.025},
+			Guard:          Guard{Enabled: true, Band: 0.015, Floor: 0.50, RelativeBand: 0.025},
 			EmbedderGuards: map[string]GuardPatch{"memrank-local-hash-v1": {Band: ptr(0.15), Floor: ptr(0.15)}},
 			Detect:         RankDetect{SampleSize: 32, TTL: time.Minute},
 			Shadow:         RankShadow{SampleRate: 1, LogInterval: 10 * time.Second},

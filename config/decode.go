@@ -43,7 +43,17 @@ func (d *decoder) fail(key, format string, args ...any) {
 }
 
 func (d *decoder) unknown(key string) {
-	d.errs = append(d.errs, &Error{Source: d.source, Key: key, Problem: ErrUnknownKey.Error(), err: ErrUnknownKey})
+	e := &Error{Source: d.source, Key: key, Problem: ErrUnknownKey.Error(), err: ErrUnknownKey}
+	if hint, ok := removedKeys[key]; ok {
+		e.Hint = hint
+	}
+	d.errs = append(d.errs, e)
+}
+
+// removedKeys are keys earlier versions read, with what replaced them.
+var removedKeys = map[string]string{
+	"rank.memory_collections": "removed: memory collections are recognised with no configuration; " +
+		"set rank.collections.<name>.mode (rerank, shadow or off) per collection, or rank.mode: rerank for the old default of re-ranking every collection",
 }
 
 func joinKey(parent, name string) string {
@@ -192,6 +202,11 @@ func (d *decoder) decodeMap(f field, raw any, v reflect.Value) {
 			continue
 		}
 		elem := reflect.New(v.Type().Elem()).Elem()
+		if old := v.MapIndex(reflect.ValueOf(k)); old.IsValid() && elem.Kind() == reflect.Struct {
+			// An entry that is a section merges into the one it replaces:
+			// {floor: 0.2} for an embedder keeps the default's band.
+			elem.Set(old)
+		}
 		n := len(d.errs)
 		d.decode(ef, m[k], elem)
 		if len(d.errs) == n {

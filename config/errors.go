@@ -31,6 +31,9 @@ type Error struct {
 	// value is never shown.
 	Problem string
 
+	// Hint says what to do instead, for a key that was removed.
+	Hint string
+
 	err error // ErrUnknownKey or the underlying cause, for errors.Is
 }
 
@@ -43,6 +46,11 @@ func (e *Error) Error() string {
 	}
 	if errors.Is(e.err, ErrUnknownKey) {
 		fmt.Fprintf(&b, "unknown key %q", e.Key)
+		if e.Hint != "" {
+			b.WriteString(" (")
+			b.WriteString(e.Hint)
+			b.WriteString(")")
+		}
 		return b.String()
 	}
 	if e.Key != "" {

@@ -529,7 +529,8 @@ func TestFileValueTypes(t *testing.T) {
 		{"scalar as a list", "scoring: {extractor: {models: notes}}", `scoring.extractor.models: want a list, got "notes"`},
 		{"null in a list", "scoring: {extractor: {models: [{pattern: a, quality: 1}, null]}}", "scoring.extractor.models[1]: want a mapping, got null"},
 		{"optional value of the wrong type", "rank: {collections: {a: {guard: {floor: x}}}}", `rank.collections.a.guard.floor: want a number, got "x"`},
-		{"the old list of memory collections", "rank: {memory_collections: [a]}", `unknown key "rank.memory_collections"`},
+		{"the old list of memory collections", "rank: {memory_collections: [a]}", `unknown key "rank.memory_collections" (removed: memory collections are recognised with no configuration; ` +
+			`set rank.collections.<name>.mode (rerank, shadow or off) per collection, or rank.mode: rerank for the old default of re-ranking every collection)`},
 		{"long value is cut", "scoring: {gates: {render: " + long + "}}", `scoring.gates.render: want a number, got "` + long[:64] + `"...`},
 	}
 	for _, tt := range tests {
@@ -545,5 +546,18 @@ func TestFileValueTypes(t *testing.T) {
 				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSectionEntriesMerge: an entry of a table of sections given in a file
+// changes the keys it names and keeps the others of the entry it replaces.
+func TestSectionEntriesMerge(t *testing.T) {
+	cfg := mustLoad(t, Source{File: writeFile(t, "rank: {embedder_guards: {memrank-local-hash-v1: {floor: 0.2}, other: {band: 0.1}}}\n")})
+	want := map[string]GuardPatch{
+		"memrank-local-hash-v1": {Band: ptr(0.15), Floor: ptr(0.2)},
+		"other":                 {Band: ptr(0.1)},
+	}
+	if diff := cmp.Diff(want, cfg.Rank.EmbedderGuards); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

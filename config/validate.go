@@ -260,15 +260,11 @@ func (c Config) validateServices(k *checker) {
 	if r.Detect.SampleSize < 1 || r.Detect.SampleSize > 1000 {
 		k.add("rank.detect.sample_size", "%d is outside [1, 1000]", r.Detect.SampleSize)
 	}
-	if r.Detect.TTL < 0 {
-		k.add("rank.detect.ttl", "%s is negative", fmtDuration(r.Detect.TTL))
-	}
+	k.timeout("rank.detect.ttl", r.Detect.TTL)
 	if !(r.Shadow.SampleRate > 0 && r.Shadow.SampleRate <= 1) {
 		k.add("rank.shadow.sample_rate", "%s is outside (0, 1]", fmtFloat(r.Shadow.SampleRate))
 	}
-	if r.Shadow.LogInterval < 0 {
-		k.add("rank.shadow.log_interval", "%s is negative", fmtDuration(r.Shadow.LogInterval))
-	}
+	k.timeout("rank.shadow.log_interval", r.Shadow.LogInterval)
 
 	dd := c.Dedup
 	k.unit("dedup.same_threshold", dd.SameThreshold)

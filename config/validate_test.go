@@ -92,8 +92,8 @@ func TestValidate(t *testing.T) {
 		{"detection and shadow", func(c *Config) {
 			c.Rank.Detect = RankDetect{SampleSize: 0, TTL: -time.Second}
 			c.Rank.Shadow = RankShadow{SampleRate: 0, LogInterval: -time.Second}
-		}, "config: rank.detect.sample_size: 0 is outside [1, 1000]\nconfig: rank.detect.ttl: -1s is negative\n" +
-			"config: rank.shadow.sample_rate: 0 is outside (0, 1]\nconfig: rank.shadow.log_interval: -1s is negative"},
+		}, "config: rank.detect.sample_size: 0 is outside [1, 1000]\nconfig: rank.detect.ttl: -1s is not positive\n" +
+			"config: rank.shadow.sample_rate: 0 is outside (0, 1]\nconfig: rank.shadow.log_interval: -1s is not positive"},
 		{"confidence weight", func(c *Config) { c.Scoring.ConfidenceWeight = 1.5 }, "config: scoring.confidence_weight: 1.5 is outside [0, 1]"},
 		{"dedup thresholds outside [0, 1]", func(c *Config) { c.Dedup.SameThreshold = 1.1; c.Dedup.JudgeThreshold = -0.1 },
 			"config: dedup.same_threshold: 1.1 is outside [0, 1]\nconfig: dedup.judge_threshold: -0.1 is outside [0, 1]"},

@@ -21,7 +21,8 @@ func (c *Codec) DetectKeys() []string {
 // IsMemoryRecord reports whether a payload is a memrank memory record: it
 // carries the schema marker (memrank_schema), or a memory type and a source
 // level together with an extractor (model or log-probability) or a stored
-// confidence. Null values do not count.
+// confidence. Null values do not count. Memory.IsRecord says the same of a
+// decoded record.
 func (c *Codec) IsMemoryRecord(payload map[string]*qdrant.Value) bool {
 	has := func(f Field) bool {
 		v, ok := payload[c.keys[f]]

@@ -100,6 +100,14 @@ func (m *Memory) Hash() string {
 	return TextHash(m.Text)
 }
 
+// IsRecord reports whether the payload was a memrank memory record (see
+// Codec.IsMemoryRecord): the schema marker, or a memory type and a source
+// with an extractor or a stored confidence.
+func (m *Memory) IsRecord() bool {
+	return m.Seen.Has(FieldSchema) || m.Seen.Has(FieldMemoryType) && m.Seen.Has(FieldSource) &&
+		(m.Seen.Has(FieldExtractorModel) || m.Seen.Has(FieldExtractorLogprob) || m.Seen.Has(FieldConfidence))
+}
+
 // Unscored reports a point that carries none of the confidence fields
 // (source, memory type, extractor, confidence): a foreign point, never gated
 // (DESIGN 4.12).

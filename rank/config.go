@@ -84,6 +84,7 @@ const (
 
 	DefaultDetectSample      = 32
 	DefaultDetectTTL         = time.Minute
+	DefaultDetectTimeout     = 5 * time.Second
 	DefaultShadowLogInterval = 10 * time.Second
 )
 
@@ -126,6 +127,11 @@ type Config struct {
 	Shadow ShadowConfig
 	// Logger receives the shadow mode's sampled comparisons; nil discards.
 	Logger *slog.Logger
+	// AuthContext adds memrank's own upstream credentials to the look-ups
+	// that recognise memory collections, so that one caller's credentials
+	// (a wrong key, a key for one collection only) never decide how every
+	// caller is served; nil: those look-ups carry the caller's credentials.
+	AuthContext func(context.Context) context.Context
 	// Verdicts is the judge's verdict cache; nil means none (the explanation
 	// says the judge was not consulted).
 	Verdicts VerdictCache
@@ -179,6 +185,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Detect.CacheSize == 0 {
 		c.Detect.CacheSize = DefaultInfoCacheSize
+	}
+	if c.Detect.Timeout == 0 {
+		c.Detect.Timeout = DefaultDetectTimeout
+	}
+	if c.Detect.FailureTTL == 0 {
+		c.Detect.FailureTTL = DefaultDetectTimeout
 	}
 	if c.Shadow.SampleRate == 0 {
 		c.Shadow.SampleRate = 1
@@ -242,8 +254,8 @@ func (c Config) Validate() error {
 	if c.Detect.SampleSize < 1 || c.Detect.SampleSize > 1000 {
 		errs = append(errs, fmt.Errorf("rank: detect sample size: %d is outside [1, 1000]", c.Detect.SampleSize))
 	}
-	if c.Detect.TTL < 0 {
-		errs = append(errs, fmt.Errorf("rank: detect TTL: %v is negative", c.Detect.TTL))
+	if c.Detect.TTL < 0 || c.Detect.Timeout < 0 || c.Detect.FailureTTL < 0 {
+		errs = append(errs, fmt.Errorf("rank: detect TTL %v, timeout %v, failure TTL %v: none may be negative", c.Detect.TTL, c.Detect.Timeout, c.Detect.FailureTTL))
 	}
 	if c.Detect.CacheSize < 1 {
 		errs = append(errs, fmt.Errorf("rank: detect cache size: %d is not positive", c.Detect.CacheSize))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/memrank/memrank/memory"
@@ -56,7 +57,9 @@ const (
 	ruleEmpty       = "empty collection"
 	ruleUnreadable  = "could not be read to recognise it"
 	ruleSampledHit  = "%d of %d sampled points are memrank memories"
+	ruleSampledFew  = "only %d of %d sampled points are memrank memories (a majority is needed)"
 	ruleSampledMiss = "none of %d sampled points is a memrank memory"
+	ruleCompanionOn = "no audit companion (with tenancy on, only an audit companion or the configuration makes a memory collection)"
 )
 
 // verdict is what detection learned about a collection: cached.
@@ -70,23 +73,31 @@ type verdict struct {
 // and with a time to live (a collection can be deleted and created again
 // as something else).
 type detector struct {
-	probe  Prober // nil: nothing can be recognised
-	codec  *memory.Codec
-	sample uint32
-	now    func() time.Time
+	probe Prober // nil: nothing can be recognised
+	codec *memory.Codec
+	cfg   DetectConfig
+	now   func() time.Time
+	// auth gives memrank's own credentials to its look-ups; nil: they
+	// carry the caller's.
+	auth func(context.Context) context.Context
+	// flight shares one probe between concurrent misses on a collection.
 	flight singleflight.Group
 	mu     sync.Mutex
 	lru    *lru[string, verdict]
+	failed *lru[string, verdict] // failed look-ups, kept for FailureTTL
 }
 
-func newDetector(probe Prober, codec *memory.Codec, cfg DetectConfig, now func() time.Time) *detector {
-	return &detector{probe: probe, codec: codec, sample: uint32(cfg.SampleSize), now: now,
-		lru: newLRU[string, verdict](cfg.CacheSize, cfg.TTL)}
+func newDetector(probe Prober, codec *memory.Codec, cfg DetectConfig, now func() time.Time, auth func(context.Context) context.Context) *detector {
+	return &detector{probe: probe, codec: codec, cfg: cfg, now: now, auth: auth,
+		lru:    newLRU[string, verdict](cfg.CacheSize, cfg.TTL),
+		failed: newLRU[string, verdict](cfg.CacheSize, cfg.FailureTTL)}
 }
 
 // get returns the verdict on a collection, probing the store on a miss with
-// the caller's context (and so the caller's credentials). Concurrent misses
-// on one collection share one probe.
+// memrank's own credentials (or, without them, the caller's). Concurrent
+// misses on one collection share one probe, which runs detached from any
+// one caller's cancellation (under Timeout), so a caller that gives up does
+// not fail the others.
 func (d *detector) get(ctx context.Context, name string) verdict {
 	if memory.IsAuditCollection(name) {
 		return verdict{rule: ruleAudit}
@@ -94,19 +105,35 @@ func (d *detector) get(ctx context.Context, name string) verdict {
 	if d.probe == nil {
 		return verdict{rule: ruleNoProber}
 	}
+	now := d.now()
 	d.mu.Lock()
-	v, ok := d.lru.get(name, d.now())
+	v, ok := d.lru.get(name, now)
+	if !ok {
+		v, ok = d.failed.get(name, now)
+	}
 	d.mu.Unlock()
 	if ok {
 		return v
 	}
 	ch := d.flight.DoChan(name, func() (any, error) {
-		v, cache := d.probe1(ctx, name)
-		if cache {
-			d.mu.Lock()
-			d.lru.add(name, v, d.now())
-			d.mu.Unlock()
+		pctx := context.WithoutCancel(ctx)
+		if d.auth != nil {
+			// Only the trace goes on: not the caller's credentials.
+			pctx = d.auth(trace.ContextWithSpanContext(context.Background(), trace.SpanContextFromContext(ctx)))
 		}
+		pctx, cancel := context.WithTimeout(pctx, d.cfg.Timeout)
+		defer cancel()
+		v, kind := d.probe1(pctx, name)
+		d.mu.Lock()
+		switch {
+		case kind == keep:
+			d.lru.add(name, v, d.now())
+		case kind == failed && d.auth != nil:
+			// With the caller's credentials a failure may be the caller's
+			// alone (a wrong key): not remembered for the others.
+			d.failed.add(name, v, d.now())
+		}
+		d.mu.Unlock()
 		return v, nil
 	})
 	select {
@@ -117,25 +144,35 @@ func (d *detector) get(ctx context.Context, name string) verdict {
 	}
 }
 
-// probe1 recognises one collection. cache is false for verdicts that may
-// change at once: an empty collection (its first memory may be written in
-// the next second) and a failed look-up.
-func (d *detector) probe1(ctx context.Context, name string) (v verdict, cache bool) {
+// How long a verdict is kept.
+type keeping uint8
+
+const (
+	keep    keeping = iota // for TTL
+	failed                 // for FailureTTL: the store could not be read
+	recheck                // not at all: an empty collection, whose first memory may come at once
+)
+
+// probe1 recognises one collection: by its audit companion, else (unless
+// CompanionOnly) by a sample of its points, a majority of which must be
+// memory records.
+func (d *detector) probe1(ctx context.Context, name string) (verdict, keeping) {
 	companion := memory.AuditCollection(name)
-	has, err := d.probe.CollectionExists(ctx, companion)
-	if err != nil {
-		return verdict{rule: ruleUnreadable}, false
-	}
-	if has {
-		v = verdict{memory: true, rule: ruleCompanion}
+	// A failed look-up (a key that may read the collection but not its
+	// companion, say) is no companion: the sample decides.
+	if has, err := d.probe.CollectionExists(ctx, companion); err == nil && has {
+		v := verdict{memory: true, rule: ruleCompanion}
 		pts, err := d.probe.Get(ctx, &qdrant.GetPoints{CollectionName: companion,
 			Ids: []*qdrant.PointId{memory.EmbedderRecordID()}, WithPayload: qdrant.NewWithPayload(true)})
 		if err == nil && len(pts) > 0 {
 			v.embedder = memory.ParseEmbedderRecord(pts[0].GetPayload()).Model
 		}
-		return v, true
+		return v, keep
 	}
-	limit := d.sample
+	if d.cfg.CompanionOnly {
+		return verdict{rule: ruleCompanionOn}, keep
+	}
+	limit := uint32(d.cfg.SampleSize)
 	pts, err := d.probe.Scroll(ctx, &qdrant.ScrollPoints{
 		CollectionName: name,
 		Limit:          &limit,
@@ -143,10 +180,10 @@ func (d *detector) probe1(ctx context.Context, name string) (v verdict, cache bo
 		WithVectors:    qdrant.NewWithVectors(false),
 	})
 	if err != nil {
-		return verdict{rule: ruleUnreadable}, false
+		return verdict{rule: ruleUnreadable}, failed
 	}
 	if len(pts) == 0 {
-		return verdict{rule: ruleEmpty}, false
+		return verdict{rule: ruleEmpty}, recheck
 	}
 	hits := 0
 	for _, p := range pts {
@@ -154,8 +191,12 @@ func (d *detector) probe1(ctx context.Context, name string) (v verdict, cache bo
 			hits++
 		}
 	}
-	if hits == 0 {
-		return verdict{rule: fmt.Sprintf(ruleSampledMiss, len(pts))}, true
+	switch {
+	case hits == 0:
+		return verdict{rule: fmt.Sprintf(ruleSampledMiss, len(pts))}, keep
+	case 2*hits < len(pts):
+		// One point cannot turn a collection of documents into memories.
+		return verdict{rule: fmt.Sprintf(ruleSampledFew, hits, len(pts))}, keep
 	}
-	return verdict{memory: true, rule: fmt.Sprintf(ruleSampledHit, hits, len(pts))}, true
+	return verdict{memory: true, rule: fmt.Sprintf(ruleSampledHit, hits, len(pts))}, keep
 }

@@ -3,6 +3,7 @@ package rank_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/memrank/memrank/memory"
@@ -24,6 +26,7 @@ type probeSource struct {
 	companion bool
 	embedder  string
 	probeErr  error
+	gate      chan context.Context // when set, each scroll hands over its context and waits
 	pm        sync.Mutex
 	exists    int
 	scrolls   []*qdrant.ScrollPoints
@@ -42,7 +45,15 @@ func (p *probeSource) CollectionExists(_ context.Context, name string) (bool, er
 func (p *probeSource) Scroll(ctx context.Context, req *qdrant.ScrollPoints) ([]*qdrant.RetrievedPoint, error) {
 	p.pm.Lock()
 	p.scrolls = append(p.scrolls, req)
+	err, gate := p.probeErr, p.gate
 	p.pm.Unlock()
+	if gate != nil {
+		gate <- ctx // the test decides when the scroll answers
+		<-gate
+	}
+	if err != nil {
+		return nil, err
+	}
 	return p.fakeSource.Scroll(ctx, req)
 }
 
@@ -84,6 +95,26 @@ func TestDetection(t *testing.T) {
 			name: "memrank memories",
 			src:  &probeSource{fakeSource: fakeSource{points: plainPoints(mem, mem, map[string]any{"text": "a wiki page"})}},
 			want: rank.Detection{Mode: rank.ModeRerank, Memory: true, Rule: "2 of 3 sampled points are memrank memories", Guard: testGuard, GuardFrom: "default"},
+		},
+		{
+			// One point (anyone's, a tenant's) cannot turn a collection of
+			// documents into memories.
+			name: "a minority of memories",
+			src: &probeSource{fakeSource: fakeSource{points: plainPoints(map[string]any{"memrank_schema": 1},
+				map[string]any{"content": "doc"}, map[string]any{"content": "doc 2"})}},
+			want: rank.Detection{Mode: rank.ModeOff, Rule: "only 1 of 3 sampled points are memrank memories (a majority is needed)"},
+		},
+		{
+			name: "with tenancy on, only a companion counts",
+			src:  &probeSource{fakeSource: fakeSource{points: plainPoints(mem, mem)}},
+			cfg:  func(c *rank.Config) { c.Detect.CompanionOnly = true },
+			want: rank.Detection{Mode: rank.ModeOff, Rule: "no audit companion (with tenancy on, only an audit companion or the configuration makes a memory collection)"},
+		},
+		{
+			name: "with tenancy on, a companion",
+			src:  &probeSource{companion: true},
+			cfg:  func(c *rank.Config) { c.Detect.CompanionOnly = true },
+			want: rank.Detection{Mode: rank.ModeRerank, Memory: true, Rule: "has an audit companion (written by memrank)", Guard: testGuard, GuardFrom: "default"},
 		},
 		{
 			name: "the schema marker alone",
@@ -290,5 +321,68 @@ func TestQueryAs(t *testing.T) {
 		if diff := cmp.Diff(tc.want, ids(res.Points), cmpopts.EquateEmpty()); diff != "" || res.Reranked != tc.reranked || res.PassThrough != tc.pass {
 			t.Errorf("%v: reranked %v pass %q, order (-want +got):\n%s", tc.mode, res.Reranked, res.PassThrough, diff)
 		}
+	}
+}
+
+// TestDetectionOutlivesACancelledCaller: the look-up two callers share goes
+// on when the one that started it gives up, and the other gets its answer.
+func TestDetectionOutlivesACancelledCaller(t *testing.T) {
+	gate := make(chan context.Context)
+	src := &probeSource{fakeSource: fakeSource{info: cosineInfo(), points: plainPoints(memoryPayload("m", 0.9, 1, nil))}, gate: gate}
+	r := newRanker(t, src, nil)
+	first, cancel := context.WithCancel(context.Background())
+	done := make(chan rank.Detection, 2)
+	go func() { done <- r.Detect(first, "mem") }()
+	probeCtx := <-gate // the shared scroll has started, with the first caller
+	go func() { done <- r.Detect(context.Background(), "mem") }()
+	cancel()
+	if got := <-done; got.Mode != rank.ModeOff {
+		t.Errorf("the cancelled caller: %+v, want it to give up (served as plain)", got)
+	}
+	if probeCtx.Err() != nil {
+		t.Errorf("the shared look-up was cancelled with its first caller: %v", probeCtx.Err())
+	}
+	gate <- nil // let the scroll answer
+	if got := <-done; got.Mode != rank.ModeRerank {
+		t.Errorf("the other caller: %+v, want the look-up's verdict", got)
+	}
+}
+
+// TestDetectionCredentials: with memrank's own credentials configured, the
+// look-ups carry them and not the caller's, and a failure is remembered
+// for FailureTTL; with the caller's, a failure is not remembered.
+func TestDetectionCredentials(t *testing.T) {
+	own := func(ctx context.Context) context.Context {
+		return metadata.AppendToOutgoingContext(ctx, "api-key", "memrank-own")
+	}
+	caller := metadata.AppendToOutgoingContext(context.Background(), "api-key", "caller")
+	for _, tc := range []struct {
+		name      string
+		auth      func(context.Context) context.Context
+		wantKey   string
+		wantLooks int // scrolls after two failed detections
+	}{
+		{"own credentials", own, "memrank-own", 1},
+		{"the caller's", nil, "caller", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &mdSource{fakeSource: fakeSource{info: cosineInfo(), points: plainPoints(memoryPayload("m", 0.9, 1, nil))}}
+			r := newRanker(t, src, func(c *rank.Config) { c.AuthContext = tc.auth })
+			if got := r.Detect(caller, "mem"); got.Mode != rank.ModeRerank {
+				t.Fatalf("%+v", got)
+			}
+			for _, seen := range src.seen {
+				if key := strings.Fields(seen)[1]; key != tc.wantKey {
+					t.Errorf("%s: api-key %s, want %s", seen, key, tc.wantKey)
+				}
+			}
+			fail := &probeSource{fakeSource: fakeSource{info: cosineInfo()}, probeErr: errors.New("unavailable")}
+			r = newRanker(t, fail, func(c *rank.Config) { c.AuthContext = tc.auth })
+			r.Detect(caller, "mem")
+			r.Detect(caller, "mem")
+			if _, scrolls := fail.looks(); scrolls != tc.wantLooks {
+				t.Errorf("%d samples after two failed detections, want %d", scrolls, tc.wantLooks)
+			}
+		})
 	}
 }

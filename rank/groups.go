@@ -182,7 +182,9 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 	})
 	ranked = ranked[:min(uint64(len(ranked)), limit)]
 
-	// The render gate looks at every returned hit together.
+	// The render gate looks at every returned hit together. Scores never
+	// increase within a group; across groups they need not, as in Qdrant's
+	// own answers (groups go by their best hit).
 	var all []leader
 	for _, rg := range ranked {
 		all = append(all, rg.leaders...)

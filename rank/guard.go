@@ -70,6 +70,7 @@ func (c guardCut) report() GuardReport { return c.rep }
 // candidate in or out of it (w.inBand, by candidate index).
 func (r *Ranker) guard(ctx context.Context, span trace.Span, w *work, kept []scoring.Score, p plan) guardCut {
 	g := p.det.Guard
+	w.countable = !p.scaled
 	w.inBand = resize(w.inBand, len(w.scores))
 	w.decision = resize(w.decision, len(w.scores))
 	c := guardCut{rep: GuardReport{Applied: !g.Off, Relative: p.scaled, Guard: g, From: p.det.GuardFrom}}

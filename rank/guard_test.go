@@ -308,3 +308,56 @@ func TestConfidenceWeight(t *testing.T) {
 		})
 	}
 }
+
+// TestNothingCountedWithoutAScale: fused, formula and sparse scores have no
+// floor that can tell the best result from the best of nothing, so no
+// result of such a query is counted as accessed.
+func TestNothingCountedWithoutAScale(t *testing.T) {
+	pts := guardPoints(guardMem{id: 1, score: 0.032}, guardMem{id: 2, score: 0.031})
+	prefetch := []*qdrant.PrefetchQuery{{Query: qdrant.NewQueryDense(query())}}
+	dst := &fakePayloads{}
+	rec := newRecorder(t, dst, nil)
+	r := newRanker(t, &fakeSource{info: cosineInfo(), points: pts}, func(c *rank.Config) { c.Guard, c.Recorder = testGuard, rec })
+	res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Prefetch: prefetch, Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Points) != 2 || res.Explanations[0].Guard != rank.GuardRelevant {
+		t.Fatalf("%v", res.Explanations)
+	}
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := dst.totals(); len(got) != 0 {
+		t.Errorf("counted %v", got)
+	}
+}
+
+// TestMixedCollection: in a collection recognised as memories, a point that
+// is not a memory record is ranked but never gated and never written to,
+// even with a key memories also use ({"source": "wiki/page.md"}).
+func TestMixedCollection(t *testing.T) {
+	wiki := scored(3, 0.9, map[string]any{"text": "wiki page", "source": "wiki/page.md"}, nil)
+	pts := append(guardPoints(guardMem{id: 1, score: 0.9}, guardMem{id: 2, score: 0.89}), wiki)
+	dst := &fakePayloads{}
+	rec := newRecorder(t, dst, nil)
+	r := newRanker(t, &fakeSource{info: cosineInfo(), points: pts}, func(c *rank.Config) { c.Guard, c.Recorder = testGuard, rec })
+	res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Detection.Rule != "2 of 3 sampled points are memrank memories" {
+		t.Fatalf("detection %q", res.Detection.Rule)
+	}
+	got := ids(res.Points)
+	slices.Sort(got)
+	if diff := cmp.Diff([]uint64{1, 2, 3}, got); diff != "" {
+		t.Errorf("returned (-want +got):\n%s", diff)
+	}
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := dst.totals()["mem/3"]; ok || len(dst.totals()) != 2 {
+		t.Errorf("counted %v: want the two memories only", dst.totals())
+	}
+}

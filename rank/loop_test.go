@@ -29,6 +29,18 @@ func loopQuery(topic int) []float32 {
 	return v
 }
 
+// loopStray is a question the fixture has no answer to: it leans a little
+// towards every topic (cosine 0.45 to the distractors, under 0.2 to every
+// relevant memory) and points at an axis nothing uses.
+func loopStray() []float32 {
+	v := make([]float32, dim)
+	for topic := range loopTopics {
+		v[1+topic] = 0.25
+	}
+	v[dim-1] = 1
+	return v
+}
+
 // loadLoop creates collection coll with the fixture and returns the
 // distractors' ids.
 func loadLoop(t *testing.T, e *env, coll string) (distractors map[uint64]bool) {
@@ -63,7 +75,7 @@ func loadLoop(t *testing.T, e *env, coll string) (distractors map[uint64]bool) {
 		distractors[id] = true
 		id++
 	}
-	if axis > dim {
+	if axis > dim-1 { // the last axis is the stray question's
 		t.Fatalf("the fixture needs %d axes, the vectors have %d", axis, dim)
 	}
 	e.upsert(t, coll, pts...)
@@ -74,7 +86,7 @@ func loadLoop(t *testing.T, e *env, coll string) (distractors map[uint64]bool) {
 // counts to the store after each round (so the next round ranks with them,
 // as a live system does), and reports the reads the distractors gained and
 // how many times one was returned above a relevant memory.
-func runLoop(t *testing.T, e *env, coll string, guard rank.Guard, rounds int) (gained int64, inversions int) {
+func runLoop(t *testing.T, e *env, coll string, guard rank.Guard, rounds int, strays bool) (gained int64, inversions int) {
 	t.Helper()
 	distractors := loadLoop(t, e, coll)
 	rec, err := rank.NewRecorder(e.client, rank.RecorderConfig{ReplicaID: "loop", FlushInterval: time.Hour})
@@ -105,6 +117,11 @@ func runLoop(t *testing.T, e *env, coll string, guard rank.Guard, rounds int) (g
 						inversions++
 					}
 				}
+			}
+		}
+		if strays {
+			if _, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: coll, Query: qdrant.NewQueryDense(loopStray()), Limit: u64(5)}); err != nil {
+				t.Fatal(err)
 			}
 		}
 		if err := rec.Flush(context.Background()); err != nil {
@@ -138,13 +155,27 @@ func runLoop(t *testing.T, e *env, coll string, guard rank.Guard, rounds int) (g
 func TestSelfReinforcementLoop(t *testing.T) {
 	e := newEnv(t)
 	const rounds = 8
-	gained, inversions := runLoop(t, e, "seeds", rank.Guard{Off: true}, rounds)
+	gained, inversions := runLoop(t, e, "seeds", rank.Guard{Off: true}, rounds, false)
 	if gained == 0 || inversions == 0 {
 		t.Errorf("the seeds' weight alone: distractors gained %d reads and ranked above relevant memories %d times; the fixture no longer shows the loop", gained, inversions)
 	}
 	t.Logf("without the guard, over %d rounds of %d questions: distractors gained %d reads, and %d (distractor, relevant memory) pairs had the distractor above or the relevant memory missing", rounds, loopTopics, gained, inversions)
-	gained, inversions = runLoop(t, e, "guarded", testGuard, rounds)
+	gained, inversions = runLoop(t, e, "guarded", testGuard, rounds, false)
 	if gained != 0 || inversions != 0 {
 		t.Errorf("with the guard: distractors gained %d reads and ranked above relevant memories %d times, want 0 and 0", gained, inversions)
+	}
+	// The case: questions without an answer, whose nearest memories
+	// are the popular ones at cosine 0.3-0.5. Below the default guard's
+	// floor nothing is relevant, so nothing is counted.
+	gained, inversions = runLoop(t, e, "defaults", rank.DefaultGuard(), rounds, true)
+	if gained != 0 || inversions != 0 {
+		t.Errorf("with the default guard and unanswered questions: distractors gained %d reads and ranked above relevant memories %d times, want 0 and 0", gained, inversions)
+	}
+	// A floor below those similarities lets them be counted: the floor is
+	// what stops the loop on questions without an answer.
+	low := rank.DefaultGuard()
+	low.Floor = 0.3
+	if gained, _ = runLoop(t, e, "low-floor", low, rounds, true); gained == 0 {
+		t.Errorf("with a floor of 0.3 the distractors gained no reads from unanswered questions: the fixture no longer tests the floor")
 	}
 }

@@ -73,7 +73,7 @@ type Guard struct {
 // chosen with `memrank eval` on the shipped labeled set, whose similarities
 // model a modern embedding model (see examples/eval).
 func DefaultGuard() Guard {
-	return Guard{Band: 0.015, Floor: 0.30, RelativeBand: 0.025}
+	return Guard{Band: 0.015, Floor: 0.50, RelativeBand: 0.025}
 }
 
 // Validate reports a guard the ranker cannot use.
@@ -109,6 +109,16 @@ type DetectConfig struct {
 	TTL time.Duration
 	// CacheSize bounds the verdicts kept (default 1024).
 	CacheSize int
+	// Timeout bounds one look-up (default 5s); FailureTTL is how long a
+	// failed one is remembered before the store is asked again (default 5s),
+	// so an unreadable collection does not cost every query extra calls.
+	Timeout    time.Duration
+	FailureTTL time.Duration
+	// CompanionOnly recognises memory collections by their audit companion
+	// alone, never by sampling their points: with tenancy on, a tenant
+	// could otherwise write points that change how every tenant's queries
+	// are served.
+	CompanionOnly bool
 }
 
 // ShadowConfig configures shadow mode.

@@ -28,9 +28,11 @@ type work struct {
 	fres   fold.Result
 	render []scoring.Score
 	// inBand and decision are the relevance guard's verdicts, by candidate
-	// index.
-	inBand   []bool
-	decision []GuardDecision
+	// index; countable says whether relevant results may be counted as
+	// accessed (not for scores without a fixed scale).
+	inBand    []bool
+	decision  []GuardDecision
+	countable bool
 }
 
 // resize returns s with length n, keeping the backing array (and so the
@@ -67,6 +69,12 @@ func (r *Ranker) prepare(ctx context.Context, w *work, points []*qdrant.ScoredPo
 		problems += len(m.Problems)
 		w.ins[i] = r.codec.Inputs(m)
 		w.ins[i].Seq = i
+		if !p.det.Forced && !m.IsRecord() {
+			// A point that is not a memory record, in a collection recognised
+			// as memories (a mixed one): never gated and never written to,
+			// whatever memory-like keys it has ({"source": "wiki/page.md"}).
+			w.ins[i].Unscored = true
+		}
 		base := float64(pt.GetScore())
 		if math.IsNaN(base) {
 			base = 0

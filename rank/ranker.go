@@ -72,7 +72,7 @@ func New(src Source, cfg Config) (*Ranker, error) {
 	}
 	r.groups, _ = src.(GroupSource)
 	probe, _ := src.(Prober)
-	r.detect = newDetector(probe, codec, cfg.Detect, cfg.Now)
+	r.detect = newDetector(probe, codec, cfg.Detect, cfg.Now, cfg.AuthContext)
 	if r.rec != nil {
 		r.replica = r.rec.ReplicaID()
 	}
@@ -256,6 +256,8 @@ func (r *Ranker) shape(ctx context.Context, q queryShape) plan {
 		case vk.sparse:
 			p.scaled = true
 			return p // dot products of sparse vectors: no dense vector to compare
+		case vk.multi:
+			p.scaled = true // MaxSim: a sum of similarities, no fixed scale
 		}
 		switch vk.distance {
 		case qdrant.Distance_Cosine, qdrant.Distance_Dot:
@@ -470,10 +472,12 @@ func (r *Ranker) countFolds(ctx context.Context, leaders []leader) {
 // record counts a returned leader as accessed: only leaders are returned,
 // so a folded duplicate is never counted; only memories inside the
 // relevance band count, so an irrelevant memory shown to fill the caller's
-// k gains no reads (the self-reinforcing loop of popularity); and a point
-// that is not a memory (unscored) is never written to.
+// k gains no reads (the self-reinforcing loop of popularity); a point that
+// is not a memory (unscored) is never written to; and nothing is counted
+// for scores without a fixed scale (fusion, formula, sparse, multivector),
+// where the best result may be the best of nothing and no floor can tell.
 func (r *Ranker) record(collection string, w *work, l *leader, points []*qdrant.ScoredPoint) {
-	if r.rec == nil || !w.inBand[l.score.Seq] || l.score.Flags.Has(scoring.FlagUnscored) {
+	if r.rec == nil || !w.countable || !w.inBand[l.score.Seq] || l.score.Flags.Has(scoring.FlagUnscored) {
 		return
 	}
 	r.rec.Record(collection, points[l.score.Seq].GetId(), w.ownCount(l.score.Seq, r.replica))

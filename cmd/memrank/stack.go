@@ -173,6 +173,15 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 	rc.SameThreshold, rc.JudgeThreshold = c.Dedup.SameThreshold, c.Dedup.JudgeThreshold
 	rc.Recorder, rc.Verdicts = s.recorder, verdicts{s.judging}
 	rc.TracerProvider, rc.MeterProvider, rc.Logger = tp, mp, s.tel.Logger
+	if c.Upstream.APIKey != "" {
+		// Recognising memory collections is memrank's own business: with
+		// its own key, one caller's credentials never decide it for all.
+		rc.AuthContext = s.ownContext
+	}
+	// With tenancy on, a tenant's points must not decide how every tenant's
+	// queries are served: only an audit companion or the configuration
+	// makes a memory collection.
+	rc.Detect.CompanionOnly = c.Tenancy.Key != ""
 	if s.ranker, err = rank.New(s.source, rc); err != nil {
 		return nil, usageError{err}
 	}

@@ -128,6 +128,22 @@ type QueryMetrics struct {
 	// Withheld are the relevant facts the raw ranking lists and this one
 	// does not (excluded, gated, folded into another fact, or pushed out).
 	Withheld int `json:"withheld"`
+	// ReadsRelevant and ReadsIrrelevant are the results memrank would
+	// count as accessed, relevant and irrelevant ones: reads of irrelevant
+	// memories raise their access boost and feed the popularity loop.
+	ReadsRelevant   int `json:"reads_relevant"`
+	ReadsIrrelevant int `json:"reads_irrelevant"`
+}
+
+// Reads adds the counted results of a ranking to m.
+func (j *Judgement) Reads(l *Labels, counted []string, m *QueryMetrics) {
+	for _, id := range counted {
+		if j.Grades[l.Fact(id)] > 0 {
+			m.ReadsRelevant++
+		} else {
+			m.ReadsIrrelevant++
+		}
+	}
 }
 
 // Score computes the metrics of list for the query judged by j; raw is the
@@ -201,6 +217,11 @@ type Summary struct {
 	OffTopic   int `json:"off_topic"`
 	Lifted     int `json:"lifted"`
 	Withheld   int `json:"withheld"`
+	// ReadsRelevant and ReadsIrrelevant are totals too; Reads says whether
+	// the ranker reports them.
+	Reads           bool `json:"reads"`
+	ReadsRelevant   int  `json:"reads_relevant"`
+	ReadsIrrelevant int  `json:"reads_irrelevant"`
 }
 
 // Summarise averages ms (one per query, judged by js) over the queries with
@@ -213,6 +234,8 @@ func Summarise(js []Judgement, ms []QueryMetrics) Summary {
 		s.OffTopic += m.OffTopic
 		s.Lifted += m.Lifted
 		s.Withheld += m.Withheld
+		s.ReadsRelevant += m.ReadsRelevant
+		s.ReadsIrrelevant += m.ReadsIrrelevant
 		if !js[i].Relevant() {
 			continue
 		}

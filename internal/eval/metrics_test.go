@@ -156,3 +156,14 @@ func TestSummarise(t *testing.T) {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 }
+
+func TestReads(t *testing.T) {
+	l := NewLabels(labelSet())
+	j := l.Judge(&Query{ID: "q", Topic: "t1", Vector: queryVec, Relevant: map[string]int{"1": 3, "6": 2}})
+	var m QueryMetrics
+	// 2 states fact A (relevant), 6 is C (relevant), 4 and 999 are not.
+	j.Reads(l, []string{"2", "6", "4", "999"}, &m)
+	if m.ReadsRelevant != 2 || m.ReadsIrrelevant != 2 {
+		t.Errorf("reads %d relevant, %d irrelevant; want 2 and 2", m.ReadsRelevant, m.ReadsIrrelevant)
+	}
+}

@@ -32,6 +32,10 @@ type Ranking struct {
 	// PassThrough says why a memrank ranker answered in the store's order
 	// ("" when it re-ranked, and always for the raw ranker).
 	PassThrough string
+	// Counted are the results memrank would count as accessed (a read that
+	// raises their access boost); nil when the ranker says nothing of it
+	// (raw similarity, a remote memrank).
+	Counted []string
 }
 
 // queryRequest is the request every local ranker sends: the same query as
@@ -87,7 +91,13 @@ func (r MemrankRanker) Rank(ctx context.Context, q *Query, limit int) (Ranking, 
 	if err != nil {
 		return Ranking{}, err
 	}
-	return Ranking{IDs: pointKeys(res.Points), PassThrough: res.PassThrough}, nil
+	out := Ranking{IDs: pointKeys(res.Points), PassThrough: res.PassThrough, Counted: []string{}}
+	for _, ex := range res.Explanations {
+		if !ex.Unscored && (ex.Guard == rank.GuardRelevant || ex.Guard == rank.GuardOff) && res.Reranked {
+			out.Counted = append(out.Counted, PointKey(ex.ID))
+		}
+	}
+	return out, nil
 }
 
 // RankerConfig is how the memrank rankers are built: the configured scoring

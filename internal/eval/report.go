@@ -181,14 +181,17 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "asked: %s, collection %q\n", r.Where, r.Collection)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "variant\tP@5\tP@10\tnDCG@10\tMRR\tinversions\toff-topic\tlifted\twithheld")
+	fmt.Fprintln(tw, "variant\tP@5\tP@10\tnDCG@10\tMRR\tinversions\toff-topic\tlifted\twithheld\treads rel/irr")
 	for _, row := range r.Rows {
-		withheld := "-"
+		withheld, reads := "-", "-"
 		if !row.Raw {
 			withheld = strconv.Itoa(row.Withheld)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", row.Label, f3(row.P5), f3(row.P10), f3(row.NDCG10), f3(row.MRR),
-			row.Inversions, row.OffTopic, row.Lifted, withheld)
+		if row.Reads {
+			reads = strconv.Itoa(row.ReadsRelevant) + "/" + strconv.Itoa(row.ReadsIrrelevant)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", row.Label, f3(row.P5), f3(row.P10), f3(row.NDCG10), f3(row.MRR),
+			row.Inversions, row.OffTopic, row.Lifted, withheld, reads)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -183,6 +183,7 @@ func (r *runner) evaluate(ctx context.Context, stage string, queries []*Query, r
 		judgements[i] = r.labels.Judge(q)
 	}
 	metrics := make([][]QueryMetrics, len(rows)) // [row][query]
+	counts := make([]bool, len(rows))            // the row's ranker reports its reads
 	passed := make([][]string, len(rows))
 	for i := range rows {
 		metrics[i] = make([]QueryMetrics, len(queries))
@@ -207,6 +208,10 @@ func (r *runner) evaluate(ctx context.Context, stage string, queries []*Query, r
 					rawList = list
 				}
 				metrics[ri][qi] = judgements[qi].Score(r.labels, list, rawList)
+				if ranking.Counted != nil {
+					judgements[qi].Reads(r.labels, ranking.Counted, &metrics[ri][qi])
+					counts[ri] = true
+				}
 				passed[ri][qi] = ranking.PassThrough
 			}
 			mu.Lock()
@@ -222,6 +227,7 @@ func (r *runner) evaluate(ctx context.Context, stage string, queries []*Query, r
 	var out results
 	for ri, rw := range rows {
 		sum := Row{Variant: rw.v, Summary: Summarise(judgements, metrics[ri])}
+		sum.Reads = counts[ri]
 		for _, why := range passed[ri] {
 			if why != "" {
 				sum.PassedThrough++

@@ -95,6 +95,9 @@ func TestRunEmbedded(t *testing.T) {
 		if r.PassedThrough != 0 {
 			t.Errorf("%s: %d passed through (%s)", r.Name, r.PassedThrough, r.PassThroughReason)
 		}
+		if r.Reads != (r.Name != "raw") {
+			t.Errorf("%s: reads reported %v", r.Name, r.Reads)
+		}
 	}
 	if diff := cmp.Diff([]string{"raw", "memrank", "guard_off", "confidence_weight_1", "gate_off", "decay_floor_off"}, names); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)

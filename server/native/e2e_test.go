@@ -407,6 +407,12 @@ func TestTenancyAndCredentialsEndToEnd(t *testing.T) {
 			if len(got) == 0 {
 				t.Errorf("%s %q%s: no results", tt.tenant, q, tt.filter)
 			}
+			// How the collection was recognised is not said to a tenant: a
+			// rule from an unscoped sample would tell of others' points.
+			var head struct{ Mode, Detection string }
+			if err := json.Unmarshal(r.body, &head); err != nil || head.Mode != "rerank" || head.Detection != "" {
+				t.Errorf("%s: mode %q detection %q (%v), want rerank and nothing more", tt.tenant, head.Mode, head.Detection, err)
+			}
 			for _, u := range got {
 				if u != tt.tenant {
 					t.Errorf("%s %q%s: a memory of %q came back", tt.tenant, q, tt.filter, u)

@@ -380,10 +380,20 @@ func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadat
 		Reranked:    res.Reranked,
 		PassThrough: res.PassThrough,
 		Mode:        res.Detection.Mode.String(),
-		Detection:   res.Detection.Rule,
+		Detection:   s.detectionRule(res),
 		Guard:       newGuardReport(res),
 		Shadow:      newShadowReport(res.Shadow),
 	}, nil
+}
+
+// detectionRule is how the collection was recognised, as the answer says it.
+// With tenancy on it is left out: a rule read from an unscoped sample ("3 of
+// 32 sampled points ...") would tell one tenant about the others' points.
+func (s *Service) detectionRule(res *rank.Result) string {
+	if s.cfg.Tenancy.Enabled() {
+		return ""
+	}
+	return res.Detection.Rule
 }
 
 // errNoEmbedder refuses text queries on a server without an embedder.

@@ -361,7 +361,9 @@ func TestBadInput(t *testing.T) {
 		{"limit string", `{"collection":"c","vector":[1],"limit":"10"}`, 400, "limit: want an integer"},
 		{"offset negative", `{"collection":"c","vector":[1],"offset":-3}`, 400, "offset: must be between"},
 		{"bad explain", `{"collection":"c","vector":[1],"explain":"yes"}`, 400, "explain"},
-		{"unknown mode", `{"collection":"c","vector":[1],"mode":"sometimes"}`, 400, `mode: "sometimes" is not one of auto, rerank, shadow, off`},
+		{"unknown mode", `{"collection":"c","vector":[1],"mode":"sometimes"}`, 400, `mode: "sometimes" is not one of auto, off`},
+		{"rerank per request", `{"collection":"c","vector":[1],"mode":"rerank"}`, 400, `mode: "rerank" cannot be asked per request`},
+		{"shadow per request", `{"collection":"c","vector":[1],"mode":"shadow"}`, 400, `mode: "shadow" cannot be asked per request`},
 		{"mode not a string", `{"collection":"c","vector":[1],"mode":1}`, 400, "mode: want a string"},
 		{"bad with_payload", `{"collection":"c","vector":[1],"with_payload":7}`, 400, "with_payload"},
 		{"bad filter", `{"collection":"c","vector":[1],"filter":{"must":7}}`, 400, "filter"},
@@ -655,8 +657,7 @@ func TestRetrieveMode(t *testing.T) {
 	}{
 		{`{"collection":"c","vector":[1]}`, rank.ModeAuto},
 		{`{"collection":"c","vector":[1],"mode":"off"}`, rank.ModeOff},
-		{`{"collection":"c","vector":[1],"mode":"Rerank"}`, rank.ModeRerank},
-		{`{"collection":"c","vector":[1],"mode":"shadow"}`, rank.ModeShadow},
+		{`{"collection":"c","vector":[1],"mode":"OFF"}`, rank.ModeOff},
 		{`{"collection":"c","vector":[1],"mode":"auto"}`, rank.ModeAuto},
 	} {
 		fr := &fakeRetriever{res: &rank.Result{PassThrough: rank.PassThroughModeOff, Detection: rank.Detection{Mode: rank.ModeOff, Forced: true, Rule: "requested: off"}}}

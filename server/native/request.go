@@ -34,8 +34,8 @@ const (
 //	 "score_threshold": 0.2,                 // optional: on the similarity, as Qdrant applies it
 //	 "explain": true,                        // default true: every factor per result
 //	 "with_payload": true,                   // default true; or a list of keys to include
-//	 "mode": "off"}                          // optional: auto (the collection's), rerank, shadow
-//	                                         // or off (the store's own answer), this request only
+//	 "mode": "off"}                          // optional: off (the store's own answer) or auto (the
+//	                                         // collection's mode), this request only
 type RetrieveRequest struct {
 	Collection     string
 	Vector         []float32 // set when the caller sent a vector
@@ -174,8 +174,14 @@ func DecodeRetrieveRequest(body []byte) (*RetrieveRequest, error) {
 		if err != nil {
 			return nil, err
 		}
-		if req.Mode, err = rank.ParseMode(m); err != nil {
-			return nil, validationError("mode: %q is not one of auto, rerank, shadow, off", m)
+		// A caller may ask for the store's own order, never for more than the
+		// operator configured: re-ranking a collection switched off writes
+		// access counts into it, shadowing one doubles the load on the store.
+		switch req.Mode, err = rank.ParseMode(m); {
+		case err != nil:
+			return nil, validationError("mode: %q is not one of auto, off", m)
+		case req.Mode != rank.ModeAuto && req.Mode != rank.ModeOff:
+			return nil, validationError("mode: %q cannot be asked per request (auto or off); configure rank.collections instead", m)
 		}
 	}
 	return req, nil
