@@ -210,7 +210,9 @@ func (r *runner) evaluate(ctx context.Context, stage string, queries []*Query, r
 				metrics[ri][qi] = judgements[qi].Score(r.labels, list, rawList)
 				if ranking.Counted != nil {
 					judgements[qi].Reads(r.labels, ranking.Counted, &metrics[ri][qi])
+					mu.Lock()
 					counts[ri] = true
+					mu.Unlock()
 				}
 				passed[ri][qi] = ranking.PassThrough
 			}
