@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/memrank/memrank/examples/demo"
+	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/server/native"
 )
 

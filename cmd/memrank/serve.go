@@ -17,7 +17,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/memrank/memrank/config"
-	"github.com/memrank/memrank/examples/demo"
+	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/server/restapi"
 	"github.com/memrank/memrank/store"

@@ -17,7 +17,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 
 	"github.com/memrank/memrank/embed"
-	"github.com/memrank/memrank/examples/demo"
+	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/server/native"
 	"github.com/memrank/memrank/store"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/memrank/memrank/config"
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/embed"
-	"github.com/memrank/memrank/examples/demo"
+	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/server/native"

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/embed"
-	"github.com/memrank/memrank/examples/demo"
+	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"

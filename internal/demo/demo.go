@@ -17,6 +17,10 @@
 // Vectors are not stored: Load embeds each text with the embedder it is
 // given (the local one for the demo) and shifts every timestamp so that the
 // ages are the same on the day it runs as on the day the set was written.
+//
+// The set lives here, beside its loader, because go:embed cannot reach a
+// parent directory; examples/demo/README.md tells what is in it and how to
+// try it.
 package demo
 
 import (
