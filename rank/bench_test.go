@@ -163,8 +163,8 @@ func BenchmarkQuery(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchCandidates, "ns/candidate")
 }
 
-// TestStageBenchMatchesQuery: the stages StageBench times are the
-// pipeline's: what it keeps and folds is what a Query returns.
+// TestStageBenchMatchesQuery: the stages MeasureStages times are the
+// pipeline's: what they keep and fold is what a Query returns.
 func TestStageBenchMatchesQuery(t *testing.T) {
 	pts := benchPoints(benchCandidates, benchDim)
 	info := &qdrant.CollectionInfo{Config: &qdrant.CollectionConfig{Params: &qdrant.CollectionParams{
@@ -196,12 +196,11 @@ func TestStageBenchMatchesQuery(t *testing.T) {
 	}
 }
 
-// TestStageBenchMeasure: Measure reports a cost for every stage (no speed
-// is asserted here: the goal lives in BenchmarkStages).
-func TestStageBenchMeasure(t *testing.T) {
+// TestMeasureStages: MeasureStages reports a cost for every stage (no
+// speed is asserted here: the goal lives in BenchmarkStages).
+func TestMeasureStages(t *testing.T) {
 	r := newRanker(t, &fakeSource{info: cosineInfo()}, nil)
-	sb := r.NewStageBench(benchPoints(benchCandidates, benchDim), qdrant.Distance_Cosine, now)
-	c := sb.Measure(context.Background(), time.Millisecond)
+	c := r.MeasureStages(context.Background(), benchPoints(benchCandidates, benchDim), qdrant.Distance_Cosine, now, time.Millisecond)
 	if c.Candidates != benchCandidates || !(c.Decode > 0 && c.ScoreGateSort > 0 && c.Tier2 > 0) {
 		t.Errorf("costs %+v: want %d candidates and a positive cost per stage", c, benchCandidates)
 	}

@@ -57,8 +57,8 @@
 //
 // # Cost
 //
-// StageBench runs the CPU stages (payload decode, score + gate + sort,
-// tier-2 folding) one at a time with the pipeline's own code; the
-// benchmarks and `memrank bench proxy` report their cost per candidate
-// from it.
+// MeasureStages runs the CPU stages (payload decode, score + gate + sort,
+// tier-2 folding) one at a time with the pipeline's own code; `memrank
+// bench proxy` reports their cost per candidate from it, and the
+// benchmarks time the same stages.
 package rank

@@ -5,7 +5,7 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/memrank/memrank/store/storebench"
+	"github.com/memrank/memrank/internal/bench/storebench"
 )
 
 var benchPoints = flag.Int("storebench.points", 100_000, "points loaded by BenchmarkStore (use fewer for a quick run)")

@@ -13,13 +13,13 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"github.com/spf13/cobra"
 
-	"github.com/memrank/memrank/dedup/dedupbench"
+	"github.com/memrank/memrank/internal/bench/observebench"
+	"github.com/memrank/memrank/internal/bench/proxybench"
+	"github.com/memrank/memrank/internal/bench/storebench"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
-	"github.com/memrank/memrank/server/grpcfront/proxybench"
 	"github.com/memrank/memrank/server/restapi"
 	"github.com/memrank/memrank/store"
-	"github.com/memrank/memrank/store/storebench"
 )
 
 // shutdownGrace bounds how long calls in flight may finish after a stop.
@@ -204,7 +204,7 @@ machine), and the proxied/direct QPS ratio with --in-flight requests in flight.`
 }
 
 func newBenchObserveCmd(e *env) *cobra.Command {
-	var o dedupbench.Options
+	var o observebench.Options
 	var dir string
 	var noSync bool
 	cmd := &cobra.Command{
@@ -247,7 +247,7 @@ counting judge, and report how many reached it.`,
 			if err != nil {
 				return err
 			}
-			res, err := dedupbench.Run(cmd.Context(), client, codec, o)
+			res, err := observebench.Run(cmd.Context(), client, codec, o)
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,7 @@
 // Package fold is the query-time duplicate folding of the read path (DESIGN
 // section 5): candidates that state the same memory are gathered into one
 // group led by the best of them. Package rank folds with it in its pipeline
-// and times it on its own in StageBench.Tier2.
+// and times it on its own in Ranker.MeasureStages.
 //
 // Folding is leader clustering over candidates given best first: each
 // candidate joins the first leader it duplicates, or becomes a leader. So a

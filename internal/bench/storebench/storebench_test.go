@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/memrank/memrank/store/storebench"
+	"github.com/memrank/memrank/internal/bench/storebench"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

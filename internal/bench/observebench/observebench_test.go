@@ -1,4 +1,4 @@
-package dedupbench_test
+package observebench_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/memrank/memrank/dedup"
-	"github.com/memrank/memrank/dedup/dedupbench"
+	"github.com/memrank/memrank/internal/bench/observebench"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/store"
@@ -43,8 +43,8 @@ func codec(tb testing.TB) *memory.Codec {
 }
 
 func TestRunSmall(t *testing.T) {
-	res, err := dedupbench.Run(context.Background(), client(t), codec(t),
-		dedupbench.Options{Memories: 600, Observations: 100, MixSize: 300})
+	res, err := observebench.Run(context.Background(), client(t), codec(t),
+		observebench.Options{Memories: 600, Observations: 100, MixSize: 300})
 	if err != nil {
 		t.Fatal(err)
 	}

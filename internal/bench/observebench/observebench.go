@@ -1,8 +1,8 @@
-// Package dedupbench measures the write path: observe latency on a
+// Package observebench measures the write path: observe latency on a
 // collection that already holds many memories, and how often a mixed stream
-// of observations reaches the LLM judge. `memrank bench observe` and the
-// dedup benchmarks run it; the README records its figures.
-package dedupbench
+// of observations reaches the LLM judge. `memrank bench observe` and its
+// tests run it; the README records its figures.
+package observebench
 
 import (
 	"context"
@@ -175,7 +175,7 @@ func preload(ctx context.Context, store dedup.Store, codec *memory.Codec, emb em
 	if ok, err := store.CollectionExists(ctx, opts.Collection); err != nil {
 		return err
 	} else if ok {
-		return fmt.Errorf("dedupbench: collection %s exists; run on an empty store", opts.Collection)
+		return fmt.Errorf("observebench: collection %s exists; run on an empty store", opts.Collection)
 	}
 	if err := store.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: opts.Collection,
 		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: uint64(opts.Dimensions), Distance: qdrant.Distance_Cosine})}); err != nil {
@@ -333,7 +333,7 @@ func judgeRate(ctx context.Context, store dedup.Store, codec *memory.Codec, emb 
 	res.JudgeRate = float64(res.JudgeCalls) / float64(opts.MixSize)
 	res.CacheHits = judging.Stats().CacheHits
 	if res.JudgeCalls == 0 && res.Mix.Contradictions > 0 {
-		return errors.New("dedupbench: no judge call over a fixture with contradictions: the judge is not wired")
+		return errors.New("observebench: no judge call over a fixture with contradictions: the judge is not wired")
 	}
 	return nil
 }
