@@ -307,3 +307,10 @@ func payloadText(raw json.RawMessage, n int) string {
 	}
 	return t
 }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
