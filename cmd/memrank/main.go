@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/memrank/memrank/config"
 )
@@ -67,6 +68,12 @@ func (e *env) loadConfig(fs *pflag.FlagSet, keys map[string]string) (config.Conf
 		return config.Config{}, usageError{err}
 	}
 	return c, nil
+}
+
+// isTerminal reports whether w is a terminal, where progress bars go.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {

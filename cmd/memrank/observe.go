@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -18,14 +15,9 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/internal/observeclient"
 	"github.com/memrank/memrank/server/native"
 )
-
-// observer is the write path as observe and import use it: the engine in
-// process, or a running memrank's POST /v1/observe.
-type observer interface {
-	Observe(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error)
-}
 
 // writeOptions say where the write path is; observe and import share them.
 type writeOptions struct {
@@ -47,13 +39,13 @@ func (w *writeOptions) addFlags(f *pflag.FlagSet) {
 
 // openObserverFunc opens the write path and returns it with the function
 // that releases it. Tests substitute a fake.
-type openObserverFunc func(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (observer, func() error, error)
+type openObserverFunc func(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (observeclient.Observer, func() error, error)
 
 // openObserver is the write path the flags name: a running memrank with
 // --url, else the engine of an in-process stack on the configured upstream
 // (a running serve holds the embedded store locked). Either way the tenant
 // is found as the HTTP API finds it.
-func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (observer, func() error, error) {
+func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (observeclient.Observer, func() error, error) {
 	if w.timeout <= 0 {
 		return nil, nil, usageError{fmt.Errorf("--timeout %v must be positive", w.timeout)}
 	}
@@ -68,11 +60,13 @@ func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptio
 		return nil, nil, usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys the tenant comes from --api-key)")}
 	}
 	if w.url != "" {
-		r, err := newRemoteObserver(w, c.Tenancy.Header)
+		r, err := observeclient.NewRemote(observeclient.RemoteConfig{
+			URL: w.url, APIKey: w.apiKey, TenantHeader: c.Tenancy.Header, Tenant: w.tenant, Timeout: w.timeout,
+		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, usageError{fmt.Errorf("--url %w", err)}
 		}
-		return r, func() error { r.client.CloseIdleConnections(); return nil }, nil
+		return r, func() error { r.Close(); return nil }, nil
 	}
 	// Logs would interleave with the outcome and the progress bar.
 	s, err := newStack(ctx, c, io.Discard, false)
@@ -96,134 +90,15 @@ func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptio
 		closeStack()
 		return nil, nil, errors.New("the write path is not available in this configuration")
 	}
-	l := &localObserver{engine: s.engine, tenant: tenant, timeout: w.timeout}
+	l := &observeclient.Local{Engine: s.engine, Tenant: tenant, Timeout: w.timeout}
 	if w.apiKey != "" {
-		l.auth = func(ctx context.Context) context.Context {
+		l.Auth = func(ctx context.Context) context.Context {
 			return metadata.AppendToOutgoingContext(ctx, "api-key", w.apiKey)
 		}
 	} else {
-		l.auth = s.ownContext
+		l.Auth = s.ownContext
 	}
 	return l, closeStack, nil
-}
-
-// localObserver is the in-process engine with the caller's tenant and
-// credentials.
-type localObserver struct {
-	engine  observer
-	tenant  string
-	auth    func(context.Context) context.Context
-	timeout time.Duration
-}
-
-func (l *localObserver) Observe(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error) {
-	ctx, cancel := context.WithTimeout(l.auth(ctx), l.timeout)
-	defer cancel()
-	obs.Tenant = l.tenant
-	return l.engine.Observe(ctx, obs)
-}
-
-// remoteObserver posts observations to a running memrank.
-type remoteObserver struct {
-	endpoint     string
-	apiKey       string
-	tenantHeader string
-	tenant       string
-	timeout      time.Duration
-	client       *http.Client
-}
-
-func newRemoteObserver(w *writeOptions, tenantHeader string) (*remoteObserver, error) {
-	u, err := url.Parse(w.url)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usageError{fmt.Errorf("--url %q is not an http(s) URL", w.url)}
-	}
-	return &remoteObserver{
-		endpoint:     strings.TrimRight(w.url, "/") + "/v1/observe",
-		apiKey:       w.apiKey,
-		tenantHeader: tenantHeader,
-		tenant:       w.tenant,
-		timeout:      w.timeout,
-		client:       &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
-	}, nil
-}
-
-// httpStatusError is a non-200 answer of the HTTP API, with its Qdrant
-// error message.
-type httpStatusError struct {
-	code int
-	msg  string
-}
-
-func (e *httpStatusError) Error() string { return fmt.Sprintf("%s (HTTP %d)", e.msg, e.code) }
-
-func (r *remoteObserver) Observe(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error) {
-	body, err := native.EncodeObserveRequest(obs)
-	if err != nil {
-		return dedup.Outcome{}, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return dedup.Outcome{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if r.apiKey != "" {
-		req.Header.Set("api-key", r.apiKey)
-	}
-	if r.tenant != "" {
-		req.Header.Set(r.tenantHeader, r.tenant)
-	}
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return dedup.Outcome{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return dedup.Outcome{}, fmt.Errorf("reading the answer of %s: %w", r.endpoint, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var qe struct {
-			Status struct{ Error string } `json:"status"`
-		}
-		msg := fmt.Sprintf("%.200s", bytes.TrimSpace(b))
-		if json.Unmarshal(b, &qe) == nil && qe.Status.Error != "" {
-			msg = qe.Status.Error
-		}
-		return dedup.Outcome{}, &httpStatusError{resp.StatusCode, msg}
-	}
-	var out native.OutcomeResponse
-	if err := json.Unmarshal(b, &out); err != nil || out.Result.Decision == "" {
-		return dedup.Outcome{}, fmt.Errorf("the answer of %s is not an observe response: %.200s", r.endpoint, b)
-	}
-	return out.Result.Dedup(), nil
-}
-
-// inputFault reports whether err refuses the observation itself (its
-// fields, its size, the memory it corrects) rather than the write path
-// failing: import skips such a line, observe exits with a usage error.
-func inputFault(err error, obs dedup.Observation) bool {
-	var ie *dedup.InputError
-	if errors.As(err, &ie) {
-		return true
-	}
-	// Not found is the line's fault only when it names a memory; otherwise
-	// it is the collection, or a URL that is not memrank's.
-	if errors.Is(err, dedup.ErrNotFound) {
-		return obs.Corrects != ""
-	}
-	var he *httpStatusError
-	if errors.As(err, &he) {
-		switch he.code {
-		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
-			return true
-		case http.StatusNotFound:
-			return obs.Corrects != "" && strings.Contains(he.msg, "no such memory")
-		}
-	}
-	return false
 }
 
 type observeOptions struct {
@@ -295,7 +170,7 @@ names the tenant.`,
 				fmt.Fprintf(e.stderr, "memrank: closing the write path: %v\n", cerr)
 			}
 			if err != nil {
-				if inputFault(err, obs) {
+				if observeclient.InputFault(err, obs) {
 					return usageError{fmt.Errorf("the observation was refused: %w", err)}
 				}
 				return fmt.Errorf("observe: %w", err)
@@ -306,7 +181,7 @@ names the tenant.`,
 				enc.SetEscapeHTML(false)
 				return enc.Encode(native.NewOutcome(out))
 			}
-			_, err = fmt.Fprintln(e.stdout, formatOutcome(out))
+			_, err = fmt.Fprintln(e.stdout, observeclient.FormatOutcome(out))
 			return err
 		},
 	}
@@ -426,43 +301,4 @@ func flagError(err error) error {
 		}
 	}
 	return err
-}
-
-// formatOutcome is observe's one-line answer.
-func formatOutcome(o dedup.Outcome) string {
-	var b strings.Builder
-	b.WriteString(string(o.Decision))
-	if o.Decision == dedup.DecisionRejected {
-		b.WriteString(" (not stored)")
-		if o.Reason != "" {
-			b.WriteString(": " + o.Reason)
-		}
-		return b.String()
-	}
-	fmt.Fprintf(&b, " %s confidence=%s observations=%d tier=%d", o.MemoryID,
-		strconv.FormatFloat(o.Confidence, 'f', 3, 64), o.Observations, o.Tier)
-	if j := o.Judge; j != nil {
-		switch {
-		case j.Fallback != "":
-			b.WriteString(" judge=fallback:" + j.Fallback)
-		case j.Verdict != "":
-			b.WriteString(" judge=" + j.Verdict)
-			if j.Cached {
-				b.WriteString("(cached)")
-			}
-		}
-	}
-	if o.Superseded != "" {
-		b.WriteString(" superseded=" + o.Superseded)
-	}
-	if len(o.Merged) > 0 {
-		b.WriteString(" merged=" + strings.Join(o.Merged, ","))
-	}
-	if o.Replayed {
-		b.WriteString(" replayed")
-	}
-	if o.Reason != "" {
-		b.WriteString(" reason=" + strconv.Quote(o.Reason))
-	}
-	return b.String()
 }
