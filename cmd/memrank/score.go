@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/scoring"
 )
 
@@ -149,10 +149,9 @@ func readLine(br *bufio.Reader) (data []byte, tooLong bool, err error) {
 }
 
 func decodeLine(data []byte, codec *memory.Codec) (item, error) {
-	payload, err := memory.PayloadFromJSON(data)
+	payload, err := qdrantjson.DecodePayload(data)
 	if err != nil {
-		var it item
-		return it, errors.New(strings.TrimPrefix(err.Error(), "memory: "))
+		return item{}, err
 	}
 	it := item{id: idLabel(payload["id"])}
 	codec.Decode(payload, &it.mem)
