@@ -7,6 +7,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // Memory returns a stored memory with its audit trail.
@@ -34,10 +35,7 @@ func (e *Engine) Memory(ctx context.Context, collection, tenant, id string) (Mem
 	if len(pts) == 0 || !e.owns(pts[0].GetPayload(), tenant) {
 		return MemoryView{}, fmt.Errorf("%w: memory %s in %s", ErrNotFound, id, collection)
 	}
-	payload, err := memory.PayloadToJSON(pts[0].GetPayload())
-	if err != nil {
-		return MemoryView{}, fmt.Errorf("dedup: encode the payload of %s: %w", id, err)
-	}
+	payload := qdrantjson.AppendPayload(nil, pts[0].GetPayload())
 	sid := idString(pts[0].GetId())
 	audit, err := e.readAudit(ctx, collection, tenant, sid)
 	if err != nil {

@@ -38,6 +38,7 @@ import (
 
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 //go:embed memories.jsonl
@@ -90,7 +91,7 @@ func ParsePoints(r io.Reader) ([]Point, error) {
 		if err != nil {
 			return nil, fmt.Errorf("demo: line %d: id: %w", line, err)
 		}
-		payload, err := memory.PayloadFromJSON(raw.Payload)
+		payload, err := qdrantjson.DecodePayload(raw.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("demo: line %d: payload: %w", line, err)
 		}

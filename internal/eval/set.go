@@ -20,7 +20,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 
 	"github.com/memrank/memrank/embed"
-	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // Limits of the set format.
@@ -324,9 +324,7 @@ func (p *parser) memory(line int, b json.RawMessage) (Memory, error) {
 			}
 		case "payload":
 			hasPayload = true
-			if m.Payload, err = memory.PayloadFromJSON(f.value); err != nil {
-				err = errors.New(strings.TrimPrefix(err.Error(), "memory: "))
-			}
+			m.Payload, err = qdrantjson.DecodePayload(f.value)
 		case "topic":
 			err = str(f.value, &m.Topic)
 		case "fact":

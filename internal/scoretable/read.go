@@ -7,15 +7,14 @@ package scoretable
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/qdrant/go-client/qdrant"
 
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // MaxLineBytes bounds one input line; a longer line is reported and
@@ -83,10 +82,9 @@ func readLine(br *bufio.Reader, max int) (data []byte, tooLong bool, err error) 
 }
 
 func decodeLine(data []byte, codec *memory.Codec) (Item, error) {
-	payload, err := memory.PayloadFromJSON(data)
+	payload, err := qdrantjson.DecodePayload(data)
 	if err != nil {
-		// The line number is the context here, not the package.
-		return Item{}, errors.New(strings.TrimPrefix(err.Error(), "memory: "))
+		return Item{}, err
 	}
 	it := Item{id: idLabel(payload["id"])}
 	codec.Decode(payload, &it.mem)

@@ -44,7 +44,7 @@ func TestRead(t *testing.T) {
 		{"blank lines skipped", "\n  \n" + `{"id": "a"}` + "\n\n", 100, []string{"a"}, []int{3}, nil},
 		{"numeric and missing ids", `{"id": 7}` + "\n" + `{"text": "x"}`, 100, []string{"7", ""}, []int{1, 2}, nil},
 		{"not objects", `[1]` + "\n" + `{"id": "b"}` + "\n" + `{"id": "x"} {}`, 100, []string{"b"}, []int{2},
-			[]string{"1: not a JSON object: got an array", "3: not a JSON object: trailing data after the object"}},
+			[]string{"1: not a JSON object: got an array", "3: not a JSON object: trailing characters at line 1 column 13"}},
 		{"too long, then read on", strings.Repeat("x", 40) + "\n" + `{"id": "c"}`, 20, []string{"c"}, []int{2},
 			[]string{"1: longer than 20 bytes, skipped"}},
 	} {

@@ -21,6 +21,7 @@ import (
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/store"
@@ -366,7 +367,7 @@ func TestTenancyAndCredentialsEndToEnd(t *testing.T) {
 	texts := []string{"Uses Neovim as her main editor", "Lives in Lisbon, in the Alfama neighbourhood", "Is allergic to peanuts"}
 	var eve []*qdrant.PointStruct
 	for i, text := range texts {
-		payload, err := memory.PayloadFromJSON([]byte(fmt.Sprintf(`{"text":%q,"user_id":"eve","memory_type":"fact","source":"direct",
+		payload, err := qdrantjson.DecodePayload([]byte(fmt.Sprintf(`{"text":%q,"user_id":"eve","memory_type":"fact","source":"direct",
 			"confidence":0.95,"observations":5,"created_at":%q,"access_counts":{"replica-a":500}}`, text, memory.FormatTime(env.now.Add(-24*time.Hour)))))
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // FuzzDecodeRetrieveRequest: any body decodes or is refused, never panics,
@@ -26,8 +28,8 @@ func FuzzDecodeRetrieveRequest(f *testing.F) {
 			if req != nil {
 				t.Fatal("a request and an error")
 			}
-			if _, ok := err.(*requestError); !ok {
-				t.Fatalf("error %T (%v) is not a request error", err, err)
+			if _, ok := err.(*qdrantjson.Error); !ok {
+				t.Fatalf("error %T (%v) is not a *qdrantjson.Error", err, err)
 			}
 			return
 		}

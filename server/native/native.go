@@ -25,7 +25,9 @@
 // "time": seconds}, with u64 ids as JSON integers and payload integers and
 // floats kept apart; errors use Qdrant's {"status": {"error": "..."}} shape
 // and its HTTP codes, whether memrank refused the request or the upstream
-// did.
+// did. Envelopes, the retrieve body's parser and filter, payloads and the
+// table from errors to statuses and texts are package qdrantjson's, shared
+// with the REST front, so that the same error reads the same on both.
 //
 // When tenancy is on, the tenant comes from the HTTP request (the configured
 // header, or the API key): it scopes the filter of a retrieve, exactly as on
@@ -33,6 +35,7 @@
 package native
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +58,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/tenancy"
 )
@@ -228,9 +232,9 @@ func (s *Service) Handler() http.Handler {
 	route("/v1/memories/{id}/correct", "POST /v1/memories/{id}/correct", s.serveCorrect)
 	route("/v1/stats", "GET /v1/stats", s.serveStats)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "Not found: no route "+r.Method+" "+r.URL.Path+" (memrank's native API has "+
+		qdrantjson.WriteError(w, time.Now(), qdrantjson.Errorf(qdrantjson.ClassNotFound, "no route %s %s (memrank's native API has "+
 			"POST /v1/retrieve, POST /v1/observe, GET /v1/memories/{id}, POST /v1/memories/{id}/confirm, "+
-			"POST /v1/memories/{id}/correct and GET /v1/stats)", time.Now())
+			"POST /v1/memories/{id}/correct and GET /v1/stats)", r.Method, r.URL.Path))
 	})
 	mux.HandleFunc("/healthz", s.serveLive)
 	mux.HandleFunc("/livez", s.serveLive)
@@ -240,13 +244,13 @@ func (s *Service) Handler() http.Handler {
 			return
 		}
 		if s.cfg.Metrics == nil {
-			writeError(w, http.StatusNotFound, "Not found: metrics are not enabled", time.Now())
+			qdrantjson.WriteError(w, time.Now(), qdrantjson.Errorf(qdrantjson.ClassNotFound, "metrics are not enabled"))
 			return
 		}
 		s.cfg.Metrics.ServeHTTP(w, r)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "Not found: no route "+r.Method+" "+r.URL.Path, time.Now())
+		qdrantjson.WriteError(w, time.Now(), qdrantjson.Errorf(qdrantjson.ClassNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
 	return mux
 }
@@ -258,7 +262,7 @@ func allow(w http.ResponseWriter, r *http.Request, method string) bool {
 		return true
 	}
 	w.Header().Set("Allow", method)
-	writeError(w, http.StatusMethodNotAllowed, "Method not allowed: "+r.Method+" "+r.URL.Path+" accepts "+method, time.Now())
+	qdrantjson.WriteError(w, time.Now(), qdrantjson.Errorf(qdrantjson.ClassMethodNotAllowed, "%s %s accepts %s", r.Method, r.URL.Path, method))
 	return false
 }
 
@@ -283,7 +287,7 @@ func (s *Service) serveReady(w http.ResponseWriter, r *http.Request) {
 		cancel()
 		if err != nil {
 			s.cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "not ready", slog.String("error", err.Error()))
-			writeError(w, http.StatusServiceUnavailable, "Service unavailable: memrank is not ready (the upstream is not reachable or memrank is stopping)", start)
+			qdrantjson.WriteError(w, start, qdrantjson.Errorf(qdrantjson.ClassUnavailable, "memrank is not ready (the upstream is not reachable or memrank is stopping)"))
 			return
 		}
 	}
@@ -296,7 +300,7 @@ func (s *Service) serveRetrieve(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodPost) {
 		return
 	}
-	body, err := s.readBody(w, r)
+	body, err := qdrantjson.ReadBody(w, r, s.cfg.MaxBodyBytes)
 	if err != nil {
 		s.writeError(w, r, start, err)
 		return
@@ -333,13 +337,14 @@ func (s *Service) serveRetrieve(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, start, fmt.Errorf("native: encoding the response: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, b)
+	qdrantjson.WriteJSON(w, http.StatusOK, b)
 }
 
 // Retrieve runs one retrieve: tenancy, embedding, the ranker. md is the
 // caller's request metadata (HTTP headers with lower-case names), where the
 // tenant is found when tenancy is on. Errors are classified by the HTTP
-// front's table; in-process callers can show err.Error().
+// front's table (clientError, then qdrantjson.Classify); in-process callers
+// can show err.Error().
 func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadata.MD) (*RetrieveResponse, error) {
 	start := time.Now()
 	if _, ok := ctx.Deadline(); !ok {
@@ -369,12 +374,8 @@ func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadat
 	if err != nil {
 		return nil, err
 	}
-	results, err := buildResults(res, req.Explain)
-	if err != nil {
-		return nil, err
-	}
 	return &RetrieveResponse{
-		Result:      results,
+		Result:      buildResults(res, req.Explain),
 		Status:      "ok",
 		Time:        time.Since(start).Seconds(),
 		Reranked:    res.Reranked,
@@ -397,14 +398,14 @@ func (s *Service) detectionRule(res *rank.Result) string {
 }
 
 // errNoEmbedder refuses text queries on a server without an embedder.
-var errNoEmbedder = &requestError{http.StatusBadRequest, "Bad request: text queries need an embedder and none is configured; send a vector"}
+var errNoEmbedder = qdrantjson.Errorf(qdrantjson.ClassBadRequest, "text queries need an embedder and none is configured; send a vector")
 
 func (s *Service) embed(ctx context.Context, text string) ([]float32, error) {
 	if s.cfg.Embedder == nil {
 		return nil, errNoEmbedder
 	}
 	if len(text) > s.cfg.MaxTextBytes {
-		return nil, validationError("text: at most %d bytes, got %d", s.cfg.MaxTextBytes, len(text))
+		return nil, qdrantjson.ValidationError("text", "at most %d bytes, got %d", s.cfg.MaxTextBytes, len(text))
 	}
 	model := s.cfg.Embedder.Model()
 	ctx, span := s.tracer.Start(ctx, "memrank.embed", trace.WithAttributes(
@@ -464,18 +465,13 @@ func headerMetadata(h http.Header) metadata.MD {
 	return md
 }
 
+// encode is v in JSON, without HTML escaping (answers are not HTML).
 func encode(v any) ([]byte, error) {
-	var b strings.Builder
+	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return []byte(b.String()), nil
-}
-
-func writeJSON(w http.ResponseWriter, code int, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(b)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

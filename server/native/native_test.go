@@ -30,7 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/tenancy"
@@ -153,7 +153,7 @@ func qdrantError(t *testing.T, r response) string {
 // in a payload, an unscored point and a protected one (days_retrievable
 // +Inf).
 func cannedResult() *rank.Result {
-	payload, err := memory.PayloadFromJSON([]byte(`{"text":"Dana uses Neovim","score":3.0,"count":3,"nested":{"big":9007199254740993}}`))
+	payload, err := qdrantjson.DecodePayload([]byte(`{"text":"Dana uses Neovim","score":3.0,"count":3,"nested":{"big":9007199254740993}}`))
 	if err != nil {
 		panic(err)
 	}
@@ -338,37 +338,40 @@ func TestBadInput(t *testing.T) {
 		code int
 		msg  string // a substring of the error
 	}{
-		{"empty body", ``, 400, "body is empty"},
+		{"empty body", ``, 400, "Format error in JSON body: EOF while parsing a value at line 1 column 0"},
 		{"malformed JSON", `{"collection":`, 400, "Format error"},
 		{"syntax error", `{"collection":"c",}`, 400, "Format error"},
-		{"not an object", `[1,2]`, 400, "want a JSON object"},
-		{"trailing data", `{"collection":"c","vector":[1]} {}`, 400, "trailing data"},
-		{"unknown field", `{"collection":"c","vector":[1],"limt":3}`, 400, `unknown field "limt"`},
-		{"no collection", `{"vector":[1]}`, 400, "collection: required"},
+		{"not an object", `[1,2]`, 400, "invalid type: sequence, expected a map"},
+		{"trailing data", `{"collection":"c","vector":[1]} {}`, 400, "trailing characters at line 1 column 33"},
+		{"unknown field", `{"collection":"c","vector":[1],"limt":3}`, 400, "unknown field `limt`, expected one of `collection`"},
+		{"duplicate field", `{"collection":"c","vector":[1],"limit":3,"limit":4}`, 400, "duplicate field `limit`"},
+		{"no collection", `{"vector":[1]}`, 422, "Validation error in JSON body: [collection: required]"},
 		{"collection not a string", `{"collection":5,"vector":[1]}`, 400, "collection: want a string"},
-		{"neither vector nor text", `{"collection":"c"}`, 400, "vector or text"},
-		{"both vector and text", `{"collection":"c","vector":[1],"text":"x"}`, 400, "not both"},
-		{"empty vector", `{"collection":"c","vector":[]}`, 400, "vector: must not be empty"},
+		{"neither vector nor text", `{"collection":"c"}`, 422, "vector or text"},
+		{"both vector and text", `{"collection":"c","vector":[1],"text":"x"}`, 422, "not both"},
+		{"empty vector", `{"collection":"c","vector":[]}`, 422, "vector: must not be empty"},
 		{"vector of strings", `{"collection":"c","vector":["a"]}`, 400, "vector: want an array of numbers"},
 		{"vector overflows float32", `{"collection":"c","vector":[1e39]}`, 400, "vector"},
-		{"empty text", `{"collection":"c","text":"  "}`, 400, "text: must not be empty"},
-		{"text too long", long, 400, "text: at most 1024 bytes"},
-		{"limit 0", `{"collection":"c","vector":[1],"limit":0}`, 400, "limit: must be between 1 and 1000, got 0"},
-		{"limit negative", `{"collection":"c","vector":[1],"limit":-1}`, 400, "limit: must be between 1 and 1000, got -1"},
-		{"limit huge", `{"collection":"c","vector":[1],"limit":1001}`, 400, "limit: must be between 1 and 1000"},
-		{"limit beyond u64", `{"collection":"c","vector":[1],"limit":1e30}`, 400, "limit: must be between"},
+		{"empty text", `{"collection":"c","text":"  "}`, 422, "text: must not be empty"},
+		{"text too long", long, 422, "text: at most 1024 bytes"},
+		{"limit 0", `{"collection":"c","vector":[1],"limit":0}`, 422, "limit: must be between 1 and 1000, got 0"},
+		{"limit negative", `{"collection":"c","vector":[1],"limit":-1}`, 422, "limit: must be between 1 and 1000, got -1"},
+		{"limit huge", `{"collection":"c","vector":[1],"limit":1001}`, 422, "limit: must be between 1 and 1000"},
+		{"limit beyond u64", `{"collection":"c","vector":[1],"limit":1e30}`, 422, "limit: must be between"},
 		{"limit fraction", `{"collection":"c","vector":[1],"limit":2.5}`, 400, "limit: want an integer"},
 		{"limit string", `{"collection":"c","vector":[1],"limit":"10"}`, 400, "limit: want an integer"},
-		{"offset negative", `{"collection":"c","vector":[1],"offset":-3}`, 400, "offset: must be between"},
+		{"offset negative", `{"collection":"c","vector":[1],"offset":-3}`, 422, "offset: must be between"},
 		{"bad explain", `{"collection":"c","vector":[1],"explain":"yes"}`, 400, "explain"},
-		{"unknown mode", `{"collection":"c","vector":[1],"mode":"sometimes"}`, 400, `mode: "sometimes" is not one of auto, off`},
-		{"rerank per request", `{"collection":"c","vector":[1],"mode":"rerank"}`, 400, `mode: "rerank" cannot be asked per request`},
-		{"shadow per request", `{"collection":"c","vector":[1],"mode":"shadow"}`, 400, `mode: "shadow" cannot be asked per request`},
+		{"unknown mode", `{"collection":"c","vector":[1],"mode":"sometimes"}`, 422, `mode: "sometimes" is not one of auto, off`},
+		{"rerank per request", `{"collection":"c","vector":[1],"mode":"rerank"}`, 422, `mode: "rerank" cannot be asked per request`},
+		{"shadow per request", `{"collection":"c","vector":[1],"mode":"shadow"}`, 422, `mode: "shadow" cannot be asked per request`},
 		{"mode not a string", `{"collection":"c","vector":[1],"mode":1}`, 400, "mode: want a string"},
 		{"bad with_payload", `{"collection":"c","vector":[1],"with_payload":7}`, 400, "with_payload"},
 		{"bad filter", `{"collection":"c","vector":[1],"filter":{"must":7}}`, 400, "filter"},
+		{"filter failing validation", `{"collection":"c","vector":[1],"filter":{"must":[{"key":"a"}]}}`, 422,
+			"Validation error in JSON body: [filter.must[0]: At least one field condition must be specified]"},
 		{"invalid UTF-8", "{\"collection\":\"c\xff\",\"vector\":[1]}", 400, "not valid UTF-8"},
-		{"huge body", `{"collection":"c","vector":[` + strings.Repeat("0.5,", 1000) + `1]}`, 413, "larger than allowed"},
+		{"huge body", `{"collection":"c","vector":[` + strings.Repeat("0.5,", 1000) + `1]}`, 400, "larger than allowed"},
 	}
 	fr := &fakeRetriever{}
 	fe := &fakeEmbedder{vec: []float32{1}}
@@ -412,7 +415,8 @@ func TestUpstreamAndInternalErrors(t *testing.T) {
 			503, "Service unavailable: the upstream is not reachable", "10.1.2.3"},
 		{"rate limited", status.Error(codes.ResourceExhausted, "Rate limiting exceeded"), 429, "Rate limiting exceeded", ""},
 		{"deadline", fmt.Errorf("rank: candidates: %w", context.DeadlineExceeded), 408, "Timeout error", ""},
-		{"memrank refusal", fmt.Errorf("%w: offset + limit overflows", rank.ErrInvalidRequest), 400, "offset + limit overflows", ""},
+		{"memrank refusal", rank.ErrInvalidRequest, 400, "Bad request: invalid request", "rank: "},
+		{"grpc-go's own deadline", status.Error(codes.DeadlineExceeded, "context deadline exceeded"), 408, "Timeout error: the request did not complete in time", ""},
 		{"internal", errors.New("rank: decode: index out of range at /srv/secret/path"), 500, "Service internal error", "/srv/secret"},
 	}
 	for _, tt := range tests {

@@ -3,18 +3,14 @@ package native
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/qdrant/go-client/qdrant"
 
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/rank"
-	"github.com/memrank/memrank/server/restapi"
 )
 
 // Request limits.
@@ -53,138 +49,142 @@ type RetrieveRequest struct {
 	Mode rank.Mode
 }
 
-// requestError is a refusal of the caller's input, answered with its status
-// and message as they are.
-type requestError struct {
-	status int
-	msg    string
-}
+var retrieveFields = []string{"collection", "vector", "text", "using", "filter", "limit", "offset", "score_threshold", "explain", "with_payload", "mode"}
 
-func (e *requestError) Error() string { return e.msg }
-
-func formatError(format string, args ...any) error {
-	return &requestError{400, "Format error in JSON body: " + fmt.Sprintf(format, args...)}
-}
-
-func validationError(format string, args ...any) error {
-	return &requestError{400, "Validation error in JSON body: [" + fmt.Sprintf(format, args...) + "]"}
-}
-
-// wireRequest is the JSON shape; every field is raw so that each can be
-// checked and named in errors on its own.
-type wireRequest struct {
-	Collection     json.RawMessage `json:"collection"`
-	Vector         json.RawMessage `json:"vector"`
-	Text           json.RawMessage `json:"text"`
-	Using          json.RawMessage `json:"using"`
-	Filter         json.RawMessage `json:"filter"`
-	Limit          json.RawMessage `json:"limit"`
-	Offset         json.RawMessage `json:"offset"`
-	ScoreThreshold json.RawMessage `json:"score_threshold"`
-	Explain        json.RawMessage `json:"explain"`
-	WithPayload    json.RawMessage `json:"with_payload"`
-	Mode           json.RawMessage `json:"mode"`
-}
-
-// DecodeRetrieveRequest parses and validates a /v1/retrieve body. Errors
-// are Qdrant-style texts meant for the caller ("Format error in JSON body:
-// ..." for what is not the expected JSON, "Validation error in JSON body:
-// [...]" for values out of range); they never panic on any input.
+// DecodeRetrieveRequest parses and validates a /v1/retrieve body with the
+// REST front's parser, so that a body that is not JSON, an unknown or
+// repeated field and the filter are refused in the same words on both
+// fronts. Errors are *qdrantjson.Error, meant for the caller ("Format error
+// in JSON body: ..." for what is not the expected JSON, 422 "Validation
+// error in JSON body: [...]" for values out of range); they never panic on
+// any input.
 func DecodeRetrieveRequest(body []byte) (*RetrieveRequest, error) {
-	if !utf8.Valid(body) {
-		return nil, formatError("the body is not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	var w wireRequest
-	if err := dec.Decode(&w); err != nil {
-		return nil, formatError("%s", jsonError(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, formatError("trailing data after the JSON object")
-	}
-
-	req := &RetrieveRequest{Limit: DefaultLimit, Explain: true, WithPayload: qdrant.NewWithPayload(true)}
-	var err error
-	if req.Collection, err = stringField("collection", w.Collection); err != nil {
+	v, err := qdrantjson.ParseBody(body)
+	if err != nil {
 		return nil, err
+	}
+	o, err := qdrantjson.ReadObject(v, "", retrieveFields...)
+	if err != nil {
+		return nil, err
+	}
+	req := &RetrieveRequest{Limit: DefaultLimit, Explain: true, WithPayload: qdrant.NewWithPayload(true)}
+	if err := req.decodeQuery(o); err != nil {
+		return nil, err
+	}
+	if req.Filter, err = o.Filter("filter"); err != nil {
+		return nil, err
+	}
+	if req.Limit, err = uintField(o, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+		return nil, err
+	}
+	if req.Offset, err = uintField(o, "offset", 0, 0, MaxOffset); err != nil {
+		return nil, err
+	}
+	if req.ScoreThreshold, err = scoreThreshold(o); err != nil {
+		return nil, err
+	}
+	if ev, ok := o.Get("explain"); ok {
+		if ev.Kind != qdrantjson.KindBool {
+			return nil, qdrantjson.FormatError("explain", "want true or false")
+		}
+		req.Explain = ev.Bool
+	}
+	if pv, ok := o.Get("with_payload"); ok {
+		if req.WithPayload, err = qdrantjson.WithPayload(pv, "with_payload"); err != nil {
+			return nil, err
+		}
+	}
+	if req.Mode, err = modeField(o); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// decodeQuery reads what is searched: the collection, the named vector,
+// and a text or a vector.
+func (req *RetrieveRequest) decodeQuery(o qdrantjson.Object) error {
+	var err error
+	if req.Collection, err = stringField(o, "collection"); err != nil {
+		return err
 	}
 	if req.Collection == "" {
-		return nil, validationError("collection: required")
+		return qdrantjson.ValidationError("collection", "required")
 	}
-	if req.Using, err = stringField("using", w.Using); err != nil {
-		return nil, err
+	if req.Using, err = stringField(o, "using"); err != nil {
+		return err
 	}
-	if !isNull(w.Text) {
-		if req.Text, err = stringField("text", w.Text); err != nil {
-			return nil, err
+	if o.Has("text") {
+		if req.Text, err = stringField(o, "text"); err != nil {
+			return err
 		}
 		req.HasText = true
 		if strings.TrimSpace(req.Text) == "" {
-			return nil, validationError("text: must not be empty")
+			return qdrantjson.ValidationError("text", "must not be empty")
 		}
 	}
-	if !isNull(w.Vector) {
-		if req.Vector, err = parseVector(w.Vector); err != nil {
-			return nil, err
+	if vv, ok := o.Get("vector"); ok {
+		if req.Vector, err = queryVector(vv); err != nil {
+			return err
 		}
 		if len(req.Vector) == 0 {
-			return nil, validationError("vector: must not be empty")
+			return qdrantjson.ValidationError("vector", "must not be empty")
 		}
 	}
 	switch {
 	case req.HasText && req.Vector != nil:
-		return nil, validationError("give either vector or text, not both")
+		return qdrantjson.ValidationError("", "give either vector or text, not both")
 	case !req.HasText && req.Vector == nil:
-		return nil, validationError("vector or text: one is required")
+		return qdrantjson.ValidationError("", "vector or text: one is required")
 	}
-	if req.Filter, err = restapi.DecodeFilter(w.Filter); err != nil {
-		msg := err.Error()
-		if !strings.Contains(msg, "JSON body") {
-			msg = "Format error in JSON body: filter: " + msg
-		}
-		return nil, &requestError{400, msg}
+	return nil
+}
+
+// queryVector reads the query vector: an array of numbers within float32.
+func queryVector(v qdrantjson.Value) ([]float32, error) {
+	if v.Kind != qdrantjson.KindArray || v.Nums == nil && len(v.Elems) > 0 {
+		return nil, qdrantjson.FormatError("vector", "want an array of numbers")
 	}
-	if req.Limit, err = uintField("limit", w.Limit, DefaultLimit, 1, MaxLimit); err != nil {
-		return nil, err
-	}
-	if req.Offset, err = uintField("offset", w.Offset, 0, 0, MaxOffset); err != nil {
-		return nil, err
-	}
-	if !isNull(w.ScoreThreshold) {
-		var f float64
-		if err := json.Unmarshal(w.ScoreThreshold, &f); err != nil || math.IsNaN(f) || math.Abs(f) > math.MaxFloat32 {
-			return nil, formatError("score_threshold: want a number")
-		}
-		t := float32(f)
-		req.ScoreThreshold = &t
-	}
-	if !isNull(w.Explain) {
-		if err := json.Unmarshal(w.Explain, &req.Explain); err != nil {
-			return nil, formatError("explain: want true or false")
-		}
-	}
-	if !isNull(w.WithPayload) {
-		if req.WithPayload, err = payloadSelector(w.WithPayload); err != nil {
-			return nil, err
-		}
-	}
-	if !isNull(w.Mode) {
-		m, err := stringField("mode", w.Mode)
+	out := make([]float32, len(v.Nums))
+	for i, n := range v.Nums {
+		f, err := strconv.ParseFloat(n, 32)
 		if err != nil {
-			return nil, err
+			return nil, qdrantjson.FormatError("vector", "want an array of numbers: [%d]: %s is beyond float32's range", i, n)
 		}
-		// A caller may ask for the store's own order, never for more than the
-		// operator configured: re-ranking a collection switched off writes
-		// access counts into it, shadowing one doubles the load on the store.
-		switch req.Mode, err = rank.ParseMode(m); {
-		case err != nil:
-			return nil, validationError("mode: %q is not one of auto, off", m)
-		case req.Mode != rank.ModeAuto && req.Mode != rank.ModeOff:
-			return nil, validationError("mode: %q cannot be asked per request (auto or off); configure rank.collections instead", m)
-		}
+		out[i] = float32(f)
 	}
-	return req, nil
+	return out, nil
+}
+
+func scoreThreshold(o qdrantjson.Object) (*float32, error) {
+	v, ok := o.Get("score_threshold")
+	if !ok {
+		return nil, nil
+	}
+	f, err := strconv.ParseFloat(v.Text, 64)
+	if v.Kind != qdrantjson.KindNumber || err != nil || math.Abs(f) > math.MaxFloat32 {
+		return nil, qdrantjson.FormatError("score_threshold", "want a number")
+	}
+	t := float32(f)
+	return &t, nil
+}
+
+// modeField reads mode. A caller may ask for the store's own order, never
+// for more than the operator configured: re-ranking a collection switched
+// off writes access counts into it, shadowing one doubles the load on the
+// store.
+func modeField(o qdrantjson.Object) (rank.Mode, error) {
+	m, err := stringField(o, "mode")
+	if err != nil || !o.Has("mode") {
+		return rank.ModeAuto, err
+	}
+	switch mode, err := rank.ParseMode(m); {
+	case err != nil:
+		return rank.ModeAuto, qdrantjson.ValidationError("mode", "%q is not one of auto, off", m)
+	case mode != rank.ModeAuto && mode != rank.ModeOff:
+		return rank.ModeAuto, qdrantjson.ValidationError("mode", "%q cannot be asked per request (auto or off); configure rank.collections instead", m)
+	default:
+		return mode, nil
+	}
 }
 
 // Query is the request as the ranker takes it. vector is the query vector
@@ -207,11 +207,11 @@ func (r *RetrieveRequest) Query(vector []float32, filter *qdrant.Filter) *qdrant
 	return q
 }
 
-// parseVector reads a JSON array of numbers as float32s. raw is valid JSON
-// (the decoder checked it), so an array whose comma-separated pieces all
-// parse as numbers is exactly that; anything else (nested values, strings,
-// numbers beyond float32) goes through encoding/json for its error. This
-// halves the cost of a 384-float query vector.
+// parseVector reads a JSON array of numbers as float32s (an observation's
+// vector). raw is valid JSON (the decoder checked it), so an array whose
+// comma-separated pieces all parse as numbers is exactly that; anything
+// else (nested values, strings, numbers beyond float32) goes through
+// encoding/json, which decides. This halves the cost of a 384-float vector.
 func parseVector(raw json.RawMessage) ([]float32, error) {
 	b := bytes.TrimSpace(raw)
 	if len(b) >= 2 && b[0] == '[' && b[len(b)-1] == ']' {
@@ -240,7 +240,7 @@ func parseVector(raw json.RawMessage) ([]float32, error) {
 	}
 	var v []float32
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, formatError("vector: want an array of numbers: %s", jsonError(err))
+		return nil, err
 	}
 	return v, nil
 }
@@ -249,95 +249,42 @@ func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(raw) == "null"
 }
 
-func stringField(name string, raw json.RawMessage) (string, error) {
-	if isNull(raw) {
+// stringField reads an optional string; absent or null is "".
+func stringField(o qdrantjson.Object, name string) (string, error) {
+	v, ok := o.Get(name)
+	if !ok {
 		return "", nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", formatError("%s: want a string", name)
+	if v.Kind != qdrantjson.KindString {
+		return "", qdrantjson.FormatError(name, "want a string")
 	}
-	return s, nil
+	return v.Text, nil
 }
 
 // uintField reads a non-negative integer within [lo, hi]; absent or null is
-// def. Numbers are read from their text so that 1e30 or 2.5 are named as
+// def. Numbers are read from their literal so that 1e30 or 2.5 are named as
 // such instead of overflowing or truncating.
-func uintField(name string, raw json.RawMessage, def, lo, hi uint64) (uint64, error) {
-	if isNull(raw) {
+func uintField(o qdrantjson.Object, name string, def, lo, hi uint64) (uint64, error) {
+	n, ok := o.Get(name)
+	if !ok {
 		return def, nil
 	}
-	var n json.Number
-	// json.Number also takes a quoted number ("10"); Qdrant does not.
-	if raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
-		return 0, formatError("%s: want an integer", name)
+	if n.Kind != qdrantjson.KindNumber {
+		return 0, qdrantjson.FormatError(name, "want an integer")
 	}
-	s := n.String()
+	s := n.Text
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		// Negative, beyond u64, or not whole.
 		// Out of range (negative, past u64, 1e30) is a validation error;
 		// a fraction or 10.0 is not an integer.
 		f, ferr := strconv.ParseFloat(s, 64)
 		if (ferr == nil || math.IsInf(f, 0)) && f == math.Trunc(f) && (f < float64(lo) || f > float64(hi)) {
-			return 0, validationError("%s: must be between %d and %d, got %s", name, lo, hi, s)
+			return 0, qdrantjson.ValidationError(name, "must be between %d and %d, got %s", lo, hi, s)
 		}
-		return 0, formatError("%s: want an integer, got %s", name, s)
+		return 0, qdrantjson.FormatError(name, "want an integer, got %s", s)
 	}
 	if v < lo || v > hi {
-		return 0, validationError("%s: must be between %d and %d, got %d", name, lo, hi, v)
+		return 0, qdrantjson.ValidationError(name, "must be between %d and %d, got %d", lo, hi, v)
 	}
 	return v, nil
-}
-
-// payloadSelector reads with_payload: true, false, or a list of keys to
-// include (Qdrant's REST forms; {"include": [...]} and {"exclude": [...]}
-// too).
-func payloadSelector(raw json.RawMessage) (*qdrant.WithPayloadSelector, error) {
-	var b bool
-	if err := json.Unmarshal(raw, &b); err == nil {
-		return qdrant.NewWithPayload(b), nil
-	}
-	var keys []string
-	if err := json.Unmarshal(raw, &keys); err == nil {
-		return qdrant.NewWithPayloadInclude(keys...), nil
-	}
-	var obj struct {
-		Include []string `json:"include"`
-		Exclude []string `json:"exclude"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&obj); err == nil && (obj.Include == nil) != (obj.Exclude == nil) {
-		if obj.Include != nil {
-			return qdrant.NewWithPayloadInclude(obj.Include...), nil
-		}
-		return qdrant.NewWithPayloadExclude(obj.Exclude...), nil
-	}
-	return nil, formatError(`with_payload: want true, false, a list of keys, {"include": [...]} or {"exclude": [...]}`)
-}
-
-// jsonError rewrites encoding/json's errors without Go type names.
-func jsonError(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.Is(err, io.EOF):
-		return "the body is empty"
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the body ends in the middle of a value"
-	case errors.As(err, &se):
-		return fmt.Sprintf("%s at byte %d", strings.TrimPrefix(se.Error(), "json: "), se.Offset)
-	case errors.As(err, &te):
-		field := te.Field
-		if field == "" {
-			return fmt.Sprintf("want a JSON object, got %s", te.Value)
-		}
-		return fmt.Sprintf("%s: unexpected %s", field, te.Value)
-	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	if f, ok := strings.CutPrefix(msg, "unknown field "); ok {
-		return "unknown field " + f + " (known: collection, vector, text, using, filter, limit, offset, score_threshold, explain, with_payload)"
-	}
-	return msg
 }

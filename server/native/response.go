@@ -10,13 +10,15 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 
-	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 )
 
 // RetrieveResponse is the answer of POST /v1/retrieve, in Qdrant's envelope
 // ({"result", "status", "time"}) plus whether the results were re-ranked.
+// Those members beside the envelope's are why it is encoded from this type
+// rather than with qdrantjson.WriteResult.
 type RetrieveResponse struct {
 	Result []Result `json:"result"`
 	Status string   `json:"status"`
@@ -226,10 +228,7 @@ func (p PointID) String() string {
 
 // MarshalJSON implements json.Marshaler.
 func (p PointID) MarshalJSON() ([]byte, error) {
-	if p.UUID != "" {
-		return json.Marshal(p.UUID)
-	}
-	return strconv.AppendUint(nil, p.Num, 10), nil
+	return qdrantjson.AppendPointID(nil, p.Proto()), nil
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -249,7 +248,7 @@ func (p *PointID) UnmarshalJSON(b []byte) error {
 
 // buildResults turns the ranker's answer into results. explain adds the
 // factor breakdown.
-func buildResults(res *rank.Result, explain bool) ([]Result, error) {
+func buildResults(res *rank.Result, explain bool) []Result {
 	out := make([]Result, len(res.Points))
 	for i, pt := range res.Points {
 		r := &out[i]
@@ -257,14 +256,8 @@ func buildResults(res *rank.Result, explain bool) ([]Result, error) {
 		r.Score = Float(pt.GetScore())
 		r.BaseScore, r.Weight = r.Score, r.Score
 		r.FoldedIDs, r.Problems = []PointID{}, []string{}
-		if len(pt.GetPayload()) > 0 {
-			b, err := memory.PayloadToJSON(pt.GetPayload())
-			if err != nil {
-				return nil, fmt.Errorf("native: payload of point %s: %w", r.ID, err)
-			}
-			r.Payload = b
-		} else if pt.GetPayload() != nil {
-			r.Payload = json.RawMessage("{}")
+		if pt.GetPayload() != nil {
+			r.Payload = qdrantjson.AppendPayload(nil, pt.GetPayload())
 		}
 		if i >= len(res.Explanations) {
 			// Passed through: Qdrant's score is all there is; nothing was
@@ -305,7 +298,7 @@ func buildResults(res *rank.Result, explain bool) ([]Result, error) {
 			r.Explanation = newExplanation(x)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func newExplanation(x *scoring.Explanation) *Explanation {

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // Writer is the write path as the native API uses it; *dedup.Engine
@@ -571,14 +572,15 @@ func (o Outcome) Dedup() dedup.Outcome {
 }
 
 // OutcomeResponse is the answer of POST /v1/observe, /v1/memories/{id}/confirm
-// and /v1/memories/{id}/correct in Qdrant's envelope.
+// and /v1/memories/{id}/correct in Qdrant's envelope, for clients to decode
+// (the server writes the envelope with qdrantjson.WriteResult).
 type OutcomeResponse struct {
 	Result Outcome `json:"result"`
 	Status string  `json:"status"`
 	Time   float64 `json:"time"`
 }
 
-// MemoryResponse is the answer of GET /v1/memories/{id}.
+// MemoryResponse is the answer of GET /v1/memories/{id}, for clients.
 type MemoryResponse struct {
 	Result MemoryResult `json:"result"`
 	Status string       `json:"status"`
@@ -614,7 +616,7 @@ type AuditRecord struct {
 	Related       *string `json:"related,omitempty"`
 }
 
-// StatsResponse is the answer of GET /v1/stats.
+// StatsResponse is the answer of GET /v1/stats, for clients.
 type StatsResponse struct {
 	Result StatsResult `json:"result"`
 	Status string      `json:"status"`
@@ -704,23 +706,9 @@ func newStatsResult(st dedup.Stats) StatsResult {
 // errWriteOff and errInspectOff answer the write routes of a server built
 // without a write path.
 var (
-	errWriteOff   = &requestError{http.StatusNotImplemented, "Not implemented: the write path is not configured on this server"}
-	errInspectOff = &requestError{http.StatusNotImplemented, "Not implemented: the write path is not configured on this server, so there are no memories or stats to read"}
+	errWriteOff   = qdrantjson.Errorf(qdrantjson.ClassNotImplemented, "the write path is not configured on this server")
+	errInspectOff = qdrantjson.Errorf(qdrantjson.ClassNotImplemented, "the write path is not configured on this server, so there are no memories or stats to read")
 )
-
-// readBody reads a request body under MaxBodyBytes.
-func (s *Service) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, &requestError{http.StatusRequestEntityTooLarge,
-				fmt.Sprintf("Payload error: JSON payload is larger than allowed (limit: %d bytes)", mbe.Limit)}
-		}
-		return nil, &requestError{http.StatusBadRequest, "Format error in JSON body: the body could not be read"}
-	}
-	return body, nil
-}
 
 // writeContext is the context of one write-path call: the caller's
 // credentials, a deadline, and the tenant when tenancy is on.
@@ -741,7 +729,7 @@ func (s *Service) writeContext(r *http.Request) (context.Context, context.Cancel
 func pathID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if len(id) > MaxFieldBytes || !validPointID(id) {
-		return "", &requestError{http.StatusBadRequest, fmt.Sprintf("Bad request: id: want a memory id (a UUID or an unsigned integer), got %.80q", id)}
+		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "id: want a memory id (a UUID or an unsigned integer), got %.80q", id)
 	}
 	return id, nil
 }
@@ -750,21 +738,21 @@ func pathID(r *http.Request) (string, error) {
 func queryCollection(r *http.Request) (string, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return "", &requestError{http.StatusBadRequest, "Bad request: the query string is malformed"}
+		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "the query string is malformed")
 	}
 	for k := range q {
 		if k != "collection" {
-			return "", &requestError{http.StatusBadRequest, fmt.Sprintf("Bad request: unknown query parameter %.80q (known: collection)", k)}
+			return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "unknown query parameter %.80q (known: collection)", k)
 		}
 	}
 	c := q["collection"]
 	switch {
 	case len(c) == 0 || c[0] == "":
-		return "", &requestError{http.StatusBadRequest, "Bad request: collection: required (?collection=NAME)"}
+		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: required (?collection=NAME)")
 	case len(c) > 1:
-		return "", &requestError{http.StatusBadRequest, "Bad request: collection: given twice"}
+		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: given twice")
 	case len(c[0]) > MaxFieldBytes || !utf8.ValidString(c[0]):
-		return "", &requestError{http.StatusBadRequest, fmt.Sprintf("Bad request: collection: at most %d bytes of UTF-8", MaxFieldBytes)}
+		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: at most %d bytes of UTF-8", MaxFieldBytes)
 	}
 	return c[0], nil
 }
@@ -838,7 +826,7 @@ func (s *Service) serveWrite(w http.ResponseWriter, r *http.Request, op string,
 		s.fail(w, r, start, op, errWriteOff)
 		return
 	}
-	body, err := s.readBody(w, r)
+	body, err := qdrantjson.ReadBody(w, r, s.cfg.MaxBodyBytes)
 	if err != nil {
 		s.fail(w, r, start, op, err)
 		return
@@ -859,7 +847,7 @@ func (s *Service) serveWrite(w http.ResponseWriter, r *http.Request, op string,
 		attribute.Int("memrank.dedup.tier", out.Tier),
 		attribute.Bool("memrank.replayed", out.Replayed),
 	)
-	s.answer(w, r, start, op, &OutcomeResponse{Result: NewOutcome(out), Status: "ok", Time: time.Since(start).Seconds()})
+	s.answer(w, r, start, op, NewOutcome(out))
 }
 
 func (s *Service) serveMemory(w http.ResponseWriter, r *http.Request) {
@@ -899,7 +887,7 @@ func (s *Service) serveMemory(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, err)
 		return
 	}
-	s.answer(w, r, start, op, &MemoryResponse{Result: res, Status: "ok", Time: time.Since(start).Seconds()})
+	s.answer(w, r, start, op, res)
 }
 
 func (s *Service) serveStats(w http.ResponseWriter, r *http.Request) {
@@ -933,15 +921,16 @@ func (s *Service) serveStats(w http.ResponseWriter, r *http.Request) {
 	if res.Collection == "" {
 		res.Collection = collection
 	}
-	s.answer(w, r, start, op, &StatsResponse{Result: res, Status: "ok", Time: time.Since(start).Seconds()})
+	s.answer(w, r, start, op, res)
 }
 
-// answer writes a 200 with v, whose Time was set just before.
-func (s *Service) answer(w http.ResponseWriter, r *http.Request, start time.Time, op string, v any) {
-	b, err := encode(v)
+// answer writes a 200 with result in Qdrant's envelope (the shapes of
+// OutcomeResponse, MemoryResponse and StatsResponse).
+func (s *Service) answer(w http.ResponseWriter, r *http.Request, start time.Time, op string, result any) {
+	b, err := encode(result)
 	if err != nil {
 		s.fail(w, r, start, op, fmt.Errorf("native: encoding the %s response: %w", op, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, b)
+	qdrantjson.WriteResult(w, start, b)
 }

@@ -227,7 +227,7 @@ func TestObserveBadInput(t *testing.T) {
 		{"vector empty", `{"collection":"c","text":"x","vector":[]}`, 400, "vector: must not be empty"},
 		{"corrects not an id", `{"collection":"c","text":"x","corrects":"last one"}`, 400, `corrects: want a memory id (a UUID or an unsigned integer), got "last one"`},
 		{"corrects negative", `{"collection":"c","text":"x","corrects":-4}`, 400, "corrects: want a memory id"},
-		{"huge body", `{"collection":"c","text":"x","vector":[` + strings.Repeat("0.5,", 1000) + `1]}`, 413, "larger than allowed"},
+		{"huge body", `{"collection":"c","text":"x","vector":[` + strings.Repeat("0.5,", 1000) + `1]}`, 400, "larger than allowed"},
 	}
 	f := &fakeWritePath{}
 	h := writeHandler(t, f, Config{MaxBodyBytes: 3000, MaxTextBytes: 1024})

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 func benchVector(dims int) string {
@@ -22,7 +24,7 @@ func BenchmarkDecodeQuery(b *testing.B) {
 	body := `{"query":{"nearest":` + benchVector(384) + `},"filter":{"must":[{"key":"user_id","match":{"value":"dana"}}]},"limit":10,"with_vector":false,"with_payload":true}`
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		v, err := parseJSON(body)
+		v, err := qdrantjson.Parse(body)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -42,12 +44,12 @@ func BenchmarkDecodeUpsert(b *testing.B) {
 	body := `{"points":[` + strings.Join(pts, ",") + `]}`
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		v, err := parseJSON(body)
+		v, err := qdrantjson.Parse(body)
 		if err != nil {
 			b.Fatal(err)
 		}
-		for i, e := range v.members[0].val.items() {
-			if _, err := toPointStruct(e, index("points", i)); err != nil {
+		for i, e := range v.Members[0].Val.Items() {
+			if _, err := toPointStruct(e, qdrantjson.Index("points", i)); err != nil {
 				b.Fatal(err)
 			}
 		}

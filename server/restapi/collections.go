@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // Collection routes: list, get, create, delete, exists.
@@ -20,7 +22,7 @@ func (h *handler) listCollections(c *call) ([]byte, error) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = appendString(b, d.GetName())
+		b = qdrantjson.AppendString(b, d.GetName())
 		b = append(b, '}')
 	}
 	return append(b, "]}"...), nil
@@ -67,80 +69,80 @@ func (h *handler) createCollection(c *call) ([]byte, error) {
 	return strconv.AppendBool(nil, res.GetResult()), nil
 }
 
-func toCreateCollection(v value, name string) (*qdrant.CreateCollection, error) {
-	o, err := readObject(v, "", createCollectionFields...)
+func toCreateCollection(v qdrantjson.Value, name string) (*qdrant.CreateCollection, error) {
+	o, err := qdrantjson.ReadObject(v, "", createCollectionFields...)
 	if err != nil {
 		return nil, err
 	}
 	for _, k := range []string{"quantization_config", "strict_mode_config", "payload"} {
-		if o.has(k) {
-			return nil, untranslatedErr(k, "`"+k+"`")
+		if o.Has(k) {
+			return nil, qdrantjson.UnsupportedError(k, "`"+k+"`")
 		}
 	}
 	req := &qdrant.CreateCollection{CollectionName: name}
-	if vv, ok := o.get("vectors"); ok {
+	if vv, ok := o.Get("vectors"); ok {
 		if req.VectorsConfig, err = toVectorsConfig(vv, "vectors"); err != nil {
 			return nil, err
 		}
 	}
-	if req.ShardNumber, err = o.u32("shard_number"); err != nil {
+	if req.ShardNumber, err = o.U32("shard_number"); err != nil {
 		return nil, err
 	}
-	if sv, ok := o.get("sharding_method"); ok {
+	if sv, ok := o.Get("sharding_method"); ok {
 		var m qdrant.ShardingMethod
 		switch {
-		case sv.kind == kindString && sv.s == "auto":
+		case sv.Kind == qdrantjson.KindString && sv.Text == "auto":
 			m = qdrant.ShardingMethod_Auto
-		case sv.kind == kindString && sv.s == "custom":
+		case sv.Kind == qdrantjson.KindString && sv.Text == "custom":
 			m = qdrant.ShardingMethod_Custom
 		default:
-			return nil, formatErr("sharding_method", "unknown variant %s, expected `auto` or `custom`", sv.describe())
+			return nil, qdrantjson.FormatError("sharding_method", "unknown variant %s, expected `auto` or `custom`", sv.Describe())
 		}
 		req.ShardingMethod = &m
 	}
-	if req.ReplicationFactor, err = o.u32("replication_factor"); err != nil {
+	if req.ReplicationFactor, err = o.U32("replication_factor"); err != nil {
 		return nil, err
 	}
-	if req.WriteConsistencyFactor, err = o.u32("write_consistency_factor"); err != nil {
+	if req.WriteConsistencyFactor, err = o.U32("write_consistency_factor"); err != nil {
 		return nil, err
 	}
-	if req.OnDiskPayload, err = o.boolean("on_disk_payload"); err != nil { //nolint:staticcheck // still part of Qdrant's REST body
+	if req.OnDiskPayload, err = o.Bool("on_disk_payload"); err != nil { //nolint:staticcheck // still part of Qdrant's REST body
 		return nil, err
 	}
-	if hv, ok := o.get("hnsw_config"); ok {
+	if hv, ok := o.Get("hnsw_config"); ok {
 		if req.HnswConfig, err = toHnswConfig(hv, "hnsw_config"); err != nil {
 			return nil, err
 		}
 	}
-	if wv, ok := o.get("wal_config"); ok {
-		wo, err := readObject(wv, "wal_config", "wal_capacity_mb", "wal_segments_ahead", "wal_retain_closed")
+	if wv, ok := o.Get("wal_config"); ok {
+		wo, err := qdrantjson.ReadObject(wv, "wal_config", "wal_capacity_mb", "wal_segments_ahead", "wal_retain_closed")
 		if err != nil {
 			return nil, err
 		}
 		w := &qdrant.WalConfigDiff{}
-		if w.WalCapacityMb, err = wo.u64("wal_capacity_mb"); err != nil {
+		if w.WalCapacityMb, err = wo.U64("wal_capacity_mb"); err != nil {
 			return nil, err
 		}
-		if w.WalSegmentsAhead, err = wo.u64("wal_segments_ahead"); err != nil {
+		if w.WalSegmentsAhead, err = wo.U64("wal_segments_ahead"); err != nil {
 			return nil, err
 		}
-		if w.WalRetainClosed, err = wo.u64("wal_retain_closed"); err != nil {
+		if w.WalRetainClosed, err = wo.U64("wal_retain_closed"); err != nil {
 			return nil, err
 		}
 		req.WalConfig = w
 	}
-	if ov, ok := o.get("optimizers_config"); ok {
+	if ov, ok := o.Get("optimizers_config"); ok {
 		if req.OptimizersConfig, err = toOptimizersConfig(ov, "optimizers_config"); err != nil {
 			return nil, err
 		}
 	}
-	if sv, ok := o.get("sparse_vectors"); ok {
+	if sv, ok := o.Get("sparse_vectors"); ok {
 		if req.SparseVectorsConfig, err = toSparseVectorsConfig(sv, "sparse_vectors"); err != nil {
 			return nil, err
 		}
 	}
-	if mv, ok := o.get("metadata"); ok {
-		if req.Metadata, err = toPayload(mv, "metadata"); err != nil {
+	if mv, ok := o.Get("metadata"); ok {
+		if req.Metadata, err = qdrantjson.Payload(mv, "metadata"); err != nil {
 			return nil, err
 		}
 	}
@@ -161,193 +163,192 @@ var datatypes = map[string]qdrant.Datatype{
 }
 
 // toVectorsConfig reads VectorsConfig: one VectorParams, or a map of them.
-func toVectorsConfig(v value, path string) (*qdrant.VectorsConfig, error) {
-	if v.kind != kindObject {
-		return nil, typeErr(path, v, "vector params or a map of named vector params")
+func toVectorsConfig(v qdrantjson.Value, path string) (*qdrant.VectorsConfig, error) {
+	if v.Kind != qdrantjson.KindObject {
+		return nil, qdrantjson.TypeError(path, v, "vector params or a map of named vector params")
 	}
-	keys := memberKeys(v)
-	if keys["size"] || keys["distance"] {
+	if v.Has("size") || v.Has("distance") {
 		p, err := toVectorParams(v, path)
 		if err != nil {
 			return nil, err
 		}
 		return qdrant.NewVectorsConfig(p), nil
 	}
-	m := make(map[string]*qdrant.VectorParams, len(v.members))
-	for _, mb := range v.members {
-		p, err := toVectorParams(mb.val, join(path, mb.key))
+	m := make(map[string]*qdrant.VectorParams, len(v.Members))
+	for _, mb := range v.Members {
+		p, err := toVectorParams(mb.Val, qdrantjson.Join(path, mb.Key))
 		if err != nil {
 			return nil, err
 		}
-		m[mb.key] = p
+		m[mb.Key] = p
 	}
 	return qdrant.NewVectorsConfigMap(m), nil
 }
 
-func toVectorParams(v value, path string) (*qdrant.VectorParams, error) {
-	o, err := readObject(v, path, "size", "distance", "hnsw_config", "quantization_config", "on_disk", "memory", "datatype", "multivector_config")
+func toVectorParams(v qdrantjson.Value, path string) (*qdrant.VectorParams, error) {
+	o, err := qdrantjson.ReadObject(v, path, "size", "distance", "hnsw_config", "quantization_config", "on_disk", "memory", "datatype", "multivector_config")
 	if err != nil {
 		return nil, err
 	}
 	for _, k := range []string{"quantization_config", "memory"} {
-		if o.has(k) {
-			return nil, untranslatedErr(o.sub(k), "`"+k+"`")
+		if o.Has(k) {
+			return nil, qdrantjson.UnsupportedError(o.Sub(k), "`"+k+"`")
 		}
 	}
 	p := &qdrant.VectorParams{}
-	sv, err := o.require("size")
+	sv, err := o.Require("size")
 	if err != nil {
 		return nil, err
 	}
-	if p.Size, err = toU64(sv, o.sub("size")); err != nil {
+	if p.Size, err = qdrantjson.U64(sv, o.Sub("size")); err != nil {
 		return nil, err
 	}
-	dv, err := o.require("distance")
+	dv, err := o.Require("distance")
 	if err != nil {
 		return nil, err
 	}
-	d, ok := distances[dv.s]
-	if dv.kind != kindString || !ok {
-		return nil, formatErr(o.sub("distance"), "unknown variant %s, expected one of `Cosine`, `Euclid`, `Dot`, `Manhattan`", dv.describe())
+	d, ok := distances[dv.Text]
+	if dv.Kind != qdrantjson.KindString || !ok {
+		return nil, qdrantjson.FormatError(o.Sub("distance"), "unknown variant %s, expected one of `Cosine`, `Euclid`, `Dot`, `Manhattan`", dv.Describe())
 	}
 	p.Distance = d
-	if hv, ok := o.get("hnsw_config"); ok {
-		if p.HnswConfig, err = toHnswConfig(hv, o.sub("hnsw_config")); err != nil {
+	if hv, ok := o.Get("hnsw_config"); ok {
+		if p.HnswConfig, err = toHnswConfig(hv, o.Sub("hnsw_config")); err != nil {
 			return nil, err
 		}
 	}
-	if p.OnDisk, err = o.boolean("on_disk"); err != nil { //nolint:staticcheck // still part of Qdrant's REST body
+	if p.OnDisk, err = o.Bool("on_disk"); err != nil { //nolint:staticcheck // still part of Qdrant's REST body
 		return nil, err
 	}
-	if tv, ok := o.get("datatype"); ok {
-		dt, ok := datatypes[tv.s]
-		if tv.kind != kindString || !ok {
-			return nil, formatErr(o.sub("datatype"), "unknown variant %s, expected one of `float32`, `uint8`, `float16`", tv.describe())
+	if tv, ok := o.Get("datatype"); ok {
+		dt, ok := datatypes[tv.Text]
+		if tv.Kind != qdrantjson.KindString || !ok {
+			return nil, qdrantjson.FormatError(o.Sub("datatype"), "unknown variant %s, expected one of `float32`, `uint8`, `float16`", tv.Describe())
 		}
 		p.Datatype = &dt
 	}
-	if mv, ok := o.get("multivector_config"); ok {
-		mo, err := readObject(mv, o.sub("multivector_config"), "comparator")
+	if mv, ok := o.Get("multivector_config"); ok {
+		mo, err := qdrantjson.ReadObject(mv, o.Sub("multivector_config"), "comparator")
 		if err != nil {
 			return nil, err
 		}
-		if cv, _ := mo.get("comparator"); cv.kind != kindString || cv.s != "max_sim" {
-			return nil, formatErr(mo.sub("comparator"), "unknown variant %s, expected `max_sim`", cv.describe())
+		if cv, _ := mo.Get("comparator"); cv.Kind != qdrantjson.KindString || cv.Text != "max_sim" {
+			return nil, qdrantjson.FormatError(mo.Sub("comparator"), "unknown variant %s, expected `max_sim`", cv.Describe())
 		}
 		p.MultivectorConfig = &qdrant.MultiVectorConfig{Comparator: qdrant.MultiVectorComparator_MaxSim}
 	}
 	return p, nil
 }
 
-func toHnswConfig(v value, path string) (*qdrant.HnswConfigDiff, error) {
-	o, err := readObject(v, path, "m", "ef_construct", "full_scan_threshold", "max_indexing_threads", "on_disk", "memory", "payload_m", "inline_storage")
+func toHnswConfig(v qdrantjson.Value, path string) (*qdrant.HnswConfigDiff, error) {
+	o, err := qdrantjson.ReadObject(v, path, "m", "ef_construct", "full_scan_threshold", "max_indexing_threads", "on_disk", "memory", "payload_m", "inline_storage")
 	if err != nil {
 		return nil, err
 	}
-	if o.has("memory") {
-		return nil, untranslatedErr(o.sub("memory"), "`memory`")
+	if o.Has("memory") {
+		return nil, qdrantjson.UnsupportedError(o.Sub("memory"), "`memory`")
 	}
 	h := &qdrant.HnswConfigDiff{}
 	for _, f := range []struct {
 		key string
 		dst **uint64
 	}{{"m", &h.M}, {"ef_construct", &h.EfConstruct}, {"full_scan_threshold", &h.FullScanThreshold}, {"max_indexing_threads", &h.MaxIndexingThreads}, {"payload_m", &h.PayloadM}} {
-		if *f.dst, err = o.u64(f.key); err != nil {
+		if *f.dst, err = o.U64(f.key); err != nil {
 			return nil, err
 		}
 	}
-	if h.OnDisk, err = o.boolean("on_disk"); err != nil { //nolint:staticcheck
+	if h.OnDisk, err = o.Bool("on_disk"); err != nil { //nolint:staticcheck
 		return nil, err
 	}
-	if h.InlineStorage, err = o.boolean("inline_storage"); err != nil {
+	if h.InlineStorage, err = o.Bool("inline_storage"); err != nil {
 		return nil, err
 	}
 	return h, nil
 }
 
-func toOptimizersConfig(v value, path string) (*qdrant.OptimizersConfigDiff, error) {
-	o, err := readObject(v, path, "deleted_threshold", "vacuum_min_vector_number", "default_segment_number", "max_segment_size", "memmap_threshold", "indexing_threshold", "flush_interval_sec", "max_optimization_threads", "prevent_unoptimized")
+func toOptimizersConfig(v qdrantjson.Value, path string) (*qdrant.OptimizersConfigDiff, error) {
+	o, err := qdrantjson.ReadObject(v, path, "deleted_threshold", "vacuum_min_vector_number", "default_segment_number", "max_segment_size", "memmap_threshold", "indexing_threshold", "flush_interval_sec", "max_optimization_threads", "prevent_unoptimized")
 	if err != nil {
 		return nil, err
 	}
 	c := &qdrant.OptimizersConfigDiff{}
-	if c.DeletedThreshold, err = o.f64("deleted_threshold"); err != nil {
+	if c.DeletedThreshold, err = o.F64("deleted_threshold"); err != nil {
 		return nil, err
 	}
 	for _, f := range []struct {
 		key string
 		dst **uint64
 	}{{"vacuum_min_vector_number", &c.VacuumMinVectorNumber}, {"default_segment_number", &c.DefaultSegmentNumber}, {"max_segment_size", &c.MaxSegmentSize}, {"memmap_threshold", &c.MemmapThreshold}, {"indexing_threshold", &c.IndexingThreshold}, {"flush_interval_sec", &c.FlushIntervalSec}} {
-		if *f.dst, err = o.u64(f.key); err != nil {
+		if *f.dst, err = o.U64(f.key); err != nil {
 			return nil, err
 		}
 	}
-	if mv, ok := o.get("max_optimization_threads"); ok {
-		if mv.kind == kindString && mv.s == "auto" {
+	if mv, ok := o.Get("max_optimization_threads"); ok {
+		if mv.Kind == qdrantjson.KindString && mv.Text == "auto" {
 			c.MaxOptimizationThreads = qdrant.NewMaxOptimizationThreadsSetting(qdrant.MaxOptimizationThreads_Auto)
 		} else {
-			n, err := toU64(mv, o.sub("max_optimization_threads"))
+			n, err := qdrantjson.U64(mv, o.Sub("max_optimization_threads"))
 			if err != nil {
 				return nil, err
 			}
 			c.MaxOptimizationThreads = qdrant.NewMaxOptimizationThreads(n)
 		}
 	}
-	if c.PreventUnoptimized, err = o.boolean("prevent_unoptimized"); err != nil {
+	if c.PreventUnoptimized, err = o.Bool("prevent_unoptimized"); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-func toSparseVectorsConfig(v value, path string) (*qdrant.SparseVectorConfig, error) {
-	if v.kind != kindObject {
-		return nil, typeErr(path, v, "a map of sparse vector params")
+func toSparseVectorsConfig(v qdrantjson.Value, path string) (*qdrant.SparseVectorConfig, error) {
+	if v.Kind != qdrantjson.KindObject {
+		return nil, qdrantjson.TypeError(path, v, "a map of sparse vector params")
 	}
-	cfg := &qdrant.SparseVectorConfig{Map: make(map[string]*qdrant.SparseVectorParams, len(v.members))}
-	for _, mb := range v.members {
-		p := join(path, mb.key)
-		o, err := readObject(mb.val, p, "index", "modifier")
+	cfg := &qdrant.SparseVectorConfig{Map: make(map[string]*qdrant.SparseVectorParams, len(v.Members))}
+	for _, mb := range v.Members {
+		p := qdrantjson.Join(path, mb.Key)
+		o, err := qdrantjson.ReadObject(mb.Val, p, "index", "modifier")
 		if err != nil {
 			return nil, err
 		}
 		sp := &qdrant.SparseVectorParams{}
-		if iv, ok := o.get("index"); ok {
-			io, err := readObject(iv, o.sub("index"), "full_scan_threshold", "on_disk", "memory", "datatype")
+		if iv, ok := o.Get("index"); ok {
+			io, err := qdrantjson.ReadObject(iv, o.Sub("index"), "full_scan_threshold", "on_disk", "memory", "datatype")
 			if err != nil {
 				return nil, err
 			}
-			if io.has("memory") {
-				return nil, untranslatedErr(io.sub("memory"), "`memory`")
+			if io.Has("memory") {
+				return nil, qdrantjson.UnsupportedError(io.Sub("memory"), "`memory`")
 			}
 			ic := &qdrant.SparseIndexConfig{}
-			if ic.FullScanThreshold, err = io.u64("full_scan_threshold"); err != nil {
+			if ic.FullScanThreshold, err = io.U64("full_scan_threshold"); err != nil {
 				return nil, err
 			}
-			if ic.OnDisk, err = io.boolean("on_disk"); err != nil { //nolint:staticcheck
+			if ic.OnDisk, err = io.Bool("on_disk"); err != nil { //nolint:staticcheck
 				return nil, err
 			}
-			if tv, ok := io.get("datatype"); ok {
-				dt, ok := datatypes[tv.s]
-				if tv.kind != kindString || !ok {
-					return nil, formatErr(io.sub("datatype"), "unknown variant %s, expected one of `float32`, `uint8`, `float16`", tv.describe())
+			if tv, ok := io.Get("datatype"); ok {
+				dt, ok := datatypes[tv.Text]
+				if tv.Kind != qdrantjson.KindString || !ok {
+					return nil, qdrantjson.FormatError(io.Sub("datatype"), "unknown variant %s, expected one of `float32`, `uint8`, `float16`", tv.Describe())
 				}
 				ic.Datatype = &dt
 			}
 			sp.Index = ic
 		}
-		if mv, ok := o.get("modifier"); ok {
+		if mv, ok := o.Get("modifier"); ok {
 			var m qdrant.Modifier
 			switch {
-			case mv.kind == kindString && mv.s == "none":
+			case mv.Kind == qdrantjson.KindString && mv.Text == "none":
 				m = qdrant.Modifier_None
-			case mv.kind == kindString && mv.s == "idf":
+			case mv.Kind == qdrantjson.KindString && mv.Text == "idf":
 				m = qdrant.Modifier_Idf
 			default:
-				return nil, formatErr(o.sub("modifier"), "unknown variant %s, expected `none` or `idf`", mv.describe())
+				return nil, qdrantjson.FormatError(o.Sub("modifier"), "unknown variant %s, expected `none` or `idf`", mv.Describe())
 			}
 			sp.Modifier = &m
 		}
-		cfg.Map[mb.key] = sp
+		cfg.Map[mb.Key] = sp
 	}
 	return cfg, nil
 }
@@ -408,7 +409,7 @@ func (o *jsonObj) key(k string) {
 		o.b = append(o.b, ',')
 	}
 	o.first = false
-	o.b = appendString(o.b, k)
+	o.b = qdrantjson.AppendString(o.b, k)
 	o.b = append(o.b, ':')
 }
 
@@ -418,7 +419,7 @@ func (o *jsonObj) optU64(k string, n *uint64) {
 		o.u64(k, *n)
 	}
 }
-func (o *jsonObj) str(k, s string) { o.key(k); o.b = appendString(o.b, s) }
+func (o *jsonObj) str(k, s string) { o.key(k); o.b = qdrantjson.AppendString(o.b, s) }
 func (o *jsonObj) boolean(k string, v bool) {
 	o.key(k)
 	o.b = strconv.AppendBool(o.b, v)
@@ -437,7 +438,7 @@ func appendCollectionInfo(b []byte, ci *qdrant.CollectionInfo) []byte {
 	if os := ci.GetOptimizerStatus(); os == nil || os.GetOk() {
 		o.str("optimizer_status", "ok")
 	} else {
-		o.raw("optimizer_status", appendString([]byte(`{"error":`), os.GetError()))
+		o.raw("optimizer_status", qdrantjson.AppendString([]byte(`{"error":`), os.GetError()))
 		o.b = append(o.b, '}')
 	}
 	if ws := ci.GetWarnings(); len(ws) > 0 {
@@ -447,7 +448,7 @@ func appendCollectionInfo(b []byte, ci *qdrant.CollectionInfo) []byte {
 			if i > 0 {
 				o.b = append(o.b, ',')
 			}
-			o.b = appendString(append(o.b, `{"message":`...), w.GetMessage())
+			o.b = qdrantjson.AppendString(append(o.b, `{"message":`...), w.GetMessage())
 			o.b = append(o.b, '}')
 		}
 		o.b = append(o.b, ']')
@@ -510,7 +511,7 @@ func appendCollectionConfig(b []byte, cfg *qdrant.CollectionConfig) []byte {
 	opt := newObj(nil)
 	if oc.DeletedThreshold != nil {
 		opt.key("deleted_threshold")
-		opt.b = appendFloat64(opt.b, oc.GetDeletedThreshold())
+		opt.b = qdrantjson.AppendFloat64(opt.b, oc.GetDeletedThreshold())
 	}
 	opt.optU64("vacuum_min_vector_number", oc.VacuumMinVectorNumber)
 	opt.u64("default_segment_number", oc.GetDefaultSegmentNumber())
@@ -536,7 +537,7 @@ func appendCollectionConfig(b []byte, cfg *qdrant.CollectionConfig) []byte {
 	}
 	o.raw("quantization_config", appendQuantization(nil, cfg.GetQuantizationConfig()))
 	if md := cfg.GetMetadata(); len(md) > 0 {
-		o.raw("metadata", appendFields(nil, md))
+		o.raw("metadata", qdrantjson.AppendPayload(nil, md))
 	}
 	return o.end()
 }
@@ -641,7 +642,7 @@ func appendQuantization(b []byte, q *qdrant.QuantizationConfig) []byte {
 		s.str("type", "int8")
 		if x.Scalar.Quantile != nil {
 			s.key("quantile")
-			s.b = appendFloat32(s.b, x.Scalar.GetQuantile())
+			s.b = qdrantjson.AppendFloat32(s.b, x.Scalar.GetQuantile())
 		}
 		s.optBool("always_ram", x.Scalar.AlwaysRam) //nolint:staticcheck
 		return append(append(b, `{"scalar":`...), append(s.end(), '}')...)

@@ -14,13 +14,14 @@
 //
 // # Fidelity
 //
-// Bodies are parsed with a JSON parser of the package's own so that point
-// ids above 2^53 keep every digit, payload integers stay integers and
-// floats stay floats (3 and 3.0 are different values to Qdrant's filters;
-// a float is always written back with a fraction or exponent), scores and
-// vector components are written in their shortest float32 form (0.9, not
-// 0.8999999761581421), and invalid UTF-8 is refused, as serde_json refuses
-// it. Defaults follow Qdrant: query limit 10, groups limit 10 and
+// Bodies are parsed, and payloads, filters, point ids, the envelope and
+// errors read and written, with package qdrantjson (shared with the native
+// API), so that point ids above 2^53 keep every digit, payload integers stay
+// integers and floats stay floats (3 and 3.0 are different values to
+// Qdrant's filters; a float is always written back with a fraction or
+// exponent), scores and vector components are written in their shortest
+// float32 form (0.9, not 0.8999999761581421), invalid UTF-8 is refused, as
+// serde_json refuses it, and every error is answered from one table. Defaults follow Qdrant: query limit 10, groups limit 10 and
 // group_size 3, scroll limit 10 with payload, retrieve and search without
 // payload, count exact.
 //

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/scoring"
 )
 
@@ -97,10 +98,7 @@ func (e *env) loadRankedFixture() {
 	var pts []string
 	point := func(id uint64, vec []float32, m *memory.Memory) {
 		payload := e.codec.Encode(m)
-		js, err := memory.PayloadToJSON(payload)
-		if err != nil {
-			e.t.Fatal(err)
-		}
+		js := qdrantjson.AppendPayload(nil, payload)
 		js = append(js[:len(js)-1], fmt.Sprintf(`,"grp":"g%d"}`, id)...)
 		pts = append(pts, fmt.Sprintf(`{"id":%d,"vector":%s,"payload":%s}`, id, jsonFloats(vec), js))
 	}

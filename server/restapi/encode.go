@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // shape says which optional parts of a point the caller asked for. A
@@ -27,68 +29,13 @@ func payloadRequested(sel *qdrant.WithPayloadSelector) bool {
 	return true
 }
 
-func appendPointID(b []byte, id *qdrant.PointId) []byte {
-	switch v := id.GetPointIdOptions().(type) {
-	case *qdrant.PointId_Num:
-		return strconv.AppendUint(b, v.Num, 10)
-	case *qdrant.PointId_Uuid:
-		return appendString(b, v.Uuid)
-	}
-	return append(b, "null"...)
-}
-
-func appendValue(b []byte, v *qdrant.Value) []byte {
-	switch k := v.GetKind().(type) {
-	case *qdrant.Value_BoolValue:
-		return strconv.AppendBool(b, k.BoolValue)
-	case *qdrant.Value_IntegerValue:
-		return strconv.AppendInt(b, k.IntegerValue, 10)
-	case *qdrant.Value_DoubleValue:
-		return appendFloat64(b, k.DoubleValue)
-	case *qdrant.Value_StringValue:
-		return appendString(b, k.StringValue)
-	case *qdrant.Value_ListValue:
-		b = append(b, '[')
-		for i, e := range k.ListValue.GetValues() {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendValue(b, e)
-		}
-		return append(b, ']')
-	case *qdrant.Value_StructValue:
-		return appendFields(b, k.StructValue.GetFields())
-	}
-	return append(b, "null"...)
-}
-
-// appendFields writes a payload object with its keys sorted, so answers
-// are deterministic.
-func appendFields(b []byte, fields map[string]*qdrant.Value) []byte {
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, k)
-		b = append(b, ':')
-		b = appendValue(b, fields[k])
-	}
-	return append(b, '}')
-}
-
 func appendFloats(b []byte, fs []float32) []byte {
 	b = append(b, '[')
 	for i, f := range fs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendFloat32(b, f)
+		b = qdrantjson.AppendFloat32(b, f)
 	}
 	return append(b, ']')
 }
@@ -159,7 +106,7 @@ func appendVectors(b []byte, v *qdrant.VectorsOutput) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = qdrantjson.AppendString(b, k)
 			b = append(b, ':')
 			b = appendVectorOutput(b, m[k])
 		}
@@ -171,7 +118,7 @@ func appendVectors(b []byte, v *qdrant.VectorsOutput) []byte {
 func appendShardKey(b []byte, k *qdrant.ShardKey) []byte {
 	switch x := k.GetKey().(type) {
 	case *qdrant.ShardKey_Keyword:
-		return appendString(b, x.Keyword)
+		return qdrantjson.AppendString(b, x.Keyword)
 	case *qdrant.ShardKey_Number:
 		return strconv.AppendUint(b, x.Number, 10)
 	}
@@ -183,7 +130,7 @@ func appendOrderValue(b []byte, o *qdrant.OrderValue) []byte {
 	case *qdrant.OrderValue_Int:
 		return strconv.AppendInt(b, x.Int, 10)
 	case *qdrant.OrderValue_Float:
-		return appendFloat64(b, x.Float)
+		return qdrantjson.AppendFloat64(b, x.Float)
 	}
 	return append(b, "null"...)
 }
@@ -193,7 +140,7 @@ func appendOrderValue(b []byte, o *qdrant.OrderValue) []byte {
 func appendPointTail(b []byte, payload map[string]*qdrant.Value, vectors *qdrant.VectorsOutput, shardKey *qdrant.ShardKey, orderValue *qdrant.OrderValue, sh shape) []byte {
 	if sh.payload || len(payload) > 0 {
 		b = append(b, `,"payload":`...)
-		b = appendFields(b, payload)
+		b = qdrantjson.AppendPayload(b, payload)
 	}
 	if vectors != nil {
 		b = append(b, `,"vector":`...)
@@ -214,11 +161,11 @@ func appendPointTail(b []byte, payload map[string]*qdrant.Value, vectors *qdrant
 // shortest float32 form) and the optional members.
 func appendScoredPoint(b []byte, p *qdrant.ScoredPoint, sh shape) []byte {
 	b = append(b, `{"id":`...)
-	b = appendPointID(b, p.GetId())
+	b = qdrantjson.AppendPointID(b, p.GetId())
 	b = append(b, `,"version":`...)
 	b = strconv.AppendUint(b, p.GetVersion(), 10)
 	b = append(b, `,"score":`...)
-	b = appendFloat32(b, p.GetScore())
+	b = qdrantjson.AppendFloat32(b, p.GetScore())
 	b = appendPointTail(b, p.GetPayload(), p.GetVectors(), p.GetShardKey(), p.GetOrderValue(), sh)
 	return append(b, '}')
 }
@@ -237,7 +184,7 @@ func appendScoredPoints(b []byte, ps []*qdrant.ScoredPoint, sh shape) []byte {
 // appendRecord writes Qdrant's Record.
 func appendRecord(b []byte, p *qdrant.RetrievedPoint, sh shape) []byte {
 	b = append(b, `{"id":`...)
-	b = appendPointID(b, p.GetId())
+	b = qdrantjson.AppendPointID(b, p.GetId())
 	b = appendPointTail(b, p.GetPayload(), p.GetVectors(), p.GetShardKey(), p.GetOrderValue(), sh)
 	return append(b, '}')
 }
@@ -260,7 +207,7 @@ func appendGroupID(b []byte, id *qdrant.GroupId) []byte {
 	case *qdrant.GroupId_IntegerValue:
 		return strconv.AppendInt(b, x.IntegerValue, 10)
 	case *qdrant.GroupId_StringValue:
-		return appendString(b, x.StringValue)
+		return qdrantjson.AppendString(b, x.StringValue)
 	}
 	return append(b, "null"...)
 }
@@ -294,7 +241,7 @@ func appendUpdateResult(b []byte, r *qdrant.UpdateResult) []byte {
 		b = append(b, ',')
 	}
 	b = append(b, `"status":`...)
-	b = appendString(b, updateStatus(r.GetStatus()))
+	b = qdrantjson.AppendString(b, updateStatus(r.GetStatus()))
 	return append(b, '}')
 }
 

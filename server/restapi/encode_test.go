@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // Vector forms the embedded store does not hold (named, sparse, multi)
@@ -27,7 +29,7 @@ func TestVectorForms(t *testing.T) {
 		{"document", `{"text":"hello","model":"m","options":{"lang":"en"}}`, qdrant.NewVectorsDocument(&qdrant.Document{Text: "hello", Model: "m", Options: map[string]*qdrant.Value{"lang": qdrant.NewValueString("en")}})},
 	}
 	for _, c := range decode {
-		v, err := parseJSON(c.in)
+		v, err := qdrantjson.Parse(c.in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +47,7 @@ func TestVectorForms(t *testing.T) {
 		{`"v"`, "vector: invalid type: string \"v\", expected a vector"},
 		{`[1e39]`, "vector[0]: number out of range"},
 	} {
-		v, err := parseJSON(bad.in)
+		v, err := qdrantjson.Parse(bad.in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,35 +70,3 @@ func TestVectorForms(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// Numbers are written so that they read back as what they were: integers
-// exactly, floats always with a fraction or exponent, f32 scores and vector
-// components in their shortest f32 form.
-func TestNumberFormats(t *testing.T) {
-	cases := []struct {
-		v    *qdrant.Value
-		want string
-	}{
-		{qdrant.NewValueInt(3), `3`},
-		{qdrant.NewValueInt(math.MinInt64), `-9223372036854775808`},
-		{qdrant.NewValueDouble(3), `3.0`},
-		{qdrant.NewValueDouble(-0.5), `-0.5`},
-		{qdrant.NewValueDouble(1e21), `1e+21`},
-		{qdrant.NewValueDouble(1e-7), `1e-07`},
-		{qdrant.NewValueDouble(math.NaN()), `null`},
-		{qdrant.NewValueString("a\"b\\c\n\x01\u2028"), `"a\"b\\c\n\u0001` + "\u2028" + `"`},
-		{qdrant.NewValueString("bad \xff utf8"), `"bad \ufffd utf8"`},
-		{qdrant.NewValueFromList(qdrant.NewValueInt(1), qdrant.NewValueDouble(1), qdrant.NewValueNull()), `[1,1.0,null]`},
-	}
-	for _, c := range cases {
-		if got := string(appendValue(nil, c.v)); got != c.want {
-			t.Errorf("appendValue(%v) = %s, want %s", c.v, got, c.want)
-		}
-	}
-	if got := string(appendFloat32(nil, 0.9)); got != "0.9" {
-		t.Errorf("score 0.9 written as %s", got)
-	}
-	if got := string(appendPointID(nil, qdrant.NewIDNum(math.MaxUint64))); got != "18446744073709551615" {
-		t.Errorf("id written as %s", got)
-	}
-}

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 const (
@@ -185,7 +187,7 @@ func TestStatusMapping(t *testing.T) {
 		{"unauthenticated", status.Error(codes.Unauthenticated, "Must provide an API key"), nil, 401, "Must provide an API key", [2]string{}},
 		{"deadline", status.Error(codes.DeadlineExceeded, "Timeout error: slow"), nil, 408, "Timeout error: slow", [2]string{}},
 		{"rate limit", status.Error(codes.ResourceExhausted, "Rate limiting exceeded"), metadata.Pairs("retry-after", "7"), 429, "Rate limiting exceeded", [2]string{"Retry-After", "7"}},
-		{"insufficient storage", status.Error(codes.ResourceExhausted, "No space"), metadata.Pairs(insufficientStorageKey, "1"), 507, "No space", [2]string{}},
+		{"insufficient storage", status.Error(codes.ResourceExhausted, "No space"), metadata.Pairs(qdrantjson.InsufficientStorageKey, "1"), 507, "No space", [2]string{}},
 		{"internal", status.Error(codes.Internal, "Service internal error: boom"), nil, 500, "Service internal error: boom", [2]string{}},
 		{"unimplemented", status.Error(codes.Unimplemented, "unknown method"), nil, 501, "unknown method", [2]string{}},
 		{"unavailable transport", status.Error(codes.Unavailable, "connection error: desc = \"transport: Error while dialing: dial tcp 10.0.0.7:6334: connect: connection refused\""), nil, 503, "Service unavailable: the upstream is not reachable", [2]string{}},

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -16,12 +15,14 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/store"
 )
 
-// Fuzz targets for every REST decoder: the JSON parser, DecodeFilter, the
-// query and search body decoders, and (through the handler, over the
-// embedded store) the point, payload, scroll, count and collection bodies.
+// Fuzz targets for the REST decoders of this package: the query and search
+// body decoders, and (through the handler, over the embedded store) the
+// point, payload, scroll, count and collection bodies. The JSON parser, the
+// payload and filter codecs and point ids are fuzzed in qdrantjson.
 // Properties: no panic; every refusal is one of the package's own errors
 // with a Qdrant status; whatever is accepted marshals as a valid proto.
 
@@ -56,44 +57,18 @@ func seedBodies() []string {
 	return out
 }
 
-// filterSeeds are the filters of the package's tests.
-func filterSeeds() []string {
-	out := []string{
-		`{"must":{"key":"kind","match":{"value":"note"}}}`,
-		`{"must":[{"nested":{"key":"diet","filter":{"must":[{"key":"food","match":{"value":"meat"}}]}}}],"min_should":{"conditions":[{"is_null":{"key":"b"}}],"min_count":1}}`,
-		`{"should":[{"key":"t","match":{"text":"a b"}},{"key":"at","range":{"gte":"2024-01-01T00:00:00Z"}},{"has_id":[1,18446744073709551615]},{"key":"tags","values_count":{"gte":2}}]}`,
-		`{"must_not":[{"is_empty":{"key":"a"}},{"key":"loc","geo_bounding_box":{"top_left":{"lon":1,"lat":2},"bottom_right":{"lon":3,"lat":1}}},{"key":"p","geo_polygon":{"exterior":{"points":[{"lon":0,"lat":0},{"lon":1,"lat":1},{"lon":0,"lat":0}]}}}]}`,
-		`{"must":[{"slice":{"total":4,"index":1}},{"has_vector":"v"},{"key":"a","match":{"except":[1,2]}}]}`,
-	}
-	for _, c := range filterErrorCases {
-		out = append(out, c.in)
-	}
-	for _, b := range seedBodies() {
-		v, err := parseJSON(b)
-		if err != nil || v.kind != kindObject {
-			continue
-		}
-		for _, m := range v.members {
-			if m.key == "filter" {
-				out = append(out, b) // the whole body: a filter's unknown-field path
-			}
-		}
-	}
-	return out
-}
-
 // checkDecodeErr asserts err is one of the package's refusals.
 func checkDecodeErr(t *testing.T, err error) {
 	t.Helper()
-	var de *decodeError
+	var de *qdrantjson.Error
 	if !errors.As(err, &de) {
-		t.Fatalf("error %T %v is not a *decodeError", err, err)
+		t.Fatalf("error %T %v is not a *qdrantjson.Error", err, err)
 	}
-	if de.status != http.StatusBadRequest && de.status != http.StatusUnprocessableEntity || de.msg == "" {
-		t.Fatalf("refusal with status %d and message %q", de.status, de.msg)
+	if st := de.Status(); st != http.StatusBadRequest && st != http.StatusUnprocessableEntity || de.Error() == "" {
+		t.Fatalf("refusal with status %d and message %q", st, de.Error())
 	}
-	if !utf8.ValidString(de.msg) {
-		t.Fatalf("refusal message is not UTF-8: %q", de.msg)
+	if !utf8.ValidString(de.Error()) {
+		t.Fatalf("refusal message is not UTF-8: %q", de.Error())
 	}
 }
 
@@ -105,75 +80,12 @@ func checkProto(t *testing.T, m proto.Message) {
 	}
 }
 
-func FuzzParseJSON(f *testing.F) {
-	for _, b := range seedBodies() {
-		f.Add(b)
-	}
-	for _, s := range filterSeeds() {
-		f.Add(s)
-	}
-	f.Add(`"\ud83d\ude00 \u00e9"`)
-	f.Add(`[1e400, -0, 0.5E-3]`)
-	f.Fuzz(func(t *testing.T, s string) {
-		v, err := parseJSON(s)
-		if err != nil {
-			var se *syntaxError
-			if !errors.As(err, &se) || se.line < 1 || se.column < 0 {
-				t.Fatalf("error %T %v", err, err)
-			}
-			return
-		}
-		// Whatever the parser accepts is JSON, and valid UTF-8.
-		if !json.Valid([]byte(s)) || !utf8.ValidString(s) {
-			t.Fatalf("parsed %q, which is not valid JSON", s)
-		}
-		_ = v.describe()
-		// Payload conversion of any accepted value neither panics nor
-		// loses the integer / float distinction of a top-level number.
-		pv, err := toValue(v, "", 1)
-		if err != nil {
-			checkDecodeErr(t, err)
-			return
-		}
-		if v.kind == kindNumber {
-			_, isInt := pv.GetKind().(*qdrant.Value_IntegerValue)
-			_, fitsI64 := strconv.ParseInt(v.s, 10, 64)
-			if isInt != (fitsI64 == nil) {
-				t.Fatalf("the number %s became %v", v.s, pv)
-			}
-		}
-		checkProto(t, pv)
-	})
-}
-
-func FuzzDecodeFilter(f *testing.F) {
-	for _, s := range filterSeeds() {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		flt, err := DecodeFilter(b)
-		if err != nil {
-			var fe *FilterError
-			if !errors.As(err, &fe) || fe.Status != 400 && fe.Status != 422 || fe.Msg == "" {
-				t.Fatalf("error %T %v", err, err)
-			}
-			if flt != nil {
-				t.Fatalf("a filter with the error %v", err)
-			}
-			return
-		}
-		if flt != nil {
-			checkProto(t, flt)
-		}
-	})
-}
-
 func FuzzQueryBody(f *testing.F) {
 	for _, b := range seedBodies() {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		v, err := parseJSON(body)
+		v, err := qdrantjson.Parse(body)
 		if err != nil {
 			return
 		}
@@ -197,7 +109,7 @@ func FuzzQueryBody(f *testing.F) {
 			checkDecodeErr(t, err)
 		} else {
 			for i, it := range items {
-				if q, err := toQueryPoints(it, index("searches", i), "c"); err != nil {
+				if q, err := toQueryPoints(it, qdrantjson.Index("searches", i), "c"); err != nil {
 					checkDecodeErr(t, err)
 				} else {
 					checkProto(t, q)
@@ -212,7 +124,7 @@ func FuzzSearchBody(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		v, err := parseJSON(body)
+		v, err := qdrantjson.Parse(body)
 		if err != nil {
 			return
 		}
@@ -236,7 +148,7 @@ func FuzzSearchBody(f *testing.F) {
 			checkDecodeErr(t, err)
 		} else {
 			for i, it := range items {
-				if s, err := toSearchPoints(it, index("searches", i), "c"); err != nil {
+				if s, err := toSearchPoints(it, qdrantjson.Index("searches", i), "c"); err != nil {
 					checkDecodeErr(t, err)
 				} else {
 					checkProto(t, s)

@@ -3,19 +3,18 @@ package restapi
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // Query parameters (Qdrant's UpdateParams and ReadParams): wait, ordering,
 // timeout (seconds) and consistency. Unknown parameters are ignored, as
 // serde_urlencoded does.
 
-func paramErr(format string, args ...any) *decodeError {
-	e := formatErr("", format, args...)
-	e.msg = "Deserialize error in query parameters: " + strings.TrimPrefix(e.msg, "Format error in JSON body: ")
-	return e
+func paramErr(format string, args ...any) *qdrantjson.Error {
+	return qdrantjson.Errorf(qdrantjson.ClassParamFormat, format, args...)
 }
 
 func timeoutParam(r *http.Request) (*uint64, error) {
@@ -28,7 +27,7 @@ func timeoutParam(r *http.Request) (*uint64, error) {
 		return nil, paramErr("timeout: invalid digit found in string %q", s)
 	}
 	if n == 0 {
-		return nil, &decodeError{status: http.StatusUnprocessableEntity, msg: "Validation error in query parameters: [timeout: value 0 invalid, must be 1 or larger]"}
+		return nil, &qdrantjson.Error{Class: qdrantjson.ClassParamValidation, Path: "timeout", Detail: "value 0 invalid, must be 1 or larger"}
 	}
 	return &n, nil
 }

@@ -1,12 +1,13 @@
 package restapi
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // Point routes: writes, retrieval, scroll, count, payload and index.
@@ -17,12 +18,12 @@ func (h *handler) root(c *call) ([]byte, error) {
 		return nil, err
 	}
 	b := []byte(`{"title":`)
-	b = appendString(b, rep.GetTitle())
+	b = qdrantjson.AppendString(b, rep.GetTitle())
 	b = append(b, `,"version":`...)
-	b = appendString(b, rep.GetVersion())
+	b = qdrantjson.AppendString(b, rep.GetVersion())
 	if rep.Commit != nil {
 		b = append(b, `,"commit":`...)
-		b = appendString(b, rep.GetCommit())
+		b = qdrantjson.AppendString(b, rep.GetCommit())
 	}
 	return append(b, '}'), nil
 }
@@ -36,31 +37,31 @@ func updateResult(res *qdrant.PointsOperationResponse, err error) ([]byte, error
 
 var pointStructFields = []string{"id", "vector", "vectors", "payload"}
 
-func toPointStruct(v value, path string) (*qdrant.PointStruct, error) {
-	o, err := readObject(v, path, pointStructFields...)
+func toPointStruct(v qdrantjson.Value, path string) (*qdrant.PointStruct, error) {
+	o, err := qdrantjson.ReadObject(v, path, pointStructFields...)
 	if err != nil {
 		return nil, err
 	}
-	idv, err := o.require("id")
+	idv, err := o.Require("id")
 	if err != nil {
 		return nil, err
 	}
 	p := &qdrant.PointStruct{}
-	if p.Id, err = toPointID(idv, o.sub("id")); err != nil {
+	if p.Id, err = qdrantjson.PointID(idv, o.Sub("id")); err != nil {
 		return nil, err
 	}
-	vv, key, ok, err := o.getAlias("vector", "vectors")
+	vv, key, ok, err := o.Alias("vector", "vectors")
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, formatErr(path, "missing field `vector`")
+		return nil, qdrantjson.FormatError(path, "missing field `vector`")
 	}
-	if p.Vectors, err = toVectors(vv, o.sub(key)); err != nil {
+	if p.Vectors, err = toVectors(vv, o.Sub(key)); err != nil {
 		return nil, err
 	}
-	if pv, ok := o.get("payload"); ok {
-		if p.Payload, err = toPayload(pv, o.sub("payload")); err != nil {
+	if pv, ok := o.Get("payload"); ok {
+		if p.Payload, err = qdrantjson.Payload(pv, o.Sub("payload")); err != nil {
 			return nil, err
 		}
 	}
@@ -69,16 +70,16 @@ func toPointStruct(v value, path string) (*qdrant.PointStruct, error) {
 
 // toBatchPoints turns the column form {"batch":{ids, vectors, payloads}}
 // into point structs.
-func toBatchPoints(v value, path string) ([]*qdrant.PointStruct, error) {
-	o, err := readObject(v, path, "ids", "vectors", "payloads")
+func toBatchPoints(v qdrantjson.Value, path string) ([]*qdrant.PointStruct, error) {
+	o, err := qdrantjson.ReadObject(v, path, "ids", "vectors", "payloads")
 	if err != nil {
 		return nil, err
 	}
-	idv, err := o.require("ids")
+	idv, err := o.Require("ids")
 	if err != nil {
 		return nil, err
 	}
-	ids, err := toPointIDs(idv, o.sub("ids"))
+	ids, err := qdrantjson.PointIDs(idv, o.Sub("ids"))
 	if err != nil {
 		return nil, err
 	}
@@ -86,69 +87,69 @@ func toBatchPoints(v value, path string) ([]*qdrant.PointStruct, error) {
 	for i, id := range ids {
 		points[i] = &qdrant.PointStruct{Id: id}
 	}
-	vv, err := o.require("vectors")
+	vv, err := o.Require("vectors")
 	if err != nil {
 		return nil, err
 	}
-	vpath := o.sub("vectors")
+	vpath := o.Sub("vectors")
 	mismatch := func(p string, n int) error {
-		return formatErr(p, "the number of vectors (%d) does not match the number of ids (%d)", n, len(ids))
+		return qdrantjson.FormatError(p, "the number of vectors (%d) does not match the number of ids (%d)", n, len(ids))
 	}
-	switch vv.kind {
-	case kindArray:
-		items := vv.items()
+	switch vv.Kind {
+	case qdrantjson.KindArray:
+		items := vv.Items()
 		if len(items) != len(ids) {
 			return nil, mismatch(vpath, len(items))
 		}
 		for i, e := range items {
-			if points[i].Vectors, err = toVectors(e, index(vpath, i)); err != nil {
+			if points[i].Vectors, err = toVectors(e, qdrantjson.Index(vpath, i)); err != nil {
 				return nil, err
 			}
 			if points[i].Vectors.GetVectors() != nil {
-				return nil, formatErr(index(vpath, i), "expected a vector, got a map")
+				return nil, qdrantjson.FormatError(qdrantjson.Index(vpath, i), "expected a vector, got a map")
 			}
 		}
-	case kindObject:
+	case qdrantjson.KindObject:
 		named := make([]map[string]*qdrant.Vector, len(ids))
 		for i := range named {
 			named[i] = map[string]*qdrant.Vector{}
 		}
-		for _, mb := range vv.members {
-			p := join(vpath, mb.key)
-			if mb.val.kind != kindArray {
-				return nil, typeErr(p, mb.val, "a sequence of vectors")
+		for _, mb := range vv.Members {
+			p := qdrantjson.Join(vpath, mb.Key)
+			if mb.Val.Kind != qdrantjson.KindArray {
+				return nil, qdrantjson.TypeError(p, mb.Val, "a sequence of vectors")
 			}
-			items := mb.val.items()
+			items := mb.Val.Items()
 			if len(items) != len(ids) {
 				return nil, mismatch(p, len(items))
 			}
 			for i, e := range items {
-				vec, err := toVector(e, index(p, i))
+				vec, err := toVector(e, qdrantjson.Index(p, i))
 				if err != nil {
 					return nil, err
 				}
-				named[i][mb.key] = vec
+				named[i][mb.Key] = vec
 			}
 		}
 		for i := range points {
 			points[i].Vectors = qdrant.NewVectorsMap(named[i])
 		}
 	default:
-		return nil, typeErr(vpath, vv, "a sequence of vectors or a map of named vector lists")
+		return nil, qdrantjson.TypeError(vpath, vv, "a sequence of vectors or a map of named vector lists")
 	}
-	if pv, ok := o.get("payloads"); ok {
-		if pv.kind != kindArray {
-			return nil, typeErr(o.sub("payloads"), pv, "a sequence of payloads")
+	if pv, ok := o.Get("payloads"); ok {
+		if pv.Kind != qdrantjson.KindArray {
+			return nil, qdrantjson.TypeError(o.Sub("payloads"), pv, "a sequence of payloads")
 		}
-		items := pv.items()
+		items := pv.Items()
 		if len(items) != len(ids) {
-			return nil, formatErr(o.sub("payloads"), "the number of payloads (%d) does not match the number of ids (%d)", len(items), len(ids))
+			return nil, qdrantjson.FormatError(o.Sub("payloads"), "the number of payloads (%d) does not match the number of ids (%d)", len(items), len(ids))
 		}
 		for i, e := range items {
-			if e.kind == kindNull {
+			if e.Kind == qdrantjson.KindNull {
 				continue
 			}
-			if points[i].Payload, err = toPayload(e, index(o.sub("payloads"), i)); err != nil {
+			if points[i].Payload, err = qdrantjson.Payload(e, qdrantjson.Index(o.Sub("payloads"), i)); err != nil {
 				return nil, err
 			}
 		}
@@ -156,21 +157,21 @@ func toBatchPoints(v value, path string) ([]*qdrant.PointStruct, error) {
 	return points, nil
 }
 
-func toUpdateMode(o object) (*qdrant.UpdateMode, error) {
-	v, ok := o.get("update_mode")
+func toUpdateMode(o qdrantjson.Object) (*qdrant.UpdateMode, error) {
+	v, ok := o.Get("update_mode")
 	if !ok {
 		return nil, nil
 	}
 	var m qdrant.UpdateMode
 	switch {
-	case v.kind == kindString && v.s == "upsert":
+	case v.Kind == qdrantjson.KindString && v.Text == "upsert":
 		m = qdrant.UpdateMode_Upsert
-	case v.kind == kindString && v.s == "insert_only":
+	case v.Kind == qdrantjson.KindString && v.Text == "insert_only":
 		m = qdrant.UpdateMode_InsertOnly
-	case v.kind == kindString && v.s == "update_only":
+	case v.Kind == qdrantjson.KindString && v.Text == "update_only":
 		m = qdrant.UpdateMode_UpdateOnly
 	default:
-		return nil, formatErr(o.sub("update_mode"), "unknown variant %s, expected one of `upsert`, `insert_only`, `update_only`", v.describe())
+		return nil, qdrantjson.FormatError(o.Sub("update_mode"), "unknown variant %s, expected one of `upsert`, `insert_only`, `update_only`", v.Describe())
 	}
 	return &m, nil
 }
@@ -181,35 +182,34 @@ func (h *handler) upsertPoints(c *call) ([]byte, error) {
 		return nil, err
 	}
 	req := &qdrant.UpsertPoints{CollectionName: c.collection, Wait: wp.wait, Ordering: wp.ordering, Timeout: wp.timeout}
-	if c.val.kind != kindObject {
-		return nil, formatErr("", "Invalid PointInsertOperations format")
+	if c.val.Kind != qdrantjson.KindObject {
+		return nil, qdrantjson.FormatError("", "Invalid PointInsertOperations format")
 	}
-	keys := memberKeys(c.val)
 	switch {
-	case keys["batch"]:
-		o, err := readObject(c.val, "", "batch", "shard_key", "update_filter", "update_mode")
+	case c.val.Has("batch"):
+		o, err := qdrantjson.ReadObject(c.val, "", "batch", "shard_key", "update_filter", "update_mode")
 		if err != nil {
 			return nil, err
 		}
-		if req.Points, err = toBatchPoints(o.m["batch"], "batch"); err != nil {
+		if req.Points, err = toBatchPoints(o.Member("batch"), "batch"); err != nil {
 			return nil, err
 		}
 		if err := upsertOptions(o, req); err != nil {
 			return nil, err
 		}
-	case keys["points"]:
-		o, err := readObject(c.val, "", "points", "shard_key", "update_filter", "update_mode")
+	case c.val.Has("points"):
+		o, err := qdrantjson.ReadObject(c.val, "", "points", "shard_key", "update_filter", "update_mode")
 		if err != nil {
 			return nil, err
 		}
-		pv := o.m["points"]
-		if pv.kind != kindArray {
-			return nil, typeErr("points", pv, "a sequence of points")
+		pv := o.Member("points")
+		if pv.Kind != qdrantjson.KindArray {
+			return nil, qdrantjson.TypeError("points", pv, "a sequence of points")
 		}
-		items := pv.items()
+		items := pv.Items()
 		req.Points = make([]*qdrant.PointStruct, len(items))
 		for i, e := range items {
-			if req.Points[i], err = toPointStruct(e, index("points", i)); err != nil {
+			if req.Points[i], err = toPointStruct(e, qdrantjson.Index("points", i)); err != nil {
 				return nil, err
 			}
 		}
@@ -217,17 +217,17 @@ func (h *handler) upsertPoints(c *call) ([]byte, error) {
 			return nil, err
 		}
 	default:
-		return nil, formatErr("", "Invalid PointInsertOperations format")
+		return nil, qdrantjson.FormatError("", "Invalid PointInsertOperations format")
 	}
 	return updateResult(h.cfg.Points.Upsert(c.ctx, req, c.opts()...))
 }
 
-func upsertOptions(o object, req *qdrant.UpsertPoints) error {
+func upsertOptions(o qdrantjson.Object, req *qdrant.UpsertPoints) error {
 	var err error
 	if req.ShardKeySelector, err = optShardKey(o, "shard_key"); err != nil {
 		return err
 	}
-	if req.UpdateFilter, err = optFilter(o, "update_filter"); err != nil {
+	if req.UpdateFilter, err = o.Filter("update_filter"); err != nil {
 		return err
 	}
 	req.UpdateMode, err = toUpdateMode(o)
@@ -237,16 +237,16 @@ func upsertOptions(o object, req *qdrant.UpsertPoints) error {
 // retrievePoints is POST /collections/{c}/points: payload off unless asked
 // for (Qdrant's retrieve default), vectors off.
 func (h *handler) retrievePoints(c *call) ([]byte, error) {
-	o, err := readObject(c.val, "", "ids", "with_payload", "with_vector", "with_vectors", "shard_key")
+	o, err := qdrantjson.ReadObject(c.val, "", "ids", "with_payload", "with_vector", "with_vectors", "shard_key")
 	if err != nil {
 		return nil, err
 	}
-	idv, err := o.require("ids")
+	idv, err := o.Require("ids")
 	if err != nil {
 		return nil, err
 	}
 	req := &qdrant.GetPoints{CollectionName: c.collection, Timeout: c.timeout}
-	if req.Ids, err = toPointIDs(idv, "ids"); err != nil {
+	if req.Ids, err = qdrantjson.PointIDs(idv, "ids"); err != nil {
 		return nil, err
 	}
 	if req.WithPayload, req.WithVectors, err = selectors(o, boolPtr(false)); err != nil {
@@ -271,9 +271,9 @@ func (h *handler) retrievePoints(c *call) ([]byte, error) {
 // getPoint is GET /collections/{c}/points/{id}: payload and vector.
 func (h *handler) getPoint(c *call) ([]byte, error) {
 	raw := c.r.PathValue("id")
-	id, ok := parsePointID(raw)
+	id, ok := qdrantjson.ParsePointID(raw)
 	if !ok {
-		return nil, &decodeError{status: 400, msg: fmt.Sprintf("Wrong input: Can not recognize %q as point id", raw)}
+		return nil, qdrantjson.Errorf(qdrantjson.ClassBadInput, "Can not recognize %q as point id", raw)
 	}
 	cons, err := c.consistency()
 	if err != nil {
@@ -305,27 +305,27 @@ func pointIDText(id *qdrant.PointId) string {
 }
 
 // pointsSelector reads {"points": [ids]} or {"filter": {...}} from o.
-func pointsSelector(o object, required bool) (*qdrant.PointsSelector, error) {
-	pv, hasPoints := o.get("points")
-	_, hasFilter := o.get("filter")
+func pointsSelector(o qdrantjson.Object, required bool) (*qdrant.PointsSelector, error) {
+	pv, hasPoints := o.Get("points")
+	_, hasFilter := o.Get("filter")
 	switch {
 	case hasPoints && hasFilter:
-		return nil, formatErr("", "either `points` or `filter` may be given, not both")
+		return nil, qdrantjson.FormatError("", "either `points` or `filter` may be given, not both")
 	case hasPoints:
-		ids, err := toPointIDs(pv, "points")
+		ids, err := qdrantjson.PointIDs(pv, "points")
 		if err != nil {
 			return nil, err
 		}
 		return qdrant.NewPointsSelectorIDs(ids), nil
 	case hasFilter:
-		f, err := optFilter(o, "filter")
+		f, err := o.Filter("filter")
 		if err != nil {
 			return nil, err
 		}
 		return qdrant.NewPointsSelectorFilter(f), nil
 	}
 	if required {
-		return nil, formatErr("", "data did not match any variant of untagged enum PointsSelector: expected `points` or `filter`")
+		return nil, qdrantjson.FormatError("", "data did not match any variant of untagged enum PointsSelector: expected `points` or `filter`")
 	}
 	return nil, nil
 }
@@ -335,7 +335,7 @@ func (h *handler) deletePoints(c *call) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := readObject(c.val, "", "points", "filter", "shard_key")
+	o, err := qdrantjson.ReadObject(c.val, "", "points", "filter", "shard_key")
 	if err != nil {
 		return nil, err
 	}
@@ -354,43 +354,43 @@ func (h *handler) updateVectors(c *call) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := readObject(c.val, "", "points", "shard_key", "update_filter")
+	o, err := qdrantjson.ReadObject(c.val, "", "points", "shard_key", "update_filter")
 	if err != nil {
 		return nil, err
 	}
-	pv, err := o.require("points")
+	pv, err := o.Require("points")
 	if err != nil {
 		return nil, err
 	}
-	if pv.kind != kindArray {
-		return nil, typeErr("points", pv, "a sequence of point vectors")
+	if pv.Kind != qdrantjson.KindArray {
+		return nil, qdrantjson.TypeError("points", pv, "a sequence of point vectors")
 	}
 	req := &qdrant.UpdatePointVectors{CollectionName: c.collection, Wait: wp.wait, Ordering: wp.ordering, Timeout: wp.timeout}
-	items := pv.items()
+	items := pv.Items()
 	if len(items) == 0 {
-		return nil, validationErr("points", "must specify points to update")
+		return nil, qdrantjson.ValidationError("points", "must specify points to update")
 	}
 	for i, e := range items {
-		po, err := readObject(e, index("points", i), "id", "vector", "vectors")
+		po, err := qdrantjson.ReadObject(e, qdrantjson.Index("points", i), "id", "vector", "vectors")
 		if err != nil {
 			return nil, err
 		}
-		idv, err := po.require("id")
+		idv, err := po.Require("id")
 		if err != nil {
 			return nil, err
 		}
-		id, err := toPointID(idv, po.sub("id"))
+		id, err := qdrantjson.PointID(idv, po.Sub("id"))
 		if err != nil {
 			return nil, err
 		}
-		vv, key, ok, err := po.getAlias("vector", "vectors")
+		vv, key, ok, err := po.Alias("vector", "vectors")
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			return nil, formatErr(po.path, "missing field `vector`")
+			return nil, qdrantjson.FormatError(po.Path, "missing field `vector`")
 		}
-		vecs, err := toVectors(vv, po.sub(key))
+		vecs, err := toVectors(vv, po.Sub(key))
 		if err != nil {
 			return nil, err
 		}
@@ -399,7 +399,7 @@ func (h *handler) updateVectors(c *call) ([]byte, error) {
 	if req.ShardKeySelector, err = optShardKey(o, "shard_key"); err != nil {
 		return nil, err
 	}
-	if req.UpdateFilter, err = optFilter(o, "update_filter"); err != nil {
+	if req.UpdateFilter, err = o.Filter("update_filter"); err != nil {
 		return nil, err
 	}
 	return updateResult(h.cfg.Points.UpdateVectors(c.ctx, req, c.opts()...))
@@ -410,7 +410,7 @@ func (h *handler) deleteVectors(c *call) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := readObject(c.val, "", "points", "filter", "vector", "shard_key")
+	o, err := qdrantjson.ReadObject(c.val, "", "points", "filter", "vector", "shard_key")
 	if err != nil {
 		return nil, err
 	}
@@ -418,11 +418,11 @@ func (h *handler) deleteVectors(c *call) ([]byte, error) {
 	if req.PointsSelector, err = pointsSelector(o, true); err != nil {
 		return nil, err
 	}
-	vv, err := o.require("vector")
+	vv, err := o.Require("vector")
 	if err != nil {
 		return nil, err
 	}
-	names, err := toStrings(vv, "vector")
+	names, err := qdrantjson.Strings(vv, "vector")
 	if err != nil {
 		return nil, err
 	}
@@ -439,16 +439,16 @@ func (c *call) setPayloadRequest() (*qdrant.SetPayloadPoints, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := readObject(c.val, "", "payload", "points", "filter", "shard_key", "key")
+	o, err := qdrantjson.ReadObject(c.val, "", "payload", "points", "filter", "shard_key", "key")
 	if err != nil {
 		return nil, err
 	}
 	req := &qdrant.SetPayloadPoints{CollectionName: c.collection, Wait: wp.wait, Ordering: wp.ordering, Timeout: wp.timeout}
-	pv, err := o.require("payload")
+	pv, err := o.Require("payload")
 	if err != nil {
 		return nil, err
 	}
-	if req.Payload, err = toPayload(pv, "payload"); err != nil {
+	if req.Payload, err = qdrantjson.Payload(pv, "payload"); err != nil {
 		return nil, err
 	}
 	if req.PointsSelector, err = pointsSelector(o, false); err != nil {
@@ -457,7 +457,7 @@ func (c *call) setPayloadRequest() (*qdrant.SetPayloadPoints, error) {
 	if req.ShardKeySelector, err = optShardKey(o, "shard_key"); err != nil {
 		return nil, err
 	}
-	if req.Key, err = o.str("key"); err != nil {
+	if req.Key, err = o.Str("key"); err != nil {
 		return nil, err
 	}
 	return req, nil
@@ -484,16 +484,16 @@ func (h *handler) deletePayload(c *call) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := readObject(c.val, "", "keys", "points", "filter", "shard_key")
+	o, err := qdrantjson.ReadObject(c.val, "", "keys", "points", "filter", "shard_key")
 	if err != nil {
 		return nil, err
 	}
 	req := &qdrant.DeletePayloadPoints{CollectionName: c.collection, Wait: wp.wait, Ordering: wp.ordering, Timeout: wp.timeout}
-	kv, err := o.require("keys")
+	kv, err := o.Require("keys")
 	if err != nil {
 		return nil, err
 	}
-	if req.Keys, err = toStrings(kv, "keys"); err != nil {
+	if req.Keys, err = qdrantjson.Strings(kv, "keys"); err != nil {
 		return nil, err
 	}
 	if req.PointsSelector, err = pointsSelector(o, false); err != nil {
@@ -510,7 +510,7 @@ func (h *handler) clearPayload(c *call) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := readObject(c.val, "", "points", "filter", "shard_key")
+	o, err := qdrantjson.ReadObject(c.val, "", "points", "filter", "shard_key")
 	if err != nil {
 		return nil, err
 	}
@@ -526,13 +526,13 @@ func (h *handler) clearPayload(c *call) ([]byte, error) {
 
 // scroll is POST .../points/scroll: payload on by default, limit 10.
 func (h *handler) scroll(c *call) ([]byte, error) {
-	o, err := readObject(c.val, "", "offset", "limit", "filter", "with_payload", "with_vector", "with_vectors", "order_by", "shard_key")
+	o, err := qdrantjson.ReadObject(c.val, "", "offset", "limit", "filter", "with_payload", "with_vector", "with_vectors", "order_by", "shard_key")
 	if err != nil {
 		return nil, err
 	}
 	req := &qdrant.ScrollPoints{CollectionName: c.collection, Timeout: c.timeout}
-	if ov, ok := o.get("offset"); ok {
-		if req.Offset, err = toPointID(ov, "offset"); err != nil {
+	if ov, ok := o.Get("offset"); ok {
+		if req.Offset, err = qdrantjson.PointID(ov, "offset"); err != nil {
 			return nil, err
 		}
 	}
@@ -542,7 +542,7 @@ func (h *handler) scroll(c *call) ([]byte, error) {
 	}
 	if limit != nil {
 		if *limit > 1<<32-1 {
-			return nil, validationErr("limit", "value %d invalid, must be 4294967295 or smaller", *limit)
+			return nil, qdrantjson.ValidationError("limit", "value %d invalid, must be 4294967295 or smaller", *limit)
 		}
 		l := uint32(*limit)
 		req.Limit = &l
@@ -550,7 +550,7 @@ func (h *handler) scroll(c *call) ([]byte, error) {
 		l := uint32(defaultQueryLimit)
 		req.Limit = &l
 	}
-	if req.Filter, err = optFilter(o, "filter"); err != nil {
+	if req.Filter, err = o.Filter("filter"); err != nil {
 		return nil, err
 	}
 	if req.WithPayload, req.WithVectors, err = selectors(o, boolPtr(true)); err != nil {
@@ -559,7 +559,7 @@ func (h *handler) scroll(c *call) ([]byte, error) {
 	if req.WithVectors == nil {
 		req.WithVectors = qdrant.NewWithVectorsEnable(false)
 	}
-	if obv, ok := o.get("order_by"); ok {
+	if obv, ok := o.Get("order_by"); ok {
 		if req.OrderBy, err = toOrderBy(obv, "order_by"); err != nil {
 			return nil, err
 		}
@@ -578,7 +578,7 @@ func (h *handler) scroll(c *call) ([]byte, error) {
 	b = appendRecords(b, res.GetResult(), shape{payload: payloadRequested(req.WithPayload)})
 	b = append(b, `,"next_page_offset":`...)
 	if res.NextPageOffset != nil {
-		b = appendPointID(b, res.GetNextPageOffset())
+		b = qdrantjson.AppendPointID(b, res.GetNextPageOffset())
 	} else {
 		b = append(b, "null"...)
 	}
@@ -587,15 +587,15 @@ func (h *handler) scroll(c *call) ([]byte, error) {
 
 // count is POST .../points/count: exact by default.
 func (h *handler) count(c *call) ([]byte, error) {
-	o, err := readObject(c.val, "", "filter", "exact", "shard_key")
+	o, err := qdrantjson.ReadObject(c.val, "", "filter", "exact", "shard_key")
 	if err != nil {
 		return nil, err
 	}
 	req := &qdrant.CountPoints{CollectionName: c.collection, Timeout: c.timeout}
-	if req.Filter, err = optFilter(o, "filter"); err != nil {
+	if req.Filter, err = o.Filter("filter"); err != nil {
 		return nil, err
 	}
-	if req.Exact, err = o.boolean("exact"); err != nil {
+	if req.Exact, err = o.Bool("exact"); err != nil {
 		return nil, err
 	}
 	if req.Exact == nil {
@@ -634,15 +634,15 @@ func (h *handler) createFieldIndex(c *call) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := readObject(c.val, "", "field_name", "field_schema")
+	o, err := qdrantjson.ReadObject(c.val, "", "field_name", "field_schema")
 	if err != nil {
 		return nil, err
 	}
 	req := &qdrant.CreateFieldIndexCollection{CollectionName: c.collection, Wait: wp.wait, Ordering: wp.ordering, Timeout: wp.timeout}
-	if req.FieldName, err = reqString(o, "field_name"); err != nil {
+	if req.FieldName, err = o.RequireString("field_name"); err != nil {
 		return nil, err
 	}
-	if sv, ok := o.get("field_schema"); ok {
+	if sv, ok := o.Get("field_schema"); ok {
 		if req.FieldType, req.FieldIndexParams, err = fieldSchema(sv, "field_schema"); err != nil {
 			return nil, err
 		}
@@ -651,50 +651,50 @@ func (h *handler) createFieldIndex(c *call) ([]byte, error) {
 }
 
 // fieldSchema reads PayloadFieldSchema: a type name, or {"type": ..., params}.
-func fieldSchema(v value, path string) (*qdrant.FieldType, *qdrant.PayloadIndexParams, error) {
-	if v.kind == kindString {
-		t, ok := fieldTypes[v.s]
+func fieldSchema(v qdrantjson.Value, path string) (*qdrant.FieldType, *qdrant.PayloadIndexParams, error) {
+	if v.Kind == qdrantjson.KindString {
+		t, ok := fieldTypes[v.Text]
 		if !ok {
-			return nil, nil, formatErr(path, "unknown variant `%s`, expected one of `keyword`, `integer`, `float`, `geo`, `text`, `bool`, `datetime`, `uuid`", v.s)
+			return nil, nil, qdrantjson.FormatError(path, "unknown variant `%s`, expected one of `keyword`, `integer`, `float`, `geo`, `text`, `bool`, `datetime`, `uuid`", v.Text)
 		}
 		return &t, nil, nil
 	}
-	if v.kind != kindObject {
-		return nil, nil, typeErr(path, v, "a payload schema type or params")
+	if v.Kind != qdrantjson.KindObject {
+		return nil, nil, qdrantjson.TypeError(path, v, "a payload schema type or params")
 	}
 	var typ string
-	for _, mb := range v.members {
-		if mb.key == "type" && mb.val.kind == kindString {
-			typ = mb.val.s
+	for _, mb := range v.Members {
+		if mb.Key == "type" && mb.Val.Kind == qdrantjson.KindString {
+			typ = mb.Val.Text
 		}
 	}
 	t, ok := fieldTypes[typ]
 	if !ok {
-		return nil, nil, formatErr(path, "field schema params need a `type` of `keyword`, `integer`, `float`, `geo`, `text`, `bool`, `datetime` or `uuid`")
+		return nil, nil, qdrantjson.FormatError(path, "field schema params need a `type` of `keyword`, `integer`, `float`, `geo`, `text`, `bool`, `datetime` or `uuid`")
 	}
 	var (
-		o   object
+		o   qdrantjson.Object
 		err error
 	)
 	switch typ {
 	case "keyword":
-		o, err = readObject(v, path, "type", "is_tenant", "on_disk", "enable_hnsw")
+		o, err = qdrantjson.ReadObject(v, path, "type", "is_tenant", "on_disk", "enable_hnsw")
 		if err != nil {
 			return nil, nil, err
 		}
 		p := &qdrant.KeywordIndexParams{}
-		if p.IsTenant, err = o.boolean("is_tenant"); err != nil {
+		if p.IsTenant, err = o.Bool("is_tenant"); err != nil {
 			return nil, nil, err
 		}
-		if p.OnDisk, err = o.boolean("on_disk"); err != nil {
+		if p.OnDisk, err = o.Bool("on_disk"); err != nil {
 			return nil, nil, err
 		}
-		if p.EnableHnsw, err = o.boolean("enable_hnsw"); err != nil {
+		if p.EnableHnsw, err = o.Bool("enable_hnsw"); err != nil {
 			return nil, nil, err
 		}
 		return &t, qdrant.NewPayloadIndexParamsKeyword(p), nil
 	case "integer":
-		o, err = readObject(v, path, "type", "lookup", "range", "is_principal", "on_disk", "enable_hnsw")
+		o, err = qdrantjson.ReadObject(v, path, "type", "lookup", "range", "is_principal", "on_disk", "enable_hnsw")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -703,25 +703,25 @@ func fieldSchema(v value, path string) (*qdrant.FieldType, *qdrant.PayloadIndexP
 			key string
 			dst **bool
 		}{{"lookup", &p.Lookup}, {"range", &p.Range}, {"is_principal", &p.IsPrincipal}, {"on_disk", &p.OnDisk}, {"enable_hnsw", &p.EnableHnsw}} {
-			if *f.dst, err = o.boolean(f.key); err != nil {
+			if *f.dst, err = o.Bool(f.key); err != nil {
 				return nil, nil, err
 			}
 		}
 		return &t, qdrant.NewPayloadIndexParamsInt(p), nil
 	case "float", "datetime":
-		o, err = readObject(v, path, "type", "is_principal", "on_disk", "enable_hnsw")
+		o, err = qdrantjson.ReadObject(v, path, "type", "is_principal", "on_disk", "enable_hnsw")
 		if err != nil {
 			return nil, nil, err
 		}
-		principal, err := o.boolean("is_principal")
+		principal, err := o.Bool("is_principal")
 		if err != nil {
 			return nil, nil, err
 		}
-		onDisk, err := o.boolean("on_disk")
+		onDisk, err := o.Bool("on_disk")
 		if err != nil {
 			return nil, nil, err
 		}
-		hnsw, err := o.boolean("enable_hnsw")
+		hnsw, err := o.Bool("enable_hnsw")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -730,15 +730,15 @@ func fieldSchema(v value, path string) (*qdrant.FieldType, *qdrant.PayloadIndexP
 		}
 		return &t, qdrant.NewPayloadIndexParamsDatetime(&qdrant.DatetimeIndexParams{IsPrincipal: principal, OnDisk: onDisk, EnableHnsw: hnsw}), nil
 	case "bool", "geo":
-		o, err = readObject(v, path, "type", "on_disk", "enable_hnsw")
+		o, err = qdrantjson.ReadObject(v, path, "type", "on_disk", "enable_hnsw")
 		if err != nil {
 			return nil, nil, err
 		}
-		onDisk, err := o.boolean("on_disk")
+		onDisk, err := o.Bool("on_disk")
 		if err != nil {
 			return nil, nil, err
 		}
-		hnsw, err := o.boolean("enable_hnsw")
+		hnsw, err := o.Bool("enable_hnsw")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -747,25 +747,25 @@ func fieldSchema(v value, path string) (*qdrant.FieldType, *qdrant.PayloadIndexP
 		}
 		return &t, qdrant.NewPayloadIndexParamsGeo(&qdrant.GeoIndexParams{OnDisk: onDisk, EnableHnsw: hnsw}), nil
 	case "uuid":
-		o, err = readObject(v, path, "type", "is_tenant", "on_disk", "enable_hnsw")
+		o, err = qdrantjson.ReadObject(v, path, "type", "is_tenant", "on_disk", "enable_hnsw")
 		if err != nil {
 			return nil, nil, err
 		}
 		p := &qdrant.UuidIndexParams{}
-		if p.IsTenant, err = o.boolean("is_tenant"); err != nil {
+		if p.IsTenant, err = o.Bool("is_tenant"); err != nil {
 			return nil, nil, err
 		}
-		if p.OnDisk, err = o.boolean("on_disk"); err != nil {
+		if p.OnDisk, err = o.Bool("on_disk"); err != nil {
 			return nil, nil, err
 		}
-		if p.EnableHnsw, err = o.boolean("enable_hnsw"); err != nil {
+		if p.EnableHnsw, err = o.Bool("enable_hnsw"); err != nil {
 			return nil, nil, err
 		}
 		return &t, qdrant.NewPayloadIndexParamsUUID(p), nil
 	}
 	// Full-text index parameters (tokenizer, stemmer, stopwords...) are
 	// many and version-dependent: not translated.
-	return nil, nil, untranslatedErr(path, "text index parameters")
+	return nil, nil, qdrantjson.UnsupportedError(path, "text index parameters")
 }
 
 func (h *handler) deleteFieldIndex(c *call) ([]byte, error) {
@@ -812,7 +812,7 @@ func (h *handler) searchBatch(c *call) ([]byte, error) {
 	}
 	shapes := make([]shape, len(items))
 	for i, e := range items {
-		s, err := toSearchPoints(e, index("searches", i), c.collection)
+		s, err := toSearchPoints(e, qdrantjson.Index("searches", i), c.collection)
 		if err != nil {
 			return nil, err
 		}
@@ -882,7 +882,7 @@ func (h *handler) queryBatch(c *call) ([]byte, error) {
 	}
 	shapes := make([]shape, len(items))
 	for i, e := range items {
-		q, err := toQueryPoints(e, index("searches", i), c.collection)
+		q, err := toQueryPoints(e, qdrantjson.Index("searches", i), c.collection)
 		if err != nil {
 			return nil, err
 		}

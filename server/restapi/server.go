@@ -11,10 +11,8 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -26,6 +24,8 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // Config is what the REST front needs. The three stubs are the only way it
@@ -171,8 +171,8 @@ func (h *handler) serveHTTP(w http.ResponseWriter, r *http.Request) {
 type call struct {
 	r          *http.Request
 	ctx        context.Context
-	body       []byte // raw body, kept for forwarding
-	val        value  // parsed body (kindNull when the route takes none)
+	body       []byte           // raw body, kept for forwarding
+	val        qdrantjson.Value // parsed body (null when the route takes none)
 	collection string
 	trailer    metadata.MD
 	timeout    *uint64 // the timeout query parameter, seconds
@@ -236,28 +236,22 @@ func (h *handler) routes() {
 
 func (h *handler) serveRoute(w http.ResponseWriter, r *http.Request, opts routeOpts, fn routeFunc) {
 	start := time.Now()
-	c := &call{r: r, val: value{kind: kindNull}, collection: r.PathValue("collection_name")}
+	c := &call{r: r, val: qdrantjson.Value{Kind: qdrantjson.KindNull}, collection: r.PathValue("collection_name")}
 	span := trace.SpanFromContext(r.Context())
 	if c.collection != "" {
 		span.SetAttributes(attribute.String("db.collection.name", c.collection))
 	}
 	if opts&withBody != 0 {
-		body, err := h.readBody(w, r)
+		body, err := qdrantjson.ReadBody(w, r, h.cfg.MaxBodyBytes)
 		if err != nil {
 			h.writeError(w, start, err)
 			return
 		}
 		c.body = body
-		if !utf8.Valid(body) {
-			h.writeError(w, start, &decodeError{status: http.StatusBadRequest, msg: "Format error in JSON body: invalid unicode code point (the body is not valid UTF-8)"})
+		if c.val, err = qdrantjson.ParseBody(body); err != nil {
+			h.writeError(w, start, err)
 			return
 		}
-		v, err := parseJSON(string(body))
-		if err != nil {
-			h.writeError(w, start, &decodeError{status: http.StatusBadRequest, msg: "Format error in JSON body: " + err.Error()})
-			return
-		}
-		c.val = v
 	}
 	timeout, err := timeoutParam(r)
 	if err != nil {
@@ -271,50 +265,35 @@ func (h *handler) serveRoute(w http.ResponseWriter, r *http.Request, opts routeO
 
 	result, err := fn(c)
 	if err != nil {
-		var de *decodeError
-		if errors.As(err, &de) && de.untranslated && h.proxy != nil {
-			span.SetAttributes(attribute.String("memrank.rest.forwarded", de.msg))
+		var de *qdrantjson.Error
+		if errors.As(err, &de) && de.Unsupported && h.proxy != nil {
+			span.SetAttributes(attribute.String("memrank.rest.forwarded", de.Error()))
 			h.forward(w, r, c.body)
 			return
 		}
-		h.writeError(w, start, h.withTrailer(err, c.trailer))
+		h.writeError(w, start, qdrantjson.WithTrailer(err, c.trailer))
 		return
 	}
 	if opts&unwrapped != 0 {
-		writeJSON(w, http.StatusOK, result)
+		qdrantjson.WriteJSON(w, http.StatusOK, result)
 		return
 	}
-	b := make([]byte, 0, len(result)+48)
-	b = append(b, `{"result":`...)
-	b = append(b, result...)
-	b = append(b, `,"status":"ok","time":`...)
-	b = appendTime(b, time.Since(start).Seconds())
-	b = append(b, '}')
-	writeJSON(w, http.StatusOK, b)
+	qdrantjson.WriteResult(w, start, result)
 }
 
-func writeJSON(w http.ResponseWriter, status int, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
-// readBody reads the whole body under the size limit.
-func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	limit := h.cfg.MaxBodyBytes
-	if r.ContentLength > limit {
-		return nil, &decodeError{status: http.StatusBadRequest, msg: fmt.Sprintf("JSON payload (%d bytes) is larger than allowed (limit: %d bytes).", r.ContentLength, limit)}
+// writeError answers err in Qdrant's error envelope and logs what the
+// client is not told.
+func (h *handler) writeError(w http.ResponseWriter, start time.Time, err error) {
+	a := qdrantjson.WriteError(w, start, err)
+	if !a.Withheld {
+		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, &decodeError{status: http.StatusBadRequest, msg: fmt.Sprintf("JSON payload has exceeded limit (%d bytes).", limit)}
-		}
-		return nil, &decodeError{status: http.StatusBadRequest, msg: "Error that occur during reading payload: " + err.Error()}
+	level := slog.LevelWarn
+	if a.Status == http.StatusInternalServerError {
+		level = slog.LevelError
 	}
-	return body, nil
+	h.log.LogAttrs(context.Background(), level, "REST request failed",
+		slog.Int("status", a.Status), slog.String("error", err.Error()))
 }
 
 // callContext carries the caller's credentials (and the configured extra
@@ -351,8 +330,8 @@ func (h *handler) notTranslated(w http.ResponseWriter, r *http.Request) {
 		h.proxy.ServeHTTP(w, r)
 		return
 	}
-	msg := fmt.Sprintf("Not found: memrank's REST front does not translate %s %s (configure --upstream-rest to forward it to Qdrant)", r.Method, r.URL.Path)
-	writeError(w, http.StatusNotFound, msg, time.Time{})
+	qdrantjson.WriteError(w, time.Time{}, qdrantjson.Errorf(qdrantjson.ClassNotFound,
+		"memrank's REST front does not translate %s %s (configure --upstream-rest to forward it to Qdrant)", r.Method, r.URL.Path))
 }
 
 func (h *handler) newProxy() *httputil.ReverseProxy {
@@ -373,11 +352,12 @@ func (h *handler) newProxy() *httputil.ReverseProxy {
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			h.log.LogAttrs(r.Context(), slog.LevelWarn, "upstream REST request failed",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
-			status, msg := http.StatusBadGateway, "Service unavailable: the upstream Qdrant REST API did not answer"
 			if errors.Is(err, context.Canceled) {
-				status = 499 // the client went away; nobody reads this
+				// The client went away; nobody reads the answer.
+				qdrantjson.WriteError(w, time.Time{}, err)
+				return
 			}
-			writeError(w, status, msg, time.Time{})
+			qdrantjson.WriteError(w, time.Time{}, qdrantjson.Errorf(qdrantjson.ClassBadGateway, "the upstream Qdrant REST API did not answer"))
 		},
 		ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}

@@ -1,7 +1,6 @@
-package restapi
+package qdrantjson
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -20,6 +19,8 @@ func match(key string, m *qdrant.Match) *qdrant.Condition {
 func field(fc *qdrant.FieldCondition) *qdrant.Condition {
 	return &qdrant.Condition{ConditionOneOf: &qdrant.Condition_Field{Field: fc}}
 }
+
+func boolPtr(b bool) *bool { return &b }
 
 func ts(s string) *timestamppb.Timestamp {
 	t, err := time.Parse(time.RFC3339Nano, s)
@@ -101,7 +102,7 @@ func TestDecodeFilter(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := DecodeFilter(json.RawMessage(c.in))
+			got, err := DecodeFilter([]byte(c.in))
 			if err != nil {
 				t.Fatalf("DecodeFilter(%s): %v", c.in, err)
 			}
@@ -146,21 +147,21 @@ var filterErrorCases = []struct {
 	{"duplicate clause", `{"must":[],"must":[]}`, 400, "filter: duplicate field `must`"},
 }
 
-// A bad filter is a *FilterError naming the offending field, in Qdrant's
+// A bad filter is an *Error naming the offending field, in Qdrant's
 // words and with Qdrant's status.
 func TestDecodeFilterErrors(t *testing.T) {
 	for _, c := range filterErrorCases {
 		t.Run(c.name, func(t *testing.T) {
-			f, err := DecodeFilter(json.RawMessage(c.in))
+			f, err := DecodeFilter([]byte(c.in))
 			if err == nil {
 				t.Fatalf("DecodeFilter(%s) = %v, want an error", c.in, f)
 			}
-			var fe *FilterError
+			var fe *Error
 			if !errors.As(err, &fe) {
-				t.Fatalf("error %T %v is not a *FilterError", err, err)
+				t.Fatalf("error %T %v is not an *Error", err, err)
 			}
-			if fe.Status != c.status || !strings.Contains(fe.Msg, c.want) {
-				t.Errorf("DecodeFilter(%s) = %d %q, want %d containing %q", c.in, fe.Status, fe.Msg, c.status, c.want)
+			if fe.Status() != c.status || !strings.Contains(fe.Error(), c.want) {
+				t.Errorf("DecodeFilter(%s) = %d %q, want %d containing %q", c.in, fe.Status(), fe.Error(), c.status, c.want)
 			}
 			if f != nil {
 				t.Errorf("a filter came back with the error: %v", f)

@@ -1,4 +1,4 @@
-package restapi
+package qdrantjson
 
 import (
 	"math"
@@ -14,8 +14,8 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
+// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
+func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -60,16 +60,16 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendFloat64 appends f as a JSON number that reads back as a float: an
+// AppendFloat64 appends f as a JSON number that reads back as a float: an
 // integral value gets ".0". Non-finite values have no JSON form and are
 // written as null, as serde_json does.
-func appendFloat64(b []byte, f float64) []byte {
+func AppendFloat64(b []byte, f float64) []byte {
 	return appendFloat(b, f, 64)
 }
 
-// appendFloat32 appends f in its shortest float32 form (0.9, not
+// AppendFloat32 appends f in its shortest float32 form (0.9, not
 // 0.8999999761581421), with ".0" when integral.
-func appendFloat32(b []byte, f float32) []byte {
+func AppendFloat32(b []byte, f float32) []byte {
 	return appendFloat(b, float64(f), 32)
 }
 

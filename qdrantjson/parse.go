@@ -1,4 +1,4 @@
-package restapi
+package qdrantjson
 
 import (
 	"fmt"
@@ -8,96 +8,106 @@ import (
 	"unicode/utf8"
 )
 
-// The REST front parses request bodies with its own small JSON parser rather
-// than encoding/json because Qdrant's wire format needs things encoding/json
-// does not give: numbers kept as their literal text (u64 point ids above 2^53
-// and the integer/float distinction of payload values), member order and
+// Bodies are parsed with a parser of the package's own rather than
+// encoding/json because Qdrant's wire format needs things encoding/json does
+// not give: numbers kept as their literal text (u64 point ids above 2^53 and
+// the integer/float distinction of payload values), member order and
 // duplicate detection for objects, invalid UTF-8 and lone surrogates refused
-// (encoding/json silently replaces them), a nesting bound, and error positions
-// in serde_json's "at line L column C" form. Arrays made only of numbers, by
-// far the bulk of a body (vectors), are kept as literal slices so that a large
-// upsert costs 16 bytes per number instead of a tree node each.
+// (encoding/json silently replaces them), a nesting bound, and error
+// positions in serde_json's "at line L column C" form. Arrays made only of
+// numbers, by far the bulk of a body (vectors), are kept as literal slices so
+// that a large upsert costs 16 bytes per number instead of a tree node each.
 
-type kind uint8
+// Kind is the JSON type of a Value.
+type Kind uint8
 
+// The JSON types. The zero Value is null, so an absent member reads as null.
 const (
-	kindNull kind = iota
-	kindBool
-	kindNumber
-	kindString
-	kindArray
-	kindObject
+	KindNull Kind = iota
+	KindBool
+	KindNumber
+	KindString
+	KindArray
+	KindObject
 )
 
-func (k kind) String() string {
+func (k Kind) String() string {
 	switch k {
-	case kindNull:
+	case KindNull:
 		return "null"
-	case kindBool:
+	case KindBool:
 		return "boolean"
-	case kindNumber:
+	case KindNumber:
 		return "number"
-	case kindString:
+	case KindString:
 		return "string"
-	case kindArray:
+	case KindArray:
 		return "array"
-	case kindObject:
+	case KindObject:
 		return "object"
 	}
 	return "value"
 }
 
-// value is one parsed JSON value. For numbers s holds the literal; for
-// strings the unescaped text. An array holds either elems or, when every
-// element is a number, nums (the literals).
-type value struct {
-	kind    kind
-	b       bool
-	s       string
-	elems   []value
-	nums    []string
-	members []member
+// Value is one parsed JSON value. Which fields are set depends on Kind.
+type Value struct {
+	Kind Kind
+	Bool bool   // a boolean's value
+	Text string // a string's text (unescaped), or a number's literal
+	// An array holds its elements in Elems, or, when every element is a
+	// number, their literals in Nums (Elems is then nil). Items reads both.
+	Elems []Value
+	Nums  []string
+	// An object's members in their order, repeated keys kept.
+	Members []Member
 }
 
-type member struct {
-	key string
-	val value
+// Member is one member of an object.
+type Member struct {
+	Key string
+	Val Value
 }
 
 // maxDepth bounds nesting like serde_json's recursion limit.
 const maxDepth = 128
 
-// syntaxError is a malformed body; Qdrant answers it with 400 "Format error in
-// JSON body: <msg> at line L column C".
-type syntaxError struct {
-	msg          string
-	line, column int
+// SyntaxError is input that is not JSON. Qdrant answers it with 400
+// "Format error in JSON body: <Msg> at line L column C".
+type SyntaxError struct {
+	Msg          string
+	Line, Column int
 }
 
-func (e *syntaxError) Error() string {
-	return fmt.Sprintf("%s at line %d column %d", e.msg, e.line, e.column)
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%s at line %d column %d", e.Msg, e.Line, e.Column)
 }
 
 type parser struct {
-	in    string
-	pos   int
-	depth int
+	in       string
+	pos      int
+	depth    int
+	maxDepth int
 }
 
-// parseJSON parses exactly one JSON value (surrounded by optional whitespace).
-func parseJSON(in string) (value, error) {
-	p := parser{in: in}
+// Parse parses exactly one JSON value (surrounded by optional whitespace).
+// A malformed input is a *SyntaxError.
+func Parse(in string) (Value, error) {
+	return parse(in, maxDepth)
+}
+
+func parse(in string, depthLimit int) (Value, error) {
+	p := parser{in: in, maxDepth: depthLimit}
 	p.skipSpace()
 	if p.pos >= len(p.in) {
-		return value{}, p.errAt(p.pos, "EOF while parsing a value")
+		return Value{}, p.errAt(p.pos, "EOF while parsing a value")
 	}
 	v, err := p.value()
 	if err != nil {
-		return value{}, err
+		return Value{}, err
 	}
 	p.skipSpace()
 	if p.pos < len(p.in) {
-		return value{}, p.errAt(p.pos+1, "trailing characters")
+		return Value{}, p.errAt(p.pos+1, "trailing characters")
 	}
 	return v, nil
 }
@@ -110,7 +120,7 @@ func (p *parser) errAt(pos int, format string, args ...any) error {
 	// the error was found: the offending one included, or all of them at EOF.
 	line := 1 + strings.Count(p.in[:pos], "\n")
 	col := pos - (strings.LastIndexByte(p.in[:pos], '\n') + 1)
-	return &syntaxError{msg: fmt.Sprintf(format, args...), line: line, column: col}
+	return &SyntaxError{Msg: fmt.Sprintf(format, args...), Line: line, Column: col}
 }
 
 func (p *parser) skipSpace() {
@@ -124,9 +134,9 @@ func (p *parser) skipSpace() {
 	}
 }
 
-func (p *parser) value() (value, error) {
+func (p *parser) value() (Value, error) {
 	if p.pos >= len(p.in) {
-		return value{}, p.errAt(p.pos, "EOF while parsing a value")
+		return Value{}, p.errAt(p.pos, "EOF while parsing a value")
 	}
 	switch c := p.in[p.pos]; {
 	case c == '{':
@@ -135,18 +145,18 @@ func (p *parser) value() (value, error) {
 		return p.array()
 	case c == '"':
 		s, err := p.str()
-		return value{kind: kindString, s: s}, err
+		return Value{Kind: KindString, Text: s}, err
 	case c == '-' || (c >= '0' && c <= '9'):
 		n, err := p.number()
-		return value{kind: kindNumber, s: n}, err
+		return Value{Kind: KindNumber, Text: n}, err
 	case c == 't':
-		return value{kind: kindBool, b: true}, p.literal("true")
+		return Value{Kind: KindBool, Bool: true}, p.literal("true")
 	case c == 'f':
-		return value{kind: kindBool}, p.literal("false")
+		return Value{Kind: KindBool}, p.literal("false")
 	case c == 'n':
-		return value{kind: kindNull}, p.literal("null")
+		return Value{Kind: KindNull}, p.literal("null")
 	}
-	return value{}, p.errAt(p.pos+1, "expected value")
+	return Value{}, p.errAt(p.pos+1, "expected value")
 }
 
 func (p *parser) literal(word string) error {
@@ -164,18 +174,18 @@ func (p *parser) literal(word string) error {
 
 func (p *parser) enter() error {
 	p.depth++
-	if p.depth > maxDepth {
+	if p.depth > p.maxDepth {
 		return p.errAt(p.pos+1, "recursion limit exceeded")
 	}
 	return nil
 }
 
-func (p *parser) object() (value, error) {
+func (p *parser) object() (Value, error) {
 	if err := p.enter(); err != nil {
-		return value{}, err
+		return Value{}, err
 	}
 	p.pos++ // '{'
-	v := value{kind: kindObject}
+	v := Value{Kind: KindObject}
 	p.skipSpace()
 	if p.pos < len(p.in) && p.in[p.pos] == '}' {
 		p.pos++
@@ -185,56 +195,56 @@ func (p *parser) object() (value, error) {
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.in) {
-			return value{}, p.errAt(p.pos, "EOF while parsing an object")
+			return Value{}, p.errAt(p.pos, "EOF while parsing an object")
 		}
 		if p.in[p.pos] != '"' {
-			return value{}, p.errAt(p.pos+1, "key must be a string")
+			return Value{}, p.errAt(p.pos+1, "key must be a string")
 		}
 		key, err := p.str()
 		if err != nil {
-			return value{}, err
+			return Value{}, err
 		}
 		p.skipSpace()
 		if p.pos >= len(p.in) {
-			return value{}, p.errAt(p.pos, "EOF while parsing an object")
+			return Value{}, p.errAt(p.pos, "EOF while parsing an object")
 		}
 		if p.in[p.pos] != ':' {
-			return value{}, p.errAt(p.pos+1, "expected `:`")
+			return Value{}, p.errAt(p.pos+1, "expected `:`")
 		}
 		p.pos++
 		p.skipSpace()
 		val, err := p.value()
 		if err != nil {
-			return value{}, err
+			return Value{}, err
 		}
-		v.members = append(v.members, member{key: key, val: val})
+		v.Members = append(v.Members, Member{Key: key, Val: val})
 		p.skipSpace()
 		if p.pos >= len(p.in) {
-			return value{}, p.errAt(p.pos, "EOF while parsing an object")
+			return Value{}, p.errAt(p.pos, "EOF while parsing an object")
 		}
 		switch p.in[p.pos] {
 		case ',':
 			p.pos++
 			p.skipSpace()
 			if p.pos < len(p.in) && p.in[p.pos] == '}' {
-				return value{}, p.errAt(p.pos+1, "trailing comma")
+				return Value{}, p.errAt(p.pos+1, "trailing comma")
 			}
 		case '}':
 			p.pos++
 			p.depth--
 			return v, nil
 		default:
-			return value{}, p.errAt(p.pos+1, "expected `,` or `}`")
+			return Value{}, p.errAt(p.pos+1, "expected `,` or `}`")
 		}
 	}
 }
 
-func (p *parser) array() (value, error) {
+func (p *parser) array() (Value, error) {
 	if err := p.enter(); err != nil {
-		return value{}, err
+		return Value{}, err
 	}
 	p.pos++ // '['
-	v := value{kind: kindArray}
+	v := Value{Kind: KindArray}
 	p.skipSpace()
 	if p.pos < len(p.in) && p.in[p.pos] == ']' {
 		p.pos++
@@ -245,46 +255,46 @@ func (p *parser) array() (value, error) {
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.in) {
-			return value{}, p.errAt(p.pos, "EOF while parsing a list")
+			return Value{}, p.errAt(p.pos, "EOF while parsing a list")
 		}
 		if c := p.in[p.pos]; numeric && (c == '-' || (c >= '0' && c <= '9')) {
 			n, err := p.number()
 			if err != nil {
-				return value{}, err
+				return Value{}, err
 			}
-			v.nums = append(v.nums, n)
+			v.Nums = append(v.Nums, n)
 		} else {
 			if numeric {
 				numeric = false
-				v.elems = make([]value, len(v.nums), len(v.nums)+1)
-				for i, n := range v.nums {
-					v.elems[i] = value{kind: kindNumber, s: n}
+				v.Elems = make([]Value, len(v.Nums), len(v.Nums)+1)
+				for i, n := range v.Nums {
+					v.Elems[i] = Value{Kind: KindNumber, Text: n}
 				}
-				v.nums = nil
+				v.Nums = nil
 			}
 			e, err := p.value()
 			if err != nil {
-				return value{}, err
+				return Value{}, err
 			}
-			v.elems = append(v.elems, e)
+			v.Elems = append(v.Elems, e)
 		}
 		p.skipSpace()
 		if p.pos >= len(p.in) {
-			return value{}, p.errAt(p.pos, "EOF while parsing a list")
+			return Value{}, p.errAt(p.pos, "EOF while parsing a list")
 		}
 		switch p.in[p.pos] {
 		case ',':
 			p.pos++
 			p.skipSpace()
 			if p.pos < len(p.in) && p.in[p.pos] == ']' {
-				return value{}, p.errAt(p.pos+1, "trailing comma")
+				return Value{}, p.errAt(p.pos+1, "trailing comma")
 			}
 		case ']':
 			p.pos++
 			p.depth--
 			return v, nil
 		default:
-			return value{}, p.errAt(p.pos+1, "expected `,` or `]`")
+			return Value{}, p.errAt(p.pos+1, "expected `,` or `]`")
 		}
 	}
 }
@@ -456,49 +466,63 @@ func (p *parser) hex4() (rune, error) {
 	return rune(n), nil
 }
 
-// items returns the elements of an array, materialising number literals.
-func (v value) items() []value {
-	if v.nums == nil {
-		return v.elems
+// Items returns the elements of an array, materialising number literals.
+func (v Value) Items() []Value {
+	if v.Nums == nil {
+		return v.Elems
 	}
-	out := make([]value, len(v.nums))
-	for i, n := range v.nums {
-		out[i] = value{kind: kindNumber, s: n}
+	out := make([]Value, len(v.Nums))
+	for i, n := range v.Nums {
+		out[i] = Value{Kind: KindNumber, Text: n}
 	}
 	return out
 }
 
-// length is the number of elements of an array.
-func (v value) length() int {
-	if v.nums != nil {
-		return len(v.nums)
+// Len is the number of elements of an array.
+func (v Value) Len() int {
+	if v.Nums != nil {
+		return len(v.Nums)
 	}
-	return len(v.elems)
+	return len(v.Elems)
 }
 
-// describe renders a short form of v for error messages, like serde's
-// "invalid type: string \"x\"".
-func (v value) describe() string {
-	switch v.kind {
-	case kindNull:
-		return "null"
-	case kindBool:
-		return fmt.Sprintf("boolean `%t`", v.b)
-	case kindNumber:
-		if strings.ContainsAny(v.s, ".eE") {
-			return fmt.Sprintf("floating point `%s`", v.s)
+// Has says whether an object has a member named key (null included).
+func (v Value) Has(key string) bool {
+	for _, m := range v.Members {
+		if m.Key == key {
+			return true
 		}
-		return fmt.Sprintf("integer `%s`", v.s)
-	case kindString:
-		s := v.s
+	}
+	return false
+}
+
+// Describe renders a short form of v for error messages, like serde's
+// "invalid type: string \"x\"".
+func (v Value) Describe() string {
+	switch v.Kind {
+	case KindNull:
+		return "null"
+	case KindBool:
+		return fmt.Sprintf("boolean `%t`", v.Bool)
+	case KindNumber:
+		if !IsIntLiteral(v.Text) {
+			return fmt.Sprintf("floating point `%s`", v.Text)
+		}
+		return fmt.Sprintf("integer `%s`", v.Text)
+	case KindString:
+		s := v.Text
 		if len(s) > 64 {
 			s = s[:64] + "..."
 		}
 		return fmt.Sprintf("string %q", s)
-	case kindArray:
+	case KindArray:
 		return "sequence"
-	case kindObject:
+	case KindObject:
 		return "map"
 	}
 	return "value"
 }
+
+// IsIntLiteral says whether a number literal is written as an integer (no
+// fraction, no exponent): Qdrant reads 3 as an integer and 3.0 as a float.
+func IsIntLiteral(s string) bool { return !strings.ContainsAny(s, ".eE") }
