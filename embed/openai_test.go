@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/google/go-cmp/cmp"
 	"github.com/sashabaranov/go-openai"
 	"go.opentelemetry.io/otel/attribute"
@@ -742,21 +743,49 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
+// TestRetryWaits: the waits between attempts double from RetryBaseDelay
+// with jitter, never exceed RetryMaxDelay, honour the server's Retry-After
+// up to that cap, and stop retrying when the caller's deadline would pass
+// first.
+func TestRetryWaits(t *testing.T) {
 	o := &OpenAI{cfg: OpenAIConfig{RetryBaseDelay: 100 * time.Millisecond, RetryMaxDelay: time.Second}}
-	for attempts := 1; attempts <= 12; attempts++ {
-		full := min(100*time.Millisecond<<(attempts-1), time.Second)
-		for range 50 {
-			if d := o.backoff(attempts, 0); d < full/2 || d > full {
-				t.Fatalf("backoff(%d) = %v, want in [%v, %v]", attempts, d, full/2, full)
+	for range 50 {
+		w := o.retryWaits(context.Background())
+		w.Reset() // as backoff.Retry does
+		for n := 1; n <= 12; n++ {
+			interval := min(100*time.Millisecond<<(n-1), time.Second)
+			lo, hi := interval/2, min(interval*3/2+1, time.Second)
+			if d := w.NextBackOff(); d < lo || d > hi {
+				t.Fatalf("wait %d = %v, want in [%v, %v]", n, d, lo, hi)
 			}
 		}
 	}
-	if d := o.backoff(1, 700*time.Millisecond); d != 700*time.Millisecond {
-		t.Errorf("with Retry-After 700ms: %v", d)
+	tests := []struct {
+		name       string
+		retryAfter time.Duration
+		deadline   time.Duration // 0: none
+		want       time.Duration
+	}{
+		{name: "Retry-After above the backoff", retryAfter: 700 * time.Millisecond, want: 700 * time.Millisecond},
+		{name: "Retry-After capped", retryAfter: time.Hour, want: time.Second},
+		{name: "deadline before the wait ends", retryAfter: 700 * time.Millisecond, deadline: 50 * time.Millisecond, want: backoff.Stop},
+		{name: "deadline after the wait ends", retryAfter: 700 * time.Millisecond, deadline: time.Minute, want: 700 * time.Millisecond},
 	}
-	if d := o.backoff(1, time.Hour); d != time.Second {
-		t.Errorf("with Retry-After 1h: %v, want the 1s cap", d)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.deadline)
+				defer cancel()
+			}
+			w := o.retryWaits(ctx)
+			w.Reset()
+			w.retryAfter = tc.retryAfter
+			if d := w.NextBackOff(); d != tc.want {
+				t.Errorf("wait %v, want %v", d, tc.want)
+			}
+		})
 	}
 }
 
