@@ -204,10 +204,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 			otelhttp.WithMeterProvider(cfg.MeterProvider),
 		)}
 	}
-	cc := openai.DefaultConfig(cfg.APIKey)
-	cc.BaseURL = cfg.BaseURL
-	cc.HTTPClient = httpClient
-	o.client = openai.NewClientWithConfig(cc)
+	o.client = NewOpenAIClient(cfg.BaseURL, cfg.APIKey, httpClient)
 
 	o.redaction = strings.NewReplacer() // no key: nothing to hide
 	if cfg.APIKey != "" {
@@ -255,6 +252,25 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		return nil, fmt.Errorf("embed: openai: metrics: %w", err)
 	}
 	return o, nil
+}
+
+// NewOpenAIClient builds the go-openai client for an OpenAI-compatible API
+// rooted at baseURL ("" is OpenAI's), sending apiKey as the bearer token
+// when it is not empty and every request through doer (nil: a plain
+// http.Client). It is the one builder of such clients: this package's
+// embeddings driver and dedup's LLM judge both use it, so both address a
+// server alike.
+func NewOpenAIClient(baseURL, apiKey string, doer openai.HTTPDoer) *openai.Client {
+	cc := openai.DefaultConfig(apiKey)
+	if baseURL != "" {
+		// go-openai appends "/embeddings", "/chat/completions"...: a
+		// trailing slash would double.
+		cc.BaseURL = strings.TrimRight(baseURL, "/")
+	}
+	if doer != nil {
+		cc.HTTPClient = doer
+	}
+	return openai.NewClientWithConfig(cc)
 }
 
 // Dimensions is the configured vector length.

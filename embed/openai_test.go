@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -827,4 +828,44 @@ func FuzzRetryAfter(f *testing.F) {
 			t.Fatalf("retryAfter(%q, %q) = %v", seconds, ms, d)
 		}
 	})
+}
+
+// recordingDoer answers every request with 500 and keeps it.
+type recordingDoer struct{ reqs []*http.Request }
+
+func (d *recordingDoer) Do(r *http.Request) (*http.Response, error) {
+	d.reqs = append(d.reqs, r)
+	return &http.Response{StatusCode: http.StatusInternalServerError, Header: http.Header{},
+		Body: io.NopCloser(strings.NewReader(`{"error":{"message":"no"}}`)), Request: r}, nil
+}
+
+// TestNewOpenAIClient: the one go-openai client builder (the embeddings
+// driver's and dedup's judge's) sends to the base URL, through the doer,
+// with the key as a bearer token only when there is one.
+func TestNewOpenAIClient(t *testing.T) {
+	tests := []struct {
+		name, base, key string
+		wantURL         string
+		wantAuth        string
+	}{
+		{name: "base and key", base: "http://127.0.0.1:9/v1", key: "k", wantURL: "http://127.0.0.1:9/v1/embeddings", wantAuth: "Bearer k"},
+		{name: "trailing slash", base: "http://127.0.0.1:9/v1/", wantURL: "http://127.0.0.1:9/v1/embeddings"},
+		{name: "default base", base: "", key: "k", wantURL: DefaultOpenAIBaseURL + "/embeddings", wantAuth: "Bearer k"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &recordingDoer{}
+			c := NewOpenAIClient(tc.base, tc.key, d)
+			if _, err := c.CreateEmbeddings(t.Context(), openai.EmbeddingRequestStrings{Input: []string{"x"}, Model: "m"}); err == nil {
+				t.Fatal("the doer's 500 did not fail the call")
+			}
+			if len(d.reqs) != 1 {
+				t.Fatalf("%d requests through the doer, want 1", len(d.reqs))
+			}
+			got := struct{ URL, Auth string }{d.reqs[0].URL.String(), d.reqs[0].Header.Get("Authorization")}
+			if diff := cmp.Diff(struct{ URL, Auth string }{tc.wantURL, tc.wantAuth}, got); diff != "" {
+				t.Errorf("request (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
