@@ -120,41 +120,12 @@ func (c *call) searchGroups(req *qdrant.SearchPointGroups, raw []byte) ([]byte, 
 		return c.forward(req, raw)
 	}
 	start := time.Now()
-	res, err := c.f.ranker.QueryGroups(c.ctx, groupsAsQuery(req))
+	res, err := c.f.ranker.QueryGroups(c.ctx, rank.SearchGroupsToQueryGroups(req))
 	if err != nil {
 		return nil, err
 	}
 	c.ranked(res.Reranked)
 	return encode(&qdrant.SearchGroupsResponse{Result: &qdrant.GroupsResult{Groups: res.Groups}, Time: seconds(start)})
-}
-
-// groupsAsQuery states a grouped search as the grouped query Qdrant runs
-// for it (the ranker knows only the query form).
-func groupsAsQuery(s *qdrant.SearchPointGroups) *qdrant.QueryPointGroups {
-	var query *qdrant.Query
-	if s.GetSparseIndices() != nil {
-		query = qdrant.NewQuerySparse(s.GetSparseIndices().GetData(), s.GetVector())
-	} else {
-		query = qdrant.NewQueryDense(s.GetVector())
-	}
-	limit, size := uint64(s.GetLimit()), uint64(s.GetGroupSize())
-	return &qdrant.QueryPointGroups{
-		CollectionName:   s.GetCollectionName(),
-		Query:            query,
-		Using:            s.VectorName,
-		Filter:           s.GetFilter(),
-		Params:           s.GetParams(),
-		ScoreThreshold:   s.ScoreThreshold,
-		WithPayload:      s.GetWithPayload(),
-		WithVectors:      s.WithVectors,
-		Limit:            &limit,
-		GroupSize:        &size,
-		GroupBy:          s.GetGroupBy(),
-		ReadConsistency:  s.ReadConsistency,
-		WithLookup:       s.WithLookup,
-		Timeout:          s.Timeout,
-		ShardKeySelector: s.ShardKeySelector,
-	}
 }
 
 // batchNamesValid reports whether every sub-request names a collection as
