@@ -9,7 +9,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/memrank/memrank/store/jsonpath"
+	"github.com/memrank/memrank/internal/jsonpath"
 )
 
 // chunkSlots is the number of vectors per slab chunk. The slab is a list of
