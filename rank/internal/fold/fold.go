@@ -9,12 +9,7 @@
 // chain (A like B and B like C does not put C under A unless C is like A).
 package fold
 
-import (
-	"math"
-
-	"github.com/viterin/vek"
-	"github.com/viterin/vek/vek32"
-)
+import "github.com/memrank/memrank/internal/vecmath"
 
 // Tier says how a candidate was found to duplicate its leader.
 type Tier uint8
@@ -101,58 +96,18 @@ func grow[T any](s []T, n int) []T {
 	return s
 }
 
-// dot is vek32's SIMD dot product when the CPU has it, else an unrolled
-// loop (vek's own fallback is about half as fast). b must be at least as
-// long as a; empty vectors give 0 (vek32.Dot panics on them).
-var dot = func() func(a, b []float32) float32 {
-	if vek.Info().Acceleration {
-		return func(a, b []float32) float32 {
-			if len(a) == 0 {
-				return 0
-			}
-			return vek32.Dot(a, b[:len(a)])
-		}
-	}
-	return dotUnrolled
-}()
-
-func dotUnrolled(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 // Cosine is the cosine similarity of two items' vectors, and false when
 // they cannot be compared (a missing vector, or different lengths).
 func Cosine(a, b *Item) (float32, bool) {
 	if len(a.Vector) == 0 || len(a.Vector) != len(b.Vector) {
 		return 0, false
 	}
-	return dot(a.Vector, b.Vector) * a.InvNorm * b.InvNorm, true
+	return vecmath.Dot(a.Vector, b.Vector) * a.InvNorm * b.InvNorm, true
 }
 
 // InvNorm is 1/|v| (0 for a zero or empty vector, which then matches
-// nothing).
-func InvNorm(v []float32) float32 {
-	if len(v) == 0 {
-		return 0
-	}
-	n := dot(v, v)
-	if !(n > 0) {
-		return 0
-	}
-	return 1 / sqrt32(n)
-}
+// nothing): vecmath's, here so that callers building Items need only fold.
+func InvNorm(v []float32) float32 { return vecmath.InvNorm(v) }
 
 // Fold groups items, which must be ordered best first, into res (whose
 // slices are reused).
@@ -202,5 +157,3 @@ func same(it, lead *Item, i, l int32, opt Options, res *Result) (Tier, bool) {
 	res.Judged[l].Consulted++
 	return TierJudge, v == VerdictSame
 }
-
-func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }

@@ -2,37 +2,10 @@ package fold
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-func naiveDot(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
-
-// TestDot: the SIMD and the unrolled dot products agree with a float64
-// reference on every length (the tails of the unrolled loop included).
-func TestDot(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 31, 384, 1536} {
-		a, b := make([]float32, n), make([]float32, n)
-		for i := range a {
-			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
-		}
-		want := naiveDot(a, b)
-		for name, f := range map[string]func(a, b []float32) float32{"dot": dot, "unrolled": dotUnrolled} {
-			if got := float64(f(a, b)); math.Abs(got-want) > 1e-4*math.Max(1, math.Abs(want)) {
-				t.Errorf("%s over %d: %v, want %v", name, n, got, want)
-			}
-		}
-	}
-}
 
 func TestCosineAndInvNorm(t *testing.T) {
 	tests := []struct {
