@@ -16,6 +16,7 @@ import (
 	"github.com/memrank/memrank/internal/vecmath"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/textnorm"
 )
 
 // MemoryID is the deterministic id of a new memory (DESIGN section 6):
@@ -642,7 +643,7 @@ func (w *write) corroborate(nb []scored) {
 func sharesEntity(a, b []string) bool {
 	for _, x := range a {
 		for _, y := range b {
-			if memory.Normalize(x) == memory.Normalize(y) && x != "" {
+			if textnorm.Normalize(x) == textnorm.Normalize(y) && x != "" {
 				return true
 			}
 		}
