@@ -9,7 +9,10 @@
 // chain (A like B and B like C does not put C under A unless C is like A).
 package fold
 
-import "github.com/memrank/memrank/internal/vecmath"
+import (
+	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/internal/vecmath"
+)
 
 // Tier says how a candidate was found to duplicate its leader.
 type Tier uint8
@@ -32,16 +35,6 @@ func (t Tier) String() string {
 	return "unknown"
 }
 
-// Verdict is what a cached judge verdict says about a pair.
-type Verdict uint8
-
-// Verdicts as fold sees them.
-const (
-	VerdictUnknown Verdict = iota // no cached verdict
-	VerdictSame
-	VerdictOther // different or contradicting: never folds
-)
-
 // Item is one candidate as folding sees it.
 type Item struct {
 	// Hash is the tier-1 key (the text hash); "" means the candidate has no
@@ -59,9 +52,10 @@ type Item struct {
 type Options struct {
 	Same  float32 // tier 2: cosine at or above this is the same memory
 	Judge float32 // the judge band is [Judge, Same)
-	// Lookup returns the cached verdict for two text hashes; nil means there
-	// is no verdict cache at all.
-	Lookup func(hashA, hashB string) Verdict
+	// Lookup returns the cached verdict for two text hashes (false: none);
+	// nil means there is no verdict cache at all. rank.VerdictCache's
+	// Lookup, such as dedup's, is passed as it is.
+	Lookup func(hashA, hashB string) (dedup.Verdict, bool)
 }
 
 // Judged counts, for one candidate, the pairs in the judge band it took part
@@ -149,11 +143,12 @@ func same(it, lead *Item, i, l int32, opt Options, res *Result) (Tier, bool) {
 	if opt.Lookup == nil {
 		return TierNone, false
 	}
-	v := opt.Lookup(it.Hash, lead.Hash)
-	if v == VerdictUnknown {
+	v, ok := opt.Lookup(it.Hash, lead.Hash)
+	if !ok || v == dedup.VerdictUnknown {
 		return TierNone, false
 	}
 	res.Judged[i].Consulted++
 	res.Judged[l].Consulted++
-	return TierJudge, v == VerdictSame
+	// Different and contradicting memories never fold.
+	return TierJudge, v == dedup.VerdictSame
 }

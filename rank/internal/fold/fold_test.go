@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memrank/memrank/dedup"
 )
 
 func TestCosineAndInvNorm(t *testing.T) {
@@ -42,19 +44,21 @@ func TestFold(t *testing.T) {
 	v0 := unit(1, 0, 0)
 	v95 := unit(0.95, float32(math.Sqrt(1-0.95*0.95)), 0)
 	v85 := unit(0.85, 0, float32(math.Sqrt(1-0.85*0.85)))
-	same := func(a, b string) Verdict {
-		if a+b == "ac" || a+b == "ca" {
-			return VerdictSame
+	same := func(a, b string) (dedup.Verdict, bool) {
+		switch a + b {
+		case "ac", "ca":
+			return dedup.VerdictSame, true
+		case "ad", "da":
+			return dedup.VerdictDifferent, true
+		case "ae", "ea":
+			return dedup.VerdictContradicts, true
 		}
-		if a+b == "ad" || a+b == "da" {
-			return VerdictOther
-		}
-		return VerdictUnknown
+		return dedup.VerdictUnknown, false
 	}
 	tests := []struct {
 		name    string
 		items   []Item
-		lookup  func(a, b string) Verdict
+		lookup  func(a, b string) (dedup.Verdict, bool)
 		leaders []int32
 		leader  []int32
 		tiers   []Tier
@@ -88,10 +92,22 @@ func TestFold(t *testing.T) {
 			leaders: []int32{0}, leader: []int32{-1, 0}, tiers: []Tier{0, TierJudge}, judged: []Judged{{1, 1}, {1, 1}},
 		},
 		{
-			name:    "judge band, other",
+			name:    "judge band, different",
 			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Hash: "d", Vector: v85, InvNorm: 1}},
 			lookup:  same,
 			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{1, 1}, {1, 1}},
+		},
+		{
+			name:    "judge band, contradicts",
+			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Hash: "e", Vector: v85, InvNorm: 1}},
+			lookup:  same,
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{1, 1}, {1, 1}},
+		},
+		{
+			name:    "judge band, no cached verdict",
+			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Hash: "f", Vector: v85, InvNorm: 1}},
+			lookup:  same,
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{Band: 1}, {Band: 1}},
 		},
 		{
 			name:    "judge band needs both hashes",
