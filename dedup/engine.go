@@ -23,6 +23,7 @@ import (
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/textnorm"
 )
 
 // Store is what the write path needs from Qdrant; go-client's
@@ -244,7 +245,7 @@ func (e *Engine) prepare(obs Observation) (observation, bool, error) {
 		return o, false, &InputError{Field: "text", Reason: fmt.Sprintf("is longer than %d bytes", e.cfg.MaxTextBytes)}
 	case !utf8.ValidString(obs.Text):
 		return o, false, &InputError{Field: "text", Reason: "is not valid UTF-8"}
-	case memory.Normalize(obs.Text) == "":
+	case textnorm.Normalize(obs.Text) == "":
 		return o, false, &InputError{Field: "text", Reason: "has no letters or digits"}
 	}
 	if e.tenancyOn() && obs.Tenant == "" {

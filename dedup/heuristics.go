@@ -4,10 +4,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/textnorm"
 )
 
-// negations are the words (after memory.Normalize, which drops apostrophes)
+// negations are the words (after textnorm.Normalize, which drops apostrophes)
 // whose presence in one text of a pair and absence in the other can flip a
 // claim while barely moving its embedding: "I work at Acme" / "I don't work
 // at Acme" (seed 001's negation heuristic).
@@ -42,7 +42,7 @@ type signals struct {
 
 func signalsOf(text string) signals {
 	var s signals
-	for _, w := range strings.Fields(memory.Normalize(text)) {
+	for _, w := range strings.Fields(textnorm.Normalize(text)) {
 		switch {
 		case negations[w]:
 			s.negations = append(s.negations, w)

@@ -22,6 +22,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/memrank/memrank/embed"
 )
 
 // ErrUnparsable is wrapped by every error of a judge whose answer was not
@@ -154,9 +156,6 @@ func NewLLMJudge(cfg LLMJudgeConfig) (*LLMJudge, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	oc := openai.DefaultConfig(cfg.APIKey)
-	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	oc.HTTPClient = &judgeDoer{next: cfg.HTTPClient}
 	u, _ := url.Parse(cfg.BaseURL) // checked by Validate
 	port, _ := strconv.Atoi(u.Port())
 	if port == 0 {
@@ -170,7 +169,7 @@ func NewLLMJudge(cfg LLMJudgeConfig) (*LLMJudge, error) {
 		provider = "openai"
 	}
 	return &LLMJudge{
-		client:     openai.NewClientWithConfig(oc),
+		client:     embed.NewOpenAIClient(cfg.BaseURL, cfg.APIKey, &judgeDoer{next: cfg.HTTPClient}),
 		model:      cfg.Model,
 		apiKey:     cfg.APIKey,
 		timeout:    cfg.Timeout,

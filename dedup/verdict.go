@@ -7,8 +7,8 @@ import (
 )
 
 // Verdict is the judge's answer about two memory texts. The zero value is no
-// verdict; the numbering matches rank.Verdict so the read path can convert
-// one to the other.
+// verdict. It is memrank's one verdict type: the read path (rank) folds by
+// it too.
 type Verdict uint8
 
 // Verdicts.

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-
-	"github.com/memrank/memrank/rank"
 )
 
 func TestVerdictNames(t *testing.T) {
@@ -32,15 +30,6 @@ func TestVerdictNames(t *testing.T) {
 	for _, s := range []string{"Same", "SAME", " same", "same ", "none", "unknown", "contradict"} {
 		if v, ok := ParseVerdict(s); ok || v != VerdictUnknown {
 			t.Errorf("ParseVerdict(%q) = %v, %v; want no verdict", s, v, ok)
-		}
-	}
-}
-
-// The read path's verdicts are numbered alike, so a conversion is a cast.
-func TestVerdictMatchesRank(t *testing.T) {
-	for _, v := range []Verdict{VerdictSame, VerdictDifferent, VerdictContradicts} {
-		if got := rank.Verdict(v).String(); got != v.String() {
-			t.Errorf("rank.Verdict(%d) is %q, dedup's %q", v, got, v.String())
 		}
 	}
 }

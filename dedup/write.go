@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,8 +13,10 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memrank/memrank/internal/vecmath"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/textnorm"
 )
 
 // MemoryID is the deterministic id of a new memory (DESIGN section 6):
@@ -187,7 +188,7 @@ func (w *write) tier2(ctx context.Context) ([]scored, error) {
 			continue
 		}
 		if v := denseVector(p.GetVectors()); len(v) == len(w.vec) {
-			cands = append(cands, cand{p, v, cosine(w.vec, v)})
+			cands = append(cands, cand{p, v, float64(vecmath.Cosine(w.vec, v))})
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.cos, a.cos) })
@@ -544,7 +545,7 @@ func (w *write) mergeInto(win *stored, sameHash []*stored, nb []scored) {
 		if s.sid == win.sid || len(s.vec) == 0 || len(s.vec) != len(win.vec) || differInClaim(s.m.Text, win.m.Text) {
 			continue
 		}
-		if cosine(s.vec, win.vec) >= w.e.cfg.SameThreshold {
+		if float64(vecmath.Cosine(s.vec, win.vec)) >= w.e.cfg.SameThreshold {
 			losers = append(losers, s)
 		}
 	}
@@ -642,7 +643,7 @@ func (w *write) corroborate(nb []scored) {
 func sharesEntity(a, b []string) bool {
 	for _, x := range a {
 		for _, y := range b {
-			if memory.Normalize(x) == memory.Normalize(y) && x != "" {
+			if textnorm.Normalize(x) == textnorm.Normalize(y) && x != "" {
 				return true
 			}
 		}
@@ -851,18 +852,4 @@ func denseVector(v *qdrant.VectorsOutput) []float32 {
 		return d.GetData()
 	}
 	return out.GetData() //nolint:staticcheck // servers before 1.12 fill only the deprecated flat field
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }

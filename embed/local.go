@@ -12,7 +12,7 @@ import (
 
 	"github.com/zeebo/xxh3"
 
-	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/textnorm"
 )
 
 // LocalModelVersion is the version of Local's feature set, part of its model
@@ -38,7 +38,7 @@ const MaxDimensions = 65536
 // not as a replacement for a neural model.
 //
 // How a text becomes a vector:
-//   - memory.Normalize (NFKC, lower case, punctuation stripped, white space
+//   - textnorm.Normalize (NFKC, lower case, punctuation stripped, white space
 //     collapsed), then split into words;
 //   - features: every word, every pair of adjacent words (both after
 //     stripping a plural or third-person "s", so "lives" matches "live"),
@@ -152,7 +152,7 @@ type scratch struct {
 
 func (l *Local) embed(s *scratch, text string, dst []float32) {
 	clear(s.acc)
-	norm := memory.Normalize(text)
+	norm := textnorm.Normalize(text)
 	found := false
 
 	// Words.

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/sashabaranov/go-openai"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -203,10 +204,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 			otelhttp.WithMeterProvider(cfg.MeterProvider),
 		)}
 	}
-	cc := openai.DefaultConfig(cfg.APIKey)
-	cc.BaseURL = cfg.BaseURL
-	cc.HTTPClient = httpClient
-	o.client = openai.NewClientWithConfig(cc)
+	o.client = NewOpenAIClient(cfg.BaseURL, cfg.APIKey, httpClient)
 
 	o.redaction = strings.NewReplacer() // no key: nothing to hide
 	if cfg.APIKey != "" {
@@ -254,6 +252,25 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		return nil, fmt.Errorf("embed: openai: metrics: %w", err)
 	}
 	return o, nil
+}
+
+// NewOpenAIClient builds the go-openai client for an OpenAI-compatible API
+// rooted at baseURL ("" is OpenAI's), sending apiKey as the bearer token
+// when it is not empty and every request through doer (nil: a plain
+// http.Client). It is the one builder of such clients: this package's
+// embeddings driver and dedup's LLM judge both use it, so both address a
+// server alike.
+func NewOpenAIClient(baseURL, apiKey string, doer openai.HTTPDoer) *openai.Client {
+	cc := openai.DefaultConfig(apiKey)
+	if baseURL != "" {
+		// go-openai appends "/embeddings", "/chat/completions"...: a
+		// trailing slash would double.
+		cc.BaseURL = strings.TrimRight(baseURL, "/")
+	}
+	if doer != nil {
+		cc.HTTPClient = doer
+	}
+	return openai.NewClientWithConfig(cc)
 }
 
 // Dimensions is the configured vector length.
@@ -345,49 +362,59 @@ func (o *OpenAI) request(ctx context.Context, batch []string) ([][]float32, erro
 	defer span.End()
 	start := time.Now()
 
-	var f failure
-	attempts := 0
-	for attempts < 1+o.cfg.MaxRetries {
+	waits := o.retryWaits(ctx)
+	var (
+		attempts int
+		last     failure // the last attempt's
+		resp     openai.EmbeddingResponse
+	)
+	vecs, err := backoff.Retry(ctx, func() ([][]float32, error) {
 		attempts++
-		vecs, resp, err := o.attempt(ctx, batch)
+		vecs, r, err := o.attempt(ctx, batch)
 		if err == nil {
-			span.SetAttributes(attribute.Int("memrank.embed.attempts", attempts))
-			if resp.Model != "" {
-				span.SetAttributes(attribute.String("gen_ai.response.model", string(resp.Model)))
-			}
-			if n := resp.Usage.PromptTokens; n > 0 {
-				span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", n))
-				o.tokens.Record(ctx, int64(n), metric.WithAttributes(o.attrs...), metric.WithAttributes(attribute.String("gen_ai.token.type", "input")))
-			}
-			o.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs...))
+			resp = r
 			return vecs, nil
 		}
-		f = o.classify(ctx, resp, err)
-		if !f.retry || attempts > o.cfg.MaxRetries {
-			break
+		last = o.classify(ctx, r, err)
+		waits.retryAfter = last.retryAfter
+		if !last.retry {
+			return nil, backoff.Permanent(last.err)
 		}
-		wait := o.backoff(attempts, f.retryAfter)
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			// No time left to retry: the server's answer says more than
-			// the caller's deadline would.
-			break
+		return nil, last.err
+	},
+		backoff.WithBackOff(waits),
+		backoff.WithMaxTries(uint(1+o.cfg.MaxRetries)),
+		backoff.WithMaxElapsedTime(0), // the attempts and ctx bound it
+		backoff.WithNotify(func(_ error, wait time.Duration) {
+			span.AddEvent("retry", trace.WithAttributes(
+				attribute.Int("memrank.embed.attempt", attempts),
+				attribute.String("error.type", last.kind),
+				attribute.Float64("memrank.embed.retry_wait_s", wait.Seconds()),
+			))
+			o.retries.Add(ctx, 1, metric.WithAttributes(o.attrs...), metric.WithAttributes(attribute.String("error.type", last.kind)))
+			o.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "embeddings request failed; retrying",
+				slog.String("model", o.cfg.Model), slog.Int("attempt", attempts),
+				slog.Duration("wait", wait), slog.String("error", last.err.Error()))
+		}))
+	if err == nil {
+		span.SetAttributes(attribute.Int("memrank.embed.attempts", attempts))
+		if resp.Model != "" {
+			span.SetAttributes(attribute.String("gen_ai.response.model", string(resp.Model)))
 		}
-		span.AddEvent("retry", trace.WithAttributes(
-			attribute.Int("memrank.embed.attempt", attempts),
-			attribute.String("error.type", f.kind),
-			attribute.Float64("memrank.embed.retry_wait_s", wait.Seconds()),
-		))
-		o.retries.Add(ctx, 1, metric.WithAttributes(o.attrs...), metric.WithAttributes(attribute.String("error.type", f.kind)))
-		o.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "embeddings request failed; retrying",
-			slog.String("model", o.cfg.Model), slog.Int("attempt", attempts),
-			slog.Duration("wait", wait), slog.String("error", f.err.Error()))
-		if err := sleep(ctx, wait); err != nil {
-			f = failure{err: &redactedError{msg: err.Error() + " while waiting to retry after: " + f.err.Error(), cause: err}, kind: ctxKind(err)}
-			break
+		if n := resp.Usage.PromptTokens; n > 0 {
+			span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", n))
+			o.tokens.Record(ctx, int64(n), metric.WithAttributes(o.attrs...), metric.WithAttributes(attribute.String("gen_ai.token.type", "input")))
 		}
+		o.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs...))
+		return vecs, nil
+	}
+	f := last
+	if cerr := ctx.Err(); cerr != nil && err != last.err {
+		// The caller gave up while Retry waited to send the batch again.
+		f = failure{err: &redactedError{msg: cerr.Error() + " while waiting to retry after: " + last.err.Error(), cause: cerr}, kind: ctxKind(cerr)}
 	}
 
-	err := f.err
+	err = f.err
 	if attempts > 1 {
 		err = fmt.Errorf("%d attempts: %w", attempts, err)
 	}

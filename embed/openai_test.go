@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/google/go-cmp/cmp"
 	"github.com/sashabaranov/go-openai"
 	"go.opentelemetry.io/otel/attribute"
@@ -742,21 +744,49 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
+// TestRetryWaits: the waits between attempts double from RetryBaseDelay
+// with jitter, never exceed RetryMaxDelay, honour the server's Retry-After
+// up to that cap, and stop retrying when the caller's deadline would pass
+// first.
+func TestRetryWaits(t *testing.T) {
 	o := &OpenAI{cfg: OpenAIConfig{RetryBaseDelay: 100 * time.Millisecond, RetryMaxDelay: time.Second}}
-	for attempts := 1; attempts <= 12; attempts++ {
-		full := min(100*time.Millisecond<<(attempts-1), time.Second)
-		for range 50 {
-			if d := o.backoff(attempts, 0); d < full/2 || d > full {
-				t.Fatalf("backoff(%d) = %v, want in [%v, %v]", attempts, d, full/2, full)
+	for range 50 {
+		w := o.retryWaits(context.Background())
+		w.Reset() // as backoff.Retry does
+		for n := 1; n <= 12; n++ {
+			interval := min(100*time.Millisecond<<(n-1), time.Second)
+			lo, hi := interval/2, min(interval*3/2+1, time.Second)
+			if d := w.NextBackOff(); d < lo || d > hi {
+				t.Fatalf("wait %d = %v, want in [%v, %v]", n, d, lo, hi)
 			}
 		}
 	}
-	if d := o.backoff(1, 700*time.Millisecond); d != 700*time.Millisecond {
-		t.Errorf("with Retry-After 700ms: %v", d)
+	tests := []struct {
+		name       string
+		retryAfter time.Duration
+		deadline   time.Duration // 0: none
+		want       time.Duration
+	}{
+		{name: "Retry-After above the backoff", retryAfter: 700 * time.Millisecond, want: 700 * time.Millisecond},
+		{name: "Retry-After capped", retryAfter: time.Hour, want: time.Second},
+		{name: "deadline before the wait ends", retryAfter: 700 * time.Millisecond, deadline: 50 * time.Millisecond, want: backoff.Stop},
+		{name: "deadline after the wait ends", retryAfter: 700 * time.Millisecond, deadline: time.Minute, want: 700 * time.Millisecond},
 	}
-	if d := o.backoff(1, time.Hour); d != time.Second {
-		t.Errorf("with Retry-After 1h: %v, want the 1s cap", d)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.deadline)
+				defer cancel()
+			}
+			w := o.retryWaits(ctx)
+			w.Reset()
+			w.retryAfter = tc.retryAfter
+			if d := w.NextBackOff(); d != tc.want {
+				t.Errorf("wait %v, want %v", d, tc.want)
+			}
+		})
 	}
 }
 
@@ -798,4 +828,44 @@ func FuzzRetryAfter(f *testing.F) {
 			t.Fatalf("retryAfter(%q, %q) = %v", seconds, ms, d)
 		}
 	})
+}
+
+// recordingDoer answers every request with 500 and keeps it.
+type recordingDoer struct{ reqs []*http.Request }
+
+func (d *recordingDoer) Do(r *http.Request) (*http.Response, error) {
+	d.reqs = append(d.reqs, r)
+	return &http.Response{StatusCode: http.StatusInternalServerError, Header: http.Header{},
+		Body: io.NopCloser(strings.NewReader(`{"error":{"message":"no"}}`)), Request: r}, nil
+}
+
+// TestNewOpenAIClient: the one go-openai client builder (the embeddings
+// driver's and dedup's judge's) sends to the base URL, through the doer,
+// with the key as a bearer token only when there is one.
+func TestNewOpenAIClient(t *testing.T) {
+	tests := []struct {
+		name, base, key string
+		wantURL         string
+		wantAuth        string
+	}{
+		{name: "base and key", base: "http://127.0.0.1:9/v1", key: "k", wantURL: "http://127.0.0.1:9/v1/embeddings", wantAuth: "Bearer k"},
+		{name: "trailing slash", base: "http://127.0.0.1:9/v1/", wantURL: "http://127.0.0.1:9/v1/embeddings"},
+		{name: "default base", base: "", key: "k", wantURL: DefaultOpenAIBaseURL + "/embeddings", wantAuth: "Bearer k"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &recordingDoer{}
+			c := NewOpenAIClient(tc.base, tc.key, d)
+			if _, err := c.CreateEmbeddings(t.Context(), openai.EmbeddingRequestStrings{Input: []string{"x"}, Model: "m"}); err == nil {
+				t.Fatal("the doer's 500 did not fail the call")
+			}
+			if len(d.reqs) != 1 {
+				t.Fatalf("%d requests through the doer, want 1", len(d.reqs))
+			}
+			got := struct{ URL, Auth string }{d.reqs[0].URL.String(), d.reqs[0].Header.Get("Authorization")}
+			if diff := cmp.Diff(struct{ URL, Auth string }{tc.wantURL, tc.wantAuth}, got); diff != "" {
+				t.Errorf("request (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

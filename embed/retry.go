@@ -3,27 +3,51 @@ package embed
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cenkalti/backoff/v5"
 )
 
-// backoff is the wait after the given number of failed attempts (1 or
-// more): exponential from RetryBaseDelay with "equal jitter" (half fixed,
-// half random, so retries of many writers spread out but never come back
-// at once), at least the server's Retry-After, at most RetryMaxDelay.
-func (o *OpenAI) backoff(attempts int, retryAfter time.Duration) time.Duration {
-	d := o.cfg.RetryBaseDelay
-	for i := 1; i < attempts && d < o.cfg.RetryMaxDelay; i++ {
-		d *= 2
+// retryWaits is the wait before each retry, for backoff.Retry: the
+// library's exponential backoff from RetryBaseDelay, doubling, with its
+// jitter (so the retries of many writers spread out), then at least the
+// server's Retry-After and at most RetryMaxDelay. When the caller's deadline
+// would pass before the wait ends it says backoff.Stop: the server's answer
+// says more than a deadline error would.
+type retryWaits struct {
+	exp        backoff.ExponentialBackOff
+	max        time.Duration
+	deadline   time.Time     // zero: none
+	retryAfter time.Duration // the last answer's Retry-After, 0 when absent
+}
+
+func (o *OpenAI) retryWaits(ctx context.Context) *retryWaits {
+	w := &retryWaits{
+		exp: backoff.ExponentialBackOff{
+			InitialInterval:     o.cfg.RetryBaseDelay,
+			RandomizationFactor: 0.5,
+			Multiplier:          2,
+			MaxInterval:         o.cfg.RetryMaxDelay,
+		},
+		max: o.cfg.RetryMaxDelay,
 	}
-	d = min(d, o.cfg.RetryMaxDelay)
-	if half := d / 2; half > 0 {
-		d = half + rand.N(half+1)
+	w.deadline, _ = ctx.Deadline()
+	return w
+}
+
+func (w *retryWaits) Reset() { w.exp.Reset() }
+
+func (w *retryWaits) NextBackOff() time.Duration {
+	// The library's MaxInterval caps the interval before jitter, not the
+	// wait: hence the second min.
+	d := min(max(w.exp.NextBackOff(), w.retryAfter), w.max)
+	if !w.deadline.IsZero() && time.Until(w.deadline) < d {
+		return backoff.Stop
 	}
-	return min(max(d, retryAfter), o.cfg.RetryMaxDelay)
+	return d
 }
 
 // retryAfter reads how long the server asked us to wait: OpenAI's
@@ -65,16 +89,4 @@ func durationOf(n float64, unit time.Duration) time.Duration {
 		return maxRetryAfter
 	}
 	return time.Duration(n * float64(unit))
-}
-
-// sleep waits d or until ctx is done, whichever comes first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
 )
@@ -35,31 +36,11 @@ type GroupSource interface {
 // VerdictCache holds the LLM judge's verdicts (filled by the write path).
 // Lookup is keyed by the two memories' text hashes in either order, and
 // must be safe for concurrent use and fast: it is called on the read path.
+// The verdicts are dedup's, so *dedup.Judging is one as it is. A "same"
+// verdict folds a pair in the judge band; "different" and "contradicts"
+// keep both.
 type VerdictCache interface {
-	Lookup(hashA, hashB string) (Verdict, bool)
-}
-
-// Verdict is the judge's verdict on a pair of memories. The zero value is
-// no verdict.
-type Verdict uint8
-
-// Verdicts.
-const (
-	VerdictSame        Verdict = iota + 1 // the same fact: folded at read time
-	VerdictDifferent                      // different facts
-	VerdictContradicts                    // the two contradict each other
-)
-
-func (v Verdict) String() string {
-	switch v {
-	case VerdictSame:
-		return "same"
-	case VerdictDifferent:
-		return "different"
-	case VerdictContradicts:
-		return "contradicts"
-	}
-	return "none"
+	Lookup(hashA, hashB string) (dedup.Verdict, bool)
 }
 
 var (

@@ -8,8 +8,13 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/qdrant/go-client/qdrant"
 
+	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/rank"
 )
+
+// The write path's verdict cache is the read path's as it is: one verdict
+// type, no adapter.
+var _ rank.VerdictCache = (*dedup.Judging)(nil)
 
 // dmem is a candidate of the dedup cases: a fresh scored memory (freshness
 // 1) whose weight is score x access boost.
@@ -63,13 +68,13 @@ type folded struct {
 }
 
 func TestDedup(t *testing.T) {
-	same := func(a, b string) map[[2]string]rank.Verdict {
-		return map[[2]string]rank.Verdict{{a, b}: rank.VerdictSame}
+	same := func(a, b string) map[[2]string]dedup.Verdict {
+		return map[[2]string]dedup.Verdict{{a, b}: dedup.VerdictSame}
 	}
 	tests := []struct {
 		name     string
 		mems     []dmem
-		verdicts map[[2]string]rank.Verdict // nil: no verdict cache
+		verdicts map[[2]string]dedup.Verdict // nil: no verdict cache
 		want     []uint64
 		folds    map[uint64]folded // by leader; leaders without folds omitted
 		notes    map[uint64]string // JudgeNote by leader, when not ""
@@ -170,7 +175,7 @@ func TestDedup(t *testing.T) {
 		{
 			name:     "tier 3: different does not fold",
 			mems:     []dmem{{id: 1, score: 0.9, text: "lives in Lisbon", vec: base}, {id: 2, score: 0.8, text: "moved to Lisbon", vec: cos85}},
-			verdicts: map[[2]string]rank.Verdict{{"lives in Lisbon", "moved to Lisbon"}: rank.VerdictDifferent},
+			verdicts: map[[2]string]dedup.Verdict{{"lives in Lisbon", "moved to Lisbon"}: dedup.VerdictDifferent},
 			want:     []uint64{1, 2},
 			folds:    map[uint64]folded{1: {Judge: true}, 2: {Judge: true}},
 			notes:    map[uint64]string{1: "cached judge verdicts for 1 of 1 pair(s) in the judge band", 2: "cached judge verdicts for 1 of 1 pair(s) in the judge band"},
@@ -178,7 +183,7 @@ func TestDedup(t *testing.T) {
 		{
 			name:     "tier 3: contradicts does not fold",
 			mems:     []dmem{{id: 1, score: 0.9, text: "lives in Lisbon", vec: base}, {id: 2, score: 0.8, text: "moved to Lisbon", vec: cos85}},
-			verdicts: map[[2]string]rank.Verdict{{"lives in Lisbon", "moved to Lisbon"}: rank.VerdictContradicts},
+			verdicts: map[[2]string]dedup.Verdict{{"lives in Lisbon", "moved to Lisbon"}: dedup.VerdictContradicts},
 			want:     []uint64{1, 2},
 			folds:    map[uint64]folded{1: {Judge: true}, 2: {Judge: true}},
 			notes:    map[uint64]string{1: "cached judge verdicts for 1 of 1 pair(s) in the judge band", 2: "cached judge verdicts for 1 of 1 pair(s) in the judge band"},

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
@@ -318,20 +319,20 @@ func infoWith(d qdrant.Distance) *qdrant.CollectionInfo {
 // fakeVerdicts is a VerdictCache over a fixed table keyed by text (hashed
 // here), that records the pairs it was asked about.
 type fakeVerdicts struct {
-	table map[[2]string]rank.Verdict
+	table map[[2]string]dedup.Verdict
 	mu    sync.Mutex
 	asked int
 }
 
-func newVerdicts(pairs map[[2]string]rank.Verdict) *fakeVerdicts {
-	f := &fakeVerdicts{table: map[[2]string]rank.Verdict{}}
+func newVerdicts(pairs map[[2]string]dedup.Verdict) *fakeVerdicts {
+	f := &fakeVerdicts{table: map[[2]string]dedup.Verdict{}}
 	for k, v := range pairs {
 		f.table[[2]string{memory.TextHash(k[0]), memory.TextHash(k[1])}] = v
 	}
 	return f
 }
 
-func (f *fakeVerdicts) Lookup(a, b string) (rank.Verdict, bool) {
+func (f *fakeVerdicts) Lookup(a, b string) (dedup.Verdict, bool) {
 	f.mu.Lock()
 	f.asked++
 	f.mu.Unlock()

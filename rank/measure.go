@@ -7,6 +7,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memrank/memrank/internal/vecmath"
 	"github.com/memrank/memrank/rank/internal/fold"
 	"github.com/memrank/memrank/scoring"
 )
@@ -91,7 +92,7 @@ func (r *Ranker) newStageBench(points []*qdrant.ScoredPoint, distance qdrant.Dis
 		if v := denseVector(points[sc.Seq].GetVectors(), ""); len(v) > 0 {
 			it.Vector, it.InvNorm = v, 1
 			if !s.p.unit {
-				it.InvNorm = fold.InvNorm(v)
+				it.InvNorm = vecmath.InvNorm(v)
 			}
 		}
 		s.items[j] = it

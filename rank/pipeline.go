@@ -11,6 +11,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memrank/memrank/internal/vecmath"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank/internal/fold"
 	"github.com/memrank/memrank/scoring"
@@ -188,7 +189,7 @@ func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredP
 				if p.unit {
 					it.InvNorm = 1
 				} else {
-					it.InvNorm = fold.InvNorm(v)
+					it.InvNorm = vecmath.InvNorm(v)
 				}
 			}
 		}

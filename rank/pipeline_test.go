@@ -768,20 +768,55 @@ func TestSearchToQuery(t *testing.T) {
 	}
 }
 
+// TestSearchGroupsToQueryGroups: every field of a grouped search reaches
+// the grouped query (the gRPC front answers SearchGroups with it).
 func TestSearchGroupsToQueryGroups(t *testing.T) {
 	thr := float32(0.5)
-	in := &qdrant.SearchPointGroups{
-		CollectionName: "mem", Vector: []float32{1, 2}, Limit: 3, GroupSize: 2, GroupBy: "user",
-		ScoreThreshold: &thr, WithPayload: qdrant.NewWithPayloadEnable(true), VectorName: ptr("text"),
-		WithLookup: &qdrant.WithLookup{Collection: "users"},
+	timeout := uint64(7)
+	filter := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatch("kind", "fact")}}
+	params := &qdrant.SearchParams{HnswEf: u64(64)}
+	consistency := qdrant.NewReadConsistencyType(qdrant.ReadConsistencyType_Majority)
+	shards := &qdrant.ShardKeySelector{ShardKeys: []*qdrant.ShardKey{qdrant.NewShardKey("eu")}}
+	tests := []struct {
+		name string
+		in   *qdrant.SearchPointGroups
+		want *qdrant.QueryPointGroups
+	}{
+		{
+			name: "dense",
+			in: &qdrant.SearchPointGroups{
+				CollectionName: "mem", Vector: []float32{1, 2}, Limit: 3, GroupSize: 2, GroupBy: "user",
+				ScoreThreshold: &thr, WithPayload: qdrant.NewWithPayloadEnable(true), VectorName: ptr("text"),
+				WithLookup: &qdrant.WithLookup{Collection: "users"},
+			},
+			want: &qdrant.QueryPointGroups{
+				CollectionName: "mem", Query: qdrant.NewQueryDense([]float32{1, 2}), Limit: u64(3), GroupSize: u64(2), GroupBy: "user",
+				ScoreThreshold: &thr, WithPayload: qdrant.NewWithPayloadEnable(true), Using: ptr("text"),
+				WithLookup: &qdrant.WithLookup{Collection: "users"},
+			},
+		},
+		{
+			name: "sparse, every other field",
+			in: &qdrant.SearchPointGroups{
+				CollectionName: "mem", Vector: []float32{0.5, 0.25}, SparseIndices: &qdrant.SparseIndices{Data: []uint32{3, 9}},
+				VectorName: ptr("words"), Limit: 4, GroupSize: 1, GroupBy: "topic",
+				Filter: filter, Params: params, WithVectors: qdrant.NewWithVectorsEnable(true),
+				ReadConsistency: consistency, Timeout: &timeout, ShardKeySelector: shards,
+			},
+			want: &qdrant.QueryPointGroups{
+				CollectionName: "mem", Query: qdrant.NewQuerySparse([]uint32{3, 9}, []float32{0.5, 0.25}),
+				Using: ptr("words"), Limit: u64(4), GroupSize: u64(1), GroupBy: "topic",
+				Filter: filter, Params: params, WithVectors: qdrant.NewWithVectorsEnable(true),
+				ReadConsistency: consistency, Timeout: &timeout, ShardKeySelector: shards,
+			},
+		},
 	}
-	want := &qdrant.QueryPointGroups{
-		CollectionName: "mem", Query: qdrant.NewQueryDense([]float32{1, 2}), Limit: u64(3), GroupSize: u64(2), GroupBy: "user",
-		ScoreThreshold: &thr, WithPayload: qdrant.NewWithPayloadEnable(true), Using: ptr("text"),
-		WithLookup: &qdrant.WithLookup{Collection: "users"},
-	}
-	if diff := cmp.Diff(want, rank.SearchGroupsToQueryGroups(in), protocmp.Transform()); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, rank.SearchGroupsToQueryGroups(tc.in), protocmp.Transform()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

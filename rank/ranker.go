@@ -77,16 +77,7 @@ func New(src Source, cfg Config) (*Ranker, error) {
 		r.replica = r.rec.ReplicaID()
 	}
 	if v := cfg.Verdicts; v != nil {
-		r.foldOpt.Lookup = func(a, b string) fold.Verdict {
-			switch verdict, ok := v.Lookup(a, b); {
-			case !ok || verdict == 0:
-				return fold.VerdictUnknown
-			case verdict == VerdictSame:
-				return fold.VerdictSame
-			default:
-				return fold.VerdictOther
-			}
-		}
+		r.foldOpt.Lookup = v.Lookup
 	}
 	r.pool.New = func() any { return new(work) }
 	r.shadowLog = &rate.Sometimes{Interval: cfg.Shadow.LogInterval}

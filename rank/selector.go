@@ -2,131 +2,24 @@ package rank
 
 import (
 	"errors"
-	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/internal/jsonpath"
 )
 
 // The read path asks the upstream for whole payloads (it needs the memory
 // fields whatever the caller selected) and then gives the caller what its
 // own with_payload / with_vectors would have returned. This file is that
-// second step, with the semantics of Qdrant's payload selectors (v1.19,
-// lib/segment/src/json_path and value_filter):
-//
-//   - a key path is a first key followed by .key, [N] or [] items; keys of
-//     letters, digits, '_' and '-' may be bare, other keys are written in
-//     double quotes;
-//   - the payload is walked with objects entered by key and arrays by [];
-//     include keeps a node when some pattern is a prefix of its path or its
-//     path a prefix of the pattern, exclude drops a node when some pattern
-//     is a prefix of its path. Items compare exactly, so "a[0]" selects
-//     nothing inside the array a (the walk enters arrays as "[]").
-
-// pathItem is one step of a key path after its first key.
-type pathItem struct {
-	kind  uint8 // itemKey, itemIndex, itemAll
-	key   string
-	index int
-}
-
-const (
-	itemKey uint8 = iota
-	itemIndex
-	itemAll
-)
-
-// keyPath is a parsed payload key path.
-type keyPath struct {
-	first string
-	rest  []pathItem
-}
-
-var errBadPath = errors.New("invalid payload key path")
-
-// maxPathLen bounds what parsePath reads, so a hostile selector cannot make
-// it allocate in proportion to an unbounded field.
-const maxPathLen = 1 << 16
-
-func parsePath(s string) (keyPath, error) {
-	if len(s) > maxPathLen {
-		return keyPath{}, errBadPath
-	}
-	i := 0
-	first, ok := pathKey(s, &i)
-	if !ok {
-		return keyPath{}, errBadPath
-	}
-	p := keyPath{first: first}
-	for i < len(s) {
-		switch s[i] {
-		case '.':
-			i++
-			k, ok := pathKey(s, &i)
-			if !ok {
-				return keyPath{}, errBadPath
-			}
-			p.rest = append(p.rest, pathItem{kind: itemKey, key: k})
-		case '[':
-			i++
-			if i < len(s) && s[i] == ']' {
-				i++
-				p.rest = append(p.rest, pathItem{kind: itemAll})
-				continue
-			}
-			start := i
-			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-				i++
-			}
-			if start == i || i >= len(s) || s[i] != ']' {
-				return keyPath{}, errBadPath
-			}
-			n, err := strconv.Atoi(s[start:i])
-			if err != nil {
-				return keyPath{}, errBadPath
-			}
-			i++
-			p.rest = append(p.rest, pathItem{kind: itemIndex, index: n})
-		default:
-			return keyPath{}, errBadPath
-		}
-	}
-	return p, nil
-}
-
-// pathKey reads a bare key (one or more letters, digits, '_' or '-') or a
-// double-quoted key (any runes but '"' and '\') at s[*i:].
-func pathKey(s string, i *int) (string, bool) {
-	if *i >= len(s) {
-		return "", false
-	}
-	if s[*i] == '"' {
-		end := strings.IndexAny(s[*i+1:], "\"\\")
-		if end < 0 || s[*i+1+end] != '"' {
-			return "", false
-		}
-		k := s[*i+1 : *i+1+end]
-		*i += end + 2
-		return k, true
-	}
-	start := *i
-	for *i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[*i:])
-		if !(r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r)) || r == utf8.RuneError && size == 1 {
-			break
-		}
-		*i += size
-	}
-	return s[start:*i], *i > start
-}
+// second step. The payload key paths ("a.b[].c") and Qdrant's selection
+// over them (v1.19, lib/segment/src/json_path and value_filter) are the
+// store's implementation, internal/jsonpath, so the two cannot drift.
 
 // payloadSel is a caller's WithPayloadSelector, resolved.
 type payloadSel struct {
 	enabled bool
-	include []keyPath // non-nil: include mode
-	exclude []keyPath // non-nil: exclude mode
+	include []jsonpath.Path // non-nil: include mode
+	exclude []jsonpath.Path // non-nil: exclude mode
 }
 
 // resolvePayloadSel resolves s; nil means Qdrant's default for queries
@@ -137,10 +30,10 @@ func resolvePayloadSel(s *qdrant.WithPayloadSelector) (payloadSel, error) {
 	if s == nil {
 		return payloadSel{}, nil
 	}
-	parse := func(fields []string) ([]keyPath, error) {
-		out := make([]keyPath, 0, len(fields))
+	parse := func(fields []string) ([]jsonpath.Path, error) {
+		out := make([]jsonpath.Path, 0, len(fields))
 		for _, f := range fields {
-			p, err := parsePath(f)
+			p, err := jsonpath.Parse(f)
 			if err != nil {
 				return nil, err
 			}
@@ -169,93 +62,11 @@ func (s payloadSel) apply(fields map[string]*qdrant.Value) map[string]*qdrant.Va
 	case !s.enabled:
 		return nil
 	case s.include != nil:
-		return filterPayload(fields, func(first string, key []pathItem) bool {
-			for i := range s.include {
-				if s.include[i].matchesInclude(first, key) {
-					return true
-				}
-			}
-			return false
-		})
+		return jsonpath.Include(fields, s.include)
 	case s.exclude != nil:
-		return filterPayload(fields, func(first string, key []pathItem) bool {
-			for i := range s.exclude {
-				if s.exclude[i].matchesExclude(first, key) {
-					return false
-				}
-			}
-			return true
-		})
+		return jsonpath.Exclude(fields, s.exclude)
 	}
 	return fields
-}
-
-// matchesInclude: the pattern and the key agree on their common prefix.
-func (p *keyPath) matchesInclude(first string, key []pathItem) bool {
-	if p.first != first {
-		return false
-	}
-	n := min(len(p.rest), len(key))
-	for i := 0; i < n; i++ {
-		if p.rest[i] != key[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// matchesExclude: the pattern is a prefix of the key.
-func (p *keyPath) matchesExclude(first string, key []pathItem) bool {
-	if p.first != first || len(key) < len(p.rest) {
-		return false
-	}
-	for i := range p.rest {
-		if p.rest[i] != key[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// filterPayload is Qdrant's value_filter: it walks objects by key and
-// arrays as [] and keeps the nodes keep accepts.
-func filterPayload(fields map[string]*qdrant.Value, keep func(first string, key []pathItem) bool) map[string]*qdrant.Value {
-	out := make(map[string]*qdrant.Value, len(fields))
-	var key []pathItem
-	for k, v := range fields {
-		if !keep(k, key[:0]) {
-			continue
-		}
-		out[k] = filterValue(k, &key, v, keep)
-	}
-	return out
-}
-
-func filterValue(first string, key *[]pathItem, v *qdrant.Value, keep func(string, []pathItem) bool) *qdrant.Value {
-	switch k := v.GetKind().(type) {
-	case *qdrant.Value_ListValue:
-		*key = append(*key, pathItem{kind: itemAll})
-		var vals []*qdrant.Value
-		for _, e := range k.ListValue.GetValues() {
-			if keep(first, *key) {
-				vals = append(vals, filterValue(first, key, e, keep))
-			}
-		}
-		*key = (*key)[:len(*key)-1]
-		return qdrant.NewValueFromList(vals...)
-	case *qdrant.Value_StructValue:
-		fields := make(map[string]*qdrant.Value, len(k.StructValue.GetFields()))
-		for name, e := range k.StructValue.GetFields() {
-			*key = append(*key, pathItem{kind: itemKey, key: name})
-			if keep(first, *key) {
-				fields[name] = filterValue(first, key, e, keep)
-			}
-			*key = (*key)[:len(*key)-1]
-		}
-		return qdrant.NewValueFromFields(fields)
-	default:
-		return v
-	}
 }
 
 // vectorSel is a caller's WithVectorsSelector, resolved: all, none, or the

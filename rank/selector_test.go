@@ -13,8 +13,12 @@ import (
 )
 
 // TestSelectorsMatchTheStore: the payload memrank gives back after asking
-// for the whole payload is the payload the store itself returns for the
-// caller's selector (the store follows Qdrant's value filter).
+// the upstream for the whole payload, re-ranking and then applying the
+// caller's selector is the payload the store returns when it applies the
+// selector in its own read (the store follows Qdrant's value filter). Both
+// parse and select with internal/jsonpath; what this checks is the ranker's
+// side of it: the widened upstream request, the selector kept for after
+// re-ranking, and every path the store accepts also re-ranked.
 func TestSelectorsMatchTheStore(t *testing.T) {
 	e := newEnv(t)
 	e.create(t, "mem", dim, qdrant.Distance_Cosine)
@@ -27,6 +31,7 @@ func TestSelectorsMatchTheStore(t *testing.T) {
 	}
 	p["key-with-dash"] = true
 	p["sp ace"] = 1.5
+	p["x²"] = "squared" // a number that is not a digit: bare in Qdrant's grammar
 	e.upsert(t, "mem", pt{id: 1, vec: vecAt(0.9, 1), payload: p})
 	selectors := []struct {
 		name string
@@ -43,6 +48,7 @@ func TestSelectorsMatchTheStore(t *testing.T) {
 		{"object of counts", qdrant.NewWithPayloadInclude("access_counts.a")},
 		{"dashed key", qdrant.NewWithPayloadInclude("key-with-dash")},
 		{"quoted key", qdrant.NewWithPayloadInclude(`"sp ace"`)},
+		{"bare key with a non-digit number", qdrant.NewWithPayloadInclude("x²")},
 		{"missing key", qdrant.NewWithPayloadInclude("nope")},
 		{"exclude top-level", qdrant.NewWithPayloadExclude("profile", "access_counts")},
 		{"exclude nested", qdrant.NewWithPayloadExclude("profile.pets[].age", "profile.deep")},

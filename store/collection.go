@@ -9,7 +9,8 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/memrank/memrank/store/jsonpath"
+	"github.com/memrank/memrank/internal/jsonpath"
+	"github.com/memrank/memrank/internal/vecmath"
 )
 
 // chunkSlots is the number of vectors per slab chunk. The slab is a list of
@@ -62,7 +63,7 @@ type collection struct {
 	indexes  map[string]*fieldIndex // by path string
 }
 
-func newCollection(name string, cfg *qdrant.CollectionConfig, k kernels) (*collection, error) {
+func newCollection(name string, cfg *qdrant.CollectionConfig, k vecmath.Kernels) (*collection, error) {
 	params := cfg.GetParams().GetVectorsConfig().GetParams()
 	if params == nil || params.GetSize() == 0 || params.GetSize() > maxDim {
 		return nil, fmt.Errorf("collection %q: stored config has no usable vector params", name)

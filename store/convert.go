@@ -5,7 +5,7 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 
-	"github.com/memrank/memrank/store/jsonpath"
+	"github.com/memrank/memrank/internal/jsonpath"
 )
 
 // maxPayloadDepth bounds how deep a payload value may nest. Qdrant's gRPC

@@ -15,6 +15,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/memrank/memrank/internal/vecmath"
 )
 
 // FileName is the bbolt file inside the data directory.
@@ -88,7 +90,7 @@ type DB struct {
 	dir     string
 	opts    Options
 	bolt    *bolt.DB
-	kernels kernels
+	kernels vecmath.Kernels
 	sampler *sampler
 
 	// closeMu is held shared by every operation and exclusively by Close,
@@ -129,7 +131,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	db := &DB{dir: dir, opts: opts, bolt: bdb, kernels: newKernels(), sampler: newSampler(opts.SampleSeed), collections: map[string]*collection{}, aliases: map[string]string{}}
+	db := &DB{dir: dir, opts: opts, bolt: bdb, kernels: vecmath.ScanKernels(), sampler: newSampler(opts.SampleSeed), collections: map[string]*collection{}, aliases: map[string]string{}}
 	if err := db.load(); err != nil {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)

@@ -4,98 +4,29 @@ import (
 	"math"
 
 	"github.com/qdrant/go-client/qdrant"
-	"github.com/viterin/vek"
-	"github.com/viterin/vek/vek32"
+
+	"github.com/memrank/memrank/internal/vecmath"
 )
 
-// kernels are the vector arithmetic the scan uses. With AVX2+FMA they are
-// vek32's assembly; elsewhere (arm64, old x86) the 4-way unrolled pure-Go
-// loops below, which are about twice as fast as vek's naive Go fallback.
-type kernels struct {
-	dot       func(a, b []float32) float32
-	euclid    func(a, b []float32) float32 // L2 distance
-	manhattan func(a, b []float32) float32 // L1 distance
-}
-
-func newKernels() kernels {
-	if vek.Info().Acceleration {
-		return kernels{dot: vek32.Dot, euclid: vek32.Distance, manhattan: vek32.ManhattanDistance}
-	}
-	return pureGoKernels()
-}
-
-func pureGoKernels() kernels {
-	return kernels{dot: dotUnrolled, euclid: euclidUnrolled, manhattan: manhattanUnrolled}
-}
-
-func dotUnrolled(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-func euclidUnrolled(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		d0, d1, d2, d3 := a[i]-b[i], a[i+1]-b[i+1], a[i+2]-b[i+2], a[i+3]-b[i+3]
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
-	}
-	for ; i < len(a); i++ {
-		d := a[i] - b[i]
-		s0 += d * d
-	}
-	return float32(math.Sqrt(float64((s0 + s1) + (s2 + s3))))
-}
-
-func manhattanUnrolled(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += abs32(a[i] - b[i])
-		s1 += abs32(a[i+1] - b[i+1])
-		s2 += abs32(a[i+2] - b[i+2])
-		s3 += abs32(a[i+3] - b[i+3])
-	}
-	for ; i < len(a); i++ {
-		s0 += abs32(a[i] - b[i])
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
-
-// metric binds a collection's distance to the kernels. score is what Qdrant
-// returns; rank orders candidates (larger is better) so the top-k heap never
-// needs to know the distance.
+// metric binds a collection's distance to vecmath's scan kernels (vek's
+// assembly with AVX2+FMA, unrolled Go elsewhere), which the DB chooses
+// once. score is what Qdrant returns; rank orders candidates (larger is
+// better) so the top-k heap never needs to know the distance. A
+// collection's vectors have at least one component, as the scan kernels
+// require.
 type metric struct {
 	distance qdrant.Distance
-	k        kernels
+	k        vecmath.Kernels
 }
 
 func (m metric) score(q, v []float32) float32 {
 	switch m.distance {
 	case qdrant.Distance_Euclid:
-		return m.k.euclid(q, v)
+		return m.k.Euclid(q, v)
 	case qdrant.Distance_Manhattan:
-		return m.k.manhattan(q, v)
+		return m.k.Manhattan(q, v)
 	default: // Cosine (both sides normalised) and Dot
-		return m.k.dot(q, v)
+		return m.k.Dot(q, v)
 	}
 }
 
@@ -130,7 +61,7 @@ func normalize(v []float32) []float32 {
 	for _, x := range v {
 		sq += x * x
 	}
-	if sq < 1.1920929e-07 || abs32(sq-1) <= 1e-6 {
+	if sq < 1.1920929e-07 || math.Abs(float64(sq-1)) <= 1e-6 {
 		return out
 	}
 	n := float32(math.Sqrt(float64(sq)))

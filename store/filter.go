@@ -8,7 +8,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/memrank/memrank/store/jsonpath"
+	"github.com/memrank/memrank/internal/jsonpath"
 )
 
 // Filter evaluation follows Qdrant v1.19 (lib/segment/src/payload_storage/

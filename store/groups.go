@@ -7,7 +7,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/memrank/memrank/store/jsonpath"
+	"github.com/memrank/memrank/internal/jsonpath"
 )
 
 // Grouping (Points/QueryGroups and Points/SearchGroups) ports Qdrant

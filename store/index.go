@@ -3,7 +3,7 @@ package store
 import (
 	"github.com/qdrant/go-client/qdrant"
 
-	"github.com/memrank/memrank/store/jsonpath"
+	"github.com/memrank/memrank/internal/jsonpath"
 )
 
 // fieldIndex is a payload index on one key path. It only ever speeds

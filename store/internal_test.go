@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/internal/vecmath"
 )
 
 func TestBitsetEach(t *testing.T) {
@@ -139,26 +141,6 @@ func TestParseDatetime(t *testing.T) {
 	}
 }
 
-// The SIMD kernels and the pure-Go fallback agree.
-func TestKernelsAgree(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	simd, pure := newKernels(), pureGoKernels()
-	for _, dim := range []int{1, 3, 4, 7, 16, 33, 384, 1536} {
-		a, b := make([]float32, dim), make([]float32, dim)
-		for i := range a {
-			a[i], b[i] = r.Float32()*2-1, r.Float32()*2-1
-		}
-		for name, pair := range map[string][2]func(a, b []float32) float32{
-			"dot": {simd.dot, pure.dot}, "euclid": {simd.euclid, pure.euclid}, "manhattan": {simd.manhattan, pure.manhattan},
-		} {
-			x, y := pair[0](a, b), pair[1](a, b)
-			if math.Abs(float64(x-y)) > 1e-4*math.Max(1, math.Abs(float64(x))) {
-				t.Errorf("dim %d %s: simd %v, go %v", dim, name, x, y)
-			}
-		}
-	}
-}
-
 func TestNormalize(t *testing.T) {
 	if diff := cmp.Diff([]float32{0.6, 0.8}, normalize([]float32{3, 4})); diff != "" {
 		t.Error(diff)
@@ -178,7 +160,7 @@ func TestNormalize(t *testing.T) {
 // read), everything else from the payload.
 func TestIndexedConditionsUseTheIndex(t *testing.T) {
 	c, err := newCollection("c", &qdrant.CollectionConfig{Params: &qdrant.CollectionParams{VectorsConfig: qdrant.NewVectorsConfig(
-		&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Dot})}}, pureGoKernels())
+		&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Dot})}}, vecmath.ScanKernels())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 
-	"github.com/memrank/memrank/store/jsonpath"
+	"github.com/memrank/memrank/internal/jsonpath"
 )
 
 // order_by follows Qdrant v1.19:

@@ -10,7 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/memrank/memrank/store/jsonpath"
+	"github.com/memrank/memrank/internal/jsonpath"
 )
 
 // Every write below runs in one bbolt transaction under the collection's

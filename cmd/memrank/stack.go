@@ -171,7 +171,7 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 	}
 	rc.Params, rc.Codec = codec.Params(), codec
 	rc.SameThreshold, rc.JudgeThreshold = c.Dedup.SameThreshold, c.Dedup.JudgeThreshold
-	rc.Recorder, rc.Verdicts = s.recorder, verdicts{s.judging}
+	rc.Recorder, rc.Verdicts = s.recorder, s.judging
 	rc.TracerProvider, rc.MeterProvider, rc.Logger = tp, mp, s.tel.Logger
 	if c.Upstream.APIKey != "" {
 		// Recognising memory collections is memrank's own business: with
@@ -357,25 +357,4 @@ func newJudging(c config.Config, tel *telemetry.Telemetry) (*dedup.Judging, erro
 		return nil, usageError{fmt.Errorf("judge: %w", err)}
 	}
 	return j, nil
-}
-
-// verdicts gives the read path the write path's verdict cache.
-type verdicts struct{ j *dedup.Judging }
-
-var _ rank.VerdictCache = verdicts{}
-
-func (v verdicts) Lookup(a, b string) (rank.Verdict, bool) {
-	got, ok := v.j.Lookup(a, b)
-	if !ok {
-		return 0, false
-	}
-	switch got {
-	case dedup.VerdictSame:
-		return rank.VerdictSame, true
-	case dedup.VerdictDifferent:
-		return rank.VerdictDifferent, true
-	case dedup.VerdictContradicts:
-		return rank.VerdictContradicts, true
-	}
-	return 0, false
 }

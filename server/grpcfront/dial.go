@@ -22,7 +22,11 @@ import (
 
 // UpstreamKeepalive pings an idle upstream every 10 s (go-client's and
 // Qdrant's expectations) and gives up on it after 2 s without an answer.
-var UpstreamKeepalive = keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 2 * time.Second, PermitWithoutStream: true}
+// A function, not a variable, so no caller can change every dial's
+// parameters.
+func UpstreamKeepalive() keepalive.ClientParameters {
+	return keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 2 * time.Second, PermitWithoutStream: true}
+}
 
 // UpstreamDefaults are DialUpstream's options before the caller's: plain
 // text (add TLS credentials to override), the raw codec on every call,
@@ -35,7 +39,7 @@ func UpstreamDefaults() []grpc.DialOption {
 			grpc.MaxCallRecvMsgSize(DefaultMaxMessageSize),
 			grpc.MaxCallSendMsgSize(DefaultMaxMessageSize),
 		),
-		grpc.WithKeepaliveParams(UpstreamKeepalive),
+		grpc.WithKeepaliveParams(UpstreamKeepalive()),
 	}
 }
 

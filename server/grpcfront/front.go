@@ -157,7 +157,10 @@ func DefaultPropagator() propagation.TextMapPropagator {
 // ServerKeepalive lets clients ping every 5 s or slower, with or without
 // calls in flight: go-client pings every 10 s, and grpc-go's default
 // policy (5 minutes) would close its connections with ENHANCE_YOUR_CALM.
-var ServerKeepalive = keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}
+// A function, not a variable, so no caller can change every front's policy.
+func ServerKeepalive() keepalive.EnforcementPolicy {
+	return keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}
+}
 
 type front struct {
 	up       *grpc.ClientConn
@@ -205,7 +208,7 @@ func New(cfg Config) (*grpc.Server, error) {
 		grpc.UnknownServiceHandler(f.handle),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageSize),
 		grpc.MaxSendMsgSize(cfg.MaxMessageSize),
-		grpc.KeepaliveEnforcementPolicy(ServerKeepalive),
+		grpc.KeepaliveEnforcementPolicy(ServerKeepalive()),
 		grpc.StatsHandler(otelgrpc.NewServerHandler(
 			otelgrpc.WithTracerProvider(cfg.TracerProvider),
 			otelgrpc.WithMeterProvider(cfg.MeterProvider),

@@ -3,11 +3,11 @@ package grpcfront
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/memrank/memrank/rank"
@@ -120,41 +120,12 @@ func (c *call) searchGroups(req *qdrant.SearchPointGroups, raw []byte) ([]byte, 
 		return c.forward(req, raw)
 	}
 	start := time.Now()
-	res, err := c.f.ranker.QueryGroups(c.ctx, groupsAsQuery(req))
+	res, err := c.f.ranker.QueryGroups(c.ctx, rank.SearchGroupsToQueryGroups(req))
 	if err != nil {
 		return nil, err
 	}
 	c.ranked(res.Reranked)
 	return encode(&qdrant.SearchGroupsResponse{Result: &qdrant.GroupsResult{Groups: res.Groups}, Time: seconds(start)})
-}
-
-// groupsAsQuery states a grouped search as the grouped query Qdrant runs
-// for it (the ranker knows only the query form).
-func groupsAsQuery(s *qdrant.SearchPointGroups) *qdrant.QueryPointGroups {
-	var query *qdrant.Query
-	if s.GetSparseIndices() != nil {
-		query = qdrant.NewQuerySparse(s.GetSparseIndices().GetData(), s.GetVector())
-	} else {
-		query = qdrant.NewQueryDense(s.GetVector())
-	}
-	limit, size := uint64(s.GetLimit()), uint64(s.GetGroupSize())
-	return &qdrant.QueryPointGroups{
-		CollectionName:   s.GetCollectionName(),
-		Query:            query,
-		Using:            s.VectorName,
-		Filter:           s.GetFilter(),
-		Params:           s.GetParams(),
-		ScoreThreshold:   s.ScoreThreshold,
-		WithPayload:      s.GetWithPayload(),
-		WithVectors:      s.WithVectors,
-		Limit:            &limit,
-		GroupSize:        &size,
-		GroupBy:          s.GetGroupBy(),
-		ReadConsistency:  s.ReadConsistency,
-		WithLookup:       s.WithLookup,
-		Timeout:          s.Timeout,
-		ShardKeySelector: s.ShardKeySelector,
-	}
 }
 
 // batchNamesValid reports whether every sub-request names a collection as
@@ -243,39 +214,30 @@ func (c *call) rankBatch(n int, run func(ctx context.Context, i int) (*rank.Resu
 // each runs fn for 0..n-1, at most the front's batch concurrency at once,
 // and returns the first error in time (the others are cancelled: a batch
 // answers whole or not at all, as Qdrant's does). Every goroutine it starts
-// has ended when it returns.
+// has ended when it returns (errgroup's Wait).
 func (c *call) each(n int, fn func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(c.ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error
-		next     atomic.Int64
-	)
-	workers := min(c.f.batch, n)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := fn(ctx, i); err != nil {
-					once.Do(func() { firstErr = err; cancel() })
-					return
-				}
+	g, ctx := errgroup.WithContext(c.ctx)
+	g.SetLimit(c.f.batch)
+	for i := range n {
+		// Go waits for a free slot; once a sub-request has failed or the
+		// caller has gone, the rest are not started.
+		if ctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-		}()
+			return fn(ctx, i)
+		})
 	}
-	wg.Wait()
-	if firstErr == nil && ctx.Err() != nil {
-		return ctx.Err()
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	return firstErr
+	// No sub-request failed, but a caller that has gone may have left some
+	// unstarted: the batch is not whole.
+	return c.ctx.Err()
 }

@@ -10,10 +10,8 @@
 package fold
 
 import (
-	"math"
-
-	"github.com/viterin/vek"
-	"github.com/viterin/vek/vek32"
+	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/internal/vecmath"
 )
 
 // Tier says how a candidate was found to duplicate its leader.
@@ -37,16 +35,6 @@ func (t Tier) String() string {
 	return "unknown"
 }
 
-// Verdict is what a cached judge verdict says about a pair.
-type Verdict uint8
-
-// Verdicts as fold sees them.
-const (
-	VerdictUnknown Verdict = iota // no cached verdict
-	VerdictSame
-	VerdictOther // different or contradicting: never folds
-)
-
 // Item is one candidate as folding sees it.
 type Item struct {
 	// Hash is the tier-1 key (the text hash); "" means the candidate has no
@@ -64,9 +52,10 @@ type Item struct {
 type Options struct {
 	Same  float32 // tier 2: cosine at or above this is the same memory
 	Judge float32 // the judge band is [Judge, Same)
-	// Lookup returns the cached verdict for two text hashes; nil means there
-	// is no verdict cache at all.
-	Lookup func(hashA, hashB string) Verdict
+	// Lookup returns the cached verdict for two text hashes (false: none);
+	// nil means there is no verdict cache at all. rank.VerdictCache's
+	// Lookup, such as dedup's, is passed as it is.
+	Lookup func(hashA, hashB string) (dedup.Verdict, bool)
 }
 
 // Judged counts, for one candidate, the pairs in the judge band it took part
@@ -101,57 +90,13 @@ func grow[T any](s []T, n int) []T {
 	return s
 }
 
-// dot is vek32's SIMD dot product when the CPU has it, else an unrolled
-// loop (vek's own fallback is about half as fast). b must be at least as
-// long as a; empty vectors give 0 (vek32.Dot panics on them).
-var dot = func() func(a, b []float32) float32 {
-	if vek.Info().Acceleration {
-		return func(a, b []float32) float32 {
-			if len(a) == 0 {
-				return 0
-			}
-			return vek32.Dot(a, b[:len(a)])
-		}
-	}
-	return dotUnrolled
-}()
-
-func dotUnrolled(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 // Cosine is the cosine similarity of two items' vectors, and false when
 // they cannot be compared (a missing vector, or different lengths).
 func Cosine(a, b *Item) (float32, bool) {
 	if len(a.Vector) == 0 || len(a.Vector) != len(b.Vector) {
 		return 0, false
 	}
-	return dot(a.Vector, b.Vector) * a.InvNorm * b.InvNorm, true
-}
-
-// InvNorm is 1/|v| (0 for a zero or empty vector, which then matches
-// nothing).
-func InvNorm(v []float32) float32 {
-	if len(v) == 0 {
-		return 0
-	}
-	n := dot(v, v)
-	if !(n > 0) {
-		return 0
-	}
-	return 1 / sqrt32(n)
+	return vecmath.Dot(a.Vector, b.Vector) * a.InvNorm * b.InvNorm, true
 }
 
 // Fold groups items, which must be ordered best first, into res (whose
@@ -194,13 +139,12 @@ func same(it, lead *Item, i, l int32, opt Options, res *Result) (Tier, bool) {
 	if opt.Lookup == nil {
 		return TierNone, false
 	}
-	v := opt.Lookup(it.Hash, lead.Hash)
-	if v == VerdictUnknown {
+	v, ok := opt.Lookup(it.Hash, lead.Hash)
+	if !ok || v == dedup.VerdictUnknown {
 		return TierNone, false
 	}
 	res.Judged[i].Consulted++
 	res.Judged[l].Consulted++
-	return TierJudge, v == VerdictSame
+	// Different and contradicting memories never fold.
+	return TierJudge, v == dedup.VerdictSame
 }
-
-func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }

@@ -1,38 +1,14 @@
 package fold
 
 import (
+	"github.com/memrank/memrank/internal/vecmath"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memrank/memrank/dedup"
 )
-
-func naiveDot(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
-
-// TestDot: the SIMD and the unrolled dot products agree with a float64
-// reference on every length (the tails of the unrolled loop included).
-func TestDot(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 31, 384, 1536} {
-		a, b := make([]float32, n), make([]float32, n)
-		for i := range a {
-			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
-		}
-		want := naiveDot(a, b)
-		for name, f := range map[string]func(a, b []float32) float32{"dot": dot, "unrolled": dotUnrolled} {
-			if got := float64(f(a, b)); math.Abs(got-want) > 1e-4*math.Max(1, math.Abs(want)) {
-				t.Errorf("%s over %d: %v, want %v", name, n, got, want)
-			}
-		}
-	}
-}
 
 func TestCosineAndInvNorm(t *testing.T) {
 	tests := []struct {
@@ -50,8 +26,8 @@ func TestCosineAndInvNorm(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := Item{Vector: tc.a, InvNorm: InvNorm(tc.a)}
-			b := Item{Vector: tc.b, InvNorm: InvNorm(tc.b)}
+			a := Item{Vector: tc.a, InvNorm: vecmath.InvNorm(tc.a)}
+			b := Item{Vector: tc.b, InvNorm: vecmath.InvNorm(tc.b)}
 			got, ok := Cosine(&a, &b)
 			if ok != tc.wantOK || math.Abs(float64(got-tc.want)) > 1e-6 {
 				t.Errorf("Cosine = %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
@@ -69,19 +45,21 @@ func TestFold(t *testing.T) {
 	v0 := unit(1, 0, 0)
 	v95 := unit(0.95, float32(math.Sqrt(1-0.95*0.95)), 0)
 	v85 := unit(0.85, 0, float32(math.Sqrt(1-0.85*0.85)))
-	same := func(a, b string) Verdict {
-		if a+b == "ac" || a+b == "ca" {
-			return VerdictSame
+	same := func(a, b string) (dedup.Verdict, bool) {
+		switch a + b {
+		case "ac", "ca":
+			return dedup.VerdictSame, true
+		case "ad", "da":
+			return dedup.VerdictDifferent, true
+		case "ae", "ea":
+			return dedup.VerdictContradicts, true
 		}
-		if a+b == "ad" || a+b == "da" {
-			return VerdictOther
-		}
-		return VerdictUnknown
+		return dedup.VerdictUnknown, false
 	}
 	tests := []struct {
 		name    string
 		items   []Item
-		lookup  func(a, b string) Verdict
+		lookup  func(a, b string) (dedup.Verdict, bool)
 		leaders []int32
 		leader  []int32
 		tiers   []Tier
@@ -115,10 +93,22 @@ func TestFold(t *testing.T) {
 			leaders: []int32{0}, leader: []int32{-1, 0}, tiers: []Tier{0, TierJudge}, judged: []Judged{{1, 1}, {1, 1}},
 		},
 		{
-			name:    "judge band, other",
+			name:    "judge band, different",
 			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Hash: "d", Vector: v85, InvNorm: 1}},
 			lookup:  same,
 			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{1, 1}, {1, 1}},
+		},
+		{
+			name:    "judge band, contradicts",
+			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Hash: "e", Vector: v85, InvNorm: 1}},
+			lookup:  same,
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{1, 1}, {1, 1}},
+		},
+		{
+			name:    "judge band, no cached verdict",
+			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Hash: "f", Vector: v85, InvNorm: 1}},
+			lookup:  same,
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{Band: 1}, {Band: 1}},
 		},
 		{
 			name:    "judge band needs both hashes",

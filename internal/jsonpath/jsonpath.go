@@ -11,6 +11,10 @@
 //     source value deleting the key), Remove deletes keys (never bare array
 //     indices, which Qdrant refuses because that would not be idempotent).
 //
+// The store (its filters, indexes, updates and payload selectors) and the
+// ranker (re-applying a caller's payload selector) share it, so the two
+// follow one grammar.
+//
 // Integers and floats stay distinct because values are *qdrant.Value
 // (integer_value vs double_value) all the way through.
 package jsonpath

@@ -8,7 +8,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/memrank/memrank/store/jsonpath"
+	"github.com/memrank/memrank/internal/jsonpath"
 )
 
 func TestParse(t *testing.T) {

@@ -1,11 +1,15 @@
-package memory
+// Package textnorm normalises text to the surface form that memrank
+// compares memories by: the memory's text_hash (tier-1 dedup), dedup's
+// heuristics and the local embedder's features all read text through
+// Normalize, so they agree on what counts as the same words. It is a leaf:
+// it imports nothing of memrank, so embed can use it and still depend on
+// nothing else in memrank.
+package textnorm
 
 import (
-	"encoding/hex"
 	"strings"
 	"unicode"
 
-	"github.com/zeebo/xxh3"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -65,12 +69,4 @@ func isApostrophe(r rune) bool {
 		return true
 	}
 	return false
-}
-
-// TextHash is the tier-1 dedup key: the hex XXH3-128 of the normalised text.
-// XXH3 is stable across processes and machines (unlike hash/maphash), so the
-// hash can be stored in the payload and indexed.
-func TextHash(text string) string {
-	h := xxh3.HashString128(Normalize(text)).Bytes()
-	return hex.EncodeToString(h[:])
 }
