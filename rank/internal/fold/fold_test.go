@@ -1,13 +1,13 @@
 package fold
 
 import (
-	"github.com/memrank/memrank/internal/vecmath"
 	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/internal/vecmath"
 )
 
 func TestCosineAndInvNorm(t *testing.T) {
