@@ -1,7 +1,8 @@
 // Package telemetry sets up memrank's logs, traces and metrics (DESIGN
 // section 8) and hands the providers to whoever needs them: no package reads
-// or sets the OpenTelemetry globals, every constructor receives a
-// trace.TracerProvider and a metric.MeterProvider as arguments.
+// or sets the OpenTelemetry globals, every component receives them as one
+// settings.Settings (Telemetry.Settings), whose type lives in the leaf
+// package telemetry/settings so that components do not depend on the SDK.
 //
 //   - Logs: log/slog, JSON or text, at the configured level; every record
 //     logged with a context that holds a span carries that span's trace_id and
@@ -37,14 +38,14 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // Log formats.
@@ -194,15 +195,18 @@ func Setup(ctx context.Context, cfg Config, logOut io.Writer) (*Telemetry, error
 		sdkmetric.WithView(secondsView()),
 	)
 
+	// WithDefaults supplies the propagator, so the process and a component
+	// left without Settings agree on it.
+	set := settings.Settings{Logger: slog.New(NewTraceHandler(h)), TracerProvider: tp, MeterProvider: mp}.WithDefaults()
 	return &Telemetry{
-		Logger:         slog.New(NewTraceHandler(h)),
-		TracerProvider: tp,
-		MeterProvider:  mp,
+		Logger:         set.Logger,
+		TracerProvider: set.TracerProvider,
+		MeterProvider:  set.MeterProvider,
 		tp:             tp,
 		otlp:           otlp,
 		mp:             mp,
 		registry:       reg,
-		propagator:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		propagator:     set.Propagator,
 	}, nil
 }
 
@@ -236,12 +240,24 @@ func secondsView() sdkmetric.View {
 // Nop returns a Telemetry that records nothing: a discarding logger and no-op
 // providers. For tests and tools that need the fields filled.
 func Nop() *Telemetry {
+	set := settings.Nop()
 	return &Telemetry{
-		Logger:         slog.New(slog.DiscardHandler),
-		TracerProvider: tracenoop.NewTracerProvider(),
-		MeterProvider:  metricnoop.NewMeterProvider(),
+		Logger:         set.Logger,
+		TracerProvider: set.TracerProvider,
+		MeterProvider:  set.MeterProvider,
 		registry:       prometheus.NewRegistry(),
-		propagator:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		propagator:     set.Propagator,
+	}
+}
+
+// Settings is what every component takes (its Config's Telemetry field):
+// the logger, the providers and the propagator, handed over as one value.
+func (t *Telemetry) Settings() settings.Settings {
+	return settings.Settings{
+		Logger:         t.Logger,
+		TracerProvider: t.TracerProvider,
+		MeterProvider:  t.MeterProvider,
+		Propagator:     t.propagator,
 	}
 }
 

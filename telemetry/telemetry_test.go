@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -249,5 +250,20 @@ func TestNop(t *testing.T) {
 	}
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestSettings: what components receive is the Telemetry's own logger,
+// providers and propagator, not defaults standing in for them.
+func TestSettings(t *testing.T) {
+	tel := setup(t, Config{}, nil)
+	s := tel.Settings()
+	if s.Logger != tel.Logger || s.TracerProvider != tel.TracerProvider || s.MeterProvider != tel.MeterProvider {
+		t.Errorf("Settings() = %+v, want the Telemetry's logger and providers", s)
+	}
+	// The composite propagator is a slice: compared by the headers it uses,
+	// which it lists in no set order.
+	if s.Propagator == nil || !slices.Equal(slices.Sorted(slices.Values(s.Propagator.Fields())), slices.Sorted(slices.Values(tel.Propagator().Fields()))) {
+		t.Errorf("Settings().Propagator = %v, want the Telemetry's", s.Propagator)
 	}
 }
