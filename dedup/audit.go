@@ -162,7 +162,7 @@ func (e *Engine) index(ctx context.Context, coll string, keys ...string) error {
 			if ctx.Err() != nil {
 				return fmt.Errorf("dedup: index %s in %s: %w", k, coll, err)
 			}
-			e.cfg.Logger.WarnContext(ctx, "payload index not created", "collection", coll, "key", k, "error", err)
+			e.cfg.Telemetry.Logger.WarnContext(ctx, "payload index not created", "collection", coll, "key", k, "error", err)
 		}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -16,13 +15,12 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/telemetry/settings"
 	"github.com/memrank/memrank/textnorm"
 )
 
@@ -94,9 +92,9 @@ type Config struct {
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
 
-	Logger         *slog.Logger
-	TracerProvider trace.TracerProvider
-	MeterProvider  metric.MeterProvider
+	// Telemetry is where the write path's logs, spans and metrics go; nil
+	// members record nothing.
+	Telemetry settings.Settings
 }
 
 func (c Config) withDefaults() Config {
@@ -124,15 +122,7 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.TracerProvider == nil {
-		c.TracerProvider = tracenoop.NewTracerProvider()
-	}
-	if c.MeterProvider == nil {
-		c.MeterProvider = metricnoop.NewMeterProvider()
-	}
+	c.Telemetry = c.Telemetry.WithDefaults()
 	return c
 }
 
@@ -198,10 +188,10 @@ func New(store Store, cfg Config) (*Engine, error) {
 		cfg:     cfg,
 		params:  cfg.Codec.Params(),
 		ensured: map[string]ensured{},
-		tracer:  cfg.TracerProvider.Tracer(scope),
+		tracer:  cfg.Telemetry.TracerProvider.Tracer(scope),
 	}
 	e.codec = cfg.Codec
-	m := cfg.MeterProvider.Meter(scope)
+	m := cfg.Telemetry.MeterProvider.Meter(scope)
 	var err error
 	if e.observed, err = m.Int64Counter("memrank.observe.decisions",
 		metric.WithDescription("Observations by decision and dedup tier.")); err != nil {

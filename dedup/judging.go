@@ -12,11 +12,11 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
+
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // Fallbacks: the values of JudgeInfo.Fallback, why a pair that needed the
@@ -54,9 +54,9 @@ type JudgingConfig struct {
 	// again with a full one.
 	MaxCollections int
 
-	Logger         *slog.Logger         // nil: discard
-	TracerProvider trace.TracerProvider // nil: noop
-	MeterProvider  metric.MeterProvider // nil: noop
+	// Telemetry is where tier 3's logs, spans and metrics go; nil members
+	// record nothing.
+	Telemetry settings.Settings
 }
 
 func (c JudgingConfig) withDefaults() JudgingConfig {
@@ -69,15 +69,7 @@ func (c JudgingConfig) withDefaults() JudgingConfig {
 	if c.MaxCollections == 0 {
 		c.MaxCollections = DefaultJudgeMaxCollections
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.TracerProvider == nil {
-		c.TracerProvider = tracenoop.NewTracerProvider()
-	}
-	if c.MeterProvider == nil {
-		c.MeterProvider = metricnoop.NewMeterProvider()
-	}
+	c.Telemetry = c.Telemetry.WithDefaults()
 	return c
 }
 
@@ -134,7 +126,7 @@ func NewJudging(cfg JudgingConfig) (*Judging, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dedup: judging: %w", err)
 	}
-	m, err := newJudgingMetrics(cfg.MeterProvider.Meter(judgeScope))
+	m, err := newJudgingMetrics(cfg.Telemetry.MeterProvider.Meter(judgeScope))
 	if err != nil {
 		return nil, fmt.Errorf("dedup: judging: metrics: %w", err)
 	}
@@ -144,8 +136,8 @@ func NewJudging(cfg JudgingConfig) (*Judging, error) {
 		perMin:   cfg.CallsPerMinute,
 		timeout:  cfg.Timeout,
 		limiters: limiters,
-		log:      cfg.Logger,
-		tracer:   cfg.TracerProvider.Tracer(judgeScope),
+		log:      cfg.Telemetry.Logger,
+		tracer:   cfg.Telemetry.TracerProvider.Tracer(judgeScope),
 		metrics:  m,
 	}, nil
 }

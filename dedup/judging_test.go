@@ -17,6 +17,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // fakeJudge answers with fn and counts its calls.
@@ -387,7 +389,7 @@ func TestJudgingTelemetry(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	fj := says(VerdictSame, "")
-	j := newTestJudging(t, JudgingConfig{Judge: fj, CallsPerMinute: 1, MeterProvider: mp, TracerProvider: tp})
+	j := newTestJudging(t, JudgingConfig{Judge: fj, CallsPerMinute: 1, Telemetry: settings.Settings{MeterProvider: mp, TracerProvider: tp}})
 
 	j.Decide(t.Context(), "c", pairA, pairB)                             // miss, call ok
 	j.Decide(t.Context(), "c", pairB, pairA)                             // hit

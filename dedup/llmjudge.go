@@ -21,9 +21,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // ErrUnparsable is wrapped by every error of a judge whose answer was not
@@ -74,8 +74,9 @@ type LLMJudgeConfig struct {
 	// HTTPClient sends the requests; nil: a plain http.Client.
 	HTTPClient *http.Client
 
-	TracerProvider trace.TracerProvider // nil: noop
-	Logger         *slog.Logger         // nil: discard
+	// Telemetry is where the judge's logs and spans go; nil members record
+	// nothing. It records no metrics of its own (Judging does).
+	Telemetry settings.Settings
 }
 
 func (c LLMJudgeConfig) withDefaults() LLMJudgeConfig {
@@ -97,12 +98,7 @@ func (c LLMJudgeConfig) withDefaults() LLMJudgeConfig {
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}
 	}
-	if c.TracerProvider == nil {
-		c.TracerProvider = tracenoop.NewTracerProvider()
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Telemetry = c.Telemetry.WithDefaults()
 	return c
 }
 
@@ -179,8 +175,8 @@ func NewLLMJudge(cfg LLMJudgeConfig) (*LLMJudge, error) {
 		provider:   provider,
 		server:     u.Hostname(),
 		port:       port,
-		tracer:     cfg.TracerProvider.Tracer(judgeScope),
-		log:        cfg.Logger,
+		tracer:     cfg.Telemetry.TracerProvider.Tracer(judgeScope),
+		log:        cfg.Telemetry.Logger,
 	}, nil
 }
 

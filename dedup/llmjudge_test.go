@@ -469,7 +469,7 @@ func TestLLMJudgeSpan(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 			f := newFakeLLM(t, testPair, judgeReply(tc.content))
-			_, _ = f.judge(t, func(c *LLMJudgeConfig) { c.TracerProvider = tp }).Judge(t.Context(), testPair[0], testPair[1])
+			_, _ = f.judge(t, func(c *LLMJudgeConfig) { c.Telemetry.TracerProvider = tp }).Judge(t.Context(), testPair[0], testPair[1])
 			spans := rec.Ended()
 			if len(spans) != 1 {
 				t.Fatalf("%d spans, want 1", len(spans))

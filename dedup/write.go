@@ -771,7 +771,7 @@ func (w *write) commit(ctx context.Context) error {
 	}
 	if err := w.e.writeAuditRetrying(ctx, w.coll, w.tenant, w.o.ObservationID, w.audit, w.out); err != nil {
 		w.e.auditLost.Add(ctx, int64(len(w.audit)))
-		w.e.cfg.Logger.ErrorContext(ctx, "audit records not written after the memory was",
+		w.e.cfg.Telemetry.Logger.ErrorContext(ctx, "audit records not written after the memory was",
 			"collection", w.coll, "memory_id", w.out.MemoryID, "error", err)
 		return err
 	}

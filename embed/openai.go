@@ -20,9 +20,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // Defaults of OpenAIConfig.
@@ -77,9 +77,9 @@ type OpenAIConfig struct {
 	// transport is instrumented with otelhttp.
 	HTTPClient *http.Client
 
-	TracerProvider trace.TracerProvider // nil: noop
-	MeterProvider  metric.MeterProvider // nil: noop
-	Logger         *slog.Logger         // nil: discard
+	// Telemetry is where the driver's logs, spans and metrics go; nil
+	// members record nothing.
+	Telemetry settings.Settings
 }
 
 // String describes the configuration without the API key, so a logged
@@ -149,15 +149,7 @@ func (c OpenAIConfig) withDefaults() OpenAIConfig {
 	if c.RetryMaxDelay == 0 {
 		c.RetryMaxDelay = DefaultRetryMaxDelay
 	}
-	if c.TracerProvider == nil {
-		c.TracerProvider = tracenoop.NewTracerProvider()
-	}
-	if c.MeterProvider == nil {
-		c.MeterProvider = metricnoop.NewMeterProvider()
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Telemetry = c.Telemetry.WithDefaults()
 	return c
 }
 
@@ -200,8 +192,8 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 			o.own = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
 		}
 		httpClient = &http.Client{Transport: otelhttp.NewTransport(o.own,
-			otelhttp.WithTracerProvider(cfg.TracerProvider),
-			otelhttp.WithMeterProvider(cfg.MeterProvider),
+			otelhttp.WithTracerProvider(cfg.Telemetry.TracerProvider),
+			otelhttp.WithMeterProvider(cfg.Telemetry.MeterProvider),
 		)}
 	}
 	o.client = NewOpenAIClient(cfg.BaseURL, cfg.APIKey, httpClient)
@@ -231,8 +223,8 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		}
 	}
 
-	o.tracer = cfg.TracerProvider.Tracer(scope)
-	meter := cfg.MeterProvider.Meter(scope)
+	o.tracer = cfg.Telemetry.TracerProvider.Tracer(scope)
+	meter := cfg.Telemetry.MeterProvider.Meter(scope)
 	var err error
 	o.duration, err = meter.Float64Histogram("gen_ai.client.operation.duration",
 		metric.WithUnit("s"), metric.WithDescription("Duration of embeddings requests, retries included."),
@@ -392,7 +384,7 @@ func (o *OpenAI) request(ctx context.Context, batch []string) ([][]float32, erro
 				attribute.Float64("memrank.embed.retry_wait_s", wait.Seconds()),
 			))
 			o.retries.Add(ctx, 1, metric.WithAttributes(o.attrs...), metric.WithAttributes(attribute.String("error.type", last.kind)))
-			o.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "embeddings request failed; retrying",
+			o.cfg.Telemetry.Logger.LogAttrs(ctx, slog.LevelWarn, "embeddings request failed; retrying",
 				slog.String("model", o.cfg.Model), slog.Int("attempt", attempts),
 				slog.Duration("wait", wait), slog.String("error", last.err.Error()))
 		}))

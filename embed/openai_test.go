@@ -23,6 +23,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 const (
@@ -603,7 +605,7 @@ func TestOpenAITelemetry(t *testing.T) {
 	})
 	o := newTestOpenAI(t, f, func(c *OpenAIConfig) {
 		c.HTTPClient = nil // its own, instrumented
-		c.TracerProvider, c.MeterProvider = tp, mp
+		c.Telemetry = settings.Settings{TracerProvider: tp, MeterProvider: mp}
 		c.BatchSize = 2
 	})
 	ctx, root := tp.Tracer("test").Start(t.Context(), "observe")

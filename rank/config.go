@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // Source is where candidates come from. go-client's *qdrant.Client
@@ -106,8 +104,6 @@ type Config struct {
 	Detect DetectConfig
 	// Shadow configures shadow mode.
 	Shadow ShadowConfig
-	// Logger receives the shadow mode's sampled comparisons; nil discards.
-	Logger *slog.Logger
 	// AuthContext adds memrank's own upstream credentials to the look-ups
 	// that recognise memory collections, so that one caller's credentials
 	// (a wrong key, a key for one collection only) never decide how every
@@ -124,9 +120,11 @@ type Config struct {
 	InfoTTL       time.Duration
 	InfoCacheSize int
 
-	TracerProvider trace.TracerProvider // nil = noop
-	MeterProvider  metric.MeterProvider // nil = noop
-	Now            func() time.Time     // nil = time.Now
+	// Telemetry is where the ranker's spans and metrics go, and its Logger
+	// receives the shadow mode's sampled comparisons; nil members record
+	// nothing.
+	Telemetry settings.Settings
+	Now       func() time.Time // nil = time.Now
 }
 
 func (c Config) withDefaults() Config {
@@ -179,9 +177,7 @@ func (c Config) withDefaults() Config {
 	if c.Shadow.LogInterval == 0 {
 		c.Shadow.LogInterval = DefaultShadowLogInterval
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Telemetry = c.Telemetry.WithDefaults()
 	if c.Now == nil {
 		c.Now = time.Now
 	}

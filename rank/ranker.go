@@ -55,7 +55,7 @@ func New(src Source, cfg Config) (*Ranker, error) {
 			return nil, err
 		}
 	}
-	m, err := newRankMetrics(meterOf(cfg.MeterProvider))
+	m, err := newRankMetrics(cfg.Telemetry.MeterProvider.Meter(instrumentation))
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func New(src Source, cfg Config) (*Ranker, error) {
 		codec:   codec,
 		info:    newInfoCache(src, cfg.InfoCacheSize, cfg.InfoTTL, cfg.Now),
 		rec:     cfg.Recorder,
-		tracer:  tracerOf(cfg.TracerProvider),
+		tracer:  cfg.Telemetry.TracerProvider.Tracer(instrumentation),
 		metrics: m,
 		foldOpt: fold.Options{Same: float32(cfg.SameThreshold), Judge: float32(cfg.JudgeThreshold)},
 	}

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // Payloads is where the Recorder writes; *qdrant.Client satisfies it.
@@ -63,10 +64,10 @@ type RecorderConfig struct {
 	// Timeout is the deadline of each SetPayload call (default 5s).
 	Timeout time.Duration
 
-	Logger         *slog.Logger         // nil: discard
-	MeterProvider  metric.MeterProvider // nil: noop
-	TracerProvider trace.TracerProvider // nil: noop
-	Now            func() time.Time     // nil: time.Now
+	// Telemetry is where the recorder's logs, spans and metrics go; nil
+	// members record nothing.
+	Telemetry settings.Settings
+	Now       func() time.Time // nil: time.Now
 	// AuthContext adds memrank's own upstream credentials to the context of
 	// its writes (flushes run outside any caller's request); nil: none.
 	AuthContext func(ctx context.Context) context.Context
@@ -110,9 +111,7 @@ func (c RecorderConfig) withDefaults() RecorderConfig {
 	if c.Keys.LastAccessedAt == "" {
 		c.Keys.LastAccessedAt = def.LastAccessedAt
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Telemetry = c.Telemetry.WithDefaults()
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -227,13 +226,13 @@ func NewRecorder(dst Payloads, cfg RecorderConfig) (*Recorder, error) {
 	r := &Recorder{
 		dst:     dst,
 		cfg:     cfg,
-		log:     cfg.Logger,
-		tracer:  tracerOf(cfg.TracerProvider),
+		log:     cfg.Telemetry.Logger,
+		tracer:  cfg.Telemetry.TracerProvider.Tracer(instrumentation),
 		pending: make(map[recKey]*pendingEntry),
 		known:   newLRU[recKey, int64](cfg.MaxKnown, 0),
 		stop:    make(chan struct{}),
 	}
-	m := meterOf(cfg.MeterProvider)
+	m := cfg.Telemetry.MeterProvider.Meter(instrumentation)
 	var err error
 	if r.metrics.dropped, err = m.Int64Counter("memrank.access.dropped",
 		metric.WithUnit("{access}"), metric.WithDescription("Accesses not counted: the pending map was full, or the recorder closed.")); err != nil {

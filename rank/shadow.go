@@ -106,7 +106,7 @@ func (r *Ranker) shadowQuery(ctx context.Context, span trace.Span, req *qdrant.Q
 	}
 	span.SetAttributes(attribute.Float64("memrank.shadow.overlap", rep.Overlap), attribute.Bool("memrank.shadow.top_changed", rep.TopChanged))
 	r.shadowLog.Do(func() {
-		r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "shadow ranking",
+		r.cfg.Telemetry.Logger.LogAttrs(ctx, slog.LevelInfo, "shadow ranking",
 			slog.String("collection", req.GetCollectionName()),
 			slog.Any("store", idStrings(rep.Store)),
 			slog.Any("memrank", idStrings(rep.Memrank)),

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // TestShadowMode: the caller gets the store's own answer; memrank's order is
@@ -37,8 +38,8 @@ func TestShadowMode(t *testing.T) {
 	var logs bytes.Buffer
 	r := newRanker(t, src, func(c *rank.Config) {
 		c.Collections = map[string]rank.CollectionConfig{"mem": {Mode: rank.ModeShadow}}
-		c.Guard, c.Recorder, c.MeterProvider = testGuard, rec, mp
-		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		c.Guard, c.Recorder = testGuard, rec
+		c.Telemetry = settings.Settings{MeterProvider: mp, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 		c.Shadow.LogInterval = time.Hour
 	})
 	req := &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: u64(3)}

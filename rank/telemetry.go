@@ -6,9 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // instrumentation is the scope name of rank's tracer and meter.
@@ -45,20 +43,6 @@ const (
 	attrGuardCutoff   = attribute.Key("memrank.guard.cutoff")
 	attrGuardBeyond   = attribute.Key("memrank.guard.beyond")
 )
-
-func tracerOf(tp trace.TracerProvider) trace.Tracer {
-	if tp == nil {
-		tp = tracenoop.NewTracerProvider()
-	}
-	return tp.Tracer(instrumentation)
-}
-
-func meterOf(mp metric.MeterProvider) metric.Meter {
-	if mp == nil {
-		mp = metricnoop.NewMeterProvider()
-	}
-	return mp.Meter(instrumentation)
-}
 
 // rankMetrics are the ranker's instruments.
 type rankMetrics struct {

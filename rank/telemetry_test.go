@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // TestTelemetry: one span per stage under the caller's span, with the
@@ -40,9 +41,9 @@ func TestTelemetry(t *testing.T) {
 	}
 	var upstreamParent trace.SpanContext
 	src := &ctxSource{fakeSource: fakeSource{info: cosineInfo(), points: pts}, seen: &upstreamParent}
-	rec := newRecorder(t, &fakePayloads{}, func(c *rank.RecorderConfig) { c.TracerProvider = tp; c.MeterProvider = mp })
+	rec := newRecorder(t, &fakePayloads{}, func(c *rank.RecorderConfig) { c.Telemetry = settings.Settings{TracerProvider: tp, MeterProvider: mp} })
 	r := newRanker(t, src, func(c *rank.Config) {
-		c.TracerProvider, c.MeterProvider, c.Recorder = tp, mp, rec
+		c.Telemetry, c.Recorder = settings.Settings{TracerProvider: tp, MeterProvider: mp}, rec
 	})
 	ctx, caller := tp.Tracer("test").Start(context.Background(), "caller")
 	if _, err := r.Query(ctx, &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: u64(5)}); err != nil {

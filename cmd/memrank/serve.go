@@ -87,7 +87,7 @@ func serve(ctx context.Context, e *env, c config.Config, loadDemo bool) (err err
 		defer cancel()
 		err = errors.Join(err, s.close(cctx))
 	}()
-	log := s.tel.Logger
+	tel := s.tel.Settings()
 
 	httpLis, err := net.Listen("tcp", c.Listen.HTTP)
 	if err != nil {
@@ -114,14 +114,11 @@ func serve(ctx context.Context, e *env, c config.Config, loadDemo bool) (err err
 
 	healthSrv := health.NewServer()
 	front, err := grpcfront.New(grpcfront.Config{
-		Upstream:       s.upstream,
-		Ranker:         s.ranker,
-		Tenancy:        s.policy,
-		Health:         healthSrv,
-		Logger:         log,
-		TracerProvider: s.tel.TracerProvider,
-		MeterProvider:  s.tel.MeterProvider,
-		Propagator:     s.tel.Propagator(),
+		Upstream:  s.upstream,
+		Ranker:    s.ranker,
+		Tenancy:   s.policy,
+		Health:    healthSrv,
+		Telemetry: tel,
 	})
 	if err != nil {
 		return usageError{err}
@@ -130,8 +127,7 @@ func serve(ctx context.Context, e *env, c config.Config, loadDemo bool) (err err
 	// process, so re-ranking, tenancy and forwarding happen in one place.
 	frontIP := grpcfront.ServeInProcess(front)
 	defer frontIP.Close(shutdownGrace)
-	frontConn, err := grpcfront.DialInProcess(ctx, frontIP,
-		grpcfront.ClientTelemetry(s.tel.TracerProvider, s.tel.MeterProvider, s.tel.Propagator()))
+	frontConn, err := grpcfront.DialInProcess(ctx, frontIP, grpcfront.ClientTelemetry(tel))
 	if err != nil {
 		return err
 	}
@@ -147,10 +143,7 @@ func serve(ctx context.Context, e *env, c config.Config, loadDemo bool) (err err
 		UpstreamREST:   rest,
 		ForwardHeaders: forward,
 		CallTimeout:    c.Upstream.Timeout,
-		Logger:         log,
-		TracerProvider: s.tel.TracerProvider,
-		MeterProvider:  s.tel.MeterProvider,
-		Propagators:    s.tel.Propagator(),
+		Telemetry:      tel,
 	})
 	if err != nil {
 		return usageError{err}
@@ -210,13 +203,13 @@ func serve(ctx context.Context, e *env, c config.Config, loadDemo bool) (err err
 		fmt.Fprintf(e.stderr, "memrank: try:\n  curl -s %s/v1/retrieve -H 'content-type: application/json' \\\n    -d '{\"collection\": \"%s\", \"text\": \"%s\", \"limit\": 3}'\n",
 			localURL(httpLis.Addr()), demo.Collection, exampleQuestion())
 	}
-	log.Info("serving", "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String(),
+	tel.Logger.Info("serving", "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String(),
 		"upstream", s.upstreamName, "replica_id", s.replicaID)
 
 	<-runCtx.Done()
 	draining.Store(true)
 	healthSrv.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	log.Info("shutting down")
+	tel.Logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	herr := httpSrv.Shutdown(sctx)

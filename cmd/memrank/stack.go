@@ -22,6 +22,7 @@ import (
 	"github.com/memrank/memrank/server/native"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/telemetry"
+	"github.com/memrank/memrank/telemetry/settings"
 	"github.com/memrank/memrank/tenancy"
 )
 
@@ -106,8 +107,8 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 		return nil, usageError{err}
 	}
 	s.closers = append(s.closers, s.tel.Shutdown)
-	tp, mp, prop := s.tel.TracerProvider, s.tel.MeterProvider, s.tel.Propagator()
-	clientTel := grpcfront.ClientTelemetry(tp, mp, prop)
+	tel := s.tel.Settings()
+	clientTel := grpcfront.ClientTelemetry(tel)
 
 	var srcCfg *qdrant.Config
 	if c.Upstream.GRPC == "" {
@@ -143,26 +144,24 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 
 	if recordAccess {
 		s.recorder, err = rank.NewRecorder(s.source, rank.RecorderConfig{
-			ReplicaID:      s.replicaID,
-			FlushInterval:  c.Access.FlushInterval,
-			MaxPending:     c.Access.MaxPending,
-			Keys:           payloadKeys(c.PayloadKeys),
-			Timeout:        c.Upstream.Timeout,
-			Logger:         s.tel.Logger,
-			MeterProvider:  mp,
-			TracerProvider: tp,
-			AuthContext:    s.ownContext,
+			ReplicaID:     s.replicaID,
+			FlushInterval: c.Access.FlushInterval,
+			MaxPending:    c.Access.MaxPending,
+			Keys:          payloadKeys(c.PayloadKeys),
+			Timeout:       c.Upstream.Timeout,
+			Telemetry:     tel,
+			AuthContext:   s.ownContext,
 		})
 		if err != nil {
 			return nil, usageError{err}
 		}
 	}
 	var closeEmbedder func() error
-	if s.embedder, closeEmbedder, err = newEmbedder(c, s.tel); err != nil {
+	if s.embedder, closeEmbedder, err = newEmbedder(c, tel); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, func(context.Context) error { return closeEmbedder() })
-	if s.judging, err = newJudging(c, s.tel); err != nil {
+	if s.judging, err = newJudging(c, tel); err != nil {
 		return nil, err
 	}
 	rc, err := rankConfig(c.Rank)
@@ -172,7 +171,7 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 	rc.Params, rc.Codec = codec.Params(), codec
 	rc.SameThreshold, rc.JudgeThreshold = c.Dedup.SameThreshold, c.Dedup.JudgeThreshold
 	rc.Recorder, rc.Verdicts = s.recorder, s.judging
-	rc.TracerProvider, rc.MeterProvider, rc.Logger = tp, mp, s.tel.Logger
+	rc.Telemetry = tel
 	if c.Upstream.APIKey != "" {
 		// Recognising memory collections is memrank's own business: with
 		// its own key, one caller's credentials never decide it for all.
@@ -203,9 +202,7 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 		MinIndependentGap:    c.Dedup.MinIndependentGap,
 		Tenancy:              scope,
 		Timeout:              c.Upstream.Timeout,
-		Logger:               s.tel.Logger,
-		TracerProvider:       tp,
-		MeterProvider:        mp,
+		Telemetry:            tel,
 	})
 	if err != nil {
 		return nil, usageError{err}
@@ -219,10 +216,7 @@ func newStack(ctx context.Context, c config.Config, logOut io.Writer, recordAcce
 		Metrics:        s.tel.MetricsHandler(),
 		Tenancy:        s.policy,
 		RequestTimeout: c.Upstream.Timeout,
-		Logger:         s.tel.Logger,
-		TracerProvider: tp,
-		MeterProvider:  mp,
-		Propagator:     prop,
+		Telemetry:      tel,
 	})
 	if err != nil {
 		return nil, usageError{err}
@@ -292,7 +286,7 @@ func upstreamREST(raw string) (*url.URL, error) {
 
 // newEmbedder builds the configured embedder behind the (model, text) cache.
 // The func closes the driver's idle connections.
-func newEmbedder(c config.Config, tel *telemetry.Telemetry) (embed.Embedder, func() error, error) {
+func newEmbedder(c config.Config, tel settings.Settings) (embed.Embedder, func() error, error) {
 	switch c.Embedder.Driver {
 	case config.DriverLocal:
 		l, err := embed.NewLocal(c.Embedder.Dimensions)
@@ -309,9 +303,7 @@ func newEmbedder(c config.Config, tel *telemetry.Telemetry) (embed.Embedder, fun
 			SendDimensions: c.Embedder.SendDimensions,
 			Timeout:        c.Embedder.Timeout,
 			BatchSize:      c.Embedder.BatchSize,
-			TracerProvider: tel.TracerProvider,
-			MeterProvider:  tel.MeterProvider,
-			Logger:         tel.Logger,
+			Telemetry:      tel,
 		})
 		if err != nil {
 			return nil, nil, usageError{fmt.Errorf("embedder: %w", err)}
@@ -325,7 +317,7 @@ func newEmbedder(c config.Config, tel *telemetry.Telemetry) (embed.Embedder, fun
 // per-collection budget. Disabled, it still answers the read path's cache
 // look-ups (with nothing) and makes every pair that needs a verdict stay
 // unmerged.
-func newJudging(c config.Config, tel *telemetry.Telemetry) (*dedup.Judging, error) {
+func newJudging(c config.Config, tel settings.Settings) (*dedup.Judging, error) {
 	cacheSize := c.Judge.CacheSize
 	if cacheSize == 0 {
 		cacheSize = -1 // judge.cache_size 0 means no cache; JudgingConfig reads 0 as its default
@@ -334,18 +326,15 @@ func newJudging(c config.Config, tel *telemetry.Telemetry) (*dedup.Judging, erro
 		CacheSize:      cacheSize,
 		CallsPerMinute: c.Judge.CallsPerMinute,
 		Timeout:        c.Judge.Timeout,
-		Logger:         tel.Logger,
-		TracerProvider: tel.TracerProvider,
-		MeterProvider:  tel.MeterProvider,
+		Telemetry:      tel,
 	}
 	if c.Judge.Enabled {
 		j, err := dedup.NewLLMJudge(dedup.LLMJudgeConfig{
-			BaseURL:        c.Judge.BaseURL,
-			Model:          c.Judge.Model,
-			APIKey:         c.Judge.APIKey,
-			Timeout:        c.Judge.Timeout,
-			TracerProvider: tel.TracerProvider,
-			Logger:         tel.Logger,
+			BaseURL:   c.Judge.BaseURL,
+			Model:     c.Judge.Model,
+			APIKey:    c.Judge.APIKey,
+			Timeout:   c.Judge.Timeout,
+			Telemetry: tel,
 		})
 		if err != nil {
 			return nil, usageError{fmt.Errorf("judge: %w", err)}

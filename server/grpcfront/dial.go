@@ -10,14 +10,11 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
-	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
+
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // UpstreamKeepalive pings an idle upstream every 10 s (go-client's and
@@ -79,23 +76,15 @@ func DialInProcess(ctx context.Context, d Dialer, opts ...grpc.DialOption) (*grp
 }
 
 // ClientTelemetry is the dial option that traces and measures upstream
-// calls (otelgrpc's client handler) with the given providers and
-// propagator (nil: noop providers, W3C tracecontext + baggage), so the
+// calls (otelgrpc's client handler) with tel's providers and propagator
+// (nil members: noop providers, W3C trace context and baggage), so the
 // upstream's spans join the caller's trace.
-func ClientTelemetry(tp trace.TracerProvider, mp metric.MeterProvider, prop propagation.TextMapPropagator) grpc.DialOption {
-	if tp == nil {
-		tp = tracenoop.NewTracerProvider()
-	}
-	if mp == nil {
-		mp = metricnoop.NewMeterProvider()
-	}
-	if prop == nil {
-		prop = DefaultPropagator()
-	}
+func ClientTelemetry(tel settings.Settings) grpc.DialOption {
+	tel = tel.WithDefaults()
 	return grpc.WithStatsHandler(otelgrpc.NewClientHandler(
-		otelgrpc.WithTracerProvider(tp),
-		otelgrpc.WithMeterProvider(mp),
-		otelgrpc.WithPropagators(prop),
+		otelgrpc.WithTracerProvider(tel.TracerProvider),
+		otelgrpc.WithMeterProvider(tel.MeterProvider),
+		otelgrpc.WithPropagators(tel.Propagator),
 	))
 }
 

@@ -9,13 +9,12 @@ import (
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // rankedFixture is the read-path fixture: memories whose raw similarity
@@ -86,7 +85,7 @@ func loadRankedFixture(t testing.TB, c *qdrant.Client, codec *memory.Codec) {
 
 // newRanker builds the real ranker over a go-client source on upstream,
 // with a fixed clock.
-func newRanker(t testing.TB, upstream string, tp trace.TracerProvider, mp metric.MeterProvider, sourceOpts ...grpc.DialOption) (*rank.Ranker, *memory.Codec) {
+func newRanker(t testing.TB, upstream string, tel settings.Settings, sourceOpts ...grpc.DialOption) (*rank.Ranker, *memory.Codec) {
 	t.Helper()
 	codec, err := memory.NewCodec(memory.DefaultKeys(), scoring.DefaultParams())
 	if err != nil {
@@ -96,7 +95,7 @@ func newRanker(t testing.TB, upstream string, tp trace.TracerProvider, mp metric
 	// test): the front must carry whatever order the ranker gives.
 	r, err := rank.New(sourceFor(t, upstream, sourceOpts...), rank.Config{
 		Codec: codec, Now: func() time.Time { return fixtureNow },
-		TracerProvider: tp, MeterProvider: mp, Guard: rank.Guard{Off: true},
+		Telemetry: tel, Guard: rank.Guard{Off: true},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +134,7 @@ func expectedRanking(t testing.TB, codec *memory.Codec, limit int) ([]uint64, []
 // where the store alone gives the raw similarity order.
 func TestEndToEndReranking(t *testing.T) {
 	_, addr := openStore(t)
-	ranker, codec := newRanker(t, addr, nil, nil)
+	ranker, codec := newRanker(t, addr, settings.Nop())
 	direct := client(t, addr, qdrant.Config{})
 	proxied := client(t, startFront(t, addr, Config{Ranker: ranker}), qdrant.Config{})
 	loadRankedFixture(t, direct, codec)

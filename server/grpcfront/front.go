@@ -36,11 +36,6 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
-	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed calls, as Qdrant does
@@ -51,6 +46,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/telemetry/settings"
 	"github.com/memrank/memrank/tenancy"
 )
 
@@ -94,12 +90,10 @@ type Config struct {
 	// interceptors...).
 	ServerOptions []grpc.ServerOption
 
-	Logger         *slog.Logger         // nil: discard
-	TracerProvider trace.TracerProvider // nil: noop
-	MeterProvider  metric.MeterProvider // nil: noop
-	// Propagator reads the caller's trace context; nil: W3C tracecontext
-	// and baggage.
-	Propagator propagation.TextMapPropagator
+	// Telemetry is where the front's logs, spans and metrics go; its
+	// Propagator reads the caller's trace context. Nil members record
+	// nothing (the propagator: W3C trace context and baggage).
+	Telemetry settings.Settings
 
 	// ranker, when set, replaces Ranker (tests).
 	ranker Ranker
@@ -130,28 +124,11 @@ func (c Config) withDefaults() Config {
 	if c.BatchConcurrency == 0 {
 		c.BatchConcurrency = DefaultBatchConcurrency
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.TracerProvider == nil {
-		c.TracerProvider = tracenoop.NewTracerProvider()
-	}
-	if c.MeterProvider == nil {
-		c.MeterProvider = metricnoop.NewMeterProvider()
-	}
-	if c.Propagator == nil {
-		c.Propagator = DefaultPropagator()
-	}
+	c.Telemetry = c.Telemetry.WithDefaults()
 	if c.ranker == nil && c.Ranker != nil {
 		c.ranker = c.Ranker
 	}
 	return c
-}
-
-// DefaultPropagator is W3C tracecontext plus baggage, passed explicitly
-// (never the otel global).
-func DefaultPropagator() propagation.TextMapPropagator {
-	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 }
 
 // ServerKeepalive lets clients ping every 5 s or slower, with or without
@@ -182,7 +159,7 @@ func New(cfg Config) (*grpc.Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	m, err := newMetrics(cfg.MeterProvider)
+	m, err := newMetrics(cfg.Telemetry.MeterProvider)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +169,7 @@ func New(cfg Config) (*grpc.Server, error) {
 		tenancy: cfg.Tenancy,
 		maxMsg:  cfg.MaxMessageSize,
 		batch:   cfg.BatchConcurrency,
-		log:     cfg.Logger,
+		log:     cfg.Telemetry.Logger,
 		metrics: m,
 		callOpts: []grpc.CallOption{
 			grpc.ForceCodecV2(rawCodec{}),
@@ -210,9 +187,9 @@ func New(cfg Config) (*grpc.Server, error) {
 		grpc.MaxSendMsgSize(cfg.MaxMessageSize),
 		grpc.KeepaliveEnforcementPolicy(ServerKeepalive()),
 		grpc.StatsHandler(otelgrpc.NewServerHandler(
-			otelgrpc.WithTracerProvider(cfg.TracerProvider),
-			otelgrpc.WithMeterProvider(cfg.MeterProvider),
-			otelgrpc.WithPropagators(cfg.Propagator),
+			otelgrpc.WithTracerProvider(cfg.Telemetry.TracerProvider),
+			otelgrpc.WithMeterProvider(cfg.Telemetry.MeterProvider),
+			otelgrpc.WithPropagators(cfg.Telemetry.Propagator),
 		)),
 	}
 	srv := grpc.NewServer(append(opts, cfg.ServerOptions...)...)

@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
+
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // One trace runs from the caller's span through the front's server span,
@@ -21,13 +23,14 @@ func TestOneTraceThroughTheFront(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	prop := DefaultPropagator()
+	tel := settings.Settings{TracerProvider: tp}.WithDefaults()
+	prop := tel.Propagator
 	serverHandler := func() grpc.ServerOption {
 		return grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(prop)))
 	}
 	_, addr := openStore(t, serverHandler())
-	ranker, codec := newRanker(t, addr, tp, nil, ClientTelemetry(tp, nil, prop))
-	front := startFront(t, addr, Config{Ranker: ranker, TracerProvider: tp, Propagator: prop}, ClientTelemetry(tp, nil, prop))
+	ranker, codec := newRanker(t, addr, tel, ClientTelemetry(tel))
+	front := startFront(t, addr, Config{Ranker: ranker, Telemetry: tel}, ClientTelemetry(tel))
 	caller := client(t, front, qdrant.Config{GrpcOptions: []grpc.DialOption{
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(prop))),
 	}})

@@ -73,6 +73,6 @@ func (s *Service) fail(w http.ResponseWriter, r *http.Request, start time.Time, 
 	if a.Withheld || a.Status >= 500 {
 		level = slog.LevelError
 	}
-	s.cfg.Logger.LogAttrs(r.Context(), level, op+" failed",
+	s.cfg.Telemetry.Logger.LogAttrs(r.Context(), level, op+" failed",
 		slog.Int("status", a.Status), slog.String("error", err.Error()))
 }

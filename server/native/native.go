@@ -51,15 +51,13 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/telemetry/settings"
 	"github.com/memrank/memrank/tenancy"
 )
 
@@ -111,12 +109,10 @@ type Config struct {
 	ReadyTimeout   time.Duration // default 2s
 	RequestTimeout time.Duration // bounds a retrieve that has no earlier deadline; default 30s
 
-	Logger         *slog.Logger
-	TracerProvider trace.TracerProvider
-	MeterProvider  metric.MeterProvider
-	// Propagator reads the caller's trace context (telemetry's
-	// Propagator); nil: W3C trace context.
-	Propagator propagation.TextMapPropagator
+	// Telemetry is where the API's logs, spans and metrics go; its
+	// Propagator reads the caller's trace context. Nil members record
+	// nothing (the propagator: W3C trace context and baggage).
+	Telemetry settings.Settings
 }
 
 // Validate reports a configuration New cannot use.
@@ -152,18 +148,7 @@ func (c Config) withDefaults() Config {
 	if c.AuthContext == nil {
 		c.AuthContext = ForwardCredentials
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.TracerProvider == nil {
-		c.TracerProvider = tracenoop.NewTracerProvider()
-	}
-	if c.MeterProvider == nil {
-		c.MeterProvider = metricnoop.NewMeterProvider()
-	}
-	if c.Propagator == nil {
-		c.Propagator = propagation.TraceContext{}
-	}
+	c.Telemetry = c.Telemetry.WithDefaults()
 	return c
 }
 
@@ -183,9 +168,9 @@ func NewService(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, tracer: cfg.TracerProvider.Tracer(scope)}
+	s := &Service{cfg: cfg, tracer: cfg.Telemetry.TracerProvider.Tracer(scope)}
 	var err error
-	s.embedTime, err = cfg.MeterProvider.Meter(scope).Float64Histogram("memrank.embed.duration",
+	s.embedTime, err = cfg.Telemetry.MeterProvider.Meter(scope).Float64Histogram("memrank.embed.duration",
 		metric.WithUnit("s"), metric.WithDescription("Time to embed a /v1/retrieve text query."))
 	if err != nil {
 		return nil, fmt.Errorf("native: metrics: %w", err)
@@ -220,9 +205,9 @@ func (s *Service) Handler() http.Handler {
 	// Qdrant's envelope instead of the mux's plain-text one.
 	route := func(pattern, spanName string, h http.HandlerFunc) {
 		mux.Handle(pattern, otelhttp.NewHandler(h, spanName,
-			otelhttp.WithTracerProvider(s.cfg.TracerProvider),
-			otelhttp.WithMeterProvider(s.cfg.MeterProvider),
-			otelhttp.WithPropagators(s.cfg.Propagator),
+			otelhttp.WithTracerProvider(s.cfg.Telemetry.TracerProvider),
+			otelhttp.WithMeterProvider(s.cfg.Telemetry.MeterProvider),
+			otelhttp.WithPropagators(s.cfg.Telemetry.Propagator),
 		))
 	}
 	route("/v1/retrieve", "POST /v1/retrieve", s.serveRetrieve)
@@ -286,7 +271,7 @@ func (s *Service) serveReady(w http.ResponseWriter, r *http.Request) {
 		err := s.cfg.Ready(ctx)
 		cancel()
 		if err != nil {
-			s.cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "not ready", slog.String("error", err.Error()))
+			s.cfg.Telemetry.Logger.LogAttrs(r.Context(), slog.LevelWarn, "not ready", slog.String("error", err.Error()))
 			qdrantjson.WriteError(w, start, qdrantjson.Errorf(qdrantjson.ClassUnavailable, "memrank is not ready (the upstream is not reachable or memrank is stopping)"))
 			return
 		}

@@ -33,6 +33,7 @@ import (
 	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/telemetry/settings"
 	"github.com/memrank/memrank/tenancy"
 )
 
@@ -423,7 +424,7 @@ func TestUpstreamAndInternalErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			fr := &fakeRetriever{err: tt.err}
-			h := newHandler(t, Config{Ranker: fr, Logger: slogJSON(&logs)})
+			h := newHandler(t, Config{Ranker: fr, Telemetry: settings.Settings{Logger: slogJSON(&logs)}})
 			r := do(t, h, http.MethodPost, "/v1/retrieve", `{"collection":"memories","vector":[1,2,3]}`)
 			if r.code != tt.code {
 				t.Fatalf("status %d, want %d: %s", r.code, tt.code, r.body)
@@ -608,8 +609,8 @@ func TestTraceContinues(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
 	fr := &fakeRetriever{}
-	h := newHandler(t, Config{Ranker: fr, Embedder: &fakeEmbedder{vec: []float32{1, 0}}, TracerProvider: tp,
-		Propagator: propagation.TraceContext{}})
+	h := newHandler(t, Config{Ranker: fr, Embedder: &fakeEmbedder{vec: []float32{1, 0}},
+		Telemetry: settings.Settings{TracerProvider: tp, Propagator: propagation.TraceContext{}}})
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	r := do(t, h, http.MethodPost, "/v1/retrieve", `{"collection":"c","text":"hi"}`,
 		"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")

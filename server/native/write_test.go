@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/telemetry/settings"
 	"github.com/memrank/memrank/tenancy"
 )
 
@@ -281,7 +282,7 @@ func TestWriteErrors(t *testing.T) {
 			t.Run(tt.name+" "+rt.path, func(t *testing.T) {
 				var logs bytes.Buffer
 				f := &fakeWritePath{err: tt.err}
-				h := writeHandler(t, f, Config{Logger: slogJSON(&logs)})
+				h := writeHandler(t, f, Config{Telemetry: settings.Settings{Logger: slogJSON(&logs)}})
 				r := do(t, h, rt.method, rt.path, rt.body)
 				if r.code != tt.code {
 					t.Fatalf("status %d, want %d: %s", r.code, tt.code, r.body)
@@ -616,7 +617,7 @@ func TestWriteTrace(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
 	f := &fakeWritePath{out: dedup.Outcome{Decision: dedup.DecisionRestatement, MemoryID: "7", Tier: 1}}
-	h := writeHandler(t, f, Config{TracerProvider: tp, Propagator: propagation.TraceContext{}})
+	h := writeHandler(t, f, Config{Telemetry: settings.Settings{TracerProvider: tp, Propagator: propagation.TraceContext{}}})
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	for _, rt := range []struct{ method, path, body string }{
 		{http.MethodPost, "/v1/observe", `{"collection":"m","text":"x"}`},

@@ -17,15 +17,12 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/qdrantjson"
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // Config is what the REST front needs. The three stubs are the only way it
@@ -53,10 +50,11 @@ type Config struct {
 	MaxBodyBytes int64         // request body limit; default 32 MiB
 	CallTimeout  time.Duration // deadline of a stub call when the request sets no timeout; default 2 min
 
-	Logger         *slog.Logger                  // nil = discard
-	TracerProvider trace.TracerProvider          // nil = noop
-	MeterProvider  metric.MeterProvider          // nil = noop
-	Propagators    propagation.TextMapPropagator // nil = W3C trace context + baggage
+	// Telemetry is where the front's logs, spans and metrics go; its
+	// Propagator reads the caller's trace context and writes it into
+	// forwarded requests. Nil members record nothing (the propagator: W3C
+	// trace context and baggage).
+	Telemetry settings.Settings
 }
 
 // Defaults.
@@ -97,18 +95,7 @@ func (c *Config) setDefaults() {
 	if c.CallTimeout == 0 {
 		c.CallTimeout = DefaultCallTimeout
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.TracerProvider == nil {
-		c.TracerProvider = tracenoop.NewTracerProvider()
-	}
-	if c.MeterProvider == nil {
-		c.MeterProvider = metricnoop.NewMeterProvider()
-	}
-	if c.Propagators == nil {
-		c.Propagators = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
-	}
+	c.Telemetry = c.Telemetry.WithDefaults()
 }
 
 type handler struct {
@@ -129,7 +116,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	h := &handler{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger}
+	h := &handler{cfg: cfg, mux: http.NewServeMux(), log: cfg.Telemetry.Logger}
 	h.headers = []string{"api-key", "authorization"}
 	for _, name := range cfg.ForwardHeaders {
 		name = strings.ToLower(name)
@@ -142,9 +129,9 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	h.routes()
 	return otelhttp.NewHandler(http.HandlerFunc(h.serveHTTP), "qdrant-rest",
-		otelhttp.WithTracerProvider(cfg.TracerProvider),
-		otelhttp.WithMeterProvider(cfg.MeterProvider),
-		otelhttp.WithPropagators(cfg.Propagators),
+		otelhttp.WithTracerProvider(cfg.Telemetry.TracerProvider),
+		otelhttp.WithMeterProvider(cfg.Telemetry.MeterProvider),
+		otelhttp.WithPropagators(cfg.Telemetry.Propagator),
 		otelhttp.WithSpanNameFormatter(func(op string, r *http.Request) string {
 			if r.Pattern != "" {
 				return r.Pattern
@@ -346,9 +333,9 @@ func (h *handler) newProxy() *httputil.ReverseProxy {
 			pr.SetXForwarded()
 		},
 		Transport: otelhttp.NewTransport(base,
-			otelhttp.WithTracerProvider(h.cfg.TracerProvider),
-			otelhttp.WithMeterProvider(h.cfg.MeterProvider),
-			otelhttp.WithPropagators(h.cfg.Propagators)),
+			otelhttp.WithTracerProvider(h.cfg.Telemetry.TracerProvider),
+			otelhttp.WithMeterProvider(h.cfg.Telemetry.MeterProvider),
+			otelhttp.WithPropagators(h.cfg.Telemetry.Propagator)),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			h.log.LogAttrs(r.Context(), slog.LevelWarn, "upstream REST request failed",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))

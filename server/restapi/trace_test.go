@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
+
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // spanPoints records the span context its Query call ran under.
@@ -36,7 +38,7 @@ func TestTraceContinues(t *testing.T) {
 	up := newUpstreamREST(t)
 	sp := &spanPoints{}
 	h, err := New(Config{Points: sp, Collections: qdrant.NewCollectionsClient(nil), Qdrant: fakeQdrant{},
-		TracerProvider: tp, UpstreamREST: mustURL(t, up.srv.URL)})
+		Telemetry: settings.Settings{TracerProvider: tp}, UpstreamREST: mustURL(t, up.srv.URL)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/telemetry/settings"
 )
 
 // Goals of the issue for this 2-core machine.
@@ -186,7 +187,7 @@ func (f *Fixture) start(ctx context.Context) error {
 		return err
 	}
 	f.recorder, err = rank.NewRecorder(f.source, rank.RecorderConfig{
-		ReplicaID: "proxybench", Keys: memory.DefaultKeys(), Logger: f.opts.Logger,
+		ReplicaID: "proxybench", Keys: memory.DefaultKeys(), Telemetry: settings.Settings{Logger: f.opts.Logger},
 	})
 	if err != nil {
 		return err
@@ -196,7 +197,7 @@ func (f *Fixture) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	front, err := grpcfront.New(grpcfront.Config{Upstream: f.upstream, Ranker: f.ranker, Logger: f.opts.Logger})
+	front, err := grpcfront.New(grpcfront.Config{Upstream: f.upstream, Ranker: f.ranker, Telemetry: settings.Settings{Logger: f.opts.Logger}})
 	if err != nil {
 		return err
 	}
