@@ -329,6 +329,12 @@ type Telemetry struct {
 	OTLPEndpoint string `koanf:"otlp_endpoint"` // "" = no OTLP export
 }
 
+// EnvDefaults are the variables of other programs that fill memrank's keys
+// when nothing else sets them: the OpenTelemetry SDK's standard endpoint.
+func EnvDefaults() map[string]string {
+	return map[string]string{"telemetry.otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT"}
+}
+
 // Default returns memrank's defaults: the seeds' values (DESIGN section 4).
 // Every call returns fresh maps and slices.
 func Default() Config {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"fmt"
 	"maps"
 	"math"
@@ -57,8 +58,11 @@ var removedKeys = map[string]string{
 }
 
 func joinKey(parent, name string) string {
-	if parent == "" {
+	switch {
+	case parent == "":
 		return name
+	case name == "":
+		return parent
 	}
 	return parent + "." + name
 }
@@ -89,6 +93,18 @@ func (d *decoder) decode(f field, raw any, v reflect.Value) {
 	}
 	if v.Type() == durationType {
 		d.decodeDuration(f, raw, v)
+		return
+	}
+	if u, ok := textUnmarshaler(v); ok {
+		// A named type that reads itself from text (a mode, a level).
+		s, isString := raw.(string)
+		if !isString {
+			d.fail(f.key, "want a string, got %s", describe(raw, f.secret))
+			return
+		}
+		if err := u.UnmarshalText([]byte(s)); err != nil {
+			d.fail(f.key, "%s", err.Error())
+		}
 		return
 	}
 	switch v.Kind() {
@@ -153,6 +169,15 @@ func (d *decoder) decode(f field, raw any, v reflect.Value) {
 		// Config has no field of another kind; this guards a future one.
 		d.fail(f.key, "cannot be set: unsupported type %s", v.Type())
 	}
+}
+
+// textUnmarshaler is v's encoding.TextUnmarshaler, if its pointer has one.
+func textUnmarshaler(v reflect.Value) (encoding.TextUnmarshaler, bool) {
+	if v.Kind() == reflect.Struct || !v.CanAddr() {
+		return nil, false
+	}
+	u, ok := v.Addr().Interface().(encoding.TextUnmarshaler)
+	return u, ok
 }
 
 // decodeStruct merges a mapping into a struct and returns the keys it set.

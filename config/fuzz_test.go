@@ -47,7 +47,7 @@ func checkResult(t *testing.T, cfg Config, err error) {
 	if err != nil {
 		t.Fatalf("YAML(false): %v", err)
 	}
-	back, err := load(Source{}, "round-trip.yaml", bytesProvider(out))
+	back, err := loadBytes("round-trip.yaml", out)
 	if err != nil {
 		t.Fatalf("reloading YAML(false): %v\n%s", err, out)
 	}
@@ -81,7 +81,7 @@ func FuzzLoadYAML(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := load(Source{}, "fuzz.yaml", bytesProvider(data))
+		cfg, err := loadBytes("fuzz.yaml", data)
 		checkResult(t, cfg, err)
 	})
 }
@@ -102,7 +102,7 @@ func FuzzLoadEnv(f *testing.F) {
 		f.Add(kv[0], kv[1])
 	}
 	f.Fuzz(func(t *testing.T, name, value string) {
-		cfg, err := Load(Source{Environ: []string{EnvPrefix + name + "=" + value}})
+		cfg, err := loadConfig(Source{Environ: []string{EnvPrefix + name + "=" + value}})
 		checkResult(t, cfg, err)
 	})
 }

@@ -27,9 +27,6 @@ const (
 	// EnvConfigFile names the YAML file when Source.File is empty, so a
 	// --config flag wins over it.
 	EnvConfigFile = "MEMRANK_CONFIG"
-	// EnvOTLPEndpoint fills telemetry.otlp_endpoint when the file, the
-	// environment and the flags leave it empty.
-	EnvOTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
 )
 
 // Source says where Load reads the configuration from.
@@ -45,16 +42,23 @@ type Source struct {
 	// "upstream.grpc". Flags not listed here are not configuration (say,
 	// --config itself) and are ignored.
 	FlagKeys map[string]string
+	// EnvDefaults maps a key to a variable of another program's that fills
+	// it when the file, the MEMRANK_ variables and the flags leave it empty
+	// (telemetry.otlp_endpoint: OTEL_EXPORTER_OTLP_ENDPOINT).
+	EnvDefaults map[string]string
 }
 
-// Load builds the effective Config: the defaults, then the file, then the
-// environment, then the flags, each overriding the one before. Maps such as
-// scoring.decay.half_lives are merged entry by entry; lists such as
-// scoring.extractor.models are replaced whole. The result is validated.
+// Load reads the configuration into dst, a pointer to a struct whose
+// fields carry koanf tags (their keys) and hold the defaults: the file, then
+// the environment, then the flags, each overriding the one before. Maps such
+// as scoring.decay.half_lives are merged entry by entry (an entry that is a
+// section merges into the entry it replaces); lists such as
+// scoring.extractor.models are replaced whole. Then dst is validated: its
+// Validate if it has one, else ValidateSections.
 //
 // The error, if any, lists every problem found, from every source, as
-// *Error values joined with errors.Join; the Config is then the zero value.
-func Load(src Source) (Config, error) {
+// *Error values joined with errors.Join; dst is then in an unspecified state.
+func Load(src Source, dst any) error {
 	name := src.File
 	if name == "" {
 		name = lookupEnv(src.Environ, EnvConfigFile)
@@ -63,28 +67,55 @@ func Load(src Source) (Config, error) {
 	if name != "" {
 		p = file.Provider(name)
 	}
-	return load(src, name, p)
+	return load(src, name, p, dst)
 }
 
 // load is Load with the file's provider given, so tests and the fuzz target
 // can supply YAML bytes under any name.
-func load(src Source, name string, p koanf.Provider) (Config, error) {
-	cfg := Default()
-	root := reflect.ValueOf(&cfg).Elem()
+func load(src Source, name string, p koanf.Provider, dst any) error {
+	root := reflect.ValueOf(dst)
+	if root.Kind() != reflect.Pointer || root.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("config: Load needs a pointer to a struct, got %T", dst)
+	}
+	root = root.Elem()
 	var errs []error
 	if p != nil {
 		errs = append(errs, loadYAML(root, name, p)...)
 	}
 	errs = append(errs, loadEnv(root, src.Environ)...)
 	errs = append(errs, loadFlags(root, src.Flags, src.FlagKeys)...)
-	if cfg.Telemetry.OTLPEndpoint == "" {
-		cfg.Telemetry.OTLPEndpoint = lookupEnv(src.Environ, EnvOTLPEndpoint)
+	errs = append(errs, loadEnvDefaults(root, src.Environ, src.EnvDefaults)...)
+	// Values that did not decode are left as they were: validating still
+	// reports every other problem at once.
+	if v, ok := dst.(Validator); ok {
+		errs = append(errs, flatten(v.Validate())...)
+	} else {
+		errs = append(errs, flatten(ValidateSections(dst))...)
 	}
-	errs = append(errs, cfg.validate()...)
-	if len(errs) > 0 {
-		return Config{}, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// loadEnvDefaults fills each key of defaults that is still empty from its
+// variable.
+func loadEnvDefaults(root reflect.Value, environ []string, defaults map[string]string) []error {
+	var errs []error
+	for _, key := range slices.Sorted(maps.Keys(defaults)) {
+		path := strings.Split(key, ".")
+		t, ok := resolve(root, path)
+		if !ok || t.entry != "" {
+			errs = append(errs, &Error{Source: "$" + defaults[key], Key: key, Problem: ErrUnknownKey.Error(), err: ErrUnknownKey})
+			continue
+		}
+		if !t.v.IsZero() {
+			continue
+		}
+		if v := lookupEnv(environ, defaults[key]); v != "" {
+			d := decoder{source: "$" + defaults[key], text: true}
+			d.set(root, path, v)
+			errs = append(errs, d.errs...)
+		}
 	}
-	return cfg, nil
+	return errs
 }
 
 // loadYAML merges a YAML document into root.

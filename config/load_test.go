@@ -24,10 +24,30 @@ func writeFile(t *testing.T, content string) string {
 	return path
 }
 
+// loadConfig loads src over the defaults, with OTEL_EXPORTER_OTLP_ENDPOINT
+// filling telemetry.otlp_endpoint, as memrank does.
+func loadConfig(src Source) (Config, error) {
+	cfg := Default()
+	src.EnvDefaults = EnvDefaults()
+	if err := Load(src, &cfg); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// loadBytes loads a YAML document given as bytes under name.
+func loadBytes(name string, data []byte) (Config, error) {
+	cfg := Default()
+	if err := load(Source{EnvDefaults: EnvDefaults()}, name, bytesProvider(data), &cfg); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
 // mustLoad loads src and fails the test on any error.
 func mustLoad(t *testing.T, src Source) Config {
 	t.Helper()
-	cfg, err := Load(src)
+	cfg, err := loadConfig(src)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -124,7 +144,7 @@ func TestInvalidFiles(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := Load(Source{File: file})
+			cfg, err := loadConfig(Source{File: file})
 			if err == nil {
 				t.Fatalf("Load(%s) succeeded, want an error", file)
 			}
@@ -167,7 +187,7 @@ func unjoin(err error) []error {
 }
 
 func TestUnknownKeyIsTyped(t *testing.T) {
-	_, err := Load(Source{File: "testdata/invalid/unknown_nested.yaml"})
+	_, err := loadConfig(Source{File: "testdata/invalid/unknown_nested.yaml"})
 	if !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("errors.Is(%v, ErrUnknownKey) = false", err)
 	}
@@ -183,7 +203,7 @@ func TestUnknownKeyIsTyped(t *testing.T) {
 
 func TestMissingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "absent.yaml")
-	_, err := Load(Source{File: path})
+	_, err := loadConfig(Source{File: path})
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("errors.Is(%v, fs.ErrNotExist) = false", err)
 	}
@@ -338,7 +358,7 @@ func TestEnvErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := Load(Source{Environ: tt.environ})
+			_, err := loadConfig(Source{Environ: tt.environ})
 			if err == nil {
 				t.Fatalf("Load(%q) succeeded, want %s", tt.environ, tt.want)
 			}
@@ -367,7 +387,7 @@ func TestEnvEntryWinsOverTable(t *testing.T) {
 
 func TestNullTableEntryIsAnError(t *testing.T) {
 	file := writeFile(t, "scoring:\n  decay:\n    half_lives:\n      legal:\n")
-	_, err := Load(Source{File: file})
+	_, err := loadConfig(Source{File: file})
 	want := "config: " + file + ": scoring.decay.half_lives.legal: want a number, got null"
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n got %v\nwant %s", err, want)
@@ -461,7 +481,7 @@ func TestFlagErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Load(tt.src)
+			_, err := loadConfig(tt.src)
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("error:\n got %v\nwant %s", err, tt.want)
 			}
@@ -474,7 +494,7 @@ func TestFlagErrors(t *testing.T) {
 // them in one round.
 func TestLoadReportsEverySource(t *testing.T) {
 	file := writeFile(t, "scoring:\n  wieghts: {}\n")
-	_, err := Load(Source{
+	_, err := loadConfig(Source{
 		File:     file,
 		Environ:  []string{"MEMRANK_NOPE=1"},
 		Flags:    flagSet(t, "--oversample=0"),
@@ -537,7 +557,7 @@ func TestFileValueTypes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			file := writeFile(t, tt.yaml+"\n")
-			_, err := Load(Source{File: file})
+			_, err := loadConfig(Source{File: file})
 			got := ""
 			if err != nil {
 				got = strings.TrimPrefix(err.Error(), "config: "+file+": ")

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"cmp"
+	"encoding"
 	"fmt"
 	"math"
 	"reflect"
@@ -23,8 +24,16 @@ const masked = "***"
 // tenancy.api_keys is replaced by a numbered placeholder, "***1", "***2", ...
 // in order of tenant, so the output shows how many keys each tenant has
 // without showing any.
-func (c Config) YAML(maskSecrets bool) ([]byte, error) {
-	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{encode(reflect.ValueOf(c), field{}, maskSecrets)}}
+func (c Config) YAML(maskSecrets bool) ([]byte, error) { return YAML(c, maskSecrets) }
+
+// YAML renders v, a struct whose fields carry koanf tags, as a YAML file that
+// Load reads back to v; see Config.YAML.
+func YAML(v any, maskSecrets bool) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		rv = rv.Elem()
+	}
+	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{encode(rv, field{}, maskSecrets)}}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -54,6 +63,11 @@ func str(s string) *yaml.Node {
 func encode(v reflect.Value, f field, mask bool) *yaml.Node {
 	if v.Type() == durationType {
 		return str(fmtDuration(time.Duration(v.Int())))
+	}
+	if m, ok := v.Interface().(encoding.TextMarshaler); ok && v.Kind() != reflect.Struct {
+		if b, err := m.MarshalText(); err == nil {
+			return str(string(b))
+		}
 	}
 	switch v.Kind() {
 	case reflect.Pointer:

@@ -63,7 +63,8 @@ type env struct {
 // loadConfig loads the effective configuration: defaults, the --config file
 // (or $MEMRANK_CONFIG), MEMRANK_* variables, then the flags of fs bound in keys.
 func (e *env) loadConfig(fs *pflag.FlagSet, keys map[string]string) (config.Config, error) {
-	c, err := config.Load(config.Source{File: e.configFile, Environ: e.environ, Flags: fs, FlagKeys: keys})
+	c := config.Default()
+	err := config.Load(config.Source{File: e.configFile, Environ: e.environ, Flags: fs, FlagKeys: keys, EnvDefaults: config.EnvDefaults()}, &c)
 	if err != nil {
 		return config.Config{}, usageError{err}
 	}
@@ -183,7 +184,8 @@ func newConfigCmd(e *env) *cobra.Command {
 		Short: "Check a configuration file; print every problem with its key",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := config.Load(config.Source{File: args[0], Environ: e.environ})
+			c := config.Default()
+			err := config.Load(config.Source{File: args[0], Environ: e.environ, EnvDefaults: config.EnvDefaults()}, &c)
 			if err != nil {
 				fmt.Fprintln(e.stderr, err)
 				return exitError{exitUsage}
