@@ -3,11 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/memrank/memrank/config/check"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // ErrUnknownKey is matched (errors.Is) by every error about a key memrank
@@ -57,7 +57,7 @@ func (e *Error) Error() string {
 		b.WriteString(e.Key)
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Problem)
+	b.WriteString(check.Unref(e.Problem))
 	return b.String()
 }
 
@@ -65,36 +65,9 @@ func (e *Error) Error() string {
 // fs.ErrNotExist's errno) for an unreadable file.
 func (e *Error) Unwrap() error { return e.err }
 
-// maxShown bounds how much of a bad string value an error repeats, so a
-// multi-kilobyte value does not flood the log.
-const maxShown = 64
-
-// quote renders a string value for an error message.
-func quote(s string) string {
-	if utf8.RuneCountInString(s) > maxShown {
-		r := []rune(s)
-		return strconv.Quote(string(r[:maxShown])) + "..."
-	}
-	return strconv.Quote(s)
-}
-
-// fmtFloat renders a float as the user would have typed it.
-func fmtFloat(v float64) string {
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-// fmtDuration renders a duration the way it is written in a file: "1h", not
-// "1h0m0s". time.ParseDuration reads every output back.
-func fmtDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") { // "2m0s" -> "2m", "1h0m0s" -> "1h0m"
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") { // "1h0m" -> "1h"
-		s = s[:len(s)-2]
-	}
-	return s
-}
+func quote(s string) string              { return check.Quote(s) }
+func fmtFloat(v float64) string          { return check.Float(v) }
+func fmtDuration(d time.Duration) string { return check.Duration(d) }
 
 // describe renders a raw value from a file, the environment or a flag for an
 // error message. For a secret only its kind is given.

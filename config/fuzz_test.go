@@ -10,16 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// bytesProvider is a koanf.Provider of YAML already in memory, so tests and
+// bytesProvider (load.go) is a koanf.Provider of YAML already in memory, so tests and
 // the fuzz target run the file path of Load without a file.
-type bytesProvider []byte
-
-func (b bytesProvider) ReadBytes() ([]byte, error) { return b, nil }
-
-func (b bytesProvider) Read() (map[string]any, error) {
-	return nil, errors.New("bytesProvider gives bytes only")
-}
-
 // checkResult is the property every load must have: either a valid Config
 // that YAML(false) renders and Load reads back unchanged, or no Config and
 // only *Error values, each in the documented "config: " form.

@@ -42,6 +42,9 @@ type Source struct {
 	// "upstream.grpc". Flags not listed here are not configuration (say,
 	// --config itself) and are ignored.
 	FlagKeys map[string]string
+	// Data, when not nil, is the file's contents: File then only names it
+	// (in errors), and nothing is read from disk.
+	Data []byte
 	// EnvDefaults maps a key to a variable of another program's that fills
 	// it when the file, the MEMRANK_ variables and the flags leave it empty
 	// (telemetry.otlp_endpoint: OTEL_EXPORTER_OTLP_ENDPOINT).
@@ -64,10 +67,22 @@ func Load(src Source, dst any) error {
 		name = lookupEnv(src.Environ, EnvConfigFile)
 	}
 	var p koanf.Provider
-	if name != "" {
+	switch {
+	case src.Data != nil:
+		p = bytesProvider(src.Data)
+	case name != "":
 		p = file.Provider(name)
 	}
 	return load(src, name, p, dst)
+}
+
+// bytesProvider is a koanf.Provider of YAML already in memory.
+type bytesProvider []byte
+
+func (b bytesProvider) ReadBytes() ([]byte, error) { return b, nil }
+
+func (b bytesProvider) Read() (map[string]any, error) {
+	return nil, errors.New("config: the YAML is given as bytes only")
 }
 
 // load is Load with the file's provider given, so tests and the fuzz target

@@ -3,6 +3,9 @@ package config
 import (
 	"errors"
 	"reflect"
+	"strings"
+
+	"github.com/memrank/memrank/config/check"
 )
 
 // Validator is a section of a configuration with rules of its own: a
@@ -67,23 +70,29 @@ func validator(v reflect.Value) (Validator, bool) {
 	return nil, false
 }
 
-// Within puts key in front of the keys of err's problems, as a section's
-// errors read from the root: "oversample" in section "rank" becomes
-// "rank.oversample". A problem that is not an *Error becomes one naming
-// key. Joined errors keep their order; nil stays nil.
+// Within puts key in front of the keys of err's problems (*check.Problem or
+// *Error), as a section's errors read from the root: "oversample" in
+// section "rank" becomes "rank.oversample", and so do the keys a problem
+// refers to with check.Ref. Any other error becomes a problem of key. Joined errors keep
+// their order; nil stays nil.
 func Within(key string, err error) error {
 	if err == nil {
 		return nil
 	}
+	mount := func(text string) string { return strings.ReplaceAll(text, check.RefOpen, check.RefOpen+key+".") }
 	var out []error
 	for _, e := range flatten(err) {
-		if ce, ok := e.(*Error); ok {
+		switch ce := e.(type) {
+		case *Error:
 			c := *ce
 			c.Key = joinKey(key, ce.Key)
+			c.Problem = mount(c.Problem)
 			out = append(out, &c)
-			continue
+		case *check.Problem:
+			out = append(out, &Error{Key: joinKey(key, ce.Key), Problem: mount(ce.Text)})
+		default:
+			out = append(out, &Error{Key: key, Problem: e.Error(), err: e})
 		}
-		out = append(out, &Error{Key: key, Problem: e.Error(), err: e})
 	}
 	return errors.Join(out...)
 }

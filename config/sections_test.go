@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memrank/memrank/config/check"
 )
 
 // level is a named type that reads and writes itself as text, as a
@@ -38,7 +40,7 @@ type engine struct {
 }
 
 func (e engine) Validate() error {
-	var k Checker
+	var k check.Checker
 	k.AtLeast("workers", e.Workers, 1)
 	k.Timeout("timeout", e.Timeout)
 	if e.Limit != nil {
@@ -137,5 +139,16 @@ func TestLoadNeedsAPointerToAStruct(t *testing.T) {
 	}
 	if err := Load(Source{}, app{}); err == nil {
 		t.Error("Load into a value")
+	}
+}
+
+func TestRefNamesKeysFromTheRoot(t *testing.T) {
+	err := Within("dedup", &Error{Key: "judge_threshold", Problem: "0.95 is above " + check.Ref("same_threshold") + " (0.92)"})
+	if got, want := err.Error(), "config: dedup.judge_threshold: 0.95 is above dedup.same_threshold (0.92)"; got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	plain := &Error{Key: "a", Problem: "see " + check.Ref("b")}
+	if got := plain.Error(); got != "config: a: see b" {
+		t.Errorf("unmounted: %q", got)
 	}
 }

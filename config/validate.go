@@ -3,15 +3,13 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/memrank/memrank/config/check"
 	"maps"
 	"math"
-	"net"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // weightTolerance is how far the confidence weights may sum from 1.
@@ -29,61 +27,13 @@ func (c Config) Validate() error {
 	return errors.Join(c.validate()...)
 }
 
-// Checker collects the problems a section's Validate finds, each an *Error
-// naming the key (relative to the section: Validate and Load put the
-// section's own key in front) and the bad value.
-type Checker struct{ errs []error }
-
-// Add records a problem with key.
-func (k *Checker) Add(key, format string, args ...any) {
-	k.errs = append(k.errs, &Error{Key: key, Problem: fmt.Sprintf(format, args...)})
+// checkGuard checks a relevance guard.
+func checkGuard(k *check.Checker, key string, g Guard) {
+	checkGuardPatch(k, key, GuardPatch{Band: &g.Band, Floor: &g.Floor, RelativeBand: &g.RelativeBand})
 }
 
-// Err is every problem recorded, joined; nil when there is none.
-func (k *Checker) Err() error { return errors.Join(k.errs...) }
-
-// Unit checks that v is in [0, 1]; NaN is not.
-func (k *Checker) Unit(key string, v float64) {
-	if !(v >= 0 && v <= 1) {
-		k.Add(key, "%s is outside [0, 1]", fmtFloat(v))
-	}
-}
-
-// UnitMap checks every entry of a table of [0, 1] values and its names.
-func (k *Checker) UnitMap(key string, m map[string]float64) {
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		if name == "" {
-			k.Add(key, "has an entry with an empty name")
-			continue
-		}
-		k.Unit(key+"."+name, m[name])
-	}
-}
-
-// Positive checks a finite v > 0 (half-lives, slopes).
-func (k *Checker) Positive(key string, v float64) {
-	switch {
-	case !(v > 0):
-		k.Add(key, "%s is not positive", fmtFloat(v))
-	case math.IsInf(v, 0):
-		k.Add(key, "%s is not finite", fmtFloat(v))
-	}
-}
-
-// Timeout checks a duration that bounds a wait or paces a loop.
-func (k *Checker) Timeout(key string, d time.Duration) {
-	if d <= 0 {
-		k.Add(key, "%s is not positive", fmtDuration(d))
-	}
-}
-
-// Guard checks a relevance guard.
-func (k *Checker) Guard(key string, g Guard) {
-	k.GuardPatch(key, GuardPatch{Band: &g.Band, Floor: &g.Floor, RelativeBand: &g.RelativeBand})
-}
-
-// GuardPatch checks the keys a guard patch gives.
-func (k *Checker) GuardPatch(key string, p GuardPatch) {
+// checkGuardPatch checks the keys a guard patch gives.
+func checkGuardPatch(k *check.Checker, key string, p GuardPatch) {
 	if b := p.Band; b != nil && (!(*b >= 0) || math.IsInf(*b, 0)) {
 		k.Add(key+".band", "%s is not a non-negative number", fmtFloat(*b))
 	}
@@ -95,64 +45,19 @@ func (k *Checker) GuardPatch(key string, p GuardPatch) {
 	}
 }
 
-func (k *Checker) AtLeast(key string, v, min int) {
-	if v < min {
-		k.Add(key, "%d is less than %d", v, min)
-	}
-}
 
-func (k *Checker) OneOf(key, v string, allowed ...string) {
-	if !slices.Contains(allowed, v) {
-		k.Add(key, "%s is not one of %s", quote(v), strings.Join(allowed, ", "))
-	}
-}
 
-func (k *Checker) NonEmpty(key, v string) {
-	if v == "" {
-		k.Add(key, "must not be empty")
-	}
-}
-
-// HTTPURL checks an optional base URL.
-func (k *Checker) HTTPURL(key, v string) {
-	if v == "" {
-		return
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		k.Add(key, "%s is not an http(s) URL", quote(v))
-	}
-}
-
-// HostPort checks an address; minPort is 0 for listen addresses (the OS
-// picks a port), 1 for addresses memrank dials.
-func (k *Checker) HostPort(key, v string, minPort int) {
-	_, port, err := net.SplitHostPort(v)
-	n, perr := strconv.Atoi(port)
-	if err != nil || perr != nil || n < minPort || n > 65535 {
-		k.Add(key, "%s is not host:port", quote(v))
-	}
-}
-
-// Secret checks an API key without showing it. A key with white space or
-// control characters is almost always a copy-paste accident (a trailing
-// newline from a mounted secret) and would fail at the first request.
-func (k *Checker) Secret(key, v string) {
-	if strings.IndexFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
-		k.Add(key, "contains white space or control characters (value not shown)")
-	}
-}
 
 func (c Config) validate() []error {
-	var k Checker
+	var k check.Checker
 	c.Scoring.validate(&k)
 	c.validateServices(&k)
 	c.validateTenancy(&k)
 	c.PayloadKeys.validate(&k)
-	return k.errs
+	return flatten(Within("", k.Err()))
 }
 
-func (s Scoring) validate(k *Checker) {
+func (s Scoring) validate(k *check.Checker) {
 	w := s.Weights
 	k.Unit("scoring.weights.source", w.Source)
 	k.Unit("scoring.weights.repetition", w.Repetition)
@@ -236,12 +141,12 @@ func (s Scoring) validate(k *Checker) {
 
 // validateServices checks the read and write paths, the outbound services,
 // the listeners and telemetry.
-func (c Config) validateServices(k *Checker) {
+func (c Config) validateServices(k *check.Checker) {
 	r := c.Rank
 	k.AtLeast("rank.oversample", r.Oversample, 1)
 	k.AtLeast("rank.max_candidates", r.MaxCandidates, 1)
 	k.OneOf("rank.mode", r.Mode, ModeAuto, ModeRerank, ModeShadow, ModeOff)
-	k.Guard("rank.guard", r.Guard)
+	checkGuard(k, "rank.guard", r.Guard)
 	for _, name := range slices.Sorted(maps.Keys(r.Collections)) {
 		key := "rank.collections." + name
 		if strings.TrimSpace(name) == "" {
@@ -254,14 +159,14 @@ func (c Config) validateServices(k *Checker) {
 		if m := r.Collections[name].Mode; m != "" {
 			k.OneOf(key+".mode", m, ModeAuto, ModeRerank, ModeShadow, ModeOff)
 		}
-		k.GuardPatch(key+".guard", r.Collections[name].Guard)
+		checkGuardPatch(k, key+".guard", r.Collections[name].Guard)
 	}
 	for _, model := range slices.Sorted(maps.Keys(r.EmbedderGuards)) {
 		if model == "" {
 			k.Add("rank.embedder_guards", "has an entry with an empty name")
 			continue
 		}
-		k.GuardPatch("rank.embedder_guards."+model, r.EmbedderGuards[model])
+		checkGuardPatch(k, "rank.embedder_guards."+model, r.EmbedderGuards[model])
 	}
 	if r.Detect.SampleSize < 1 || r.Detect.SampleSize > 1000 {
 		k.Add("rank.detect.sample_size", "%d is outside [1, 1000]", r.Detect.SampleSize)
@@ -289,7 +194,7 @@ func (c Config) validateServices(k *Checker) {
 	k.AtLeast("judge.calls_per_minute", j.CallsPerMinute, 0)
 	k.AtLeast("judge.cache_size", j.CacheSize, 0)
 	if j.Enabled {
-		k.openAI("judge", "judge.enabled is true", j.BaseURL, j.Model, j.APIKey)
+		checkOpenAI(k, "judge", "judge.enabled is true", j.BaseURL, j.Model, j.APIKey)
 	}
 
 	e := c.Embedder
@@ -304,7 +209,7 @@ func (c Config) validateServices(k *Checker) {
 	k.AtLeast("embedder.batch_size", e.BatchSize, 1)
 	k.AtLeast("embedder.cache_size", e.CacheSize, 0)
 	if e.Driver == DriverOpenAI {
-		k.openAI("embedder", `embedder.driver is "openai"`, e.BaseURL, e.Model, e.APIKey)
+		checkOpenAI(k, "embedder", `embedder.driver is "openai"`, e.BaseURL, e.Model, e.APIKey)
 	}
 
 	u := c.Upstream
@@ -338,7 +243,7 @@ func (c Config) validateServices(k *Checker) {
 
 // openAI checks an OpenAI-compatible client that is in use: it needs a
 // model, and OpenAI's own API (no base URL) needs a key.
-func (k *Checker) openAI(section, because, baseURL, model, apiKey string) {
+func checkOpenAI(k *check.Checker, section, because, baseURL, model, apiKey string) {
 	if model == "" {
 		k.Add(section+".model", "must not be empty when %s", because)
 	}
@@ -349,7 +254,7 @@ func (k *Checker) openAI(section, because, baseURL, model, apiKey string) {
 
 // validateTenancy fails closed: half a tenancy configuration is refused
 // rather than run as no tenancy.
-func (c Config) validateTenancy(k *Checker) {
+func (c Config) validateTenancy(k *check.Checker) {
 	t := c.Tenancy
 	if t.Header != "" && !validHeaderName(t.Header) {
 		k.Add("tenancy.header", "%s is not a valid HTTP header name", quote(t.Header))
@@ -393,7 +298,7 @@ func validHeaderName(s string) bool {
 
 // validate refuses empty payload keys and two record fields stored under one
 // payload key, which would make each overwrite the other.
-func (p PayloadKeys) validate(k *Checker) {
+func (p PayloadKeys) validate(k *check.Checker) {
 	owner := make(map[string]string)
 	for _, f := range p.fields() {
 		key := "payload_keys." + f.name
