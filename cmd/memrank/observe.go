@@ -179,7 +179,7 @@ names the tenant.`,
 				enc := json.NewEncoder(e.stdout)
 				enc.SetIndent("", "  ")
 				enc.SetEscapeHTML(false)
-				return enc.Encode(native.NewOutcome(out))
+				return enc.Encode(out)
 			}
 			_, err = fmt.Fprintln(e.stdout, observeclient.FormatOutcome(out))
 			return err

@@ -198,11 +198,11 @@ func TestObserveOutput(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, want %q (stderr %s)", r.code, r.stdout, tt.want, r.stderr)
 			}
 			r = execute(t, func(e *env) *cobra.Command { return observeCommand(e, op.open) }, "", nil, "--collection", "c", "--text", "x", "--output", "json")
-			var got native.Outcome
+			var got dedup.Outcome
 			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 {
 				t.Fatalf("exit %d, %v: %s", r.code, err, r.stdout)
 			}
-			if diff := cmp.Diff(tt.out, got.Dedup()); diff != "" {
+			if diff := cmp.Diff(tt.out, got); diff != "" {
 				t.Errorf("--output json (-want +got):\n%s", diff)
 			}
 		})

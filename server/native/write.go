@@ -418,199 +418,13 @@ func idField(key string, raw json.RawMessage) (string, error) {
 	return string(raw), nil
 }
 
-// Outcome is the result of an observe, confirm or correct (dedup.Outcome in
-// JSON).
-type Outcome struct {
-	Decision     string `json:"decision"`
-	MemoryID     string `json:"memory_id"`
-	Confidence   Float  `json:"confidence"`
-	Observations int    `json:"observations"`
-	Tier         int    `json:"tier"`
-	// Judge is null when the judge was not needed.
-	Judge      *Judge   `json:"judge"`
-	Superseded string   `json:"superseded,omitempty"`
-	Merged     []string `json:"merged,omitempty"`
-	Reason     string   `json:"reason,omitempty"`
-	Replayed   bool     `json:"replayed"`
-}
-
-// Judge is how the LLM judge took part in a decision.
-type Judge struct {
-	Verdict  string `json:"verdict"`
-	Cached   bool   `json:"cached"`
-	Reason   string `json:"reason,omitempty"`
-	Fallback string `json:"fallback,omitempty"`
-}
-
-// NewOutcome converts the write path's outcome.
-func NewOutcome(o dedup.Outcome) Outcome {
-	out := Outcome{
-		Decision:     string(o.Decision),
-		MemoryID:     o.MemoryID,
-		Confidence:   Float(o.Confidence),
-		Observations: o.Observations,
-		Tier:         o.Tier,
-		Superseded:   o.Superseded,
-		Merged:       o.Merged,
-		Reason:       o.Reason,
-		Replayed:     o.Replayed,
-	}
-	if o.Judge != nil {
-		out.Judge = &Judge{Verdict: o.Judge.Verdict, Cached: o.Judge.Cached, Reason: o.Judge.Reason, Fallback: o.Judge.Fallback}
-	}
-	return out
-}
-
-// Dedup is the outcome as the write path states it (the inverse of
-// NewOutcome), for clients of the HTTP API.
-func (o Outcome) Dedup() dedup.Outcome {
-	out := dedup.Outcome{
-		Decision:     dedup.Decision(o.Decision),
-		MemoryID:     o.MemoryID,
-		Confidence:   float64(o.Confidence),
-		Observations: o.Observations,
-		Tier:         o.Tier,
-		Superseded:   o.Superseded,
-		Merged:       o.Merged,
-		Reason:       o.Reason,
-		Replayed:     o.Replayed,
-	}
-	if o.Judge != nil {
-		out.Judge = &dedup.JudgeInfo{Verdict: o.Judge.Verdict, Cached: o.Judge.Cached, Reason: o.Judge.Reason, Fallback: o.Judge.Fallback}
-	}
-	return out
-}
-
 // OutcomeResponse is the answer of POST /v1/observe, /v1/memories/{id}/confirm
 // and /v1/memories/{id}/correct in Qdrant's envelope, for clients to decode
 // (the server writes the envelope with qdrantjson.WriteResult).
 type OutcomeResponse struct {
-	Result Outcome `json:"result"`
-	Status string  `json:"status"`
-	Time   float64 `json:"time"`
-}
-
-// MemoryResponse is the answer of GET /v1/memories/{id}, for clients.
-type MemoryResponse struct {
-	Result MemoryResult `json:"result"`
-	Status string       `json:"status"`
-	Time   float64      `json:"time"`
-}
-
-// MemoryResult is a stored memory: its payload as stored and its audit
-// trail, oldest first.
-type MemoryResult struct {
-	ID         string          `json:"id"`
-	Collection string          `json:"collection"`
-	Payload    json.RawMessage `json:"payload"`
-	Audit      []AuditRecord   `json:"audit"`
-}
-
-// AuditRecord is one confidence change (dedup.AuditRecord in JSON).
-type AuditRecord struct {
-	MemoryID      string  `json:"memory_id"`
-	ObservationID string  `json:"observation_id"`
-	Reason        string  `json:"reason"`
-	Old           Float   `json:"old"`
-	New           Float   `json:"new"`
-	OldN          int     `json:"old_n"`
-	NewN          int     `json:"new_n"`
-	At            string  `json:"at"` // RFC 3339, UTC
-	SessionID     string  `json:"session_id"`
-	TurnID        string  `json:"turn_id"`
-	Source        Float   `json:"source"`
-	Extractor     Float   `json:"extractor"`
-	Type          Float   `json:"type"`
-	Grounding     string  `json:"grounding"`
-	Decision      string  `json:"decision"`
-	Related       *string `json:"related,omitempty"`
-}
-
-// StatsResponse is the answer of GET /v1/stats, for clients.
-type StatsResponse struct {
-	Result StatsResult `json:"result"`
-	Status string      `json:"status"`
-	Time   float64     `json:"time"`
-}
-
-// StatsResult describes a collection (a tenant's part of it) and this
-// process's judge.
-type StatsResult struct {
-	Collection string           `json:"collection"`
-	Memories   int              `json:"memories"`
-	Superseded int              `json:"superseded"`
-	Buckets    map[string]int   `json:"buckets"`
-	Tiers      map[string]int   `json:"tiers"`
-	Types      map[string]int   `json:"types"`
-	Decisions  map[string]int64 `json:"decisions"`
-	Judge      JudgeStats       `json:"judge"`
-}
-
-// JudgeStats counts the judge's work in this process.
-type JudgeStats struct {
-	Calls        int64 `json:"calls"`
-	CacheHits    int64 `json:"cache_hits"`
-	CacheMisses  int64 `json:"cache_misses"`
-	Fallbacks    int64 `json:"fallbacks"`
-	CacheHitRate Float `json:"cache_hit_rate"` // null before the first look-up
-}
-
-func newMemoryResult(v dedup.MemoryView) (MemoryResult, error) {
-	payload := json.RawMessage(v.Payload)
-	if len(bytes.TrimSpace(payload)) == 0 {
-		payload = json.RawMessage("{}")
-	} else if !json.Valid(payload) {
-		return MemoryResult{}, errors.New("native: the stored payload is not valid JSON")
-	}
-	out := MemoryResult{ID: v.ID, Collection: v.Collection, Payload: payload, Audit: make([]AuditRecord, len(v.Audit))}
-	for i, a := range v.Audit {
-		r := AuditRecord{
-			MemoryID: a.MemoryID, ObservationID: a.ObservationID, Reason: a.Reason,
-			Old: Float(a.Old), New: Float(a.New), OldN: a.OldN, NewN: a.NewN,
-			SessionID: a.SessionID, TurnID: a.TurnID,
-			Source: Float(a.Source), Extractor: Float(a.Extractor), Type: Float(a.Type),
-			Grounding: a.Grounding, Decision: string(a.Decision),
-		}
-		if !a.At.IsZero() {
-			r.At = a.At.UTC().Format(time.RFC3339Nano)
-		}
-		if a.Related != "" {
-			rel := a.Related
-			r.Related = &rel
-		}
-		out.Audit[i] = r
-	}
-	return out, nil
-}
-
-func newStatsResult(st dedup.Stats) StatsResult {
-	orEmpty := func(m map[string]int) map[string]int {
-		if m == nil {
-			return map[string]int{}
-		}
-		return m
-	}
-	decisions := st.Decisions
-	if decisions == nil {
-		decisions = map[string]int64{}
-	}
-	rate := Float(st.Judge.CacheHitRate)
-	if st.Judge.CacheHits+st.Judge.CacheMisses == 0 {
-		rate = Float(math.NaN())
-	}
-	return StatsResult{
-		Collection: st.Collection,
-		Memories:   st.Memories,
-		Superseded: st.Superseded,
-		Buckets:    orEmpty(st.Buckets),
-		Tiers:      orEmpty(st.Tiers),
-		Types:      orEmpty(st.Types),
-		Decisions:  decisions,
-		Judge: JudgeStats{
-			Calls: st.Judge.Calls, CacheHits: st.Judge.CacheHits, CacheMisses: st.Judge.CacheMisses,
-			Fallbacks: st.Judge.Fallbacks, CacheHitRate: rate,
-		},
-	}
+	Result dedup.Outcome `json:"result"`
+	Status string        `json:"status"`
+	Time   float64       `json:"time"`
 }
 
 // errWriteOff and errInspectOff answer the write routes of a server built
@@ -756,7 +570,7 @@ func (s *Service) serveWrite(w http.ResponseWriter, r *http.Request, op string,
 		attribute.Int("memrank.dedup.tier", out.Tier),
 		attribute.Bool("memrank.replayed", out.Replayed),
 	)
-	s.answer(w, r, start, op, NewOutcome(out))
+	s.answer(w, r, start, op, out)
 }
 
 func (s *Service) serveMemory(w http.ResponseWriter, r *http.Request) {
@@ -791,12 +605,7 @@ func (s *Service) serveMemory(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, err)
 		return
 	}
-	res, err := newMemoryResult(view)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	s.answer(w, r, start, op, res)
+	s.answer(w, r, start, op, view)
 }
 
 func (s *Service) serveStats(w http.ResponseWriter, r *http.Request) {
@@ -826,15 +635,15 @@ func (s *Service) serveStats(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, err)
 		return
 	}
-	res := newStatsResult(st)
-	if res.Collection == "" {
-		res.Collection = collection
+	if st.Collection == "" {
+		st.Collection = collection
 	}
-	s.answer(w, r, start, op, res)
+	s.answer(w, r, start, op, st)
 }
 
-// answer writes a 200 with result in Qdrant's envelope (the shapes of
-// OutcomeResponse, MemoryResponse and StatsResponse).
+// answer writes a 200 with result in Qdrant's envelope. The write path's
+// results are written by their own MarshalJSON (dedup.Outcome,
+// dedup.MemoryView, dedup.Stats).
 func (s *Service) answer(w http.ResponseWriter, r *http.Request, start time.Time, op string, result any) {
 	b, err := encode(result)
 	if err != nil {

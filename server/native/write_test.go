@@ -171,7 +171,7 @@ func TestObserve(t *testing.T) {
 	if err := json.Unmarshal(r.body, &resp); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(f.out, resp.Result.Dedup()); diff != "" {
+	if diff := cmp.Diff(f.out, resp.Result); diff != "" {
 		t.Errorf("outcome read back (-want +got):\n%s", diff)
 	}
 }
