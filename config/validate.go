@@ -45,9 +45,6 @@ func checkGuardPatch(k *check.Checker, key string, p GuardPatch) {
 	}
 }
 
-
-
-
 func (c Config) validate() []error {
 	var k check.Checker
 	c.Scoring.validate(&k)

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/otel/attribute"
@@ -21,7 +18,6 @@ import (
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/telemetry/settings"
-	"github.com/memrank/memrank/textnorm"
 )
 
 // Store is what the write path needs from Qdrant; go-client's
@@ -222,21 +218,8 @@ type observation struct {
 // returned as rejected (true), not as an error: it is a decision.
 func (e *Engine) prepare(obs Observation) (observation, bool, error) {
 	o := observation{Observation: obs}
-	switch {
-	case obs.Collection == "":
-		return o, false, &InputError{Field: "collection", Reason: "is required"}
-	case len(obs.Collection) > 255 || !utf8.ValidString(obs.Collection):
-		return o, false, &InputError{Field: "collection", Reason: "must be valid UTF-8 of at most 255 bytes"}
-	case strings.HasSuffix(obs.Collection, AuditSuffix):
-		return o, false, errAuditCollection
-	case obs.Text == "":
-		return o, false, &InputError{Field: "text", Reason: "is required"}
-	case len(obs.Text) > e.cfg.MaxTextBytes:
-		return o, false, &InputError{Field: "text", Reason: fmt.Sprintf("is longer than %d bytes", e.cfg.MaxTextBytes)}
-	case !utf8.ValidString(obs.Text):
-		return o, false, &InputError{Field: "text", Reason: "is not valid UTF-8"}
-	case textnorm.Normalize(obs.Text) == "":
-		return o, false, &InputError{Field: "text", Reason: "has no letters or digits"}
+	if err := obs.Validate(e.cfg.MaxTextBytes); err != nil {
+		return o, false, err
 	}
 	if e.tenancyOn() && obs.Tenant == "" {
 		return o, false, &InputError{Field: "tenant", Reason: "is required when tenancy is on"}
@@ -259,22 +242,8 @@ func (e *Engine) prepare(obs Observation) (observation, bool, error) {
 	}
 	o.grounding = scoring.GroundingSupported
 	if obs.Grounding != "" {
-		if o.grounding, ok = memory.ParseGrounding(obs.Grounding); !ok {
-			return o, false, &InputError{Field: "grounding", Reason: fmt.Sprintf("unknown grounding %q", truncate(obs.Grounding))}
-		}
-	}
-	if obs.ExtractorLogprob != nil {
-		if lp := *obs.ExtractorLogprob; math.IsNaN(lp) || math.IsInf(lp, 0) || lp > 0 {
-			return o, false, &InputError{Field: "extractor_logprob", Reason: "must be a finite mean log-probability <= 0"}
-		}
-	}
-	for i, v := range obs.Vector {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return o, false, &InputError{Field: "vector", Reason: fmt.Sprintf("element %d is not finite", i)}
-		}
-	}
-	if obs.Vector != nil && len(obs.Vector) == 0 {
-		return o, false, &InputError{Field: "vector", Reason: "is empty"}
+		// Validate let through only the documented spellings.
+		o.grounding, _ = memory.ParseGrounding(obs.Grounding)
 	}
 	if o.grounding == scoring.GroundingNotSupported {
 		return o, true, nil
@@ -295,32 +264,6 @@ func (e *Engine) prepare(obs Observation) (observation, bool, error) {
 	return o, false, nil
 }
 
-// errAuditCollection refuses writes and reads of memrank's own audit
-// companions through the memory API: their records must not be rewritten.
-var errAuditCollection = &InputError{Field: "collection", Reason: "names an audit companion (" + AuditSuffix + "), not a memory collection"}
-
-func checkCollection(c string) error {
-	switch {
-	case c == "":
-		return &InputError{Field: "collection", Reason: "is required"}
-	case strings.HasSuffix(c, AuditSuffix):
-		return errAuditCollection
-	}
-	return nil
-}
-
-func truncate(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	for i := 64; i > 0; i-- {
-		if utf8.RuneStart(s[i]) {
-			return s[:i] + "..."
-		}
-	}
-	return ""
-}
-
 func (e *Engine) tenancyOn() bool { return e.cfg.Tenancy != nil && e.cfg.Tenancy.Enabled() }
 
 // Observe decides what one observation is (new, a restatement, an
@@ -339,9 +282,6 @@ func (e *Engine) Observe(ctx context.Context, obs Observation) (Outcome, error) 
 func (e *Engine) Correct(ctx context.Context, obs Observation) (Outcome, error) {
 	if obs.Corrects == "" {
 		return Outcome{}, &InputError{Field: "corrects", Reason: "names no memory"}
-	}
-	if _, err := parseID(obs.Corrects); err != nil {
-		return Outcome{}, &InputError{Field: "corrects", Reason: err.Error()}
 	}
 	if obs.Source == "" {
 		obs.Source = scoring.SourceDirect // a correction is the user's own statement
@@ -455,7 +395,7 @@ func (e *Engine) Confirm(ctx context.Context, c Confirmation) (out Outcome, err 
 	ctx, span := e.tracer.Start(ctx, "dedup.confirm", trace.WithAttributes(
 		attribute.String("db.collection.name", c.Collection)))
 	defer func() { e.finish(ctx, span, start, out, err) }()
-	if err := checkCollection(c.Collection); err != nil {
+	if err := c.Validate(); err != nil {
 		return Outcome{}, err
 	}
 	if e.tenancyOn() && c.Tenant == "" {

@@ -124,7 +124,7 @@ func TestInputErrors(t *testing.T) {
 		{name: "bad type", obs: dedup.Observation{Collection: "mem", Text: "x", MemoryType: "feeling"}, field: "memory_type"},
 		{name: "bad grounding", obs: dedup.Observation{Collection: "mem", Text: "x", Grounding: "maybe"}, field: "grounding"},
 		{name: "positive logprob", obs: dedup.Observation{Collection: "mem", Text: "x", ExtractorLogprob: &lp}, field: "extractor_logprob"},
-		{name: "NaN vector", obs: dedup.Observation{Collection: "mem", Text: "x", Vector: []float32{nan}}, field: "vector"},
+		{name: "NaN vector", obs: dedup.Observation{Collection: "mem", Text: "x", Vector: []float32{nan}}, field: "vector[0]"},
 		{name: "bad corrects", obs: dedup.Observation{Collection: "mem", Text: "x", Corrects: "nope"}, field: "corrects"},
 	}
 	for _, tc := range tests {

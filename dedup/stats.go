@@ -18,6 +18,9 @@ func (e *Engine) Memory(ctx context.Context, collection, tenant, id string) (Mem
 	if e.tenancyOn() && tenant == "" {
 		return MemoryView{}, &InputError{Field: "tenant", Reason: "is required when tenancy is on"}
 	}
+	if err := CheckMemoryID("id", id); err != nil {
+		return MemoryView{}, err
+	}
 	pid, err := parseID(id)
 	if err != nil {
 		return MemoryView{}, &InputError{Field: "id", Reason: err.Error()}

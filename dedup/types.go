@@ -63,38 +63,39 @@ type Confirmation struct {
 
 // JudgeInfo says whether and how the LLM judge took part in a decision.
 type JudgeInfo struct {
-	Verdict string // same | different | contradicts; "" when no verdict was used
-	Cached  bool   // the verdict came from the verdict cache
-	Reason  string // the judge's reason, or why there is no verdict
+	Verdict string `json:"verdict"`          // same | different | contradicts; "" when no verdict was used
+	Cached  bool   `json:"cached"`           // the verdict came from the verdict cache
+	Reason  string `json:"reason,omitempty"` // the judge's reason, or why there is no verdict
 	// Fallback is set when the judge was needed and no verdict could be
 	// used: "disabled", "budget", "timeout", "error", "unparsable". The
 	// tier-2 decision (never a merge) was taken instead.
-	Fallback string
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // Outcome is the write path's answer to an observation, confirmation or
-// correction.
+// correction. Its JSON (MarshalJSON) is the native API's answer; the tags
+// name its members for reading it back.
 type Outcome struct {
-	Decision     Decision
-	MemoryID     string  // the memory the observation ended up in
-	Confidence   float64 // that memory's stored confidence afterwards
-	Observations int     // its n afterwards
+	Decision     Decision `json:"decision"`
+	MemoryID     string   `json:"memory_id"`    // the memory the observation ended up in
+	Confidence   float64  `json:"confidence"`   // that memory's stored confidence afterwards
+	Observations int      `json:"observations"` // its n afterwards
 	// Tier is the dedup tier that found the match: 1 text hash, 2 vector
 	// similarity, 3 the judge; 0 when nothing matched (a new memory) or for
 	// confirm and correct by id.
-	Tier int
+	Tier int `json:"tier"`
 	// Judge is nil when the judge was not needed.
-	Judge *JudgeInfo
+	Judge *JudgeInfo `json:"judge"`
 	// Superseded is the memory superseded by a contradiction or a
 	// correction, "" when none was.
-	Superseded string
+	Superseded string `json:"superseded,omitempty"`
 	// Merged lists stored memories folded into MemoryID (DESIGN 4.8).
-	Merged []string
+	Merged []string `json:"merged,omitempty"`
 	// Reason explains a rejection.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 	// Replayed is true when the observation_id had been seen before: the
 	// earlier outcome is returned and nothing changed.
-	Replayed bool
+	Replayed bool `json:"replayed"`
 }
 
 // AuditRecord is one confidence change of one memory (DESIGN section 6),

@@ -179,7 +179,7 @@ names the tenant.`,
 				enc := json.NewEncoder(e.stdout)
 				enc.SetIndent("", "  ")
 				enc.SetEscapeHTML(false)
-				return enc.Encode(native.NewOutcome(out))
+				return enc.Encode(out)
 			}
 			_, err = fmt.Fprintln(e.stdout, observeclient.FormatOutcome(out))
 			return err
@@ -211,8 +211,9 @@ names the tenant.`,
 // maxObserveBody bounds --json - (the HTTP API's own body limit).
 const maxObserveBody = native.DefaultMaxBodyBytes
 
-// observation builds the observation from --json or the flags, checked by
-// the HTTP API's own decoder.
+// observation builds the observation from --json or the flags, read by the
+// HTTP API's own decoder and checked by the write path's rules, so that a
+// bad observation is refused before any write path is opened.
 func (o *observeOptions) observation(fs *pflag.FlagSet, stdin io.Reader) (dedup.Observation, error) {
 	if o.json != "" {
 		for _, k := range observeFlagKeys {
@@ -239,6 +240,9 @@ func (o *observeOptions) observation(fs *pflag.FlagSet, stdin io.Reader) (dedup.
 		}
 		if obs.Collection == "" {
 			return dedup.Observation{}, usageError{errors.New(`--json: collection: required (in the body, or --collection)`)}
+		}
+		if err := obs.Validate(dedup.DefaultMaxTextBytes); err != nil {
+			return dedup.Observation{}, usageError{fmt.Errorf("--json: %w", err)}
 		}
 		return obs, nil
 	}
@@ -275,13 +279,16 @@ func (o *observeOptions) observation(fs *pflag.FlagSet, stdin io.Reader) (dedup.
 		return dedup.Observation{}, usageError{fmt.Errorf("--extractor-logprob %v: want a finite number <= 0", p.logprob)}
 	}
 	obs, err := native.DecodeObserveRequest(b)
+	if err == nil {
+		err = obs.Validate(dedup.DefaultMaxTextBytes)
+	}
 	if err != nil {
 		return dedup.Observation{}, usageError{flagError(err)}
 	}
 	return obs, nil
 }
 
-// flagError names the flag behind a decoder error on a JSON key.
+// flagError names the flag behind an error on a JSON key.
 func flagError(err error) error {
 	var ie *dedup.InputError
 	if !errors.As(err, &ie) {

@@ -198,11 +198,11 @@ func TestObserveOutput(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, want %q (stderr %s)", r.code, r.stdout, tt.want, r.stderr)
 			}
 			r = execute(t, func(e *env) *cobra.Command { return observeCommand(e, op.open) }, "", nil, "--collection", "c", "--text", "x", "--output", "json")
-			var got native.Outcome
+			var got dedup.Outcome
 			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 {
 				t.Fatalf("exit %d, %v: %s", r.code, err, r.stdout)
 			}
-			if diff := cmp.Diff(tt.out, got.Dedup()); diff != "" {
+			if diff := cmp.Diff(tt.out, got); diff != "" {
 				t.Errorf("--output json (-want +got):\n%s", diff)
 			}
 		})
@@ -228,6 +228,10 @@ func TestObserveErrors(t *testing.T) {
 		{"NaN logprob", []string{"--collection", "c", "--text", "x", "--extractor-logprob", "NaN"}, "", nil, 2, "--extractor-logprob NaN: want a finite number"},
 		{"blank entity", []string{"--collection", "c", "--text", "x", "--entity", "a", "--entity", ""}, "", nil, 2, "--entity #2: must not be blank"},
 		{"bad corrects", []string{"--collection", "c", "--text", "x", "--corrects", "the last one"}, "", nil, 2, "--corrects: want a memory id"},
+		{"text without letters", []string{"--collection", "c", "--text", "?!"}, "", nil, 2, "--text: has no letters or digits"},
+		{"long collection", []string{"--collection", strings.Repeat("c", 256), "--text", "x"}, "", nil, 2, "--collection: at most 255 bytes, got 256"},
+		{"grounding alias", []string{"--collection", "c", "--text", "x", "--grounding", "grounded"}, "", nil, 2, `--grounding: want one of supported, partial, unknown, not_supported, got "grounded"`},
+		{"JSON refused by the rules", []string{"--json", `{"collection":"c","text":"x","vector":[]}`}, "", nil, 2, "--json: vector: must not be empty"},
 		{"JSON and flags", []string{"--json", `{"text":"x"}`, "--text", "y"}, "", nil, 2, "--json and --text"},
 		{"JSON unknown key", []string{"--json", `{"collection":"c","text":"x","txt":"y"}`}, "", nil, 2, "--json: txt: unknown field"},
 		{"JSON without a collection", []string{"--json", `{"text":"x"}`}, "", nil, 2, "--json: collection: required"},

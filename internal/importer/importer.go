@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/internal/observeclient"
 	"github.com/memrank/memrank/server/native"
 )
@@ -171,6 +172,12 @@ func (im *Importer) offer(ctx context.Context, sum *Summary, lineNo int, line []
 			return nil
 		}
 		obs.Collection = c.Collection
+	}
+	// The write path's own rules: --check refuses what an import would, and
+	// a bad line costs no round trip.
+	if err := obs.Validate(dedup.DefaultMaxTextBytes); err != nil {
+		im.report(sum, lineNo, err.Error())
+		return nil
 	}
 	if c.Check {
 		sum.Applied++

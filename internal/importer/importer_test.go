@@ -241,6 +241,42 @@ func TestRunCheck(t *testing.T) {
 	}
 }
 
+// TestRunRules: a line the write path's rules refuse is reported with the
+// rule's text and never offered, whether the import writes or checks.
+func TestRunRules(t *testing.T) {
+	path := writeTemp(t, `{"collection":"c","text":"?!"}
+{"collection":"c","text":"x","grounding":"grounded"}
+{"collection":"c","text":"x","entities":["Dana"," "]}
+{"collection":"`+strings.Repeat("c", 256)+`","text":"x"}
+{"collection":"c","text":"fine"}`)
+	wantErr := []string{
+		path + ":1: text: has no letters or digits",
+		path + `:2: grounding: want one of supported, partial, unknown, not_supported, got "grounded"`,
+		path + ":3: entities[1]: must not be blank",
+		path + ":4: collection: at most 255 bytes, got 256",
+	}
+	for _, check := range []bool{false, true} {
+		fo := &fakeObserver{}
+		c := Config{Check: check}
+		if !check {
+			c.Observer = fo
+		}
+		sum, reported, err := runFile(t, c, path, State{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wantErr, strings.Split(strings.TrimSpace(reported), "\n")); diff != "" {
+			t.Errorf("check %v: reported (-want +got):\n%s", check, diff)
+		}
+		if sum.Applied != 1 || sum.Failed != 4 {
+			t.Errorf("check %v: summary %+v", check, sum)
+		}
+		if !check && !cmp.Equal(fo.texts(), []string{"fine"}) {
+			t.Errorf("offered %q, want only the valid line", fo.texts())
+		}
+	}
+}
+
 // fakeProgress records the bar's positions.
 type fakeProgress struct {
 	at     []int64

@@ -110,5 +110,5 @@ func (r *Remote) Observe(ctx context.Context, obs dedup.Observation) (dedup.Outc
 	if err := json.Unmarshal(b, &out); err != nil || out.Result.Decision == "" {
 		return dedup.Outcome{}, fmt.Errorf("the answer of %s is not an observe response: %.200s", r.endpoint, b)
 	}
-	return out.Result.Dedup(), nil
+	return out.Result, nil
 }

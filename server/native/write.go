@@ -43,20 +43,6 @@ var (
 	_ Inspector = (*dedup.Engine)(nil)
 )
 
-// Limits of an observe body beyond the text (MaxTextBytes). They keep one
-// observation's provenance small: it is copied into the memory's payload
-// and into every audit record.
-const (
-	MaxEntities     = 64    // entries of entities
-	MaxEntityBytes  = 256   // bytes of one entity
-	MaxFieldBytes   = 256   // bytes of every other string field (ids, names, labels)
-	MaxVectorLength = 65536 // elements of vector (Qdrant's own limit)
-)
-
-// groundings are the grounding verdicts an extractor may send; not_supported
-// is accepted here and rejected by the write path as a decision.
-var groundings = []string{"supported", "partial", "unknown", "not_supported"}
-
 // observeFields are the keys of an observe body, in the order they are
 // documented and encoded.
 var observeFields = []string{
@@ -67,8 +53,8 @@ var observeFields = []string{
 
 var confirmFields = []string{"collection", "observation_id", "session_id", "turn_id", "at"}
 
-// DecodeObserveRequest parses and checks one POST /v1/observe body (also one
-// line of `memrank import`):
+// DecodeObserveRequest reads one POST /v1/observe body (also one line of
+// `memrank import`) into the write path's observation:
 //
 //	{"collection": "memories", "text": "Dana uses Neovim",
 //	 "memory_type": "preference", "source": "direct",
@@ -79,64 +65,57 @@ var confirmFields = []string{"collection", "observation_id", "session_id", "turn
 //	 "decay_category": "preference", "vector": [0.1, ...],     // optional
 //	 "observation_id": "obs-123", "corrects": "<memory id>"}   // optional
 //
-// Decoding is strict: an unknown or repeated key, a value of the wrong type,
-// a missing or blank text, a text longer than DefaultMaxTextBytes, a vector
-// element beyond float32, an unknown grounding or a malformed time is
-// refused. The error is a *dedup.InputError naming the field ("body" when
-// the JSON itself is at fault), and its text is safe to show the caller.
-// Collection may be absent: the caller supplies one (import's --collection)
-// or refuses. Tenant is never read from the body.
+// Decoding is strict: an unknown or repeated key, a value of the wrong
+// type, a number beyond float64 (float32 in the vector) or a malformed time
+// is refused. The rules on the values (lengths, a blank text, levels, ...)
+// are the write path's: dedup.Observation.Validate, which the engine
+// applies and callers without one apply themselves. The error is a
+// *dedup.InputError naming the field ("body" when the JSON itself is at
+// fault), and its text is safe to show the caller. Collection may be
+// absent: the caller supplies one (import's --collection) or refuses.
+// Tenant is never read from the body.
 func DecodeObserveRequest(data []byte) (dedup.Observation, error) {
-	return decodeObserve(data, DefaultMaxTextBytes)
-}
-
-func decodeObserve(data []byte, maxText int) (dedup.Observation, error) {
 	var obs dedup.Observation
 	err := decodeObject(data, observeFields, func(key string, raw json.RawMessage) error {
 		var err error
 		switch key {
 		case "collection":
-			obs.Collection, err = boundedString(key, raw, MaxFieldBytes)
+			obs.Collection, err = jsonString(key, raw)
 		case "text":
-			obs.Text, err = boundedString(key, raw, maxText)
+			obs.Text, err = jsonString(key, raw)
 		case "memory_type":
-			obs.MemoryType, err = boundedString(key, raw, MaxFieldBytes)
+			obs.MemoryType, err = jsonString(key, raw)
 		case "source":
-			obs.Source, err = boundedString(key, raw, MaxFieldBytes)
+			obs.Source, err = jsonString(key, raw)
 		case "extractor_model":
-			obs.ExtractorModel, err = boundedString(key, raw, MaxFieldBytes)
+			obs.ExtractorModel, err = jsonString(key, raw)
 		case "extractor_logprob":
 			obs.ExtractorLogprob, err = logprobField(raw)
 		case "grounding":
-			if obs.Grounding, err = boundedString(key, raw, MaxFieldBytes); err == nil && obs.Grounding != "" && !slices.Contains(groundings, obs.Grounding) {
-				err = inputError(key, "want one of %s, got %q", strings.Join(groundings, ", "), obs.Grounding)
-			}
+			obs.Grounding, err = jsonString(key, raw)
 		case "session_id":
-			obs.SessionID, err = boundedString(key, raw, MaxFieldBytes)
+			obs.SessionID, err = jsonString(key, raw)
 		case "turn_id":
-			obs.TurnID, err = boundedString(key, raw, MaxFieldBytes)
+			obs.TurnID, err = jsonString(key, raw)
 		case "observed_at":
 			obs.ObservedAt, err = timeField(key, raw)
 		case "modality":
-			obs.Modality, err = boundedString(key, raw, MaxFieldBytes)
+			obs.Modality, err = jsonString(key, raw)
 		case "entities":
 			obs.Entities, err = entitiesField(raw)
 		case "decay_category":
-			obs.DecayCategory, err = boundedString(key, raw, MaxFieldBytes)
+			obs.DecayCategory, err = jsonString(key, raw)
 		case "vector":
 			obs.Vector, err = vectorField(raw)
 		case "observation_id":
-			obs.ObservationID, err = boundedString(key, raw, MaxFieldBytes)
+			obs.ObservationID, err = jsonString(key, raw)
 		case "corrects":
-			obs.Corrects, err = pointIDField(key, raw)
+			obs.Corrects, err = idField(key, raw)
 		}
 		return err
 	})
 	if err != nil {
 		return dedup.Observation{}, err
-	}
-	if strings.TrimSpace(obs.Text) == "" {
-		return dedup.Observation{}, inputError("text", "required and must not be blank")
 	}
 	return obs, nil
 }
@@ -195,20 +174,21 @@ func EncodeObserveRequest(obs dedup.Observation) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// decodeConfirm reads a POST /v1/memories/{id}/confirm body.
+// decodeConfirm reads a POST /v1/memories/{id}/confirm body; its rules are
+// dedup.Confirmation.Validate's.
 func decodeConfirm(data []byte) (dedup.Confirmation, error) {
 	var c dedup.Confirmation
 	err := decodeObject(data, confirmFields, func(key string, raw json.RawMessage) error {
 		var err error
 		switch key {
 		case "collection":
-			c.Collection, err = boundedString(key, raw, MaxFieldBytes)
+			c.Collection, err = jsonString(key, raw)
 		case "observation_id":
-			c.ObservationID, err = boundedString(key, raw, MaxFieldBytes)
+			c.ObservationID, err = jsonString(key, raw)
 		case "session_id":
-			c.SessionID, err = boundedString(key, raw, MaxFieldBytes)
+			c.SessionID, err = jsonString(key, raw)
 		case "turn_id":
-			c.TurnID, err = boundedString(key, raw, MaxFieldBytes)
+			c.TurnID, err = jsonString(key, raw)
 		case "at":
 			c.At, err = timeField(key, raw)
 		}
@@ -216,9 +196,6 @@ func decodeConfirm(data []byte) (dedup.Confirmation, error) {
 	})
 	if err != nil {
 		return dedup.Confirmation{}, err
-	}
-	if c.Collection == "" {
-		return dedup.Confirmation{}, inputError("collection", "required")
 	}
 	return c, nil
 }
@@ -347,7 +324,7 @@ func rawKind(raw json.RawMessage) string {
 	return "a number"
 }
 
-func boundedString(key string, raw json.RawMessage, max int) (string, error) {
+func jsonString(key string, raw json.RawMessage) (string, error) {
 	if raw[0] != '"' {
 		return "", inputError(key, "want a string, got %s", rawKind(raw))
 	}
@@ -355,12 +332,11 @@ func boundedString(key string, raw json.RawMessage, max int) (string, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", inputError(key, "want a string")
 	}
-	if len(s) > max {
-		return "", inputError(key, "at most %d bytes, got %d", max, len(s))
-	}
 	return s, nil
 }
 
+// logprobField reads a number. One beyond float64 is refused here: it has
+// no value to hand on (the write path refuses non-finite ones too).
 func logprobField(raw json.RawMessage) (*float64, error) {
 	const key = "extractor_logprob"
 	if raw[0] == '"' || raw[0] == '{' || raw[0] == '[' || raw[0] == 't' || raw[0] == 'f' {
@@ -370,20 +346,17 @@ func logprobField(raw json.RawMessage) (*float64, error) {
 	if err != nil || math.IsInf(f, 0) {
 		return nil, inputError(key, "want a finite number, got %s", raw)
 	}
-	if f > 0 {
-		return nil, inputError(key, "a mean log-probability is at most 0, got %s", raw)
-	}
 	return &f, nil
 }
 
 func timeField(key string, raw json.RawMessage) (time.Time, error) {
-	s, err := boundedString(key, raw, MaxFieldBytes)
+	s, err := jsonString(key, raw)
 	if err != nil {
 		return time.Time{}, err
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, inputError(key, "want an RFC 3339 time such as 2026-05-01T12:00:00Z, got %q", s)
+		return time.Time{}, inputError(key, "want an RFC 3339 time such as 2026-05-01T12:00:00Z, got %.80q", s)
 	}
 	return t, nil
 }
@@ -397,27 +370,20 @@ func entitiesField(raw json.RawMessage) ([]string, error) {
 	if err := json.Unmarshal(raw, &elems); err != nil {
 		return nil, inputError(key, "want an array of strings")
 	}
-	if len(elems) > MaxEntities {
-		return nil, inputError(key, "at most %d entries, got %d", MaxEntities, len(elems))
-	}
 	out := make([]string, len(elems))
 	for i, e := range elems {
-		name := key + "[" + strconv.Itoa(i) + "]"
-		s, err := boundedString(name, e, MaxEntityBytes)
+		s, err := jsonString(key+"["+strconv.Itoa(i)+"]", e)
 		if err != nil {
 			return nil, err
-		}
-		if strings.TrimSpace(s) == "" {
-			return nil, inputError(name, "must not be blank")
 		}
 		out[i] = s
 	}
 	return out, nil
 }
 
-// vectorField reads the caller's embedding: finite float32s. The fast path
-// (parseVector) takes the usual array of numbers; on failure the elements
-// are read one by one so the error names the one at fault.
+// vectorField reads the caller's embedding: numbers within float32. The
+// fast path (parseVector) takes the usual array of numbers; on failure the
+// elements are read one by one so the error names the one at fault.
 func vectorField(raw json.RawMessage) ([]float32, error) {
 	const key = "vector"
 	if raw[0] != '[' {
@@ -439,268 +405,26 @@ func vectorField(raw json.RawMessage) ([]float32, error) {
 		}
 		return nil, inputError(key, "want an array of numbers")
 	}
-	switch {
-	case len(v) == 0:
-		return nil, inputError(key, "must not be empty (leave it out to embed the text)")
-	case len(v) > MaxVectorLength:
-		return nil, inputError(key, "at most %d elements, got %d", MaxVectorLength, len(v))
-	}
-	for i, x := range v {
-		if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
-			return nil, inputError(key+"["+strconv.Itoa(i)+"]", "not a finite number")
-		}
-	}
 	return v, nil
 }
 
-// pointIDField reads a memory id: a UUID string, or an unsigned integer
-// given as a number or a string.
-func pointIDField(key string, raw json.RawMessage) (string, error) {
-	var s string
+// idField reads a memory id, which Qdrant writes as a string (a UUID) or a
+// number (an unsigned integer). Anything else is handed on as its JSON
+// text, for the write path's rule (dedup.CheckMemoryID) to refuse it.
+func idField(key string, raw json.RawMessage) (string, error) {
 	if raw[0] == '"' {
-		var err error
-		if s, err = boundedString(key, raw, MaxFieldBytes); err != nil {
-			return "", err
-		}
-	} else {
-		s = string(raw)
+		return jsonString(key, raw)
 	}
-	if !validPointID(s) {
-		return "", inputError(key, "want a memory id (a UUID or an unsigned integer), got %.80q", s)
-	}
-	return s, nil
-}
-
-// validPointID accepts what Qdrant takes as a point id: an unsigned 64-bit
-// integer, or a UUID in hyphenated or simple form.
-func validPointID(s string) bool {
-	if _, err := strconv.ParseUint(s, 10, 64); err == nil {
-		return true
-	}
-	hex := 0
-	switch len(s) {
-	case 36:
-		for i := range len(s) {
-			if i == 8 || i == 13 || i == 18 || i == 23 {
-				if s[i] != '-' {
-					return false
-				}
-				continue
-			}
-			if !isHex(s[i]) {
-				return false
-			}
-			hex++
-		}
-		return hex == 32
-	case 32:
-		for i := range len(s) {
-			if !isHex(s[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// Outcome is the result of an observe, confirm or correct (dedup.Outcome in
-// JSON).
-type Outcome struct {
-	Decision     string `json:"decision"`
-	MemoryID     string `json:"memory_id"`
-	Confidence   Float  `json:"confidence"`
-	Observations int    `json:"observations"`
-	Tier         int    `json:"tier"`
-	// Judge is null when the judge was not needed.
-	Judge      *Judge   `json:"judge"`
-	Superseded string   `json:"superseded,omitempty"`
-	Merged     []string `json:"merged,omitempty"`
-	Reason     string   `json:"reason,omitempty"`
-	Replayed   bool     `json:"replayed"`
-}
-
-// Judge is how the LLM judge took part in a decision.
-type Judge struct {
-	Verdict  string `json:"verdict"`
-	Cached   bool   `json:"cached"`
-	Reason   string `json:"reason,omitempty"`
-	Fallback string `json:"fallback,omitempty"`
-}
-
-// NewOutcome converts the write path's outcome.
-func NewOutcome(o dedup.Outcome) Outcome {
-	out := Outcome{
-		Decision:     string(o.Decision),
-		MemoryID:     o.MemoryID,
-		Confidence:   Float(o.Confidence),
-		Observations: o.Observations,
-		Tier:         o.Tier,
-		Superseded:   o.Superseded,
-		Merged:       o.Merged,
-		Reason:       o.Reason,
-		Replayed:     o.Replayed,
-	}
-	if o.Judge != nil {
-		out.Judge = &Judge{Verdict: o.Judge.Verdict, Cached: o.Judge.Cached, Reason: o.Judge.Reason, Fallback: o.Judge.Fallback}
-	}
-	return out
-}
-
-// Dedup is the outcome as the write path states it (the inverse of
-// NewOutcome), for clients of the HTTP API.
-func (o Outcome) Dedup() dedup.Outcome {
-	out := dedup.Outcome{
-		Decision:     dedup.Decision(o.Decision),
-		MemoryID:     o.MemoryID,
-		Confidence:   float64(o.Confidence),
-		Observations: o.Observations,
-		Tier:         o.Tier,
-		Superseded:   o.Superseded,
-		Merged:       o.Merged,
-		Reason:       o.Reason,
-		Replayed:     o.Replayed,
-	}
-	if o.Judge != nil {
-		out.Judge = &dedup.JudgeInfo{Verdict: o.Judge.Verdict, Cached: o.Judge.Cached, Reason: o.Judge.Reason, Fallback: o.Judge.Fallback}
-	}
-	return out
+	return string(raw), nil
 }
 
 // OutcomeResponse is the answer of POST /v1/observe, /v1/memories/{id}/confirm
 // and /v1/memories/{id}/correct in Qdrant's envelope, for clients to decode
 // (the server writes the envelope with qdrantjson.WriteResult).
 type OutcomeResponse struct {
-	Result Outcome `json:"result"`
-	Status string  `json:"status"`
-	Time   float64 `json:"time"`
-}
-
-// MemoryResponse is the answer of GET /v1/memories/{id}, for clients.
-type MemoryResponse struct {
-	Result MemoryResult `json:"result"`
-	Status string       `json:"status"`
-	Time   float64      `json:"time"`
-}
-
-// MemoryResult is a stored memory: its payload as stored and its audit
-// trail, oldest first.
-type MemoryResult struct {
-	ID         string          `json:"id"`
-	Collection string          `json:"collection"`
-	Payload    json.RawMessage `json:"payload"`
-	Audit      []AuditRecord   `json:"audit"`
-}
-
-// AuditRecord is one confidence change (dedup.AuditRecord in JSON).
-type AuditRecord struct {
-	MemoryID      string  `json:"memory_id"`
-	ObservationID string  `json:"observation_id"`
-	Reason        string  `json:"reason"`
-	Old           Float   `json:"old"`
-	New           Float   `json:"new"`
-	OldN          int     `json:"old_n"`
-	NewN          int     `json:"new_n"`
-	At            string  `json:"at"` // RFC 3339, UTC
-	SessionID     string  `json:"session_id"`
-	TurnID        string  `json:"turn_id"`
-	Source        Float   `json:"source"`
-	Extractor     Float   `json:"extractor"`
-	Type          Float   `json:"type"`
-	Grounding     string  `json:"grounding"`
-	Decision      string  `json:"decision"`
-	Related       *string `json:"related,omitempty"`
-}
-
-// StatsResponse is the answer of GET /v1/stats, for clients.
-type StatsResponse struct {
-	Result StatsResult `json:"result"`
-	Status string      `json:"status"`
-	Time   float64     `json:"time"`
-}
-
-// StatsResult describes a collection (a tenant's part of it) and this
-// process's judge.
-type StatsResult struct {
-	Collection string           `json:"collection"`
-	Memories   int              `json:"memories"`
-	Superseded int              `json:"superseded"`
-	Buckets    map[string]int   `json:"buckets"`
-	Tiers      map[string]int   `json:"tiers"`
-	Types      map[string]int   `json:"types"`
-	Decisions  map[string]int64 `json:"decisions"`
-	Judge      JudgeStats       `json:"judge"`
-}
-
-// JudgeStats counts the judge's work in this process.
-type JudgeStats struct {
-	Calls        int64 `json:"calls"`
-	CacheHits    int64 `json:"cache_hits"`
-	CacheMisses  int64 `json:"cache_misses"`
-	Fallbacks    int64 `json:"fallbacks"`
-	CacheHitRate Float `json:"cache_hit_rate"` // null before the first look-up
-}
-
-func newMemoryResult(v dedup.MemoryView) (MemoryResult, error) {
-	payload := json.RawMessage(v.Payload)
-	if len(bytes.TrimSpace(payload)) == 0 {
-		payload = json.RawMessage("{}")
-	} else if !json.Valid(payload) {
-		return MemoryResult{}, errors.New("native: the stored payload is not valid JSON")
-	}
-	out := MemoryResult{ID: v.ID, Collection: v.Collection, Payload: payload, Audit: make([]AuditRecord, len(v.Audit))}
-	for i, a := range v.Audit {
-		r := AuditRecord{
-			MemoryID: a.MemoryID, ObservationID: a.ObservationID, Reason: a.Reason,
-			Old: Float(a.Old), New: Float(a.New), OldN: a.OldN, NewN: a.NewN,
-			SessionID: a.SessionID, TurnID: a.TurnID,
-			Source: Float(a.Source), Extractor: Float(a.Extractor), Type: Float(a.Type),
-			Grounding: a.Grounding, Decision: string(a.Decision),
-		}
-		if !a.At.IsZero() {
-			r.At = a.At.UTC().Format(time.RFC3339Nano)
-		}
-		if a.Related != "" {
-			rel := a.Related
-			r.Related = &rel
-		}
-		out.Audit[i] = r
-	}
-	return out, nil
-}
-
-func newStatsResult(st dedup.Stats) StatsResult {
-	orEmpty := func(m map[string]int) map[string]int {
-		if m == nil {
-			return map[string]int{}
-		}
-		return m
-	}
-	decisions := st.Decisions
-	if decisions == nil {
-		decisions = map[string]int64{}
-	}
-	rate := Float(st.Judge.CacheHitRate)
-	if st.Judge.CacheHits+st.Judge.CacheMisses == 0 {
-		rate = Float(math.NaN())
-	}
-	return StatsResult{
-		Collection: st.Collection,
-		Memories:   st.Memories,
-		Superseded: st.Superseded,
-		Buckets:    orEmpty(st.Buckets),
-		Tiers:      orEmpty(st.Tiers),
-		Types:      orEmpty(st.Types),
-		Decisions:  decisions,
-		Judge: JudgeStats{
-			Calls: st.Judge.Calls, CacheHits: st.Judge.CacheHits, CacheMisses: st.Judge.CacheMisses,
-			Fallbacks: st.Judge.Fallbacks, CacheHitRate: rate,
-		},
-	}
+	Result dedup.Outcome `json:"result"`
+	Status string        `json:"status"`
+	Time   float64       `json:"time"`
 }
 
 // errWriteOff and errInspectOff answer the write routes of a server built
@@ -725,11 +449,13 @@ func (s *Service) writeContext(r *http.Request) (context.Context, context.Cancel
 	return ctx, cancel, tenant, nil
 }
 
-// pathID is the {id} of a /v1/memories route, checked.
+// pathID is the {id} of a /v1/memories route, checked by the write path's
+// rule here, so that a bad id in the path of a correction is named id, not
+// corrects.
 func pathID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
-	if len(id) > MaxFieldBytes || !validPointID(id) {
-		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "id: want a memory id (a UUID or an unsigned integer), got %.80q", id)
+	if err := dedup.CheckMemoryID("id", id); err != nil {
+		return "", err
 	}
 	return id, nil
 }
@@ -751,20 +477,15 @@ func queryCollection(r *http.Request) (string, error) {
 		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: required (?collection=NAME)")
 	case len(c) > 1:
 		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: given twice")
-	case len(c[0]) > MaxFieldBytes || !utf8.ValidString(c[0]):
-		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: at most %d bytes of UTF-8", MaxFieldBytes)
 	}
-	return c[0], nil
+	return c[0], nil // its rules are the write path's
 }
 
 func (s *Service) serveObserve(w http.ResponseWriter, r *http.Request) {
 	s.serveWrite(w, r, "observe", func(ctx context.Context, body []byte, tenant string) (dedup.Outcome, error) {
-		obs, err := decodeObserve(body, s.cfg.MaxTextBytes)
+		obs, err := DecodeObserveRequest(body)
 		if err != nil {
 			return dedup.Outcome{}, err
-		}
-		if obs.Collection == "" {
-			return dedup.Outcome{}, inputError("collection", "required")
 		}
 		obs.Tenant = tenant
 		setWriteAttrs(ctx, obs.Collection)
@@ -794,15 +515,12 @@ func (s *Service) serveCorrect(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return dedup.Outcome{}, err
 		}
-		obs, err := decodeObserve(body, s.cfg.MaxTextBytes)
+		obs, err := DecodeObserveRequest(body)
 		if err != nil {
 			return dedup.Outcome{}, err
 		}
-		if obs.Collection == "" {
-			return dedup.Outcome{}, inputError("collection", "required")
-		}
 		if obs.Corrects != "" && obs.Corrects != id {
-			return dedup.Outcome{}, inputError("corrects", "names %q, but the path corrects %q (leave it out)", obs.Corrects, id)
+			return dedup.Outcome{}, inputError("corrects", "names %.80q, but the path corrects %q (leave it out)", obs.Corrects, id)
 		}
 		obs.Tenant, obs.Corrects = tenant, id
 		setWriteAttrs(ctx, obs.Collection)
@@ -810,8 +528,13 @@ func (s *Service) serveCorrect(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// setWriteAttrs names the collection on the request's span. A name longer
+// than any collection's is left out: the write path refuses it, and the
+// body it came in may be megabytes long.
 func setWriteAttrs(ctx context.Context, collection string) {
-	trace.SpanFromContext(ctx).SetAttributes(attribute.String("db.collection.name", collection))
+	if len(collection) <= dedup.MaxCollectionBytes {
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String("db.collection.name", collection))
+	}
 }
 
 // serveWrite is what the three write routes share: method, configuration,
@@ -847,7 +570,7 @@ func (s *Service) serveWrite(w http.ResponseWriter, r *http.Request, op string,
 		attribute.Int("memrank.dedup.tier", out.Tier),
 		attribute.Bool("memrank.replayed", out.Replayed),
 	)
-	s.answer(w, r, start, op, NewOutcome(out))
+	s.answer(w, r, start, op, out)
 }
 
 func (s *Service) serveMemory(w http.ResponseWriter, r *http.Request) {
@@ -882,12 +605,7 @@ func (s *Service) serveMemory(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, err)
 		return
 	}
-	res, err := newMemoryResult(view)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	s.answer(w, r, start, op, res)
+	s.answer(w, r, start, op, view)
 }
 
 func (s *Service) serveStats(w http.ResponseWriter, r *http.Request) {
@@ -917,15 +635,15 @@ func (s *Service) serveStats(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, err)
 		return
 	}
-	res := newStatsResult(st)
-	if res.Collection == "" {
-		res.Collection = collection
+	if st.Collection == "" {
+		st.Collection = collection
 	}
-	s.answer(w, r, start, op, res)
+	s.answer(w, r, start, op, st)
 }
 
-// answer writes a 200 with result in Qdrant's envelope (the shapes of
-// OutcomeResponse, MemoryResponse and StatsResponse).
+// answer writes a 200 with result in Qdrant's envelope. The write path's
+// results are written by their own MarshalJSON (dedup.Outcome,
+// dedup.MemoryView, dedup.Stats).
 func (s *Service) answer(w http.ResponseWriter, r *http.Request, start time.Time, op string, result any) {
 	b, err := encode(result)
 	if err != nil {

@@ -40,14 +40,25 @@ type call struct {
 }
 
 // fakeWritePath is a Writer and an Inspector that records its calls and
-// answers canned values, or err.
+// answers canned values, or err. Like the engine, it first refuses what
+// the write path's rules refuse (texts longer than maxText, or
+// dedup.DefaultMaxTextBytes), and records only what they let through.
 type fakeWritePath struct {
-	mu    sync.Mutex
-	calls []call
-	out   dedup.Outcome
-	view  dedup.MemoryView
-	stats dedup.Stats
-	err   error
+	mu      sync.Mutex
+	calls   []call
+	out     dedup.Outcome
+	view    dedup.MemoryView
+	stats   dedup.Stats
+	err     error
+	maxText int
+}
+
+func (f *fakeWritePath) validate(obs dedup.Observation) error {
+	max := f.maxText
+	if max == 0 {
+		max = dedup.DefaultMaxTextBytes
+	}
+	return obs.Validate(max)
 }
 
 var (
@@ -64,16 +75,25 @@ func (f *fakeWritePath) record(ctx context.Context, c call) {
 }
 
 func (f *fakeWritePath) Observe(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error) {
+	if err := f.validate(obs); err != nil {
+		return dedup.Outcome{}, err
+	}
 	f.record(ctx, call{method: "observe", obs: obs})
 	return f.out, f.err
 }
 
 func (f *fakeWritePath) Confirm(ctx context.Context, c dedup.Confirmation) (dedup.Outcome, error) {
+	if err := c.Validate(); err != nil {
+		return dedup.Outcome{}, err
+	}
 	f.record(ctx, call{method: "confirm", conf: c})
 	return f.out, f.err
 }
 
 func (f *fakeWritePath) Correct(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error) {
+	if err := f.validate(obs); err != nil {
+		return dedup.Outcome{}, err
+	}
 	f.record(ctx, call{method: "correct", obs: obs})
 	return f.out, f.err
 }
@@ -152,7 +172,7 @@ func TestObserve(t *testing.T) {
 	if err := json.Unmarshal(r.body, &resp); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(f.out, resp.Result.Dedup()); diff != "" {
+	if diff := cmp.Diff(f.out, resp.Result); diff != "" {
 		t.Errorf("outcome read back (-want +got):\n%s", diff)
 	}
 }
@@ -205,6 +225,8 @@ func TestObserveBadInput(t *testing.T) {
 		{"text too long", long, 400, "text: at most 1024 bytes, got 1025"},
 		{"text a number", `{"collection":"c","text":5}`, 400, "text: want a string, got a number"},
 		{"missing collection", `{"text":"x"}`, 400, "collection: required"},
+		{"long collection", `{"collection":"` + strings.Repeat("c", 256) + `","text":"x"}`, 400, "collection: at most 255 bytes, got 256"},
+		{"text without letters", `{"collection":"c","text":"?!"}`, 400, "text: has no letters or digits"},
 		{"collection an object", `{"collection":{},"text":"x"}`, 400, "collection: want a string, got an object"},
 		{"session_id a number", `{"collection":"c","text":"x","session_id":7}`, 400, "session_id: want a string, got a number"},
 		{"source a boolean", `{"collection":"c","text":"x","source":true}`, 400, "source: want a string, got a boolean"},
@@ -230,8 +252,10 @@ func TestObserveBadInput(t *testing.T) {
 		{"corrects negative", `{"collection":"c","text":"x","corrects":-4}`, 400, "corrects: want a memory id"},
 		{"huge body", `{"collection":"c","text":"x","vector":[` + strings.Repeat("0.5,", 1000) + `1]}`, 400, "larger than allowed"},
 	}
-	f := &fakeWritePath{}
-	h := writeHandler(t, f, Config{MaxBodyBytes: 3000, MaxTextBytes: 1024})
+	// The text's limit is the write path's (dedup.Config.MaxTextBytes), not
+	// the native API's.
+	f := &fakeWritePath{maxText: 1024}
+	h := writeHandler(t, f, Config{MaxBodyBytes: 3000})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := do(t, h, http.MethodPost, "/v1/observe", tt.body)
@@ -244,12 +268,12 @@ func TestObserveBadInput(t *testing.T) {
 		})
 	}
 	if n := len(f.received()); n != 0 {
-		t.Errorf("bad input reached the write path %d times", n)
+		t.Errorf("the write path took bad input %d times", n)
 	}
-	// The limit is MaxTextBytes exactly.
+	// The limit is the write path's exactly.
 	r := do(t, h, http.MethodPost, "/v1/observe", `{"collection":"c","text":"`+strings.Repeat("a", 1024)+`"}`)
 	if r.code != http.StatusOK {
-		t.Errorf("a text of MaxTextBytes: status %d: %s", r.code, r.body)
+		t.Errorf("a text of the write path's limit: status %d: %s", r.code, r.body)
 	}
 }
 
@@ -372,6 +396,11 @@ func TestCorrect(t *testing.T) {
 	r = do(t, h, http.MethodPost, "/v1/memories/7/correct", `{"collection":"m","text":"y","corrects":"8"}`)
 	if r.code != 400 || !strings.Contains(qdrantError(t, r), `corrects: names "8", but the path corrects "7"`) {
 		t.Errorf("corrects another id: status %d: %s", r.code, r.body)
+	}
+	// The id the body names is quoted, cut short.
+	r = do(t, h, http.MethodPost, "/v1/memories/7/correct", `{"collection":"m","text":"y","corrects":"`+strings.Repeat("9", 5000)+`"}`)
+	if msg := qdrantError(t, r); r.code != 400 || !strings.HasPrefix(msg, `Bad request: corrects: names "999`) || len(msg) > 200 {
+		t.Errorf("corrects a long id: status %d: %.300s", r.code, msg)
 	}
 	r = do(t, h, http.MethodPost, "/v1/memories/7/correct", `{"collection":"m"}`)
 	if r.code != 400 || !strings.Contains(qdrantError(t, r), "text: required") {
@@ -660,9 +689,18 @@ func TestDecodeObserveRequest(t *testing.T) {
 	if err != nil || obs.Collection != "" || obs.Text != "x" {
 		t.Errorf("no collection: %+v, %v", obs, err)
 	}
-	// The default text limit.
-	if _, err := DecodeObserveRequest([]byte(`{"text":"` + strings.Repeat("a", DefaultMaxTextBytes+1) + `"}`)); err == nil {
-		t.Error("a text beyond DefaultMaxTextBytes was accepted")
+	// The values are the write path's to judge (dedup.Observation.Validate):
+	// decoded as they are.
+	lp := 0.5
+	want := dedup.Observation{Text: " ", Grounding: "solid", ExtractorLogprob: &lp, Entities: []string{""}, Vector: []float32{},
+		Corrects: "-4", SessionID: strings.Repeat("s", dedup.MaxFieldBytes+1)}
+	obs, err = DecodeObserveRequest([]byte(`{"text":" ","grounding":"solid","extractor_logprob":0.5,"entities":[""],"vector":[],
+		"corrects":-4,"session_id":"` + want.SessionID + `"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, obs); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 
 	for _, tt := range []struct{ body, field, reason string }{
@@ -713,8 +751,9 @@ func TestEncodeObserveRequest(t *testing.T) {
 }
 
 // FuzzDecodeObserveRequest: any body decodes or is refused with an
-// InputError naming a field, never panics; what is accepted satisfies the
-// limits and survives EncodeObserveRequest unchanged.
+// InputError naming a field, never panics; what is decoded survives
+// EncodeObserveRequest unchanged, and what the write path's rules then
+// accept satisfies the limits.
 func FuzzDecodeObserveRequest(f *testing.F) {
 	for _, s := range []string{
 		fullObserve,
@@ -736,16 +775,20 @@ func FuzzDecodeObserveRequest(f *testing.F) {
 			}
 			return
 		}
-		if strings.TrimSpace(obs.Text) == "" || len(obs.Text) > DefaultMaxTextBytes || len(obs.Entities) > MaxEntities {
-			t.Fatalf("invalid observation accepted: %+v", obs)
-		}
 		for _, x := range obs.Vector {
 			if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) {
-				t.Fatalf("vector %v accepted", obs.Vector)
+				t.Fatalf("vector %v decoded", obs.Vector)
 			}
 		}
 		if obs.Tenant != "" {
 			t.Fatal("a tenant from the body")
+		}
+		if err := obs.Validate(dedup.DefaultMaxTextBytes); err == nil {
+			if strings.TrimSpace(obs.Text) == "" || len(obs.Text) > dedup.DefaultMaxTextBytes || len(obs.Entities) > dedup.MaxEntities {
+				t.Fatalf("invalid observation accepted: %+v", obs)
+			}
+		} else if ie := (*dedup.InputError)(nil); !errors.As(err, &ie) || ie.Field == "" || ie.Reason == "" {
+			t.Fatalf("rule error %v (%T) is not an InputError naming a field", err, err)
 		}
 		b, err := EncodeObserveRequest(obs)
 		if err != nil {

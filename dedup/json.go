@@ -1,0 +1,297 @@
+package dedup
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// The write path's results are what the native API answers (POST
+// /v1/observe, GET /v1/memories/{id}, GET /v1/stats) and what memrank
+// observe --output json prints. They are written by hand, member by member,
+// for what struct tags cannot say: members in the documented order, floats
+// in their shortest form and null when they are not finite (JSON has no NaN),
+// maps that are {} rather than null, times in RFC 3339. Strings are escaped
+// as encoding/json escapes them, HTML characters left to the encoder that
+// calls these methods (the native API does not escape them). The json tags
+// on Outcome and JudgeInfo are for reading an outcome back (UnmarshalJSON).
+
+// MarshalJSON implements json.Marshaler.
+func (o Outcome) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 256)
+	b = append(b, `{"decision":`...)
+	b = appendString(b, string(o.Decision))
+	b = append(b, `,"memory_id":`...)
+	b = appendString(b, o.MemoryID)
+	b = append(b, `,"confidence":`...)
+	b = appendFloat(b, o.Confidence)
+	b = append(b, `,"observations":`...)
+	b = strconv.AppendInt(b, int64(o.Observations), 10)
+	b = append(b, `,"tier":`...)
+	b = strconv.AppendInt(b, int64(o.Tier), 10)
+	b = append(b, `,"judge":`...)
+	b = appendJudge(b, o.Judge)
+	if o.Superseded != "" {
+		b = append(b, `,"superseded":`...)
+		b = appendString(b, o.Superseded)
+	}
+	if len(o.Merged) > 0 {
+		b = append(b, `,"merged":[`...)
+		for i, id := range o.Merged {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, id)
+		}
+		b = append(b, ']')
+	}
+	if o.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = appendString(b, o.Reason)
+	}
+	b = append(b, `,"replayed":`...)
+	b = strconv.AppendBool(b, o.Replayed)
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler: it reads what MarshalJSON
+// writes, a null confidence as +Inf.
+func (o *Outcome) UnmarshalJSON(data []byte) error {
+	type tagged Outcome // the fields and their tags, without these methods
+	var v struct {
+		tagged
+		Confidence json.RawMessage `json:"confidence"` // shadows tagged's: it may be null
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*o = Outcome(v.tagged)
+	switch c := string(v.Confidence); c {
+	case "":
+	case "null":
+		o.Confidence = math.Inf(1)
+	default:
+		f, err := strconv.ParseFloat(c, 64)
+		if err != nil {
+			return errors.New("dedup: an outcome's confidence is not a number")
+		}
+		o.Confidence = f
+	}
+	return nil
+}
+
+// appendJudge appends j, null when there is none.
+func appendJudge(b []byte, j *JudgeInfo) []byte {
+	if j == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"verdict":`...)
+	b = appendString(b, j.Verdict)
+	b = append(b, `,"cached":`...)
+	b = strconv.AppendBool(b, j.Cached)
+	if j.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = appendString(b, j.Reason)
+	}
+	if j.Fallback != "" {
+		b = append(b, `,"fallback":`...)
+		b = appendString(b, j.Fallback)
+	}
+	return append(b, '}')
+}
+
+// MarshalJSON implements json.Marshaler. An empty payload is written as
+// {}; one that is not JSON is an error, not an answer with a broken
+// member.
+func (v MemoryView) MarshalJSON() ([]byte, error) {
+	payload := v.Payload
+	if len(bytes.TrimSpace(payload)) == 0 {
+		payload = []byte("{}")
+	} else if !json.Valid(payload) {
+		return nil, errors.New("dedup: the stored payload is not valid JSON")
+	}
+	b := make([]byte, 0, 128+len(payload)+len(v.Audit)*400)
+	b = append(b, `{"id":`...)
+	b = appendString(b, v.ID)
+	b = append(b, `,"collection":`...)
+	b = appendString(b, v.Collection)
+	b = append(b, `,"payload":`...)
+	b = append(b, payload...)
+	b = append(b, `,"audit":[`...)
+	for i := range v.Audit {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendAudit(b, &v.Audit[i])
+	}
+	return append(b, "]}"...), nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (a AuditRecord) MarshalJSON() ([]byte, error) {
+	return appendAudit(make([]byte, 0, 400), &a), nil
+}
+
+// appendAudit appends a: At in RFC 3339, UTC ("" when unset), Related only
+// when there is one.
+func appendAudit(b []byte, a *AuditRecord) []byte {
+	b = append(b, `{"memory_id":`...)
+	b = appendString(b, a.MemoryID)
+	b = append(b, `,"observation_id":`...)
+	b = appendString(b, a.ObservationID)
+	b = append(b, `,"reason":`...)
+	b = appendString(b, a.Reason)
+	b = append(b, `,"old":`...)
+	b = appendFloat(b, a.Old)
+	b = append(b, `,"new":`...)
+	b = appendFloat(b, a.New)
+	b = append(b, `,"old_n":`...)
+	b = strconv.AppendInt(b, int64(a.OldN), 10)
+	b = append(b, `,"new_n":`...)
+	b = strconv.AppendInt(b, int64(a.NewN), 10)
+	b = append(b, `,"at":`...)
+	at := ""
+	if !a.At.IsZero() {
+		at = a.At.UTC().Format(time.RFC3339Nano)
+	}
+	b = appendString(b, at)
+	b = append(b, `,"session_id":`...)
+	b = appendString(b, a.SessionID)
+	b = append(b, `,"turn_id":`...)
+	b = appendString(b, a.TurnID)
+	b = append(b, `,"source":`...)
+	b = appendFloat(b, a.Source)
+	b = append(b, `,"extractor":`...)
+	b = appendFloat(b, a.Extractor)
+	b = append(b, `,"type":`...)
+	b = appendFloat(b, a.Type)
+	b = append(b, `,"grounding":`...)
+	b = appendString(b, a.Grounding)
+	b = append(b, `,"decision":`...)
+	b = appendString(b, string(a.Decision))
+	if a.Related != "" {
+		b = append(b, `,"related":`...)
+		b = appendString(b, a.Related)
+	}
+	return append(b, '}')
+}
+
+// MarshalJSON implements json.Marshaler. Maps are objects with their keys
+// in order, {} when empty or nil; the judge's cache hit rate is null
+// before its first look-up.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 512)
+	b = append(b, `{"collection":`...)
+	b = appendString(b, s.Collection)
+	b = append(b, `,"memories":`...)
+	b = strconv.AppendInt(b, int64(s.Memories), 10)
+	b = append(b, `,"superseded":`...)
+	b = strconv.AppendInt(b, int64(s.Superseded), 10)
+	b = append(b, `,"buckets":`...)
+	b = appendCounts(b, s.Buckets)
+	b = append(b, `,"tiers":`...)
+	b = appendCounts(b, s.Tiers)
+	b = append(b, `,"types":`...)
+	b = appendCounts(b, s.Types)
+	b = append(b, `,"decisions":`...)
+	b = appendCounts(b, s.Decisions)
+	j := &s.Judge
+	b = append(b, `,"judge":{"calls":`...)
+	b = strconv.AppendInt(b, j.Calls, 10)
+	b = append(b, `,"cache_hits":`...)
+	b = strconv.AppendInt(b, j.CacheHits, 10)
+	b = append(b, `,"cache_misses":`...)
+	b = strconv.AppendInt(b, j.CacheMisses, 10)
+	b = append(b, `,"fallbacks":`...)
+	b = strconv.AppendInt(b, j.Fallbacks, 10)
+	b = append(b, `,"cache_hit_rate":`...)
+	rate := j.CacheHitRate
+	if j.CacheHits+j.CacheMisses == 0 {
+		rate = math.NaN() // no look-ups: no rate, not 0
+	}
+	b = appendFloat(b, rate)
+	return append(b, "}}"...), nil
+}
+
+func appendCounts[N int | int64](b []byte, m map[string]N) []byte {
+	b = append(b, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(m[k]), 10)
+	}
+	return append(b, '}')
+}
+
+// appendFloat appends f in its shortest form ('g': 1e-05, not 0.00001),
+// null when it is not finite.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as encoding/json writes a string with HTML
+// escaping off: control characters, the quote and the backslash escaped,
+// invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped (JavaScript reads
+// them as line ends).
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
