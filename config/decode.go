@@ -102,6 +102,10 @@ func (d *decoder) decode(f field, raw any, v reflect.Value) {
 			d.fail(f.key, "want a string, got %s", describe(raw, f.secret))
 			return
 		}
+		if !utf8.ValidString(s) {
+			d.fail(f.key, "want UTF-8 text, got %s", describe(raw, f.secret))
+			return
+		}
 		if err := u.UnmarshalText([]byte(s)); err != nil {
 			d.fail(f.key, "%s", err.Error())
 		}

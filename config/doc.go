@@ -1,14 +1,22 @@
-// Package config is memrank's one Config: every number the scoring math uses
-// and every setting of the services around it, with the seeds' values as
-// defaults, read from a YAML file, MEMRANK_* environment variables and
-// command-line flags, and checked by Validate so that a bad setting stops
-// memrank at start-up with an error that names the key and the value.
+// Package config reads a configuration made of sections into a struct:
+// defaults first, then a YAML file, MEMRANK_* environment variables and
+// command-line flags, and checks it so that a bad setting stops the program
+// at start-up with an error that names the key and the value.
+//
+// It knows no memrank setting. A program's configuration is a struct of
+// sections, each a component's own Config type whose fields carry koanf tags
+// (their keys) and whose Validate names bad keys relative to the section
+// (package check); memrank's is composed in cmd/memrank. Load decodes into
+// it, ValidateSections validates each section with its key in front, and
+// YAML renders it back. The keys in the examples below are memrank's.
 //
 // # Sources
 //
-// Load applies, in order, each overriding the last: Default(), the YAML file
-// (Source.File, else $MEMRANK_CONFIG), the environment, the flags the user
-// set. The YAML keys are the koanf tags of the Config fields. Tables
+// Load applies, in order, each overriding the last: the defaults the
+// destination holds, the YAML file (Source.File, else $MEMRANK_CONFIG), the
+// environment, the flags the user set. The YAML keys are the koanf tags of
+// the struct's fields; fields without one are not configuration (a
+// component's wiring) and are neither read nor printed. Tables
 // (scoring.source_levels, scoring.type_priors, scoring.decay.half_lives,
 // scoring.decay.type_categories, tenancy.api_keys) are merged entry by entry
 // over the defaults, so a file can add a decay category without repeating

@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -152,3 +154,15 @@ func TestRefNamesKeysFromTheRoot(t *testing.T) {
 		t.Errorf("unmounted: %q", got)
 	}
 }
+
+// writeFile writes a YAML file in a fresh temporary directory.
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "memrank.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func ptr[T any](v T) *T { return &v }

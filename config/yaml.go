@@ -12,22 +12,19 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/memrank/memrank/config/check"
 )
 
-// masked is what a set secret prints as.
-const masked = "***"
-
-// YAML renders c as a YAML file that Load reads back to c. The output is
-// deterministic: sections and keys in the order of the schema (the order of
-// the Config struct), map entries sorted by name. With maskSecrets, every
-// API key that is set prints as "***" (an empty one as ""), and each key of
-// tenancy.api_keys is replaced by a numbered placeholder, "***1", "***2", ...
-// in order of tenant, so the output shows how many keys each tenant has
-// without showing any.
-func (c Config) YAML(maskSecrets bool) ([]byte, error) { return YAML(c, maskSecrets) }
-
 // YAML renders v, a struct whose fields carry koanf tags, as a YAML file that
-// Load reads back to v; see Config.YAML.
+// Load reads back to v. The output is deterministic: sections and keys in
+// the order of the struct's fields (those without a koanf tag, the wiring
+// of a component, are left out), map entries sorted by name. With
+// maskSecrets, every string tagged secret that is set prints as "***" (an
+// empty one as ""), and each key of a table tagged secret:"keys"
+// (tenancy.api_keys) is replaced by a numbered placeholder, "***1", "***2",
+// ... in order of value (check.MaskKeys), so the output shows how many keys
+// each value has without showing any.
 func YAML(v any, maskSecrets bool) ([]byte, error) {
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer {
@@ -79,6 +76,9 @@ func encode(v reflect.Value, f field, mask bool) *yaml.Node {
 		n := &yaml.Node{Kind: yaml.MappingNode}
 		for i := range v.NumField() {
 			sf := v.Type().Field(i)
+			if name := sf.Tag.Get("koanf"); name == "" || name == "-" || !sf.IsExported() {
+				continue // not configuration: how a component is wired
+			}
 			if fv := v.Field(i); fv.Kind() == reflect.Pointer && fv.IsNil() {
 				continue // an optional value not given: absent reads back as not given
 			}
@@ -91,8 +91,8 @@ func encode(v reflect.Value, f field, mask bool) *yaml.Node {
 	case reflect.Map:
 		n := &yaml.Node{Kind: yaml.MappingNode}
 		if f.secretKeys && mask {
-			for _, e := range maskedAPIKeys(v.Interface().(map[string]string)) {
-				n.Content = append(n.Content, str(e.placeholder), str(e.tenant))
+			for _, e := range check.MaskKeys(v.Interface().(map[string]string)) {
+				n.Content = append(n.Content, str(e.Placeholder), str(e.Value))
 			}
 		} else {
 			keys := v.MapKeys()
@@ -120,7 +120,7 @@ func encode(v reflect.Value, f field, mask bool) *yaml.Node {
 		return n
 	case reflect.String:
 		if f.secret && mask && v.String() != "" {
-			return str(masked)
+			return str(check.Masked)
 		}
 		return str(v.String())
 	case reflect.Bool:
@@ -145,49 +145,4 @@ func floatNode(x float64) *yaml.Node {
 		return scalar("!!float", "-.inf")
 	}
 	return &yaml.Node{Kind: yaml.ScalarNode, Value: fmtFloat(x)}
-}
-
-// maskedAPIKey is one entry of tenancy.api_keys with the name it is shown
-// under when secrets are masked.
-type maskedAPIKey struct {
-	placeholder, key, tenant string
-}
-
-// maskedAPIKeys orders the API keys by tenant, then key, and numbers them.
-// The same numbering names them in YAML(true) and in Validate's errors.
-func maskedAPIKeys(m map[string]string) []maskedAPIKey {
-	out := make([]maskedAPIKey, 0, len(m))
-	for k, t := range m {
-		out = append(out, maskedAPIKey{key: k, tenant: t})
-	}
-	slices.SortFunc(out, func(a, b maskedAPIKey) int {
-		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.key, b.key))
-	})
-	for i := range out {
-		out[i].placeholder = masked + strconv.Itoa(i+1)
-	}
-	return out
-}
-
-// namedValue is one field of PayloadKeys: its key and its value.
-type namedValue struct{ name, value string }
-
-// fields lists the payload keys in schema order.
-func (p PayloadKeys) fields() []namedValue {
-	v := reflect.ValueOf(p)
-	out := make([]namedValue, v.NumField())
-	for i := range out {
-		out[i] = namedValue{v.Type().Field(i).Tag.Get("koanf"), v.Field(i).String()}
-	}
-	return out
-}
-
-// recordField returns the record field stored under payload key name.
-func (p PayloadKeys) recordField(name string) (string, bool) {
-	for _, f := range p.fields() {
-		if f.value == name {
-			return f.name, true
-		}
-	}
-	return "", false
 }

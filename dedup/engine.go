@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memrank/memrank/config/check"
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
@@ -61,24 +62,28 @@ const (
 // AuditSuffix ends the name of a memory collection's audit companion.
 const AuditSuffix = memory.AuditSuffix
 
-// Config configures the write path. Codec and Embedder are required.
+// Config configures the write path. The fields with a koanf tag are the
+// dedup section of memrank's configuration (DefaultConfig holds their
+// defaults, Validate checks them); the others are how the Engine is wired.
+// Codec and Embedder are required; any other zero value means its default.
 type Config struct {
+	SameThreshold  float64 `koanf:"same_threshold"`  // tier 2: cosine at or above is the same fact; default 0.92
+	JudgeThreshold float64 `koanf:"judge_threshold"` // the judge band is [JudgeThreshold, SameThreshold); default 0.80
+	// RequireSurfaceChange: independence needs another wording or another
+	// modality (DESIGN 6). The zero value is seed 002's reading;
+	// DefaultConfig sets it.
+	RequireSurfaceChange bool          `koanf:"require_surface_change"`
+	MinIndependentGap    time.Duration `koanf:"min_independent_gap"` // independence needs this long since created_at; default 1h
+
 	Codec    *memory.Codec
 	Embedder embed.Embedder
 	// Judging is tier 3 and the verdict cache; nil: no judge (pairs that
 	// need one are never merged) and no cache.
 	Judging *Judging
 
-	SameThreshold        float64 // tier 2: cosine at or above is the same fact; default 0.92
-	JudgeThreshold       float64 // the judge band is [JudgeThreshold, SameThreshold); default 0.80
 	CorroborateThreshold float64 // cosine for corroboration between memories sharing an entity; default 0.85
-	// RequireSurfaceChange: independence needs another wording or another
-	// modality (DESIGN 6). The zero value is seed 002's reading; config
-	// defaults it to true.
-	RequireSurfaceChange bool
-	MinIndependentGap    time.Duration // independence needs this long since created_at; default 1h
-	Neighbours           int           // tier-2 candidates examined; default 5
-	MaxTextBytes         int           // default 64 KiB
+	Neighbours           int     // tier-2 candidates examined; default 5
+	MaxTextBytes         int     // default 64 KiB
 
 	// Tenancy scopes every write when enabled; nil: off.
 	Tenancy TenantScope
@@ -122,8 +127,34 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports a configuration New cannot use.
+// DefaultConfig returns the dedup section's defaults (the other fields are
+// zero: their defaults).
+func DefaultConfig() Config {
+	return Config{
+		SameThreshold:        DefaultSameThreshold,
+		JudgeThreshold:       DefaultJudgeThreshold,
+		RequireSurfaceChange: true,
+		MinIndependentGap:    DefaultMinIndependentGap,
+	}
+}
+
+// Validate checks the dedup section's values as they are (New checks a
+// Config after putting in the defaults of its zero values).
 func (c Config) Validate() error {
+	var k check.Checker
+	k.Unit("same_threshold", c.SameThreshold)
+	k.Unit("judge_threshold", c.JudgeThreshold)
+	if c.JudgeThreshold > c.SameThreshold {
+		k.Add("judge_threshold", "%s is above %s (%s)", check.Float(c.JudgeThreshold), check.Ref("same_threshold"), check.Float(c.SameThreshold))
+	}
+	if c.MinIndependentGap < 0 {
+		k.Add("min_independent_gap", "%s is negative", check.Duration(c.MinIndependentGap))
+	}
+	return k.Err()
+}
+
+// validateWiring reports a configuration New cannot use.
+func (c Config) validateWiring() error {
 	var errs []error
 	if c.Codec == nil {
 		errs = append(errs, errors.New("dedup: Codec is required"))
@@ -175,7 +206,7 @@ func New(store Store, cfg Config) (*Engine, error) {
 	if store == nil {
 		return nil, errors.New("dedup: a store is required")
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validateWiring(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()

@@ -23,6 +23,7 @@ import (
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 func TestMain(m *testing.M) {
@@ -57,10 +58,7 @@ func newClient(t testing.TB) *qdrant.Client {
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	p, err := store.NewInProcess(db)
-	if err != nil {
-		t.Fatalf("in-process server: %v", err)
-	}
+	p := upstream.ServeInProcess(store.NewServer(db))
 	client, err := qdrant.NewClient(p.ClientConfig())
 	if err != nil {
 		t.Fatalf("client: %v", err)

@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"github.com/memrank/memrank/config/check"
 	"math"
 	"strconv"
 	"strings"
@@ -16,30 +17,61 @@ import (
 // Keys are the payload keys of the record's fields (DESIGN section 3), each
 // renamable so that an existing collection is served without rewriting.
 type Keys struct {
-	Text             string
-	MemoryType       string
-	Source           string
-	ExtractorModel   string
-	ExtractorLogprob string
-	Grounding        string
-	Observations     string
-	Confidence       string
-	DecayCategory    string
-	CreatedAt        string
-	LastObservedAt   string
-	LastAccessedAt   string
-	AccessCounts     string
-	SessionIDs       string
-	TurnIDs          string
-	Entities         string
-	TextHash         string
-	Retrievable      string
-	Tier             string
-	SupersededBy     string
-	Corroborations   string
-	Contradictions   string
-	Modalities       string
-	Schema           string
+	Text             string `koanf:"text"`
+	MemoryType       string `koanf:"memory_type"`
+	Source           string `koanf:"source"`
+	ExtractorModel   string `koanf:"extractor_model"`
+	ExtractorLogprob string `koanf:"extractor_logprob"`
+	Grounding        string `koanf:"grounding"`
+	Observations     string `koanf:"observations"`
+	Confidence       string `koanf:"confidence"`
+	DecayCategory    string `koanf:"decay_category"`
+	CreatedAt        string `koanf:"created_at"`
+	LastObservedAt   string `koanf:"last_observed_at"`
+	LastAccessedAt   string `koanf:"last_accessed_at"`
+	AccessCounts     string `koanf:"access_counts"`
+	SessionIDs       string `koanf:"session_ids"`
+	TurnIDs          string `koanf:"turn_ids"`
+	Entities         string `koanf:"entities"`
+	TextHash         string `koanf:"text_hash"`
+	Retrievable      string `koanf:"retrievable"`
+	Tier             string `koanf:"tier"`
+	SupersededBy     string `koanf:"superseded_by"`
+	Corroborations   string `koanf:"corroborations"`
+	Contradictions   string `koanf:"contradictions"`
+	Modalities       string `koanf:"modalities"`
+	Schema           string `koanf:"memrank_schema"`
+}
+
+// Validate refuses empty payload keys and two record fields stored under
+// one payload key, which would make each overwrite the other. The keys it
+// names are the section's (payload_keys.text).
+func (k Keys) Validate() error {
+	var c check.Checker
+	owner := make(map[string]string)
+	for f, p := range k.fields() {
+		name := Field(f).String()
+		switch prev, dup := owner[*p]; {
+		case *p == "":
+			c.Add(name, "must not be empty")
+		case dup:
+			c.Add(name, "%s is also %s", check.Quote(*p), check.Ref(prev))
+		default:
+			owner[*p] = name
+		}
+	}
+	return c.Err()
+}
+
+// FieldOf returns the record field (its default key name) stored under
+// payload key name.
+func (k Keys) FieldOf(name string) (string, bool) {
+	for f, p := range k.fields() {
+		if *p == name {
+			return Field(f).String(), true
+		}
+	}
+	return "", false
 }
 
 // DefaultKeys are DESIGN section 3's key names.

@@ -73,7 +73,7 @@ func TestAcceptanceAccessCountsTwoReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec.Start(ctx)
+		_ = rec.Start(ctx)
 		// A wide band with a floor at 0: random queries then return both
 		// relevant results (counted) and results beyond the band (not).
 		ranker, err := rank.New(client, rank.Config{Recorder: rec, Now: fixedNow, Guard: rank.Guard{Band: 0.25, Floor: 0}})
@@ -164,7 +164,7 @@ func TestAcceptanceAccessCountsTwoReplicas(t *testing.T) {
 		t.Fatalf("retrieval: %v", err)
 	}
 	for i, rep := range reps {
-		if err := rep.rec.Close(context.Background()); err != nil {
+		if err := rep.rec.Shutdown(context.Background()); err != nil {
 			t.Fatalf("replica %d close: %v", i, err)
 		}
 		if st := rep.rec.Stats(); st.DroppedCap != 0 || st.DroppedClosed != 0 || st.Failed != 0 {

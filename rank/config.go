@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 
+	"github.com/memrank/memrank/config/check"
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
@@ -47,63 +50,53 @@ var (
 	_ Payloads    = (*qdrant.Client)(nil)
 )
 
-// AuditSuffix ends the name of a memory collection's audit companion
-// (DESIGN section 6). Such collections are never re-ranked, even when every
-// collection is a memory collection.
-const AuditSuffix = "_memrank_audit"
-
-// Defaults.
+// Defaults of the settings that are not part of the configuration file.
 const (
-	DefaultOversample     = 4
-	DefaultMaxCandidates  = 1000
 	DefaultSameThreshold  = 0.92
 	DefaultJudgeThreshold = 0.80
 	DefaultInfoTTL        = 30 * time.Second
 	DefaultInfoCacheSize  = 1024
-
-	DefaultDetectSample      = 32
-	DefaultDetectTTL         = time.Minute
-	DefaultDetectTimeout     = 5 * time.Second
-	DefaultShadowLogInterval = 10 * time.Second
+	DefaultDetectTimeout  = 5 * time.Second
 )
 
-// Config configures a Ranker. The zero value of every field means its
-// default.
+// Config configures a Ranker. The fields with a koanf tag are the rank
+// section of memrank's configuration (DefaultConfig holds their defaults,
+// Validate checks them); the others are how the Ranker is wired: its
+// collaborators and the settings other sections own. The zero value of
+// every field means its default.
 type Config struct {
+	// Oversample multiplies offset + limit into the candidates asked for.
+	Oversample int `koanf:"oversample"`
+	// MaxCandidates caps (offset + limit) x Oversample; the cap never goes
+	// below offset + limit.
+	MaxCandidates int `koanf:"max_candidates"`
+	// Mode is how collections not in Collections are served: ModeAuto
+	// re-ranks memory collections, recognised from their payloads or their
+	// audit companion, and passes the others through.
+	Mode Mode `koanf:"mode"`
+	// Collections holds per-collection settings, by collection name.
+	Collections map[string]CollectionConfig `koanf:"collections"`
+	// Guard is the relevance guard (all zero: DefaultGuard); EmbedderGuards
+	// change it for the collections whose audit companion records that
+	// embedder model: an exact model name ("memrank-local-hash-v1:384") or
+	// the name before its ":dimensions" suffix.
+	Guard          Guard                 `koanf:"guard"`
+	EmbedderGuards map[string]GuardPatch `koanf:"embedder_guards"`
+	// Detect configures how memory collections are recognised.
+	Detect DetectConfig `koanf:"detect"`
+	// Shadow configures shadow mode.
+	Shadow ShadowConfig `koanf:"shadow"`
+
 	// Params are the scoring parameters; nil means Codec's, or the defaults
 	// when Codec is nil too.
 	Params *scoring.Params
 	// Codec decodes payloads; nil means the default keys with Params.
 	Codec *memory.Codec
-	// Oversample multiplies offset + limit into the candidates asked for
-	// (default 4).
-	Oversample int
-	// MaxCandidates caps (offset + limit) x Oversample (default 1000); the
-	// cap never goes below offset + limit.
-	MaxCandidates int
-	// SameThreshold is tier 2's cosine (default 0.92).
-	SameThreshold float64
-	// JudgeThreshold is the lower edge of the judge band [JudgeThreshold,
-	// SameThreshold) (default 0.80).
+	// SameThreshold is tier 2's cosine (default 0.92) and JudgeThreshold
+	// the lower edge of the judge band [JudgeThreshold, SameThreshold)
+	// (default 0.80): the dedup section's.
+	SameThreshold  float64
 	JudgeThreshold float64
-	// Mode is how collections not in Collections are served (default
-	// ModeAuto: memory collections re-ranked, recognised from their
-	// payloads or their audit companion; the others passed through).
-	Mode Mode
-	// Collections holds per-collection settings, by collection name.
-	Collections map[string]CollectionConfig
-	// Guard is the relevance guard for collections whose embedder has no
-	// entry in EmbedderGuards (the zero value means DefaultGuard).
-	Guard Guard
-	// EmbedderGuards are guards by embedder model, for collections whose
-	// audit companion records the embedder they were written with: an
-	// exact model name ("memrank-local-hash-v1:384") or the name before
-	// its ":dimensions" suffix.
-	EmbedderGuards map[string]Guard
-	// Detect configures how memory collections are recognised.
-	Detect DetectConfig
-	// Shadow configures shadow mode.
-	Shadow ShadowConfig
 	// AuthContext adds memrank's own upstream credentials to the look-ups
 	// that recognise memory collections, so that one caller's credentials
 	// (a wrong key, a key for one collection only) never decide how every
@@ -119,7 +112,6 @@ type Config struct {
 	// 1024).
 	InfoTTL       time.Duration
 	InfoCacheSize int
-
 	// Telemetry is where the ranker's spans and metrics go, and its Logger
 	// receives the shadow mode's sampled comparisons; nil members record
 	// nothing.
@@ -127,7 +119,35 @@ type Config struct {
 	Now       func() time.Time // nil = time.Now
 }
 
+// localEmbedder is the local embedder's model name (embed.LocalModelVersion)
+// without its dimensions.
+const localEmbedder = "memrank-local-hash-v1"
+
+// DefaultConfig returns the rank section's defaults (the other fields are
+// zero: their defaults). The guard's were chosen with memrank eval on the
+// training split of the shipped set (examples/eval): the widest band that
+// lifts no irrelevant memory over a relevant one, the highest floor that
+// loses no read of a relevant memory.
+func DefaultConfig() Config {
+	return Config{
+		Oversample:    4,
+		MaxCandidates: 1000,
+		Mode:          ModeAuto,
+		Collections:   map[string]CollectionConfig{},
+		Guard:         DefaultGuard(),
+		// The local embedder is lexical: a question and its answer share a
+		// few words (0.2 to 0.4), unrelated texts score near 0 (95% below
+		// 0.15). Set from the demo's similarities, not from a labeled set.
+		EmbedderGuards: map[string]GuardPatch{localEmbedder: {Band: ptr(0.15), Floor: ptr(0.15)}},
+		Detect:         DetectConfig{SampleSize: 32, TTL: time.Minute},
+		Shadow:         ShadowConfig{SampleRate: 1, LogInterval: 10 * time.Second},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 func (c Config) withDefaults() Config {
+	d := DefaultConfig()
 	if c.Params == nil {
 		if c.Codec != nil {
 			c.Params = c.Codec.Params()
@@ -136,10 +156,28 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	if c.Oversample == 0 {
-		c.Oversample = DefaultOversample
+		c.Oversample = d.Oversample
 	}
 	if c.MaxCandidates == 0 {
-		c.MaxCandidates = DefaultMaxCandidates
+		c.MaxCandidates = d.MaxCandidates
+	}
+	if c.EmbedderGuards == nil {
+		c.EmbedderGuards = d.EmbedderGuards
+	}
+	if c.Guard == (Guard{}) {
+		c.Guard = d.Guard
+	}
+	if c.Detect.SampleSize == 0 {
+		c.Detect.SampleSize = d.Detect.SampleSize
+	}
+	if c.Detect.TTL == 0 {
+		c.Detect.TTL = d.Detect.TTL
+	}
+	if c.Shadow.SampleRate == 0 {
+		c.Shadow.SampleRate = d.Shadow.SampleRate
+	}
+	if c.Shadow.LogInterval == 0 {
+		c.Shadow.LogInterval = d.Shadow.LogInterval
 	}
 	if c.SameThreshold == 0 {
 		c.SameThreshold = DefaultSameThreshold
@@ -153,15 +191,6 @@ func (c Config) withDefaults() Config {
 	if c.InfoCacheSize == 0 {
 		c.InfoCacheSize = DefaultInfoCacheSize
 	}
-	if c.Guard == (Guard{}) {
-		c.Guard = DefaultGuard()
-	}
-	if c.Detect.SampleSize == 0 {
-		c.Detect.SampleSize = DefaultDetectSample
-	}
-	if c.Detect.TTL == 0 {
-		c.Detect.TTL = DefaultDetectTTL
-	}
 	if c.Detect.CacheSize == 0 {
 		c.Detect.CacheSize = DefaultInfoCacheSize
 	}
@@ -171,12 +200,6 @@ func (c Config) withDefaults() Config {
 	if c.Detect.FailureTTL == 0 {
 		c.Detect.FailureTTL = DefaultDetectTimeout
 	}
-	if c.Shadow.SampleRate == 0 {
-		c.Shadow.SampleRate = 1
-	}
-	if c.Shadow.LogInterval == 0 {
-		c.Shadow.LogInterval = DefaultShadowLogInterval
-	}
 	c.Telemetry = c.Telemetry.WithDefaults()
 	if c.Now == nil {
 		c.Now = time.Now
@@ -184,19 +207,56 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports settings the ranker cannot work with; zero values are
-// checked as their defaults.
+// Validate checks the rank section's values as they are (New checks a
+// Config after putting in the defaults of its zero values).
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	var k check.Checker
+	k.AtLeast("oversample", c.Oversample, 1)
+	if c.Oversample > 100 {
+		k.Add("oversample", "%d is more than 100", c.Oversample)
+	}
+	k.AtLeast("max_candidates", c.MaxCandidates, 1)
+	if c.Mode > ModeOff {
+		k.Add("mode", "%d is not a mode", c.Mode)
+	}
+	c.Guard.check(&k, "guard")
+	for _, name := range slices.Sorted(maps.Keys(c.Collections)) {
+		key := "collections." + name
+		if strings.TrimSpace(name) == "" {
+			k.Add("collections", "has an entry with an empty name")
+			continue
+		}
+		if memory.IsAuditCollection(name) {
+			k.Add(key, "names an audit companion: memrank's own records are never re-ranked")
+		}
+		if m := c.Collections[name].Mode; m > ModeOff {
+			k.Add(key+".mode", "%d is not a mode", m)
+		}
+		c.Collections[name].Guard.check(&k, key+".guard")
+	}
+	for _, model := range slices.Sorted(maps.Keys(c.EmbedderGuards)) {
+		if model == "" {
+			k.Add("embedder_guards", "has an entry with an empty name")
+			continue
+		}
+		c.EmbedderGuards[model].check(&k, "embedder_guards."+model)
+	}
+	if c.Detect.SampleSize < 1 || c.Detect.SampleSize > 1000 {
+		k.Add("detect.sample_size", "%d is outside [1, 1000]", c.Detect.SampleSize)
+	}
+	k.Timeout("detect.ttl", c.Detect.TTL)
+	if !(c.Shadow.SampleRate > 0 && c.Shadow.SampleRate <= 1) {
+		k.Add("shadow.sample_rate", "%s is outside (0, 1]", check.Float(c.Shadow.SampleRate))
+	}
+	k.Timeout("shadow.log_interval", c.Shadow.LogInterval)
+	return k.Err()
+}
+
+// validateWiring checks what New needs beyond the section.
+func (c Config) validateWiring() error {
 	var errs []error
 	if err := c.Params.Validate(); err != nil {
 		errs = append(errs, err)
-	}
-	if c.Oversample < 1 || c.Oversample > 100 {
-		errs = append(errs, fmt.Errorf("rank: oversample: %d is outside [1, 100]", c.Oversample))
-	}
-	if c.MaxCandidates < 1 {
-		errs = append(errs, fmt.Errorf("rank: max_candidates: %d is not positive", c.MaxCandidates))
 	}
 	if !(c.SameThreshold > 0 && c.SameThreshold <= 1) {
 		errs = append(errs, fmt.Errorf("rank: same_threshold: %v is outside (0, 1]", c.SameThreshold))
@@ -204,50 +264,11 @@ func (c Config) Validate() error {
 	if !(c.JudgeThreshold > 0 && c.JudgeThreshold <= c.SameThreshold) || math.IsNaN(c.JudgeThreshold) {
 		errs = append(errs, fmt.Errorf("rank: judge_threshold: %v is outside (0, same_threshold]", c.JudgeThreshold))
 	}
-	if c.Mode > ModeOff {
-		errs = append(errs, fmt.Errorf("rank: mode: %v is not a mode", c.Mode))
+	if c.Detect.Timeout < 0 || c.Detect.FailureTTL < 0 || c.InfoTTL < 0 {
+		errs = append(errs, fmt.Errorf("rank: detect timeout %v, failure TTL %v, info TTL %v: none may be negative", c.Detect.Timeout, c.Detect.FailureTTL, c.InfoTTL))
 	}
-	for name, cc := range c.Collections {
-		if strings.TrimSpace(name) == "" {
-			errs = append(errs, errors.New("rank: collections: empty collection name"))
-		}
-		if cc.Mode > ModeOff {
-			errs = append(errs, fmt.Errorf("rank: collections.%s.mode: %v is not a mode", name, cc.Mode))
-		}
-		if cc.Guard != nil {
-			if err := cc.Guard.Validate(); err != nil {
-				errs = append(errs, fmt.Errorf("collections.%s: %w", name, err))
-			}
-		}
-	}
-	if err := c.Guard.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	for model, g := range c.EmbedderGuards {
-		if err := g.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("embedder_guards.%s: %w", model, err))
-		}
-	}
-	if c.Detect.SampleSize < 1 || c.Detect.SampleSize > 1000 {
-		errs = append(errs, fmt.Errorf("rank: detect sample size: %d is outside [1, 1000]", c.Detect.SampleSize))
-	}
-	if c.Detect.TTL < 0 || c.Detect.Timeout < 0 || c.Detect.FailureTTL < 0 {
-		errs = append(errs, fmt.Errorf("rank: detect TTL %v, timeout %v, failure TTL %v: none may be negative", c.Detect.TTL, c.Detect.Timeout, c.Detect.FailureTTL))
-	}
-	if c.Detect.CacheSize < 1 {
-		errs = append(errs, fmt.Errorf("rank: detect cache size: %d is not positive", c.Detect.CacheSize))
-	}
-	if !(c.Shadow.SampleRate > 0 && c.Shadow.SampleRate <= 1) {
-		errs = append(errs, fmt.Errorf("rank: shadow sample rate: %v is outside (0, 1]", c.Shadow.SampleRate))
-	}
-	if c.Shadow.LogInterval < 0 {
-		errs = append(errs, fmt.Errorf("rank: shadow log interval: %v is negative", c.Shadow.LogInterval))
-	}
-	if c.InfoTTL < 0 {
-		errs = append(errs, fmt.Errorf("rank: info TTL: %v is negative", c.InfoTTL))
-	}
-	if c.InfoCacheSize < 1 {
-		errs = append(errs, fmt.Errorf("rank: info cache size: %d is not positive", c.InfoCacheSize))
+	if c.Detect.CacheSize < 1 || c.InfoCacheSize < 1 {
+		errs = append(errs, fmt.Errorf("rank: cache sizes %d and %d must be positive", c.Detect.CacheSize, c.InfoCacheSize))
 	}
 	return errors.Join(errs...)
 }

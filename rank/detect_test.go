@@ -158,20 +158,20 @@ func TestDetection(t *testing.T) {
 			name: "written by memrank: an audit companion with its embedder",
 			src:  &probeSource{companion: true, embedder: "text-embedding-3-small:512"},
 			cfg: func(c *rank.Config) {
-				c.EmbedderGuards = map[string]rank.Guard{"text-embedding-3-small": {Band: 0.1, Floor: 0.4}}
+				c.EmbedderGuards = map[string]rank.GuardPatch{"text-embedding-3-small": {Band: ptr(0.1), Floor: ptr(0.4)}}
 			},
 			want: rank.Detection{Mode: rank.ModeRerank, Memory: true, Rule: "has an audit companion (written by memrank)",
-				Embedder: "text-embedding-3-small:512", Guard: rank.Guard{Band: 0.1, Floor: 0.4}, GuardFrom: "embedder text-embedding-3-small:512"},
+				Embedder: "text-embedding-3-small:512", Guard: rank.Guard{Band: 0.1, Floor: 0.4, RelativeBand: testGuard.RelativeBand}, GuardFrom: "embedder text-embedding-3-small:512"},
 		},
 		{
 			name: "a collection's own guard wins",
 			src:  &probeSource{companion: true, embedder: "m"},
 			cfg: func(c *rank.Config) {
-				c.EmbedderGuards = map[string]rank.Guard{"m": {Band: 0.1}}
-				c.Collections = map[string]rank.CollectionConfig{"mem": {Guard: &rank.Guard{Off: true}}}
+				c.EmbedderGuards = map[string]rank.GuardPatch{"m": {Band: ptr(0.1)}}
+				c.Collections = map[string]rank.CollectionConfig{"mem": {Guard: rank.GuardPatch{Off: ptr(true)}}}
 			},
 			want: rank.Detection{Mode: rank.ModeRerank, Memory: true, Rule: "has an audit companion (written by memrank)",
-				Embedder: "m", Guard: rank.Guard{Off: true}, GuardFrom: "collection"},
+				Embedder: "m", Guard: func() rank.Guard { g := testGuard; g.Off = true; return g }(), GuardFrom: "collection"},
 		},
 		{
 			name: "empty",

@@ -17,6 +17,7 @@ import (
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 func TestMain(m *testing.M) {
@@ -36,7 +37,7 @@ func daysAgo(d float64) string {
 // env is an embedded store reached through the real go-client.
 type env struct {
 	db     *store.DB
-	inproc *store.InProcess
+	inproc *upstream.InProcess
 	client *qdrant.Client
 }
 
@@ -57,10 +58,7 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	p, err := store.NewInProcess(db)
-	if err != nil {
-		t.Fatalf("in-process server: %v", err)
-	}
+	p := upstream.ServeInProcess(store.NewServer(db))
 	client, err := qdrant.NewClient(p.ClientConfig())
 	if err != nil {
 		t.Fatalf("client: %v", err)
@@ -453,6 +451,6 @@ func newRecorder(t testing.TB, dst rank.Payloads, mut func(*rank.RecorderConfig)
 	if err != nil {
 		t.Fatalf("NewRecorder: %v", err)
 	}
-	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	t.Cleanup(func() { _ = r.Shutdown(context.Background()) })
 	return r
 }

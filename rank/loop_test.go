@@ -128,7 +128,7 @@ func runLoop(t *testing.T, e *env, coll string, guard rank.Guard, rounds int, st
 			t.Fatal(err)
 		}
 	}
-	if err := rec.Close(context.Background()); err != nil {
+	if err := rec.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var all []uint64

@@ -3,8 +3,11 @@ package rank
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/memrank/memrank/config/check"
 )
 
 // Mode is how the read path serves a collection.
@@ -42,7 +45,20 @@ func ParseMode(s string) (Mode, error) {
 			return Mode(i), nil
 		}
 	}
-	return 0, fmt.Errorf("rank: unknown mode %q (want auto, rerank, shadow or off)", s)
+	return 0, fmt.Errorf("%s is not one of auto, rerank, shadow, off", strconv.Quote(s))
+}
+
+// MarshalText writes the mode's name, as the configuration file has it.
+func (m Mode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads a mode's name (ParseMode).
+func (m *Mode) UnmarshalText(b []byte) error {
+	v, err := ParseMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
 }
 
 // Guard is the relevance guard: freshness, confidence and the access boost
@@ -56,17 +72,17 @@ func ParseMode(s string) (Mode, error) {
 type Guard struct {
 	// Off disables the guard: every candidate is ordered by weight alone,
 	// as the seeds' formula does.
-	Off bool
+	Off bool `koanf:"off"`
 	// Band is the width of the relevance band below the best similarity
 	// (Cosine and Dot scores), in score units.
-	Band float64
+	Band float64 `koanf:"band"`
 	// Floor is the similarity below which no candidate is relevant, however
 	// close to the best: a query whose best match is below it is answered in
 	// similarity order.
-	Floor float64
+	Floor float64 `koanf:"floor"`
 	// RelativeBand is the band for scores without a fixed scale (fusion,
 	// formula, sparse vectors), as a fraction of the best score's magnitude.
-	RelativeBand float64
+	RelativeBand float64 `koanf:"relative_band"`
 }
 
 // DefaultGuard is the guard for an embedder memrank knows nothing about:
@@ -76,37 +92,78 @@ func DefaultGuard() Guard {
 	return Guard{Band: 0.015, Floor: 0.50, RelativeBand: 0.025}
 }
 
-// Validate reports a guard the ranker cannot use.
+// Validate reports band, floor and relative_band values the guard cannot
+// use.
 func (g Guard) Validate() error {
-	switch {
-	case g.Off:
-		return nil
-	case !(g.Band >= 0) || math.IsInf(g.Band, 0):
-		return fmt.Errorf("rank: guard band: %v is not a non-negative number", g.Band)
-	case math.IsNaN(g.Floor) || math.IsInf(g.Floor, 0):
-		return fmt.Errorf("rank: guard floor: %v is not a number", g.Floor)
-	case !(g.RelativeBand >= 0 && g.RelativeBand <= 1):
-		return fmt.Errorf("rank: guard relative band: %v is outside [0, 1]", g.RelativeBand)
+	var k check.Checker
+	g.check(&k, "")
+	return k.Err()
+}
+
+// check adds the guard's problems, under key.
+func (g Guard) check(k *check.Checker, key string) {
+	GuardPatch{Band: &g.Band, Floor: &g.Floor, RelativeBand: &g.RelativeBand}.check(k, key)
+}
+
+// GuardPatch changes some settings of a guard (per collection, per
+// embedder); a nil member keeps the guard's.
+type GuardPatch struct {
+	Off          *bool    `koanf:"off"`
+	Band         *float64 `koanf:"band"`
+	Floor        *float64 `koanf:"floor"`
+	RelativeBand *float64 `koanf:"relative_band"`
+}
+
+// Apply returns g with the settings p gives replaced.
+func (p GuardPatch) Apply(g Guard) Guard {
+	if p.Off != nil {
+		g.Off = *p.Off
 	}
-	return nil
+	if p.Band != nil {
+		g.Band = *p.Band
+	}
+	if p.Floor != nil {
+		g.Floor = *p.Floor
+	}
+	if p.RelativeBand != nil {
+		g.RelativeBand = *p.RelativeBand
+	}
+	return g
+}
+
+// check adds the problems of the settings p gives, under key.
+func (p GuardPatch) check(k *check.Checker, key string) {
+	if key != "" {
+		key += "."
+	}
+	if b := p.Band; b != nil && (!(*b >= 0) || math.IsInf(*b, 0)) {
+		k.Add(key+"band", "%s is not a non-negative number", check.Float(*b))
+	}
+	if f := p.Floor; f != nil && (math.IsNaN(*f) || math.IsInf(*f, 0)) {
+		k.Add(key+"floor", "%s is not a finite number", check.Float(*f))
+	}
+	if rb := p.RelativeBand; rb != nil {
+		k.Unit(key+"relative_band", *rb)
+	}
 }
 
 // CollectionConfig is one collection's setting.
 type CollectionConfig struct {
-	Mode Mode
-	// Guard replaces the embedder's or the default guard for this
-	// collection; nil keeps it.
-	Guard *Guard
+	// Mode replaces Config.Mode for the collection (ModeAuto: Config.Mode).
+	Mode Mode `koanf:"mode"`
+	// Guard changes the guard for this collection: its settings replace
+	// Config.Guard's, and an embedder's guard no longer applies.
+	Guard GuardPatch `koanf:"guard"`
 }
 
 // DetectConfig configures how memory collections are recognised.
 type DetectConfig struct {
 	// SampleSize is how many points are read to recognise a collection
-	// without an audit companion (default 32).
-	SampleSize int
-	// TTL is how long a collection's verdict is kept (default 1 minute); a
-	// collection can be deleted and created again as something else.
-	TTL time.Duration
+	// without an audit companion.
+	SampleSize int `koanf:"sample_size"`
+	// TTL is how long a collection's verdict is kept; a collection can be
+	// deleted and created again as something else.
+	TTL time.Duration `koanf:"ttl"`
 	// CacheSize bounds the verdicts kept (default 1024).
 	CacheSize int
 	// Timeout bounds one look-up (default 5s); FailureTTL is how long a
@@ -124,10 +181,9 @@ type DetectConfig struct {
 // ShadowConfig configures shadow mode.
 type ShadowConfig struct {
 	// SampleRate is the fraction of a shadowed collection's queries that
-	// memrank also ranks (default 1): each costs a second, oversampled
-	// upstream query.
-	SampleRate float64
-	// LogInterval is the least time between two logged comparisons (default
-	// 10s); every comparison is counted in the metrics.
-	LogInterval time.Duration
+	// memrank also ranks: each costs a second, oversampled upstream query.
+	SampleRate float64 `koanf:"sample_rate"`
+	// LogInterval is the least time between two logged comparisons; every
+	// comparison is counted in the metrics.
+	LogInterval time.Duration `koanf:"log_interval"`
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 )
@@ -514,7 +515,7 @@ func TestPassThrough(t *testing.T) {
 			name: "everything off", cfg: func(c *rank.Config) { c.Mode = rank.ModeOff },
 			req: &qdrant.QueryPoints{CollectionName: "mem", Query: nearest}, want: rank.PassThroughModeOff,
 		},
-		{name: "audit companion", req: &qdrant.QueryPoints{CollectionName: "mem" + rank.AuditSuffix, Query: nearest}, want: rank.PassThroughNotMemory},
+		{name: "audit companion", req: &qdrant.QueryPoints{CollectionName: "mem" + memory.AuditSuffix, Query: nearest}, want: rank.PassThroughNotMemory},
 		{name: "limit 0 left to the upstream", req: &qdrant.QueryPoints{CollectionName: "mem", Query: nearest, Limit: u64(0)}, want: rank.PassThroughLimitZero},
 		{name: "unknown vector name", req: &qdrant.QueryPoints{CollectionName: "mem", Query: nearest, Using: ptr("nope")}, want: rank.PassThroughUnknownVector},
 		{

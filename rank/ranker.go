@@ -3,6 +3,7 @@ package rank
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/bits"
 	"strings"
@@ -44,10 +45,13 @@ func New(src Source, cfg Config) (*Ranker, error) {
 	if src == nil {
 		return nil, errors.New("rank: nil source")
 	}
+	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("rank: %w", err)
+	}
+	if err := cfg.validateWiring(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
 	codec := cfg.Codec
 	if codec == nil {
 		var err error
@@ -138,20 +142,20 @@ func (r *Ranker) detection(ctx context.Context, collection string, override Mode
 	return d
 }
 
-// guardFor picks a collection's relevance guard: its own, else its
-// embedder's (by exact model name, then by the name before ":dimensions"),
-// else the default.
+// guardFor picks a collection's relevance guard: Config.Guard changed by
+// the collection's own settings, else by its embedder's (by exact model
+// name, then by the name before ":dimensions"), else as it is.
 func (r *Ranker) guardFor(collection, embedder string) (Guard, string) {
-	if g := r.cfg.Collections[collection].Guard; g != nil {
-		return *g, "collection"
+	if p := r.cfg.Collections[collection].Guard; p != (GuardPatch{}) {
+		return p.Apply(r.cfg.Guard), "collection"
 	}
 	if embedder != "" {
-		if g, ok := r.cfg.EmbedderGuards[embedder]; ok {
-			return g, "embedder " + embedder
+		if p, ok := r.cfg.EmbedderGuards[embedder]; ok {
+			return p.Apply(r.cfg.Guard), "embedder " + embedder
 		}
 		if i := strings.LastIndexByte(embedder, ':'); i > 0 {
-			if g, ok := r.cfg.EmbedderGuards[embedder[:i]]; ok {
-				return g, "embedder " + embedder
+			if p, ok := r.cfg.EmbedderGuards[embedder[:i]]; ok {
+				return p.Apply(r.cfg.Guard), "embedder " + embedder
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package rank_test
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,39 +133,59 @@ func TestCollectionInfoCache(t *testing.T) {
 	}
 }
 
+// TestConfigValidate: the section's values are checked as they are; New
+// checks a Config after putting in the defaults of its zero values.
 func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name    string
-		cfg     rank.Config
-		wantErr bool
+		mut     func(*rank.Config)
+		wantErr string // "" for none
 	}{
-		{name: "zero value: defaults", cfg: rank.Config{}},
-		{name: "explicit", cfg: rank.Config{Oversample: 10, MaxCandidates: 500, SameThreshold: 0.95, JudgeThreshold: 0.85,
-			Collections:    map[string]rank.CollectionConfig{"a": {Mode: rank.ModeShadow, Guard: &rank.Guard{Band: 0.1, Floor: 0.2}}},
-			EmbedderGuards: map[string]rank.Guard{"m": {Off: true}}}},
-		{name: "oversample too large", cfg: rank.Config{Oversample: 101}, wantErr: true},
-		{name: "oversample negative", cfg: rank.Config{Oversample: -1}, wantErr: true},
-		{name: "max candidates negative", cfg: rank.Config{MaxCandidates: -5}, wantErr: true},
-		{name: "same threshold above 1", cfg: rank.Config{SameThreshold: 1.5}, wantErr: true},
-		{name: "judge above same", cfg: rank.Config{SameThreshold: 0.9, JudgeThreshold: 0.95}, wantErr: true},
-		{name: "empty collection name", cfg: rank.Config{Collections: map[string]rank.CollectionConfig{" ": {}}}, wantErr: true},
-		{name: "unknown mode", cfg: rank.Config{Mode: 9}, wantErr: true},
-		{name: "negative band", cfg: rank.Config{Guard: rank.Guard{Band: -0.1}}, wantErr: true},
-		{name: "relative band above 1", cfg: rank.Config{Guard: rank.Guard{Band: 0.1, RelativeBand: 2}}, wantErr: true},
-		{name: "bad collection guard", cfg: rank.Config{Collections: map[string]rank.CollectionConfig{"a": {Guard: &rank.Guard{Floor: math.NaN()}}}}, wantErr: true},
-		{name: "shadow sample rate above 1", cfg: rank.Config{Shadow: rank.ShadowConfig{SampleRate: 1.5}}, wantErr: true},
-		{name: "detect sample too large", cfg: rank.Config{Detect: rank.DetectConfig{SampleSize: 5000}}, wantErr: true},
-		{name: "negative ttl", cfg: rank.Config{InfoTTL: -time.Second}, wantErr: true},
+		{name: "defaults", mut: func(*rank.Config) {}},
+		{name: "explicit", mut: func(c *rank.Config) {
+			c.Oversample, c.MaxCandidates, c.SameThreshold, c.JudgeThreshold = 10, 500, 0.95, 0.85
+			c.Collections = map[string]rank.CollectionConfig{"a": {Mode: rank.ModeShadow, Guard: rank.GuardPatch{Band: ptr(0.1), Floor: ptr(0.2)}}}
+			c.EmbedderGuards = map[string]rank.GuardPatch{"m": {Off: ptr(true)}}
+		}},
+		{name: "oversample too large", mut: func(c *rank.Config) { c.Oversample = 101 }, wantErr: "oversample: 101 is more than 100"},
+		{name: "oversample negative", mut: func(c *rank.Config) { c.Oversample = -1 }, wantErr: "oversample: -1 is less than 1"},
+		{name: "max candidates negative", mut: func(c *rank.Config) { c.MaxCandidates = -5 }, wantErr: "max_candidates: -5 is less than 1"},
+		{name: "empty collection name", mut: func(c *rank.Config) { c.Collections = map[string]rank.CollectionConfig{" ": {}} }, wantErr: "collections: has an entry with an empty name"},
+		{name: "an audit companion listed", mut: func(c *rank.Config) { c.Collections = map[string]rank.CollectionConfig{"m_memrank_audit": {}} }, wantErr: "collections.m_memrank_audit: names an audit companion"},
+		{name: "unknown mode", mut: func(c *rank.Config) { c.Mode = 9 }, wantErr: "mode: 9 is not a mode"},
+		{name: "negative band", mut: func(c *rank.Config) { c.Guard.Band = -0.1 }, wantErr: "guard.band: -0.1 is not a non-negative number"},
+		{name: "relative band above 1", mut: func(c *rank.Config) { c.Guard.RelativeBand = 2 }, wantErr: "guard.relative_band: 2 is outside [0, 1]"},
+		{name: "bad collection guard", mut: func(c *rank.Config) {
+			c.Collections = map[string]rank.CollectionConfig{"a": {Guard: rank.GuardPatch{Floor: ptr(math.NaN())}}}
+		}, wantErr: "collections.a.guard.floor: NaN is not a finite number"},
+		{name: "shadow sample rate above 1", mut: func(c *rank.Config) { c.Shadow.SampleRate = 1.5 }, wantErr: "shadow.sample_rate: 1.5 is outside (0, 1]"},
+		{name: "detect sample too large", mut: func(c *rank.Config) { c.Detect.SampleSize = 5000 }, wantErr: "detect.sample_size: 5000 is outside [1, 1000]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.cfg.Validate(); (err != nil) != tc.wantErr {
-				t.Errorf("Validate: %v, want error %v", err, tc.wantErr)
+			c := rank.DefaultConfig()
+			tc.mut(&c)
+			err := c.Validate()
+			if (err != nil) != (tc.wantErr != "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("Validate: %v, want %q", err, tc.wantErr)
 			}
-			if _, err := rank.New(&fakeSource{info: cosineInfo()}, tc.cfg); (err != nil) != tc.wantErr {
-				t.Errorf("New: %v, want error %v", err, tc.wantErr)
+			if _, err := rank.New(&fakeSource{info: cosineInfo()}, c); (err != nil) != (tc.wantErr != "") {
+				t.Errorf("New: %v, want error %v", err, tc.wantErr != "")
 			}
 		})
+	}
+	// Settings New owns (the wiring's): checked by New.
+	for name, c := range map[string]rank.Config{
+		"same threshold above 1": {SameThreshold: 1.5},
+		"judge above same":       {SameThreshold: 0.9, JudgeThreshold: 0.95},
+		"negative info ttl":      {InfoTTL: -time.Second},
+	} {
+		if _, err := rank.New(&fakeSource{info: cosineInfo()}, c); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+	if _, err := rank.New(&fakeSource{info: cosineInfo()}, rank.Config{}); err != nil {
+		t.Errorf("New with the zero Config (every default): %v", err)
 	}
 	if _, err := rank.New(nil, rank.Config{}); err == nil {
 		t.Error("New(nil source) succeeded")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/memrank/memrank/config/check"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -45,12 +46,12 @@ type RecorderConfig struct {
 	// live replicas must never share one.
 	ReplicaID string
 	// FlushInterval is how often pending totals are written (default 2s).
-	FlushInterval time.Duration
+	FlushInterval time.Duration `koanf:"flush_interval"`
 	// MaxPending bounds the distinct points holding unwritten increments
 	// (default 100000). Past it new points' increments are dropped and
 	// counted; failed writes waiting for a retry are kept even past it, so
 	// the map holds at most twice this.
-	MaxPending int
+	MaxPending int `koanf:"max_pending"`
 	// MaxKnown bounds the remembered totals already sent (default
 	// MaxPending): they keep a read fetched before a flush committed from
 	// pulling a total back.
@@ -118,18 +119,34 @@ func (c RecorderConfig) withDefaults() RecorderConfig {
 	return c
 }
 
-// Validate reports settings the recorder cannot work with.
+// DefaultRecorderConfig returns the access section's defaults
+// (flush_interval, max_pending); the other fields are zero: their defaults.
+func DefaultRecorderConfig() RecorderConfig {
+	return RecorderConfig{FlushInterval: DefaultFlushInterval, MaxPending: DefaultMaxPending}
+}
+
+// Validate checks the access section's values as they are (the fields with
+// a koanf tag); NewRecorder checks the rest after putting in defaults.
 func (c RecorderConfig) Validate() error {
-	c = c.withDefaults()
+	var k check.Checker
+	k.Timeout("flush_interval", c.FlushInterval)
+	k.AtLeast("max_pending", c.MaxPending, 1)
+	return k.Err()
+}
+
+// ValidReplicaID reports whether id can be a replica's key in
+// access_counts: [A-Za-z0-9_-]+.
+func ValidReplicaID(id string) bool { return replicaIDPattern.MatchString(id) }
+
+// validateWiring reports settings the recorder cannot work with, defaults
+// put in.
+func (c RecorderConfig) validateWiring() error {
 	var errs []error
+	if err := c.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("rank: access: %w", err))
+	}
 	if !replicaIDPattern.MatchString(c.ReplicaID) {
 		errs = append(errs, fmt.Errorf("rank: replica_id: %q does not match [A-Za-z0-9_-]+", c.ReplicaID))
-	}
-	if c.FlushInterval < 0 {
-		errs = append(errs, fmt.Errorf("rank: access.flush_interval: %v is negative", c.FlushInterval))
-	}
-	if c.MaxPending < 1 {
-		errs = append(errs, fmt.Errorf("rank: access.max_pending: %d is not positive", c.MaxPending))
 	}
 	if c.MaxKnown < 1 {
 		errs = append(errs, fmt.Errorf("rank: access max known: %d is not positive", c.MaxKnown))
@@ -163,7 +180,7 @@ func (c RecorderConfig) Validate() error {
 // matters: a read fetched before a flush committed carries the old value
 // and must not pull the total back. Totals sent are remembered (bounded by
 // MaxKnown, least recently used first out) from the moment their write
-// starts. After a restart the stored value is the truth, which is why Close
+// starts. After a restart the stored value is the truth, which is why Shutdown
 // flushes.
 //
 // Flushes are serialised, so two writes of one point's total are never in
@@ -214,15 +231,15 @@ type recorderMetrics struct {
 }
 
 // NewRecorder builds a Recorder writing to dst. Call Start to run its flush
-// loop and Close to stop it.
+// loop and Shutdown to stop it.
 func NewRecorder(dst Payloads, cfg RecorderConfig) (*Recorder, error) {
 	if dst == nil {
 		return nil, errors.New("rank: nil payload writer")
 	}
-	if err := cfg.Validate(); err != nil {
+	cfg = cfg.withDefaults()
+	if err := cfg.validateWiring(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
 	r := &Recorder{
 		dst:     dst,
 		cfg:     cfg,
@@ -262,9 +279,9 @@ func NewRecorder(dst Payloads, cfg RecorderConfig) (*Recorder, error) {
 // ReplicaID is the replica's key inside access_counts.
 func (r *Recorder) ReplicaID() string { return r.cfg.ReplicaID }
 
-// Start runs the flush loop until ctx ends or Close is called. Calls after
-// the first, or after Close, do nothing.
-func (r *Recorder) Start(ctx context.Context) {
+// Start runs the flush loop until ctx ends or Shutdown is called. Calls
+// after the first, or after Shutdown, do nothing.
+func (r *Recorder) Start(ctx context.Context) error {
 	r.startOnce.Do(func() {
 		r.mu.Lock()
 		closed := r.closed
@@ -275,6 +292,7 @@ func (r *Recorder) Start(ctx context.Context) {
 		r.wg.Add(1)
 		go r.loop(ctx)
 	})
+	return nil
 }
 
 func (r *Recorder) loop(ctx context.Context) {
@@ -308,7 +326,7 @@ func idKey(id *qdrant.PointId) (string, bool) {
 
 // Record counts one access of a point. storedOwn is this replica's value
 // found in the point's payload when it was read (access_counts.<replica>).
-// It never blocks on I/O: past MaxPending distinct points, or after Close,
+// It never blocks on I/O: past MaxPending distinct points, or after Shutdown,
 // the access is dropped and counted.
 func (r *Recorder) Record(collection string, id *qdrant.PointId, storedOwn int64) {
 	key, ok := idKey(id)
@@ -359,7 +377,7 @@ func (r *Recorder) Pending() int {
 type RecorderStats struct {
 	Recorded      int64 // accesses counted
 	DroppedCap    int64 // accesses dropped: MaxPending distinct points reached
-	DroppedClosed int64 // accesses dropped: recorded after Close
+	DroppedClosed int64 // accesses dropped: recorded after Shutdown
 	Written       int64 // point writes that succeeded
 	Failed        int64 // point writes that failed (retried at the next flush)
 	Gone          int64 // point writes abandoned: the point or collection no longer exists
@@ -612,10 +630,10 @@ func (r *Recorder) write(ctx context.Context, it *flushItem) error {
 	return err
 }
 
-// Close stops the flush loop (letting a flush in progress finish), refuses
-// further accesses and flushes what is pending, within ctx. It is safe to
-// call more than once; later calls return the first call's result.
-func (r *Recorder) Close(ctx context.Context) error {
+// Shutdown stops the flush loop (letting a flush in progress finish),
+// refuses further accesses and flushes what is pending, within ctx. It is
+// safe to call more than once; later calls return the first call's result.
+func (r *Recorder) Shutdown(ctx context.Context) error {
 	r.closeOnce.Do(func() {
 		r.mu.Lock()
 		r.closed = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -154,7 +155,7 @@ func TestRecorderTotals(t *testing.T) {
 			rec := newRecorder(t, dst, nil)
 			for i, round := range tc.rounds {
 				if i < len(tc.restart) && tc.restart[i] {
-					if err := rec.Close(context.Background()); err != nil {
+					if err := rec.Shutdown(context.Background()); err != nil {
 						t.Fatal(err)
 					}
 					rec = newRecorder(t, dst, nil)
@@ -304,8 +305,8 @@ func TestRecorderFlushesOnInterval(t *testing.T) {
 	rec := newRecorder(t, dst, func(c *rank.RecorderConfig) { c.FlushInterval = 5 * time.Millisecond })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rec.Start(ctx)
-	rec.Start(ctx) // a second Start does nothing
+	_ = rec.Start(ctx)
+	_ = rec.Start(ctx) // a second Start does nothing
 	recordAll(rec, repeat(2, access{id: 7})...)
 	if !waitFor(func() bool { return dst.totals()["mem/7"]["a"] == 2 }) {
 		t.Fatalf("no flush of the interval; totals %v", dst.totals())
@@ -314,7 +315,7 @@ func TestRecorderFlushesOnInterval(t *testing.T) {
 	if !waitFor(func() bool { return dst.totals()["mem/7"]["a"] == 3 }) {
 		t.Fatalf("no second flush; totals %v", dst.totals())
 	}
-	if err := rec.Close(context.Background()); err != nil {
+	if err := rec.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -351,11 +352,11 @@ func TestRecorderClose(t *testing.T) {
 			}
 			rec := newRecorder(t, dst, nil) // interval of an hour: only Close flushes
 			if tc.start {
-				rec.Start(context.Background())
+				_ = rec.Start(context.Background())
 			}
 			recordAll(rec, repeat(4, access{id: 1})...)
-			err1 := rec.Close(context.Background())
-			err2 := rec.Close(context.Background())
+			err1 := rec.Shutdown(context.Background())
+			err2 := rec.Shutdown(context.Background())
 			if tc.fail != (err1 != nil) {
 				t.Errorf("Close: %v, want error %v", err1, tc.fail)
 			}
@@ -370,7 +371,7 @@ func TestRecorderClose(t *testing.T) {
 				t.Errorf("totals (-want +got):\n%s", diff)
 			}
 			recordAll(rec, access{id: 1})
-			rec.Start(context.Background()) // after Close: no loop (goleak would see it)
+			_ = rec.Start(context.Background()) // after Close: no loop (goleak would see it)
 			if st := rec.Stats(); st.DroppedClosed != 1 || st.Recorded != 4 {
 				t.Errorf("stats %+v, want 1 dropped after close", st)
 			}
@@ -436,7 +437,7 @@ func TestRecorderConcurrent(t *testing.T) {
 		return nil
 	}}
 	rec := newRecorder(t, dst, func(c *rank.RecorderConfig) { c.FlushInterval = time.Millisecond })
-	rec.Start(context.Background())
+	_ = rec.Start(context.Background())
 	var wg sync.WaitGroup
 	const workers, per, points = 4, 300, 10
 	for w := range workers {
@@ -451,7 +452,7 @@ func TestRecorderConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	dst.setFail(nil)
-	if err := rec.Close(context.Background()); err != nil {
+	if err := rec.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if st := rec.Stats(); st.Failed == 0 || st.Recorded != workers*per {
@@ -482,11 +483,7 @@ func TestRecorderConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
-			if (err != nil) != tc.wantErr {
-				t.Errorf("Validate: %v, want error %v", err, tc.wantErr)
-			}
-			_, err = rank.NewRecorder(&fakePayloads{}, tc.cfg)
+			_, err := rank.NewRecorder(&fakePayloads{}, tc.cfg)
 			if (err != nil) != tc.wantErr {
 				t.Errorf("NewRecorder: %v, want error %v", err, tc.wantErr)
 			}
@@ -494,6 +491,34 @@ func TestRecorderConfig(t *testing.T) {
 	}
 	if _, err := rank.NewRecorder(nil, rank.RecorderConfig{ReplicaID: "a"}); err == nil {
 		t.Error("NewRecorder(nil) succeeded")
+	}
+}
+
+// TestRecorderSectionValidate checks the access section as a user writes
+// it: the defaults pass, values a user cannot mean fail with the key named.
+func TestRecorderSectionValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*rank.RecorderConfig)
+		want string // "" = valid
+	}{
+		{name: "defaults", edit: func(*rank.RecorderConfig) {}},
+		{name: "zero interval", edit: func(c *rank.RecorderConfig) { c.FlushInterval = 0 }, want: "flush_interval"},
+		{name: "negative interval", edit: func(c *rank.RecorderConfig) { c.FlushInterval = -time.Second }, want: "flush_interval"},
+		{name: "zero max pending", edit: func(c *rank.RecorderConfig) { c.MaxPending = 0 }, want: "max_pending"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := rank.DefaultRecorderConfig()
+			tc.edit(&cfg)
+			err := cfg.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Validate: %v, want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Validate: %v, want an error naming %q", err, tc.want)
+			}
+		})
 	}
 }
 
@@ -543,7 +568,7 @@ func TestRecorderEndToEnd(t *testing.T) {
 		}
 	}
 	// A restarted replica a continues from what it stored.
-	if err := recA.Close(context.Background()); err != nil {
+	if err := recA.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	recA2 := newRecorder(t, e.client, func(c *rank.RecorderConfig) { c.ReplicaID = "a"; c.Now = fixedNow })
@@ -551,7 +576,7 @@ func TestRecorderEndToEnd(t *testing.T) {
 	if _, err := ra2.Query(context.Background(), q); err != nil {
 		t.Fatal(err)
 	}
-	if err := recA2.Close(context.Background()); err != nil {
+	if err := recA2.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// Deleted points and collections are given up, not retried.

@@ -57,10 +57,10 @@ func (g Grounding) String() string {
 
 // Weights of the confidence formula (DESIGN 4.1). They must sum to 1.
 type Weights struct {
-	Source     float64
-	Repetition float64
-	Extractor  float64
-	Type       float64
+	Source     float64 `koanf:"source"`
+	Repetition float64 `koanf:"repetition"`
+	Extractor  float64 `koanf:"extractor"`
+	Type       float64 `koanf:"type"`
 }
 
 // ExtractorModel maps extractor model names matching Pattern to a quality.
@@ -71,24 +71,24 @@ type ExtractorModel struct {
 
 // GroundingParams are the write-time grounding penalties and their floor.
 type GroundingParams struct {
-	Partial float64
-	Unknown float64
-	Floor   float64
+	Partial float64 `koanf:"partial"`
+	Unknown float64 `koanf:"unknown"`
+	Floor   float64 `koanf:"floor"`
 }
 
 // DecayParams hold the freshness half-lives, in days.
 type DecayParams struct {
-	DefaultHalfLife float64
-	HalfLives       map[string]float64 // decay category -> half-life
-	TypeCategories  map[string]string  // memory type -> decay category
-	FloorK          float64            // decay floor slope k of DESIGN 4.13
+	DefaultHalfLife float64            `koanf:"default_half_life"`
+	HalfLives       map[string]float64 `koanf:"half_lives"`      // decay category -> half-life
+	TypeCategories  map[string]string  `koanf:"type_categories"` // memory type -> decay category
+	FloorK          float64            `koanf:"floor_k"`         // decay floor slope k of DESIGN 4.13
 }
 
 // TierParams are the lower bounds of c x f for each tier (DESIGN 4.14).
 type TierParams struct {
-	Active  float64 // above: active
-	Dormant float64 // at or above: dormant
-	Stale   float64 // at or above: stale; below: archived
+	Active  float64 `koanf:"active"`  // above: active
+	Dormant float64 `koanf:"dormant"` // at or above: dormant
+	Stale   float64 `koanf:"stale"`   // at or above: stale; below: archived
 }
 
 // Params is every number and table the math uses. DefaultParams returns the
@@ -125,74 +125,19 @@ type Params struct {
 	StatsMedium float64
 }
 
-// DefaultExtractorPatterns are the seeds' model-name classes (seed 000), in
-// match order: the first pattern that matches a model name wins.
-var defaultExtractorPatterns = []struct {
-	pattern string
-	quality float64
-}{
-	{`claude.*(sonnet|opus)`, 0.90},
-	{`gpt-?4|gpt-?5|\bo[134]\b`, 0.85},
-	{`claude.*haiku`, 0.80},
-	{`gpt-?3\.5`, 0.65},
-}
-
 // CompileExtractorPattern compiles a model-name pattern the way memrank
 // matches it: case-insensitively, anywhere in the name.
 func CompileExtractorPattern(pattern string) (*regexp.Regexp, error) {
 	return regexp.Compile("(?i)" + pattern)
 }
 
-// DefaultParams returns the seeds' values (seeds 000, 002, 003, 004 and
-// DESIGN section 4).
+// DefaultParams returns the seeds' values, compiled from DefaultConfig.
 func DefaultParams() *Params {
-	models := make([]ExtractorModel, len(defaultExtractorPatterns))
-	for i, m := range defaultExtractorPatterns {
-		models[i] = ExtractorModel{Pattern: regexp.MustCompile("(?i)" + m.pattern), Quality: m.quality}
+	p, err := DefaultConfig().Params()
+	if err != nil {
+		panic("scoring: the default configuration is invalid: " + err.Error()) // a programming error, caught by the tests
 	}
-	return &Params{
-		Weights: Weights{Source: 0.45, Repetition: 0.20, Extractor: 0.25, Type: 0.10},
-		SourceLevels: map[string]float64{
-			SourceDirect:          0.95,
-			SourceConfirmed:       0.80,
-			SourceStrongInference: 0.70,
-			SourceWeakInference:   0.50,
-			SourceSpeculation:     0.30,
-		},
-		TypePriors: map[string]float64{
-			TypeEntity:     0.90,
-			TypeEvent:      0.85,
-			TypeFact:       0.80,
-			TypePreference: 0.75,
-			TypeRelation:   0.70,
-		},
-		ExtractorModels:  models,
-		ExtractorUnknown: 0.65,
-		Grounding:        GroundingParams{Partial: 0.15, Unknown: 0.10, Floor: 0.30},
-		ConfirmSource:    0.80,
-		MaxConfidence:    0.99,
-		RetrievalGate:    0.50,
-		RenderGate:       0.40,
-		Decay: DecayParams{
-			DefaultHalfLife: 90,
-			HalfLives: map[string]float64{
-				"preference":     365,
-				"relationship":   180,
-				"contact":        180,
-				"technical":      120,
-				"opinion":        90,
-				"price":          60,
-				"project_status": 30,
-			},
-			TypeCategories: map[string]string{},
-			FloorK:         1.25,
-		},
-		ProtectedConfidence:   0.80,
-		ProtectedObservations: 3,
-		Tiers:                 TierParams{Active: 0.60, Dormant: 0.30, Stale: 0.10},
-		StatsHigh:             0.80,
-		StatsMedium:           0.50,
-	}
+	return p
 }
 
 // Validate reports parameters the math cannot work with. The config package

@@ -8,10 +8,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/memrank/memrank/store"
-	"github.com/memrank/memrank/store/storetest"
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
+
+	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/store/storetest"
+	"github.com/memrank/memrank/upstream"
 )
 
 // TestConformance runs the Qdrant conformance suite against the embedded store, served on a real
@@ -115,14 +117,14 @@ func (s *tcpServer) stop(t testing.TB) {
 	}
 }
 
-// inProcessServer is the embedded store reached the way memrank reaches it: store.NewInProcess
+// inProcessServer is the embedded store reached the way memrank reaches it: upstream.ServeInProcess
 // and the client configuration it hands out.
 type inProcessServer struct {
 	dir string
 
 	mu sync.Mutex
 	db *store.DB
-	p  *store.InProcess
+	p  *upstream.InProcess
 }
 
 func inProcessTarget(t *testing.T) storetest.Target {
@@ -151,13 +153,7 @@ func (s *inProcessServer) start(t testing.TB) {
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	p, err := store.NewInProcess(db)
-	if err != nil {
-		if cerr := db.Close(); cerr != nil {
-			t.Errorf("close store: %v", cerr)
-		}
-		t.Fatalf("serve in process: %v", err)
-	}
+	p := upstream.ServeInProcess(store.NewServer(db))
 	s.mu.Lock()
 	s.db, s.p = db, p
 	s.mu.Unlock()

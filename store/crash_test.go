@@ -19,6 +19,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 // crashServerEnv, when set to a data directory, turns the test binary into
@@ -45,7 +46,7 @@ func runCrashServer(dir string) int {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		cancel()
 	}()
-	if err := store.Serve(ctx, store.NewServer(db), lis, time.Second); err != nil {
+	if err := upstream.Serve(ctx, store.NewServer(db), lis, time.Second); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

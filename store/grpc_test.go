@@ -16,6 +16,7 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 // serveTCP serves db on a loopback port for the test's lifetime.
@@ -27,7 +28,7 @@ func serveTCP(t *testing.T, db *store.DB) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- store.Serve(ctx, store.NewServer(db), lis, time.Second) }()
+	go func() { done <- upstream.Serve(ctx, store.NewServer(db), lis, time.Second) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -194,10 +195,7 @@ func TestGRPCHealthAndReflection(t *testing.T) {
 // The in-process path: go-client over bufconn with the passthrough host.
 func TestInProcessClient(t *testing.T) {
 	db := newDB(t)
-	p, err := store.NewInProcess(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := upstream.ServeInProcess(store.NewServer(db))
 	defer func() {
 		if err := p.Close(); err != nil {
 			t.Error(err)

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"net"
 	"strings"
 	"time"
 
@@ -13,9 +11,10 @@ import (
 	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed requests, as Qdrant does
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+
+	"github.com/memrank/memrank/upstream"
 )
 
 // HealthTitle and HealthVersion answer Qdrant/HealthCheck. The title says
@@ -95,7 +94,7 @@ func NewServer(db *DB, opts ...grpc.ServerOption) *grpc.Server {
 	base := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxMessageSize),
 		grpc.MaxSendMsgSize(MaxMessageSize),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveEnforcementPolicy(upstream.ServerKeepalive()),
 		grpc.ChainUnaryInterceptor(gateUnimplemented),
 		grpc.UnknownServiceHandler(unknownMethod),
 	}
@@ -106,42 +105,6 @@ func NewServer(db *DB, opts ...grpc.ServerOption) *grpc.Server {
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 	reflection.Register(srv)
 	return srv
-}
-
-// Serve serves srv on lis until ctx ends, then stops gracefully, giving
-// calls in flight up to grace to finish before they are cut. It returns
-// nil after a stop caused by ctx, or Serve's error.
-func Serve(ctx context.Context, srv *grpc.Server, lis net.Listener, grace time.Duration) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(lis) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	stopGracefully(srv, grace)
-	if err := <-errc; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-		return err
-	}
-	return nil
-}
-
-// stopGracefully drains srv, forcing a stop after grace (long-lived
-// streams such as health watches would otherwise hold it forever).
-func stopGracefully(srv *grpc.Server, grace time.Duration) {
-	done := make(chan struct{})
-	go func() {
-		srv.GracefulStop()
-		close(done)
-	}()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		srv.Stop()
-		<-done
-	}
 }
 
 type qdrantService struct {

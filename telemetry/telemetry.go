@@ -21,6 +21,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memrank/memrank/config/check"
 	"github.com/memrank/memrank/telemetry/settings"
 )
 
@@ -54,53 +56,71 @@ const (
 	FormatText = "text"
 )
 
-// Config configures Setup. The zero value is valid: service "memrank", info
-// level, JSON logs, no trace export.
+// Log levels.
+const (
+	LevelDebug = "debug"
+	LevelInfo  = "info"
+	LevelWarn  = "warn"
+	LevelError = "error"
+)
+
+// Config configures Setup. The fields with a koanf tag are the telemetry
+// section of memrank's configuration (DefaultConfig, Validate). Setup
+// accepts the zero value (service "memrank", info level, JSON logs, no
+// trace export), any case, and "warning" for warn.
 type Config struct {
-	ServiceName string // resource service.name; "" = "memrank"
-	// ServiceVersion and InstanceID (the replica id) go into the resource
-	// when set.
-	ServiceVersion string
-	InstanceID     string
-	LogLevel       string // debug | info | warn | error (slog's level names); "" = info
-	LogFormat      string // json | text; "" = json
+	ServiceName string `koanf:"service_name"` // resource service.name
+	LogLevel    string `koanf:"log_level"`    // debug | info | warn | error (slog's level names)
+	LogFormat   string `koanf:"log_format"`   // json | text
 	// OTLPEndpoint is the OTLP gRPC collector: a URL ("http://collector:4317"
 	// is plain text, "https://..." TLS) or host:port (TLS unless
 	// OTEL_EXPORTER_OTLP_INSECURE says otherwise, which the exporter reads).
 	// "" = no OTLP export.
-	OTLPEndpoint string
+	OTLPEndpoint string `koanf:"otlp_endpoint"`
+
+	// ServiceVersion and InstanceID (the replica id) go into the resource
+	// when set.
+	ServiceVersion string
+	InstanceID     string
 	// SpanExporter receives every span synchronously (tests: an in-memory
 	// exporter). It is used only when OTLPEndpoint is empty.
 	SpanExporter sdktrace.SpanExporter
 }
 
-// ErrConfig is wrapped by every Validate error.
+// ErrConfig is wrapped by Setup's errors about its Config.
 var ErrConfig = errors.New("telemetry: invalid config")
 
-// Validate checks the level and format names.
-func (c Config) Validate() error {
-	var errs []error
-	if _, err := parseLevel(c.LogLevel); err != nil {
-		errs = append(errs, fmt.Errorf("%w: log level %q: want debug, info, warn or error", ErrConfig, c.LogLevel))
-	}
-	switch strings.ToLower(c.LogFormat) {
-	case "", FormatJSON, FormatText:
-	default:
-		errs = append(errs, fmt.Errorf("%w: log format %q: want json or text", ErrConfig, c.LogFormat))
-	}
-	return errors.Join(errs...)
+// DefaultConfig returns the telemetry section's defaults.
+func DefaultConfig() Config {
+	return Config{ServiceName: "memrank", LogLevel: LevelInfo, LogFormat: FormatJSON}
 }
 
-func parseLevel(s string) (slog.Level, error) {
+// Validate checks the telemetry section's values as they are.
+func (c Config) Validate() error {
+	var k check.Checker
+	k.NonEmpty("service_name", c.ServiceName)
+	k.OneOf("log_level", c.LogLevel, LevelDebug, LevelInfo, LevelWarn, LevelError)
+	k.OneOf("log_format", c.LogFormat, FormatJSON, FormatText)
+	return k.Err()
+}
+
+// withDefaults fills what is empty and reads names in any case.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	c.ServiceName = cmp.Or(c.ServiceName, d.ServiceName)
+	c.LogLevel = strings.ToLower(cmp.Or(c.LogLevel, d.LogLevel))
+	if c.LogLevel == "warning" {
+		c.LogLevel = LevelWarn
+	}
+	c.LogFormat = strings.ToLower(cmp.Or(c.LogFormat, d.LogFormat))
+	return c
+}
+
+// level is LogLevel (valid) as slog's.
+func (c Config) level() slog.Level {
 	var l slog.Level
-	if s == "" {
-		return slog.LevelInfo, nil
-	}
-	if strings.EqualFold(s, "warning") {
-		return slog.LevelWarn, nil
-	}
-	err := l.UnmarshalText([]byte(s))
-	return l, err
+	_ = l.UnmarshalText([]byte(c.LogLevel))
+	return l
 }
 
 // Telemetry holds the providers built by Setup.
@@ -124,19 +144,17 @@ type Telemetry struct {
 // Setup builds the logger and the providers. Logs go to logOut (nil =
 // discarded). Call Shutdown to flush spans and stop the exporters.
 func Setup(ctx context.Context, cfg Config, logOut io.Writer) (*Telemetry, error) {
+	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if cfg.ServiceName == "" {
-		cfg.ServiceName = "memrank"
-	}
-	level, _ := parseLevel(cfg.LogLevel)
+	level := cfg.level()
 	if logOut == nil {
 		logOut = io.Discard
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler
-	if strings.EqualFold(cfg.LogFormat, FormatText) {
+	if cfg.LogFormat == FormatText {
 		h = slog.NewTextHandler(logOut, opts)
 	} else {
 		h = slog.NewJSONHandler(logOut, opts)

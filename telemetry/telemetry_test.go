@@ -38,7 +38,9 @@ func setup(t *testing.T, cfg Config, out io.Writer) *Telemetry {
 	return tel
 }
 
-func TestConfigValidate(t *testing.T) {
+// TestSetupConfig: Setup takes the zero value, any case and "warning";
+// it refuses names it does not know, wrapping ErrConfig.
+func TestSetupConfig(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  Config
@@ -53,17 +55,46 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Validate()
+			tel, err := Setup(context.Background(), tt.cfg, nil)
 			if (err == nil) != tt.ok {
-				t.Fatalf("Validate() = %v, want ok %v", err, tt.ok)
+				t.Fatalf("Setup() = %v, want ok %v", err, tt.ok)
 			}
 			if err != nil {
 				if !errors.Is(err, ErrConfig) {
 					t.Errorf("error %v does not wrap ErrConfig", err)
 				}
-				if _, err := Setup(context.Background(), tt.cfg, nil); err == nil {
-					t.Error("Setup accepted an invalid config")
-				}
+				return
+			}
+			if err := tel.Shutdown(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestConfigValidate: the section as a user writes it, keys named.
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Config)
+		want string // the key at fault; "" = valid
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"text", func(c *Config) { c.LogFormat = "text" }, ""},
+		{"no service name", func(c *Config) { c.ServiceName = "" }, "service_name"},
+		{"bad level", func(c *Config) { c.LogLevel = "loud" }, "log_level"},
+		{"bad format", func(c *Config) { c.LogFormat = "xml" }, "log_format"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tt.edit(&c)
+			err := c.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Validate() = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want+":")):
+				t.Errorf("Validate() = %v, want an error about %s", err, tt.want)
 			}
 		})
 	}

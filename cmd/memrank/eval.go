@@ -204,17 +204,13 @@ func evalStore(ctx context.Context, e *env, cmd *cobra.Command, o *evalOptions, 
 	if err != nil {
 		return nil, nil, err
 	}
-	codec, err := codecFor(c)
+	codec, err := c.codec()
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
 	// The configured guard (rank.guard: the set's vectors come with no
 	// embedder record), with the flags' overrides.
-	rc, err := rankConfig(c.Rank)
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	guard := rc.Guard
+	guard := c.Rank.Guard
 	if cmd.Flags().Changed("guard-band") {
 		guard.Band = o.guardBand
 	}
@@ -260,13 +256,13 @@ func evalStore(ctx context.Context, e *env, cmd *cobra.Command, o *evalOptions, 
 	cfg.Base = base
 	cfg.Rankers = eval.RankerConfig{
 		Params:         codec.Params(),
-		Keys:           payloadKeys(c.PayloadKeys),
+		Keys:           c.PayloadKeys,
 		Oversample:     c.Rank.Oversample,
 		MaxCandidates:  c.Rank.MaxCandidates,
 		SameThreshold:  c.Dedup.SameThreshold,
 		JudgeThreshold: c.Dedup.JudgeThreshold,
 	}
-	return s.ownContext, func() error {
+	return c.Upstream.OwnContext, func() error {
 		return errors.Join(s.close(context.Background()), removeTmp())
 	}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 var smallSet = filepath.Join("..", "..", "internal", "eval", "testdata", "small.jsonl")
@@ -125,7 +126,7 @@ func TestEvalUpstream(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- store.Serve(ctx, store.NewServer(db), lis, time.Second) }()
+	go func() { done <- upstream.Serve(ctx, store.NewServer(db), lis, time.Second) }()
 	defer func() {
 		cancel()
 		<-done

@@ -18,8 +18,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
-
-	"github.com/memrank/memrank/config"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -62,11 +60,10 @@ type env struct {
 
 // loadConfig loads the effective configuration: defaults, the --config file
 // (or $MEMRANK_CONFIG), MEMRANK_* variables, then the flags of fs bound in keys.
-func (e *env) loadConfig(fs *pflag.FlagSet, keys map[string]string) (config.Config, error) {
-	c := config.Default()
-	err := config.Load(config.Source{File: e.configFile, Environ: e.environ, Flags: fs, FlagKeys: keys, EnvDefaults: config.EnvDefaults()}, &c)
+func (e *env) loadConfig(fs *pflag.FlagSet, keys map[string]string) (Config, error) {
+	c, err := loadConfig(e.configFile, e.environ, fs, keys)
 	if err != nil {
-		return config.Config{}, usageError{err}
+		return Config{}, usageError{err}
 	}
 	return c, nil
 }
@@ -184,13 +181,12 @@ func newConfigCmd(e *env) *cobra.Command {
 		Short: "Check a configuration file; print every problem with its key",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := config.Default()
-			err := config.Load(config.Source{File: args[0], Environ: e.environ, EnvDefaults: config.EnvDefaults()}, &c)
+			c, err := loadConfig(args[0], e.environ, nil, nil)
 			if err != nil {
 				fmt.Fprintln(e.stderr, err)
 				return exitError{exitUsage}
 			}
-			if _, err := codecFor(c); err != nil {
+			if _, err := c.codec(); err != nil {
 				fmt.Fprintf(e.stderr, "config: %v\n", err)
 				return exitError{exitUsage}
 			}

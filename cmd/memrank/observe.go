@@ -96,7 +96,7 @@ func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptio
 			return metadata.AppendToOutgoingContext(ctx, "api-key", w.apiKey)
 		}
 	} else {
-		l.Auth = s.ownContext
+		l.Auth = s.cfg.Upstream.OwnContext
 	}
 	return l, closeStack, nil
 }

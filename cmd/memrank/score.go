@@ -37,7 +37,7 @@ others are still scored, and memrank exits with status 1.`,
 			if err != nil {
 				return err
 			}
-			codec, err := codecFor(c)
+			codec, err := c.codec()
 			if err != nil {
 				return usageError{err}
 			}

@@ -4,23 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/memrank/memrank/config"
 	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/server/restapi"
-	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 // serveFlagKeys maps serve's flags to the configuration keys they set.
@@ -70,23 +71,22 @@ flushed.`,
 	return cmd
 }
 
-// serve runs memrank until ctx ends, then shuts down in order: stop taking
-// requests, let in-flight ones finish, flush the access counts, close the
-// upstream.
-func serve(ctx context.Context, e *env, c config.Config, loadDemo bool) (err error) {
-	rest, err := upstreamREST(c.Upstream.REST)
+// serve runs memrank until ctx ends, then shuts down in order: /readyz
+// fails for shutdown.drain while requests are still served, then the
+// listeners close and in-flight requests finish, the access counts are
+// flushed, the upstream is closed.
+func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
+	rest, err := c.Upstream.RESTURL()
+	if err != nil {
+		return usageError{err}
+	}
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	s, err := newStack(runCtx, c, e.stderr, true)
 	if err != nil {
 		return err
 	}
-	s, err := newStack(ctx, c, e.stderr, true)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
-		err = errors.Join(err, s.close(cctx))
-	}()
+	defer func() { err = errors.Join(err, s.close(context.Background())) }()
 	tel := s.tel.Settings()
 
 	httpLis, err := net.Listen("tcp", c.Listen.HTTP)
@@ -99,19 +99,13 @@ func serve(ctx context.Context, e *env, c config.Config, loadDemo bool) (err err
 		return usageError{fmt.Errorf("--grpc %s: %w", c.Listen.GRPC, err)}
 	}
 	defer grpcLis.Close()
-
 	if loadDemo {
-		res, err := s.loadDemo(ctx)
-		if err != nil {
+		if err := s.reportDemo(ctx, e.stderr); err != nil {
 			return err
-		}
-		if res.Existed {
-			fmt.Fprintf(e.stderr, "memrank: demo: collection %s already exists, kept as it is\n", res.Collection)
-		} else {
-			fmt.Fprintf(e.stderr, "memrank: demo: loaded %d memories into %s\n", res.Points, res.Collection)
 		}
 	}
 
+	var draining atomic.Bool
 	healthSrv := health.NewServer()
 	front, err := grpcfront.New(grpcfront.Config{
 		Upstream:  s.upstream,
@@ -123,38 +117,75 @@ func serve(ctx context.Context, e *env, c config.Config, loadDemo bool) (err err
 	if err != nil {
 		return usageError{err}
 	}
-	// The REST front reaches data only through memrank's own gRPC front, in
-	// process, so re-ranking, tenancy and forwarding happen in one place.
-	frontIP := grpcfront.ServeInProcess(front)
-	defer frontIP.Close(shutdownGrace)
-	frontConn, err := grpcfront.DialInProcess(ctx, frontIP, grpcfront.ClientTelemetry(tel))
+	restHandler, err := s.startRESTFront(runCtx, front, rest)
 	if err != nil {
 		return err
 	}
-	defer frontConn.Close()
-	var forward []string
-	if c.Tenancy.Header != "" {
-		forward = append(forward, c.Tenancy.Header)
+	fail := func(err error) { stop(err) }
+	httpSrv := &http.Server{
+		Handler:           s.mux(restHandler, &draining),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 	}
-	restHandler, err := restapi.New(restapi.Config{
+	if err := s.life.start(runCtx, "grpc front", &grpcServer{srv: front, lis: grpcLis, fail: fail}); err != nil {
+		return err
+	}
+	if err := s.life.start(runCtx, "http", &httpServer{srv: httpSrv, lis: httpLis, fail: fail}); err != nil {
+		return err
+	}
+	s.announce(e.stderr, httpLis.Addr(), grpcLis.Addr(), loadDemo)
+
+	<-runCtx.Done()
+	draining.Store(true)
+	healthSrv.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	if cause := context.Cause(runCtx); !errors.Is(cause, context.Canceled) {
+		return cause // a server failed: no drain
+	}
+	if d := c.Shutdown.Drain; d > 0 {
+		tel.Logger.Info("draining: /readyz fails, requests are still served", "for", d.String())
+		time.Sleep(d)
+	}
+	tel.Logger.Info("shutting down")
+	return nil
+}
+
+// startRESTFront serves the gRPC front in process for the REST front, which
+// reaches data only through it, so re-ranking, tenancy and forwarding
+// happen in one place; it returns the REST front's handler.
+func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *url.URL) (http.Handler, error) {
+	frontIP := upstream.ServeInProcess(front)
+	s.life.opened("grpc front, in process", frontIP.Shutdown)
+	frontConn, err := upstream.DialInProcess(ctx, frontIP, upstream.ClientTelemetry(s.tel.Settings()))
+	if err != nil {
+		return nil, err
+	}
+	s.life.opened("rest front's connection", closing(frontConn.Close))
+	var forward []string
+	if h := s.cfg.Tenancy.Header; h != "" {
+		forward = append(forward, h)
+	}
+	h, err := restapi.New(restapi.Config{
 		Points:         qdrant.NewPointsClient(frontConn),
 		Collections:    qdrant.NewCollectionsClient(frontConn),
 		Qdrant:         qdrant.NewQdrantClient(frontConn),
 		UpstreamREST:   rest,
 		ForwardHeaders: forward,
-		CallTimeout:    c.Upstream.Timeout,
-		Telemetry:      tel,
+		CallTimeout:    s.cfg.Upstream.Timeout,
+		Telemetry:      s.tel.Settings(),
 	})
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
+	return h, nil
+}
 
-	// While draining, /readyz fails so that load balancers stop sending
-	// requests before the listeners close.
-	var draining atomic.Bool
+// mux routes the HTTP listener: Qdrant's REST API, the native API, and a
+// /readyz that fails while draining, so load balancers stop sending
+// requests before the listeners close.
+func (s *stack) mux(rest http.Handler, draining *atomic.Bool) *http.ServeMux {
 	nativeHandler := s.native.Handler()
 	mux := http.NewServeMux()
-	mux.Handle("/", restHandler)
+	mux.Handle("/", rest)
 	for _, p := range nativeRoutes() {
 		mux.Handle(p, nativeHandler)
 	}
@@ -167,63 +198,34 @@ func serve(ctx context.Context, e *env, c config.Config, loadDemo bool) (err err
 		}
 		nativeHandler.ServeHTTP(w, r)
 	})
-	httpSrv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          nil,
+	return mux
+}
+
+// reportDemo loads the demo set and says what it did.
+func (s *stack) reportDemo(ctx context.Context, w io.Writer) error {
+	res, err := s.loadDemo(ctx)
+	if err != nil {
+		return err
 	}
-
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	s.start(runCtx)
-
-	var wg sync.WaitGroup
-	errc := make(chan error, 2)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		if err := httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("http: %w", err)
-			stop()
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		if err := store.Serve(runCtx, front, grpcLis, shutdownGrace); err != nil {
-			errc <- fmt.Errorf("grpc: %w", err)
-			stop()
-		}
-	}()
-
-	fmt.Fprintf(e.stderr, "memrank: serving %s\n", s.upstreamName)
-	fmt.Fprintf(e.stderr, "memrank: http %s (Qdrant REST API, /v1/retrieve, /v1/observe, /metrics), grpc %s (Qdrant gRPC API), replica %s\n",
-		httpLis.Addr(), grpcLis.Addr(), s.replicaID)
-	if loadDemo {
-		fmt.Fprintf(e.stderr, "memrank: try:\n  curl -s %s/v1/retrieve -H 'content-type: application/json' \\\n    -d '{\"collection\": \"%s\", \"text\": \"%s\", \"limit\": 3}'\n",
-			localURL(httpLis.Addr()), demo.Collection, exampleQuestion())
+	if res.Existed {
+		fmt.Fprintf(w, "memrank: demo: collection %s already exists, kept as it is\n", res.Collection)
+	} else {
+		fmt.Fprintf(w, "memrank: demo: loaded %d memories into %s\n", res.Points, res.Collection)
 	}
-	tel.Logger.Info("serving", "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String(),
+	return nil
+}
+
+// announce says where memrank serves, on stderr and in the log.
+func (s *stack) announce(w io.Writer, httpAddr, grpcAddr net.Addr, demoLoaded bool) {
+	fmt.Fprintf(w, "memrank: serving %s\n", s.upstreamName)
+	fmt.Fprintf(w, "memrank: http %s (Qdrant REST API, /v1/retrieve, /v1/observe, /metrics), grpc %s (Qdrant gRPC API), replica %s\n",
+		httpAddr, grpcAddr, s.replicaID)
+	if demoLoaded {
+		fmt.Fprintf(w, "memrank: try:\n  curl -s %s/v1/retrieve -H 'content-type: application/json' \\\n    -d '{\"collection\": \"%s\", \"text\": \"%s\", \"limit\": 3}'\n",
+			localURL(httpAddr), demo.Collection, exampleQuestion())
+	}
+	s.tel.Settings().Logger.Info("serving", "http", httpAddr.String(), "grpc", grpcAddr.String(),
 		"upstream", s.upstreamName, "replica_id", s.replicaID)
-
-	<-runCtx.Done()
-	draining.Store(true)
-	healthSrv.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	tel.Logger.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	herr := httpSrv.Shutdown(sctx)
-	if herr != nil {
-		herr = fmt.Errorf("http: shutdown: %w", herr)
-		_ = httpSrv.Close()
-	}
-	wg.Wait()
-	close(errc)
-	errs := []error{herr}
-	for err := range errc {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
 }
 
 // nativeRoutes are the native API's paths on the shared mux; /readyz is

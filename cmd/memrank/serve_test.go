@@ -20,6 +20,7 @@ import (
 	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/server/native"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from the command while the test
@@ -57,6 +58,8 @@ func startServeEnv(t *testing.T, environ []string, args ...string) (httpAddr, gr
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &syncBuffer{}
 	done := make(chan int, 1)
+	// No load balancer to drain: stop at once (TestServeDrains tests the drain).
+	environ = append([]string{"MEMRANK_SHUTDOWN__DRAIN=0s"}, environ...)
 	args = append([]string{"serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"}, args...)
 	go func() { done <- run(ctx, args, strings.NewReader(""), io.Discard, stderr, environ) }()
 	stopped := false
@@ -230,10 +233,7 @@ func TestServeDemo(t *testing.T) {
 		t.Fatalf("the store does not reopen after serve: %v", err)
 	}
 	defer db.Close()
-	ip, err := store.NewInProcess(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ip := upstream.ServeInProcess(store.NewServer(db))
 	defer ip.Close()
 	sc, err := qdrant.NewClient(ip.ClientConfig())
 	if err != nil {
@@ -270,5 +270,67 @@ func TestServeBadFlags(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr.String(), exitUsage, tc.want)
 			}
 		})
+	}
+}
+
+// TestServeDrains: after SIGTERM, /readyz fails for shutdown.drain while
+// requests are still served, so a load balancer has time to stop sending;
+// then serve stops on its own.
+func TestServeDrains(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	args := []string{"serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "--data", t.TempDir()}
+	go func() {
+		done <- run(ctx, args, strings.NewReader(""), io.Discard, stderr, []string{"MEMRANK_SHUTDOWN__DRAIN=2s"})
+	}()
+	var base string
+	for deadline := time.Now().Add(30 * time.Second); base == ""; {
+		if m := listenLine.FindStringSubmatch(stderr.String()); m != nil {
+			base = "http://" + m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never listened; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	status := func(path string) int {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status("/readyz"); got != http.StatusOK {
+		t.Fatalf("/readyz before the stop: %d", got)
+	}
+	stopped := time.Now()
+	cancel()
+	// Readiness flips at once; requests are still answered.
+	for deadline := time.Now().Add(time.Second); status("/readyz") != http.StatusServiceUnavailable; {
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz did not fail after the stop")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := status("/healthz"); got != http.StatusOK {
+		t.Errorf("/healthz while draining: %d, want 200 (still serving)", got)
+	}
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("exit %d; stderr:\n%s", code, stderr.String())
+		}
+		if d := time.Since(stopped); d < 2*time.Second {
+			t.Errorf("stopped %v after SIGTERM, before the 2s drain", d)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not stop; stderr:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "draining") {
+		t.Errorf("the drain is not logged; stderr:\n%s", stderr.String())
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/server/restapi"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 // shutdownGrace bounds how long calls in flight may finish after a stop.
@@ -73,10 +74,7 @@ func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (e
 		// The REST front reaches the store the way serve's reaches memrank's
 		// gRPC front: over the real gRPC stack, in process, so both
 		// protocols share one engine and one set of conversions.
-		ip, err := store.NewInProcess(db)
-		if err != nil {
-			return err
-		}
+		ip := upstream.ServeInProcess(store.NewServer(db))
 		defer ip.Close()
 		client, err := qdrant.NewClient(ip.ClientConfig())
 		if err != nil {
@@ -99,7 +97,7 @@ func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (e
 	errc := make(chan error, 2)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if err := store.Serve(runCtx, store.NewServer(db), lis, shutdownGrace); err != nil {
+		if err := upstream.Serve(runCtx, store.NewServer(db), lis, shutdownGrace); err != nil {
 			errc <- fmt.Errorf("grpc: %w", err)
 			stop()
 		}
@@ -233,10 +231,7 @@ counting judge, and report how many reached it.`,
 				return err
 			}
 			defer db.Close()
-			ip, err := store.NewInProcess(db)
-			if err != nil {
-				return err
-			}
+			ip := upstream.ServeInProcess(store.NewServer(db))
 			defer ip.Close()
 			client, err := qdrant.NewClient(ip.ClientConfig())
 			if err != nil {

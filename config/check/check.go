@@ -8,6 +8,7 @@
 package check
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -158,6 +159,45 @@ func (k *Checker) Secret(key, v string) {
 	if strings.IndexFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
 		k.Add(key, "contains white space or control characters (value not shown)")
 	}
+}
+
+// OpenAI checks the section of an OpenAI-compatible client that is in use
+// (because says why, naming keys with Ref): it needs a model, and OpenAI's
+// own API (no base_url) needs an api_key.
+func (k *Checker) OpenAI(because, baseURL, model, apiKey string) {
+	if model == "" {
+		k.Add("model", "must not be empty when %s", because)
+	}
+	if baseURL == "" && apiKey == "" {
+		k.Add("api_key", "must not be empty when %s and %s is empty (OpenAI's API)", because, Ref("base_url"))
+	}
+}
+
+// Masked is what a set secret prints as.
+const Masked = "***"
+
+// MaskedKey is one entry of a table keyed by secrets (tenancy.api_keys),
+// with the placeholder it is shown under.
+type MaskedKey struct {
+	Placeholder, Key, Value string
+}
+
+// MaskKeys orders a table keyed by secrets by value, then key, and numbers
+// the entries "***1", "***2", ...: the same numbering names them in masked
+// YAML and in errors, so the output says how many keys each value has
+// without showing any.
+func MaskKeys(m map[string]string) []MaskedKey {
+	out := make([]MaskedKey, 0, len(m))
+	for k, v := range m {
+		out = append(out, MaskedKey{Key: k, Value: v})
+	}
+	slices.SortFunc(out, func(a, b MaskedKey) int {
+		return cmp.Or(cmp.Compare(a.Value, b.Value), cmp.Compare(a.Key, b.Key))
+	})
+	for i := range out {
+		out[i].Placeholder = Masked + strconv.Itoa(i+1)
+	}
+	return out
 }
 
 // maxShown bounds how much of a bad string value an error repeats, so a

@@ -17,6 +17,7 @@ import (
 
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 // newStore is an embedded store reached as memrank reaches it: go-client
@@ -27,10 +28,7 @@ func newStore(t *testing.T) *qdrant.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ip, err := store.NewInProcess(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ip := upstream.ServeInProcess(store.NewServer(db))
 	client, err := qdrant.NewClient(ip.ClientConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/upstream"
 )
 
 // fakeRanker stands in for rank.Ranker where a test is about the front:
@@ -63,9 +64,9 @@ func (r *fakeRanker) Reranks(_ context.Context, name string) bool { return name 
 
 // sourceFor is the ranker's go-client on the upstream, built the way the
 // wiring builds it.
-func sourceFor(t testing.TB, upstream string, opts ...grpc.DialOption) *qdrant.Client {
+func sourceFor(t testing.TB, target string, opts ...grpc.DialOption) *qdrant.Client {
 	t.Helper()
-	cfg, err := SourceConfig(upstream, opts...)
+	cfg, err := upstream.ClientConfig(target, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

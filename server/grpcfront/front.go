@@ -41,18 +41,18 @@ import (
 	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed calls, as Qdrant does
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/telemetry/settings"
 	"github.com/memrank/memrank/tenancy"
+	"github.com/memrank/memrank/upstream"
 )
 
 // Defaults.
 const (
-	DefaultMaxMessageSize   = 32 << 20
+	DefaultMaxMessageSize   = upstream.MaxMessageSize
 	DefaultBatchConcurrency = 4
 )
 
@@ -131,14 +131,6 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// ServerKeepalive lets clients ping every 5 s or slower, with or without
-// calls in flight: go-client pings every 10 s, and grpc-go's default
-// policy (5 minutes) would close its connections with ENHANCE_YOUR_CALM.
-// A function, not a variable, so no caller can change every front's policy.
-func ServerKeepalive() keepalive.EnforcementPolicy {
-	return keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}
-}
-
 type front struct {
 	up       *grpc.ClientConn
 	ranker   Ranker
@@ -185,7 +177,7 @@ func New(cfg Config) (*grpc.Server, error) {
 		grpc.UnknownServiceHandler(f.handle),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageSize),
 		grpc.MaxSendMsgSize(cfg.MaxMessageSize),
-		grpc.KeepaliveEnforcementPolicy(ServerKeepalive()),
+		grpc.KeepaliveEnforcementPolicy(upstream.ServerKeepalive()),
 		grpc.StatsHandler(otelgrpc.NewServerHandler(
 			otelgrpc.WithTracerProvider(cfg.Telemetry.TracerProvider),
 			otelgrpc.WithMeterProvider(cfg.Telemetry.MeterProvider),

@@ -13,28 +13,22 @@ import (
 
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/tenancy"
+	"github.com/memrank/memrank/upstream"
 )
 
 // inProcessFront serves a front on an in-memory listener over the embedded
 // store reached in process (DialInProcess), and returns a connection to it.
 func inProcessFront(t testing.TB, db *store.DB, cfg Config) *grpc.ClientConn {
 	t.Helper()
-	ip, err := store.NewInProcess(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ip := upstream.ServeInProcess(store.NewServer(db))
 	t.Cleanup(func() { _ = ip.Close() })
-	up, err := DialInProcess(context.Background(), ip)
+	up, err := upstream.DialInProcess(context.Background(), ip)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = up.Close() })
 	if cfg.ranker == nil {
-		scfg, err := SourceConfigInProcess(ip)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, err := qdrant.NewClient(scfg)
+		src, err := qdrant.NewClient(ip.ClientConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,9 +40,9 @@ func inProcessFront(t testing.TB, db *store.DB, cfg Config) *grpc.ClientConn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp := ServeInProcess(srv)
-	t.Cleanup(func() { fp.Close(time.Second) })
-	conn, err := DialInProcess(context.Background(), fp)
+	fp := upstream.ServeInProcess(srv)
+	t.Cleanup(func() { _ = fp.Close() })
+	conn, err := upstream.DialInProcess(context.Background(), fp)
 	if err != nil {
 		t.Fatal(err)
 	}

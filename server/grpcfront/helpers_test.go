@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,7 +31,7 @@ func serve(t testing.TB, srv *grpc.Server) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- store.Serve(ctx, srv, lis, 2*time.Second) }()
+	go func() { done <- upstream.Serve(ctx, srv, lis, 2*time.Second) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -56,7 +57,7 @@ func openStore(t testing.TB, opts ...grpc.ServerOption) (*store.DB, string) {
 // test ends.
 func dial(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
-	conn, err := DialUpstream(context.Background(), addr, opts...)
+	conn, err := upstream.Dial(context.Background(), addr, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

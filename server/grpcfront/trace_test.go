@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/memrank/memrank/telemetry/settings"
+	"github.com/memrank/memrank/upstream"
 )
 
 // One trace runs from the caller's span through the front's server span,
@@ -29,8 +30,8 @@ func TestOneTraceThroughTheFront(t *testing.T) {
 		return grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(prop)))
 	}
 	_, addr := openStore(t, serverHandler())
-	ranker, codec := newRanker(t, addr, tel, ClientTelemetry(tel))
-	front := startFront(t, addr, Config{Ranker: ranker, Telemetry: tel}, ClientTelemetry(tel))
+	ranker, codec := newRanker(t, addr, tel, upstream.ClientTelemetry(tel))
+	front := startFront(t, addr, Config{Ranker: ranker, Telemetry: tel}, upstream.ClientTelemetry(tel))
 	caller := client(t, front, qdrant.Config{GrpcOptions: []grpc.DialOption{
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(prop))),
 	}})

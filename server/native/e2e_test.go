@@ -26,6 +26,7 @@ import (
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/tenancy"
+	"github.com/memrank/memrank/upstream"
 )
 
 // demoEnv is the real stack under the native API: the embedded store served
@@ -53,10 +54,7 @@ func newDemoEnvWith(t *testing.T, policy *tenancy.Policy, opts ...grpc.ServerOpt
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	ip, err := store.NewInProcess(db, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ip := upstream.ServeInProcess(store.NewServer(db, opts...))
 	t.Cleanup(func() { ip.Close() })
 	client, err := qdrant.NewClient(ip.ClientConfig())
 	if err != nil {
@@ -83,12 +81,9 @@ func newDemoEnvWith(t *testing.T, policy *tenancy.Policy, opts ...grpc.ServerOpt
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The demo's collection records the local embedder, whose guard floor
-	// is lower than the default's, as config's default rank.embedder_guards.
-	local := rank.DefaultGuard()
-	local.Band, local.Floor = 0.15, 0.15
-	ranker, err := rank.New(client, rank.Config{Params: params, Codec: codec, Now: func() time.Time { return now },
-		EmbedderGuards: map[string]rank.Guard{embed.LocalModelVersion: local}})
+	// The demo's collection records the local embedder: rank's default
+	// embedder guards give it a lower band and floor.
+	ranker, err := rank.New(client, rank.Config{Params: params, Codec: codec, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

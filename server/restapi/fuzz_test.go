@@ -17,6 +17,7 @@ import (
 
 	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 // Fuzz targets for the REST decoders of this package: the query and search
@@ -188,10 +189,7 @@ func directHandler(t testing.TB) http.Handler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	ip, err := store.NewInProcess(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ip := upstream.ServeInProcess(store.NewServer(db))
 	t.Cleanup(func() { _ = ip.Close() })
 	conn, err := grpc.NewClient("passthrough:///embedded",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return ip.Dial(ctx) }),

@@ -27,6 +27,7 @@ import (
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -96,22 +97,15 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 		}
 	})
 	seen := &mdLog{}
-	ip, err := store.NewInProcess(db, grpc.ChainUnaryInterceptor(seen.intercept))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ip := upstream.ServeInProcess(store.NewServer(db, grpc.ChainUnaryInterceptor(seen.intercept)))
 	t.Cleanup(func() { _ = ip.Close() })
 	ctx := context.Background()
-	up, err := grpcfront.DialInProcess(ctx, ip)
+	up, err := upstream.DialInProcess(ctx, ip)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = up.Close() })
-	scfg, err := grpcfront.SourceConfigInProcess(ip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := qdrant.NewClient(scfg)
+	src, err := qdrant.NewClient(ip.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,9 +124,9 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp := grpcfront.ServeInProcess(front)
-	t.Cleanup(func() { fp.Close(time.Second) })
-	conn, err := grpcfront.DialInProcess(ctx, fp)
+	fp := upstream.ServeInProcess(front)
+	t.Cleanup(func() { _ = fp.Close() })
+	conn, err := upstream.DialInProcess(ctx, fp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -22,10 +23,7 @@ func client(tb testing.TB) *qdrant.Client {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p, err := store.NewInProcess(db)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	p := upstream.ServeInProcess(store.NewServer(db))
 	c, err := qdrant.NewClient(p.ClientConfig())
 	if err != nil {
 		tb.Fatal(err)

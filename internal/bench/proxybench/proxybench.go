@@ -36,6 +36,7 @@ import (
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/telemetry/settings"
+	"github.com/memrank/memrank/upstream"
 )
 
 // Goals of the issue for this 2-core machine.
@@ -172,10 +173,10 @@ func (f *Fixture) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if f.upstream, err = grpcfront.DialUpstream(ctx, storeAddr); err != nil {
+	if f.upstream, err = upstream.Dial(ctx, storeAddr); err != nil {
 		return err
 	}
-	scfg, err := grpcfront.SourceConfig(storeAddr)
+	scfg, err := upstream.ClientConfig(storeAddr)
 	if err != nil {
 		return err
 	}
@@ -192,7 +193,7 @@ func (f *Fixture) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.recorder.Start(sctx)
+	_ = f.recorder.Start(sctx)
 	f.ranker, err = rank.New(f.source, rank.Config{Codec: codec, Oversample: f.opts.Oversample, Recorder: f.recorder})
 	if err != nil {
 		return err
@@ -215,7 +216,7 @@ func (f *Fixture) start(ctx context.Context) error {
 }
 
 func newClient(addr string) (*qdrant.Client, error) {
-	cfg, err := grpcfront.SourceConfig(addr) // the same shape an agent's client has
+	cfg, err := upstream.ClientConfig(addr) // the same shape an agent's client has
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +236,7 @@ func (f *Fixture) serve(ctx context.Context, srv *grpc.Server) (string, error) {
 	f.serving.Add(1)
 	go func() {
 		defer f.serving.Done()
-		if err := store.Serve(ctx, srv, lis, 5*time.Second); err != nil {
+		if err := upstream.Serve(ctx, srv, lis, 5*time.Second); err != nil {
 			f.serveErrs <- err
 		}
 	}()
@@ -419,7 +420,7 @@ func (f *Fixture) Close() error {
 		}
 		if f.recorder != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			errs = append(errs, f.recorder.Close(ctx))
+			errs = append(errs, f.recorder.Shutdown(ctx))
 			cancel()
 		}
 		if f.cancel != nil {

@@ -31,6 +31,7 @@ import (
 	"github.com/viterin/vek"
 
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
 )
 
 // Options sizes a run. The zero value gives the reference run: 100k
@@ -118,7 +119,7 @@ type Fixture struct {
 	dir     string
 	ownDir  bool
 	db      *store.DB
-	inproc  *store.InProcess
+	inproc  *upstream.InProcess
 	client  *qdrant.Client
 	queries [][]float32
 	load    LoadStats
@@ -215,9 +216,7 @@ func (f *Fixture) open(ctx context.Context) error {
 	for i := range f.queries {
 		f.queries[i] = randomVector(r, f.opts.Dim)
 	}
-	if f.inproc, err = store.NewInProcess(f.db); err != nil {
-		return fmt.Errorf("storebench: %w", err)
-	}
+	f.inproc = upstream.ServeInProcess(store.NewServer(f.db))
 	cfg := f.inproc.ClientConfig()
 	cfg.PoolSize = 1
 	if f.client, err = qdrant.NewClient(cfg); err != nil {

@@ -1,4 +1,4 @@
-package config
+package main
 
 import (
 	"errors"
@@ -8,6 +8,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memrank/memrank/config"
+	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/tenancy"
 )
 
 // TestValidate gives each rule of Validate a case with its exact text. Every
@@ -42,14 +49,14 @@ func TestValidate(t *testing.T) {
 		{"empty extractor pattern", func(c *Config) { c.Scoring.Extractor.Models[0].Pattern = "" },
 			"config: scoring.extractor.models[0].pattern: must not be empty"},
 		{"no extractor models", func(c *Config) { c.Scoring.Extractor.Models = nil }, ""},
-		{"grounding", func(c *Config) { c.Scoring.Grounding = Grounding{Partial: 1.5, Unknown: -1, Floor: 2} },
+		{"grounding", func(c *Config) { c.Scoring.Grounding = scoring.GroundingParams{Partial: 1.5, Unknown: -1, Floor: 2} },
 			"config: scoring.grounding.partial: 1.5 is outside [0, 1]\nconfig: scoring.grounding.unknown: -1 is outside [0, 1]\nconfig: scoring.grounding.floor: 2 is outside [0, 1]"},
 		{"confirm source", func(c *Config) { c.Scoring.Confirm.Source = 1.01 },
 			"config: scoring.confirm.source: 1.01 is outside [0, 1]"},
 		{"confirm max_confidence zero", func(c *Config) { c.Scoring.Confirm.MaxConfidence = 0 },
 			"config: scoring.confirm.max_confidence: 0 is outside (0, 1]"},
 		{"confirm max_confidence one", func(c *Config) { c.Scoring.Confirm.MaxConfidence = 1 }, ""},
-		{"gates", func(c *Config) { c.Scoring.Gates = Gates{Retrieval: -0.5, Render: 1.5} },
+		{"gates", func(c *Config) { c.Scoring.Gates = scoring.GatesConfig{Retrieval: -0.5, Render: 1.5} },
 			"config: scoring.gates.retrieval: -0.5 is outside [0, 1]\nconfig: scoring.gates.render: 1.5 is outside [0, 1]"},
 		{"default half-life", func(c *Config) { c.Scoring.Decay.DefaultHalfLife = -1 },
 			"config: scoring.decay.default_half_life: -1 is not positive"},
@@ -62,36 +69,36 @@ func TestValidate(t *testing.T) {
 		{"type category without half-life", func(c *Config) { c.Scoring.Decay.TypeCategories["fact"] = "legal" },
 			`config: scoring.decay.type_categories.fact: "legal" has no half-life in scoring.decay.half_lives`},
 		{"type category with half-life", func(c *Config) { c.Scoring.Decay.TypeCategories["preference"] = "preference" }, ""},
-		{"protected", func(c *Config) { c.Scoring.Protected = Protected{MinConfidence: 1.1, MinObservations: -1} },
+		{"protected", func(c *Config) {
+			c.Scoring.Protected = scoring.ProtectedConfig{MinConfidence: 1.1, MinObservations: -1}
+		},
 			"config: scoring.protected.min_confidence: 1.1 is outside [0, 1]\nconfig: scoring.protected.min_observations: -1 is less than 0"},
 		{"tiers equal", func(c *Config) { c.Scoring.Tiers.Dormant = 0.6 },
 			"config: scoring.tiers.dormant: 0.6 is not below scoring.tiers.active (0.6)"},
-		{"tiers reversed", func(c *Config) { c.Scoring.Tiers = Tiers{Active: 0.1, Dormant: 0.3, Stale: 0.6} },
+		{"tiers reversed", func(c *Config) { c.Scoring.Tiers = scoring.TierParams{Active: 0.1, Dormant: 0.3, Stale: 0.6} },
 			"config: scoring.tiers.dormant: 0.3 is not below scoring.tiers.active (0.1)\nconfig: scoring.tiers.stale: 0.6 is not below scoring.tiers.dormant (0.3)"},
 		{"tier outside [0, 1]", func(c *Config) { c.Scoring.Tiers.Active = 1.2 },
 			"config: scoring.tiers.active: 1.2 is outside [0, 1]"},
-		{"stats reversed", func(c *Config) { c.Scoring.Stats = Stats{High: 0.4, Medium: 0.5} },
+		{"stats reversed", func(c *Config) { c.Scoring.Stats = scoring.StatsConfig{High: 0.4, Medium: 0.5} },
 			"config: scoring.stats.high: 0.4 is below scoring.stats.medium (0.5)"},
-		{"stats equal", func(c *Config) { c.Scoring.Stats = Stats{High: 0.5, Medium: 0.5} }, ""},
+		{"stats equal", func(c *Config) { c.Scoring.Stats = scoring.StatsConfig{High: 0.5, Medium: 0.5} }, ""},
 		{"stats outside [0, 1]", func(c *Config) { c.Scoring.Stats.High = 2 },
 			"config: scoring.stats.high: 2 is outside [0, 1]"},
 		{"oversample and max_candidates", func(c *Config) { c.Rank.Oversample = 0; c.Rank.MaxCandidates = -5 },
 			"config: rank.oversample: 0 is less than 1\nconfig: rank.max_candidates: -5 is less than 1"},
-		{"rank modes", func(c *Config) {
-			c.Rank.Mode = "always"
-			c.Rank.Collections = map[string]RankCollection{"": {}, "a": {Mode: "never"}, "m_memrank_audit": {Mode: "rerank"}}
-		}, "config: rank.mode: \"always\" is not one of auto, rerank, shadow, off\nconfig: rank.collections: has an entry with an empty name\n" +
-			"config: rank.collections.a.mode: \"never\" is not one of auto, rerank, shadow, off\n" +
+		{"rank collections", func(c *Config) {
+			c.Rank.Collections = map[string]rank.CollectionConfig{"": {}, "a": {Mode: rank.ModeOff}, "m_memrank_audit": {Mode: rank.ModeRerank}}
+		}, "config: rank.collections: has an entry with an empty name\n" +
 			"config: rank.collections.m_memrank_audit: names an audit companion: memrank's own records are never re-ranked"},
 		{"guards", func(c *Config) {
 			c.Rank.Guard.Band = -1
-			c.Rank.Collections = map[string]RankCollection{"a": {Guard: GuardPatch{Band: ptr(0.1), Floor: ptr(math.NaN())}}}
-			c.Rank.EmbedderGuards = map[string]GuardPatch{"m": {RelativeBand: ptr(2.0)}}
+			c.Rank.Collections = map[string]rank.CollectionConfig{"a": {Guard: rank.GuardPatch{Band: ptr(0.1), Floor: ptr(math.NaN())}}}
+			c.Rank.EmbedderGuards = map[string]rank.GuardPatch{"m": {RelativeBand: ptr(2.0)}}
 		}, "config: rank.guard.band: -1 is not a non-negative number\nconfig: rank.collections.a.guard.floor: NaN is not a finite number\n" +
 			"config: rank.embedder_guards.m.relative_band: 2 is outside [0, 1]"},
 		{"detection and shadow", func(c *Config) {
-			c.Rank.Detect = RankDetect{SampleSize: 0, TTL: -time.Second}
-			c.Rank.Shadow = RankShadow{SampleRate: 0, LogInterval: -time.Second}
+			c.Rank.Detect = rank.DetectConfig{SampleSize: 0, TTL: -time.Second}
+			c.Rank.Shadow = rank.ShadowConfig{SampleRate: 0, LogInterval: -time.Second}
 		}, "config: rank.detect.sample_size: 0 is outside [1, 1000]\nconfig: rank.detect.ttl: -1s is not positive\n" +
 			"config: rank.shadow.sample_rate: 0 is outside (0, 1]\nconfig: rank.shadow.log_interval: -1s is not positive"},
 		{"confidence weight", func(c *Config) { c.Scoring.ConfidenceWeight = 1.5 }, "config: scoring.confidence_weight: 1.5 is outside [0, 1]"},
@@ -114,7 +121,7 @@ func TestValidate(t *testing.T) {
 		{"judge enabled without model or key", func(c *Config) { c.Judge.Enabled = true },
 			"config: judge.model: must not be empty when judge.enabled is true\nconfig: judge.api_key: must not be empty when judge.enabled is true and judge.base_url is empty (OpenAI's API)"},
 		{"judge enabled on a local server", func(c *Config) {
-			c.Judge = Judge{Enabled: true, BaseURL: "http://localhost:11434/v1", Model: "qwen", Timeout: time.Second}
+			c.Judge = dedup.JudgeConfig{Enabled: true, BaseURL: "http://localhost:11434/v1", Model: "qwen", Timeout: time.Second}
 		}, ""},
 		{"judge base URL", func(c *Config) { c.Judge.BaseURL = "localhost:11434" },
 			`config: judge.base_url: "localhost:11434" is not an http(s) URL`},
@@ -122,7 +129,7 @@ func TestValidate(t *testing.T) {
 			"config: upstream.api_key: contains white space or control characters (value not shown)"},
 		{"embedder driver", func(c *Config) { c.Embedder.Driver = "onnx" },
 			`config: embedder.driver: "onnx" is not one of local, openai`},
-		{"embedder openai without model", func(c *Config) { c.Embedder.Driver = DriverOpenAI; c.Embedder.APIKey = "k" },
+		{"embedder openai without model", func(c *Config) { c.Embedder.Driver = embed.DriverOpenAI; c.Embedder.APIKey = "k" },
 			`config: embedder.model: must not be empty when embedder.driver is "openai"`},
 		{"embedder sizes", func(c *Config) {
 			c.Embedder.Dimensions = 0
@@ -165,23 +172,23 @@ func TestValidate(t *testing.T) {
 		{"tenancy key without a tenant source", func(c *Config) { c.Tenancy.Key = "user_id" },
 			`config: tenancy.key: "user_id" is set but neither tenancy.header nor tenancy.api_keys says where a request's tenant comes from`},
 		{"tenancy header and api keys", func(c *Config) {
-			c.Tenancy = Tenancy{Key: "user_id", Header: "X-Tenant", APIKeys: map[string]string{"k": "alice"}}
+			c.Tenancy = tenancy.Config{Key: "user_id", Header: "X-Tenant", APIKeys: map[string]string{"k": "alice"}}
 		}, `config: tenancy.header: "X-Tenant" is set together with tenancy.api_keys; set only one`},
-		{"tenancy bad header", func(c *Config) { c.Tenancy = Tenancy{Key: "user_id", Header: "X Tenant"} },
+		{"tenancy bad header", func(c *Config) { c.Tenancy = tenancy.Config{Key: "user_id", Header: "X Tenant"} },
 			`config: tenancy.header: "X Tenant" is not a valid HTTP header name`},
-		{"tenancy key is a payload key", func(c *Config) { c.Tenancy = Tenancy{Key: "source", Header: "X-Tenant"} },
+		{"tenancy key is a payload key", func(c *Config) { c.Tenancy = tenancy.Config{Key: "source", Header: "X-Tenant"} },
 			`config: tenancy.key: "source" is also payload_keys.source`},
 		{"tenancy api key entries", func(c *Config) {
-			c.Tenancy = Tenancy{Key: "user_id", APIKeys: map[string]string{"": "alice", "good-key": "", "bad key": "bob"}}
+			c.Tenancy = tenancy.Config{Key: "user_id", APIKeys: map[string]string{"": "alice", "good-key": "", "bad key": "bob"}}
 		}, "config: tenancy.api_keys.***1: the tenant is empty\n" +
 			"config: tenancy.api_keys.***2: the API key is empty\n" +
 			"config: tenancy.api_keys.***3: contains white space or control characters (value not shown)"},
-		{"tenancy on with a header", func(c *Config) { c.Tenancy = Tenancy{Key: "user_id", Header: "X-Tenant"} }, ""},
+		{"tenancy on with a header", func(c *Config) { c.Tenancy = tenancy.Config{Key: "user_id", Header: "X-Tenant"} }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := Default()
+			c := defaultConfig()
 			tt.mutate(&c)
 			err := c.Validate()
 			got := ""
@@ -192,7 +199,7 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate():\n got %s\nwant %s", got, tt.want)
 			}
 			for _, e := range unjoin(err) {
-				var ce *Error
+				var ce *config.Error
 				if !errors.As(e, &ce) {
 					t.Fatalf("%v is not a *config.Error", e)
 				}

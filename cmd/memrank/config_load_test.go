@@ -1,4 +1,4 @@
-package config
+package main
 
 import (
 	"errors"
@@ -12,6 +12,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+
+	"github.com/memrank/memrank/config"
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/upstream"
 )
 
 // writeFile writes a YAML file in a fresh temporary directory.
@@ -24,12 +29,12 @@ func writeFile(t *testing.T, content string) string {
 	return path
 }
 
-// loadConfig loads src over the defaults, with OTEL_EXPORTER_OTLP_ENDPOINT
+// loadSource loads src over the defaults, with OTEL_EXPORTER_OTLP_ENDPOINT
 // filling telemetry.otlp_endpoint, as memrank does.
-func loadConfig(src Source) (Config, error) {
-	cfg := Default()
-	src.EnvDefaults = EnvDefaults()
-	if err := Load(src, &cfg); err != nil {
+func loadSource(src config.Source) (Config, error) {
+	cfg := defaultConfig()
+	src.EnvDefaults = envDefaults()
+	if err := config.Load(src, &cfg); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
@@ -37,17 +42,17 @@ func loadConfig(src Source) (Config, error) {
 
 // loadBytes loads a YAML document given as bytes under name.
 func loadBytes(name string, data []byte) (Config, error) {
-	cfg := Default()
-	if err := load(Source{EnvDefaults: EnvDefaults()}, name, bytesProvider(data), &cfg); err != nil {
+	cfg := defaultConfig()
+	if err := config.Load(config.Source{File: name, Data: data, EnvDefaults: envDefaults()}, &cfg); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
 }
 
 // mustLoad loads src and fails the test on any error.
-func mustLoad(t *testing.T, src Source) Config {
+func mustLoad(t *testing.T, src config.Source) Config {
 	t.Helper()
-	cfg, err := loadConfig(src)
+	cfg, err := loadSource(src)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -90,19 +95,19 @@ func TestPrecedence(t *testing.T) {
 	env := []string{"MEMRANK_UPSTREAM__GRPC=env:6334"}
 	tests := []struct {
 		name string
-		src  Source
+		src  config.Source
 		want string
 	}{
-		{"defaults alone", Source{}, ""},
-		{"file over defaults", Source{File: file}, "file:6334"},
-		{"env over file", Source{File: file, Environ: env}, "env:6334"},
-		{"flag over env and file", Source{File: file, Environ: env, Flags: flagSet(t, "--upstream", "flag:6334"), FlagKeys: flagKeys}, "flag:6334"},
-		{"flag over defaults", Source{Flags: flagSet(t, "--upstream=flag:6334"), FlagKeys: flagKeys}, "flag:6334"},
+		{"defaults alone", config.Source{}, ""},
+		{"file over defaults", config.Source{File: file}, "file:6334"},
+		{"env over file", config.Source{File: file, Environ: env}, "env:6334"},
+		{"flag over env and file", config.Source{File: file, Environ: env, Flags: flagSet(t, "--upstream", "flag:6334"), FlagKeys: flagKeys}, "flag:6334"},
+		{"flag over defaults", config.Source{Flags: flagSet(t, "--upstream=flag:6334"), FlagKeys: flagKeys}, "flag:6334"},
 		// The flag's own default must not override what the user configured.
-		{"unset flag does not override env", Source{File: file, Environ: env, Flags: flagSet(t), FlagKeys: flagKeys}, "env:6334"},
-		{"unset flag does not override file", Source{File: file, Flags: flagSet(t, "--config", file), FlagKeys: flagKeys}, "file:6334"},
-		{"unset flag does not override defaults", Source{Flags: flagSet(t), FlagKeys: flagKeys}, ""},
-		{"flag without a binding is ignored", Source{File: file, Flags: flagSet(t, "--upstream=x:1"), FlagKeys: map[string]string{}}, "file:6334"},
+		{"unset flag does not override env", config.Source{File: file, Environ: env, Flags: flagSet(t), FlagKeys: flagKeys}, "env:6334"},
+		{"unset flag does not override file", config.Source{File: file, Flags: flagSet(t, "--config", file), FlagKeys: flagKeys}, "file:6334"},
+		{"unset flag does not override defaults", config.Source{Flags: flagSet(t), FlagKeys: flagKeys}, ""},
+		{"flag without a binding is ignored", config.Source{File: file, Flags: flagSet(t, "--upstream=x:1"), FlagKeys: map[string]string{}}, "file:6334"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,13 +123,13 @@ func TestPrecedence(t *testing.T) {
 // it sets: the rest of a section keeps what the lower sources gave it.
 func TestPrecedenceIsPerKey(t *testing.T) {
 	file := writeFile(t, "upstream:\n  grpc: file:6334\n  rest: http://file:6333\njudge:\n  timeout: 3s\n")
-	cfg := mustLoad(t, Source{
+	cfg := mustLoad(t, config.Source{
 		File:     file,
 		Environ:  []string{"MEMRANK_UPSTREAM__REST=http://env:6333"},
 		Flags:    flagSet(t, "--upstream-timeout", "7s"),
 		FlagKeys: flagKeys,
 	})
-	want := Upstream{GRPC: "file:6334", REST: "http://env:6333", Timeout: 7 * time.Second}
+	want := upstream.Config{GRPC: "file:6334", REST: "http://env:6333", Timeout: 7 * time.Second}
 	if diff := cmp.Diff(want, cfg.Upstream); diff != "" {
 		t.Errorf("upstream (-want +got):\n%s", diff)
 	}
@@ -136,7 +141,7 @@ func TestPrecedenceIsPerKey(t *testing.T) {
 // TestInvalidFiles loads every file under testdata/invalid and compares the
 // error text, the text users see, with the .err file beside it.
 func TestInvalidFiles(t *testing.T) {
-	files, err := filepath.Glob("testdata/invalid/*.yaml")
+	files, err := filepath.Glob("testdata/config/invalid/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no invalid files: %v", err)
 	}
@@ -144,9 +149,9 @@ func TestInvalidFiles(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := loadConfig(Source{File: file})
+			cfg, err := loadSource(config.Source{File: file})
 			if err == nil {
-				t.Fatalf("Load(%s) succeeded, want an error", file)
+				t.Fatalf("config.Load(%s) succeeded, want an error", file)
 			}
 			if diff := cmp.Diff(Config{}, cfg); diff != "" {
 				t.Errorf("Load returned a Config with its error (-want +got):\n%s", diff)
@@ -166,7 +171,7 @@ func TestInvalidFiles(t *testing.T) {
 				t.Errorf("error text (-want +got):\n%s", diff)
 			}
 			for _, e := range unjoin(err) {
-				var ce *Error
+				var ce *config.Error
 				if !errors.As(e, &ce) {
 					t.Errorf("%q is not a *config.Error", e)
 				}
@@ -187,23 +192,23 @@ func unjoin(err error) []error {
 }
 
 func TestUnknownKeyIsTyped(t *testing.T) {
-	_, err := loadConfig(Source{File: "testdata/invalid/unknown_nested.yaml"})
-	if !errors.Is(err, ErrUnknownKey) {
-		t.Fatalf("errors.Is(%v, ErrUnknownKey) = false", err)
+	_, err := loadSource(config.Source{File: "testdata/config/invalid/unknown_nested.yaml"})
+	if !errors.Is(err, config.ErrUnknownKey) {
+		t.Fatalf("errors.Is(%v, config.ErrUnknownKey) = false", err)
 	}
-	var ce *Error
+	var ce *config.Error
 	if !errors.As(err, &ce) {
-		t.Fatalf("no *Error in %v", err)
+		t.Fatalf("no *config.Error in %v", err)
 	}
-	want := Error{Source: "testdata/invalid/unknown_nested.yaml", Key: "scoring.wieghts", Problem: "unknown key"}
-	if diff := cmp.Diff(want, *ce, cmp.AllowUnexported(Error{}), cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".err" }, cmp.Ignore())); diff != "" {
+	want := config.Error{Source: "testdata/config/invalid/unknown_nested.yaml", Key: "scoring.wieghts", Problem: "unknown key"}
+	if diff := cmp.Diff(want, *ce, cmp.AllowUnexported(config.Error{}), cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".err" }, cmp.Ignore())); diff != "" {
 		t.Errorf("error fields (-want +got):\n%s", diff)
 	}
 }
 
 func TestMissingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "absent.yaml")
-	_, err := loadConfig(Source{File: path})
+	_, err := loadSource(config.Source{File: path})
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("errors.Is(%v, fs.ErrNotExist) = false", err)
 	}
@@ -214,8 +219,8 @@ func TestMissingFile(t *testing.T) {
 
 func TestEmptyFileGivesDefaults(t *testing.T) {
 	for _, content := range []string{"", "# only a comment\n", "---\n", "judge:\n", "store:\n  data_dir:\n", "scoring: {weights: {source: null}}\n"} {
-		cfg := mustLoad(t, Source{File: writeFile(t, content)})
-		if diff := cmp.Diff(Default(), cfg); diff != "" {
+		cfg := mustLoad(t, config.Source{File: writeFile(t, content)})
+		if diff := cmp.Diff(defaultConfig(), cfg); diff != "" {
 			t.Errorf("file %q (-want +got):\n%s", content, diff)
 		}
 	}
@@ -242,18 +247,18 @@ rank:
     docs: {mode: "off"}
     memories: {guard: {floor: 0.2}}
 `)
-	cfg := mustLoad(t, Source{File: file, Environ: []string{
+	cfg := mustLoad(t, config.Source{File: file, Environ: []string{
 		"MEMRANK_TENANCY__API_KEYS=Key-B=bob",
 		"MEMRANK_SCORING__DECAY__HALF_LIVES__TAX=30",
 	}})
 
-	wantHalfLives := Default().Scoring.Decay.HalfLives
+	wantHalfLives := defaultConfig().Scoring.Decay.HalfLives
 	wantHalfLives["legal"] = 45
 	wantHalfLives["price"] = 20
 	wantHalfLives["tax"] = 30
-	wantLevels := Default().Scoring.SourceLevels
+	wantLevels := defaultConfig().Scoring.SourceLevels
 	wantLevels["rumour"] = 0.1
-	wantPriors := Default().Scoring.TypePriors
+	wantPriors := defaultConfig().Scoring.TypePriors
 	wantPriors["fact"] = 0.6
 
 	checks := []struct {
@@ -264,9 +269,9 @@ rank:
 		{"source_levels", cfg.Scoring.SourceLevels, wantLevels},
 		{"type_priors", cfg.Scoring.TypePriors, wantPriors},
 		{"type_categories", cfg.Scoring.Decay.TypeCategories, map[string]string{"preference": "preference"}},
-		{"extractor.models", cfg.Scoring.Extractor.Models, []ExtractorModel{{"llama", 0.7}}},
+		{"extractor.models", cfg.Scoring.Extractor.Models, []scoring.ExtractorPattern{{Pattern: "llama", Quality: 0.7}}},
 		{"api_keys", cfg.Tenancy.APIKeys, map[string]string{"key-a": "alice", "Key-B": "bob"}},
-		{"collections", cfg.Rank.Collections, map[string]RankCollection{"docs": {Mode: "off"}, "memories": {Guard: GuardPatch{Floor: ptr(0.2)}}}},
+		{"collections", cfg.Rank.Collections, map[string]rank.CollectionConfig{"docs": {Mode: rank.ModeOff}, "memories": {Guard: rank.GuardPatch{Floor: ptr(0.2)}}}},
 	}
 	for _, c := range checks {
 		if diff := cmp.Diff(c.want, c.got); diff != "" {
@@ -289,13 +294,13 @@ func TestEnvTypedValues(t *testing.T) {
 		{"string", "MEMRANK_UPSTREAM__GRPC=qdrant:6334", func(c Config) any { return c.Upstream.GRPC }, "qdrant:6334"},
 		{"secret", "MEMRANK_JUDGE__API_KEY=sk-Test", func(c Config) any { return c.Judge.APIKey }, "sk-Test"},
 		{"top-level key", "MEMRANK_REPLICA_ID=pod-7", func(c Config) any { return c.ReplicaID }, "pod-7"},
-		{"list, YAML flow", `MEMRANK_SCORING__EXTRACTOR__MODELS=[{pattern: "a,b", quality: 0.5}]`, func(c Config) any { return c.Scoring.Extractor.Models }, []ExtractorModel{{"a,b", 0.5}}},
-		{"map entry of sections, YAML flow", "MEMRANK_RANK__COLLECTIONS__DOCS={mode: off}", func(c Config) any { return c.Rank.Collections["docs"] }, RankCollection{Mode: "off"}},
-		{"optional value", "MEMRANK_RANK__EMBEDDER_GUARDS={m1: {band: 0.05}}", func(c Config) any { return c.Rank.EmbedderGuards["m1"] }, GuardPatch{Band: ptr(0.05)}},
+		{"list, YAML flow", `MEMRANK_SCORING__EXTRACTOR__MODELS=[{pattern: "a,b", quality: 0.5}]`, func(c Config) any { return c.Scoring.Extractor.Models }, []scoring.ExtractorPattern{{Pattern: "a,b", Quality: 0.5}}},
+		{"map entry of sections, YAML flow", "MEMRANK_RANK__COLLECTIONS__DOCS={mode: off}", func(c Config) any { return c.Rank.Collections["docs"] }, rank.CollectionConfig{Mode: rank.ModeOff}},
+		{"optional value", "MEMRANK_RANK__EMBEDDER_GUARDS={m1: {band: 0.05}}", func(c Config) any { return c.Rank.EmbedderGuards["m1"] }, rank.GuardPatch{Band: ptr(0.05)}},
 		{"map entry", "MEMRANK_SCORING__DECAY__HALF_LIVES__PROJECT_STATUS=14", func(c Config) any { return c.Scoring.Decay.HalfLives["project_status"] }, 14.0},
 		{"map, key=value pairs", "MEMRANK_SCORING__DECAY__TYPE_CATEGORIES=preference=preference, fact=technical", func(c Config) any { return c.Scoring.Decay.TypeCategories }, map[string]string{"preference": "preference", "fact": "technical"}},
 		{"map, YAML flow", "MEMRANK_SCORING__SOURCE_LEVELS={rumour: 0.1}", func(c Config) any { return c.Scoring.SourceLevels["rumour"] }, 0.1},
-		{"list of rows, YAML flow", "MEMRANK_SCORING__EXTRACTOR__MODELS=[{pattern: 'llama', quality: 0.7}]", func(c Config) any { return c.Scoring.Extractor.Models }, []ExtractorModel{{"llama", 0.7}}},
+		{"list of rows, YAML flow", "MEMRANK_SCORING__EXTRACTOR__MODELS=[{pattern: 'llama', quality: 0.7}]", func(c Config) any { return c.Scoring.Extractor.Models }, []scoring.ExtractorPattern{{Pattern: "llama", Quality: 0.7}}},
 		{"section, YAML flow", "MEMRANK_LISTEN={http: ':8080'}", func(c Config) any { return c.Listen }, Listen{HTTP: ":8080", GRPC: ":6334"}},
 		{"OTLP endpoint from OTEL", "OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317", func(c Config) any { return c.Telemetry.OTLPEndpoint }, "http://collector:4317"},
 		{"other variables are not read", "UPSTREAM__GRPC=x", func(c Config) any { return c.Upstream.GRPC }, ""},
@@ -303,7 +308,7 @@ func TestEnvTypedValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := mustLoad(t, Source{Environ: []string{"HOME=/root", tt.env}})
+			cfg := mustLoad(t, config.Source{Environ: []string{"HOME=/root", tt.env}})
 			if diff := cmp.Diff(tt.want, tt.got(cfg)); diff != "" {
 				t.Errorf("%s (-want +got):\n%s", tt.env, diff)
 			}
@@ -358,9 +363,9 @@ func TestEnvErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := loadConfig(Source{Environ: tt.environ})
+			_, err := loadSource(config.Source{Environ: tt.environ})
 			if err == nil {
-				t.Fatalf("Load(%q) succeeded, want %s", tt.environ, tt.want)
+				t.Fatalf("config.Load(%q) succeeded, want %s", tt.environ, tt.want)
 			}
 			if err.Error() != tt.want {
 				t.Errorf("error:\n got %s\nwant %s", err, tt.want)
@@ -375,7 +380,7 @@ func TestEnvErrors(t *testing.T) {
 // TestEnvEntryWinsOverTable pins the documented order: variables apply in
 // name order, so an entry variable overrides the whole-table variable.
 func TestEnvEntryWinsOverTable(t *testing.T) {
-	cfg := mustLoad(t, Source{Environ: []string{
+	cfg := mustLoad(t, config.Source{Environ: []string{
 		"MEMRANK_SCORING__DECAY__HALF_LIVES__LEGAL=50",
 		"MEMRANK_SCORING__DECAY__HALF_LIVES=legal=45,tax=30",
 	}})
@@ -387,7 +392,7 @@ func TestEnvEntryWinsOverTable(t *testing.T) {
 
 func TestNullTableEntryIsAnError(t *testing.T) {
 	file := writeFile(t, "scoring:\n  decay:\n    half_lives:\n      legal:\n")
-	_, err := loadConfig(Source{File: file})
+	_, err := loadSource(config.Source{File: file})
 	want := "config: " + file + ": scoring.decay.half_lives.legal: want a number, got null"
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n got %v\nwant %s", err, want)
@@ -397,11 +402,11 @@ func TestNullTableEntryIsAnError(t *testing.T) {
 func TestEnvConfigFile(t *testing.T) {
 	fromEnv := writeFile(t, "replica_id: from-env-file\n")
 	fromFlag := writeFile(t, "replica_id: from-flag-file\n")
-	env := []string{EnvConfigFile + "=" + fromEnv}
-	if got := mustLoad(t, Source{Environ: env}).ReplicaID; got != "from-env-file" {
+	env := []string{config.EnvConfigFile + "=" + fromEnv}
+	if got := mustLoad(t, config.Source{Environ: env}).ReplicaID; got != "from-env-file" {
 		t.Errorf("with only $MEMRANK_CONFIG, replica_id = %q, want the file's", got)
 	}
-	if got := mustLoad(t, Source{File: fromFlag, Environ: env}).ReplicaID; got != "from-flag-file" {
+	if got := mustLoad(t, config.Source{File: fromFlag, Environ: env}).ReplicaID; got != "from-flag-file" {
 		t.Errorf("with File and $MEMRANK_CONFIG, replica_id = %q, want File's", got)
 	}
 }
@@ -411,14 +416,14 @@ func TestOTLPEndpoint(t *testing.T) {
 	file := writeFile(t, "telemetry:\n  otlp_endpoint: http://file:4317\n")
 	tests := []struct {
 		name string
-		src  Source
+		src  config.Source
 		want string
 	}{
-		{"unset", Source{}, ""},
-		{"from OTEL when nothing sets it", Source{Environ: []string{otel}}, "http://otel:4317"},
-		{"file wins over OTEL", Source{File: file, Environ: []string{otel}}, "http://file:4317"},
-		{"MEMRANK_ wins over OTEL", Source{Environ: []string{otel, "MEMRANK_TELEMETRY__OTLP_ENDPOINT=http://mine:4317"}}, "http://mine:4317"},
-		{"the last of duplicates wins", Source{Environ: []string{otel, "OTEL_EXPORTER_OTLP_ENDPOINT=http://last:4317"}}, "http://last:4317"},
+		{"unset", config.Source{}, ""},
+		{"from OTEL when nothing sets it", config.Source{Environ: []string{otel}}, "http://otel:4317"},
+		{"file wins over OTEL", config.Source{File: file, Environ: []string{otel}}, "http://file:4317"},
+		{"MEMRANK_ wins over OTEL", config.Source{Environ: []string{otel, "MEMRANK_TELEMETRY__OTLP_ENDPOINT=http://mine:4317"}}, "http://mine:4317"},
+		{"the last of duplicates wins", config.Source{Environ: []string{otel, "OTEL_EXPORTER_OTLP_ENDPOINT=http://last:4317"}}, "http://last:4317"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -430,7 +435,7 @@ func TestOTLPEndpoint(t *testing.T) {
 }
 
 func TestFlagTypes(t *testing.T) {
-	cfg := mustLoad(t, Source{
+	cfg := mustLoad(t, config.Source{
 		Flags: flagSet(t,
 			"--render-gate=0.3", "--upstream-timeout=250ms", "--collections={a: {mode: shadow}}",
 			"--judge", "--oversample=6", "--half-lives=legal=45",
@@ -446,12 +451,12 @@ func TestFlagTypes(t *testing.T) {
 	}{
 		{"float flag", cfg.Scoring.Gates.Render, 0.3},
 		{"duration flag", cfg.Upstream.Timeout, 250 * time.Millisecond},
-		{"map of sections flag", cfg.Rank.Collections, map[string]RankCollection{"a": {Mode: "shadow"}}},
+		{"map of sections flag", cfg.Rank.Collections, map[string]rank.CollectionConfig{"a": {Mode: rank.ModeShadow}}},
 		{"bool flag", cfg.Judge.Enabled, true},
 		{"int flag", cfg.Rank.Oversample, 6},
 		{"map flag merges", cfg.Scoring.Decay.HalfLives["legal"], 45.0},
 		{"map flag keeps defaults", cfg.Scoring.Decay.HalfLives["preference"], 365.0},
-		{"section from a string flag", cfg.Scoring.Weights, Weights{Source: 0.4, Repetition: 0.25, Extractor: 0.25, Type: 0.10}},
+		{"section from a string flag", cfg.Scoring.Weights, scoring.Weights{Source: 0.4, Repetition: 0.25, Extractor: 0.25, Type: 0.10}},
 	}
 	for _, c := range checks {
 		if diff := cmp.Diff(c.want, c.got); diff != "" {
@@ -463,25 +468,25 @@ func TestFlagTypes(t *testing.T) {
 func TestFlagErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		src  Source
+		src  config.Source
 		want string
 	}{
-		{"binding to an unknown key, flag unset", Source{Flags: flagSet(t), FlagKeys: map[string]string{"upstream": "upstrem.grpc"}},
+		{"binding to an unknown key, flag unset", config.Source{Flags: flagSet(t), FlagKeys: map[string]string{"upstream": "upstrem.grpc"}},
 			`config: --upstream: unknown key "upstrem.grpc"`},
-		{"binding to an unknown key, flag set", Source{Flags: flagSet(t, "--upstream=x:1"), FlagKeys: map[string]string{"upstream": "upstream.grpc.host"}},
+		{"binding to an unknown key, flag set", config.Source{Flags: flagSet(t, "--upstream=x:1"), FlagKeys: map[string]string{"upstream": "upstream.grpc.host"}},
 			`config: --upstream: unknown key "upstream.grpc.host"`},
-		{"binding checked without a flag set", Source{FlagKeys: map[string]string{"x": "scoring..weights"}},
+		{"binding checked without a flag set", config.Source{FlagKeys: map[string]string{"x": "scoring..weights"}},
 			`config: --x: unknown key "scoring..weights"`},
-		{"wrong type", Source{Flags: flagSet(t, "--upstream=x:1"), FlagKeys: map[string]string{"upstream": "scoring.gates.render"}},
+		{"wrong type", config.Source{Flags: flagSet(t, "--upstream=x:1"), FlagKeys: map[string]string{"upstream": "scoring.gates.render"}},
 			`config: --upstream: scoring.gates.render: want a number, got "x:1"`},
-		{"typed flag of the wrong type", Source{Flags: flagSet(t, "--upstream-timeout=1s"), FlagKeys: map[string]string{"upstream-timeout": "rank.oversample"}},
+		{"typed flag of the wrong type", config.Source{Flags: flagSet(t, "--upstream-timeout=1s"), FlagKeys: map[string]string{"upstream-timeout": "rank.oversample"}},
 			`config: --upstream-timeout: rank.oversample: want an integer, got 1s`},
-		{"value refused by Validate", Source{Flags: flagSet(t, "--render-gate=2"), FlagKeys: flagKeys},
+		{"value refused by Validate", config.Source{Flags: flagSet(t, "--render-gate=2"), FlagKeys: flagKeys},
 			`config: scoring.gates.render: 2 is outside [0, 1]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := loadConfig(tt.src)
+			_, err := loadSource(tt.src)
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("error:\n got %v\nwant %s", err, tt.want)
 			}
@@ -494,7 +499,7 @@ func TestFlagErrors(t *testing.T) {
 // them in one round.
 func TestLoadReportsEverySource(t *testing.T) {
 	file := writeFile(t, "scoring:\n  wieghts: {}\n")
-	_, err := loadConfig(Source{
+	_, err := loadSource(config.Source{
 		File:     file,
 		Environ:  []string{"MEMRANK_NOPE=1"},
 		Flags:    flagSet(t, "--oversample=0"),
@@ -517,7 +522,7 @@ func TestLoadIsPure(t *testing.T) {
 	for i := range 8 {
 		t.Run(fmt.Sprint("oversample ", i+1), func(t *testing.T) {
 			t.Parallel()
-			cfg := mustLoad(t, Source{File: file, Environ: []string{"MEMRANK_RANK__OVERSAMPLE=" + string(rune('1'+i))}})
+			cfg := mustLoad(t, config.Source{File: file, Environ: []string{"MEMRANK_RANK__OVERSAMPLE=" + string(rune('1'+i))}})
 			cfg.Scoring.Decay.HalfLives["mine"] = 1
 			if cfg.Rank.Oversample != i+1 {
 				t.Errorf("oversample = %d, want %d", cfg.Rank.Oversample, i+1)
@@ -557,7 +562,7 @@ func TestFileValueTypes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			file := writeFile(t, tt.yaml+"\n")
-			_, err := loadConfig(Source{File: file})
+			_, err := loadSource(config.Source{File: file})
 			got := ""
 			if err != nil {
 				got = strings.TrimPrefix(err.Error(), "config: "+file+": ")
@@ -572,8 +577,8 @@ func TestFileValueTypes(t *testing.T) {
 // TestSectionEntriesMerge: an entry of a table of sections given in a file
 // changes the keys it names and keeps the others of the entry it replaces.
 func TestSectionEntriesMerge(t *testing.T) {
-	cfg := mustLoad(t, Source{File: writeFile(t, "rank: {embedder_guards: {memrank-local-hash-v1: {floor: 0.2}, other: {band: 0.1}}}\n")})
-	want := map[string]GuardPatch{
+	cfg := mustLoad(t, config.Source{File: writeFile(t, "rank: {embedder_guards: {memrank-local-hash-v1: {floor: 0.2}, other: {band: 0.1}}}\n")})
+	want := map[string]rank.GuardPatch{
 		"memrank-local-hash-v1": {Band: ptr(0.15), Floor: ptr(0.2)},
 		"other":                 {Band: ptr(0.1)},
 	}

@@ -1,4 +1,4 @@
-package config
+package main
 
 import (
 	"bytes"
@@ -9,14 +9,22 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memrank/memrank/config"
+	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/tenancy"
+	"github.com/memrank/memrank/upstream"
 )
 
-const defaultGolden = "testdata/default.golden.yaml"
+const defaultGolden = "testdata/config/default.golden.yaml"
 
 // TestDefaultYAMLGolden pins what `memrank config print` shows for the
 // defaults: key order, number and duration formats, masked secrets.
 func TestDefaultYAMLGolden(t *testing.T) {
-	got, err := Default().YAML(true)
+	got, err := defaultConfig().YAML(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +40,7 @@ func TestDefaultYAMLGolden(t *testing.T) {
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("YAML(true) of the defaults (-want +got):\n%s", diff)
 	}
-	again, _ := Default().YAML(true)
+	again, _ := defaultConfig().YAML(true)
 	if !bytes.Equal(got, again) {
 		t.Error("YAML(true) is not deterministic")
 	}
@@ -41,8 +49,8 @@ func TestDefaultYAMLGolden(t *testing.T) {
 // TestDefaultYAMLRoundTrip loads the golden file back: the printed defaults
 // are a valid config file that means exactly the defaults.
 func TestDefaultYAMLRoundTrip(t *testing.T) {
-	cfg := mustLoad(t, Source{File: defaultGolden})
-	if diff := cmp.Diff(Default(), cfg); diff != "" {
+	cfg := mustLoad(t, config.Source{File: defaultGolden})
+	if diff := cmp.Diff(defaultConfig(), cfg); diff != "" {
 		t.Errorf("loading %s (-want +got):\n%s", defaultGolden, diff)
 	}
 }
@@ -50,25 +58,25 @@ func TestDefaultYAMLRoundTrip(t *testing.T) {
 // custom is a Config that differs from the defaults in every kind of value,
 // with every secret set.
 func custom() Config {
-	c := Default()
-	c.Scoring.Weights = Weights{Source: 0.4, Repetition: 0.3, Extractor: 0.2, Type: 0.1}
+	c := defaultConfig()
+	c.Scoring.Weights = scoring.Weights{Source: 0.4, Repetition: 0.3, Extractor: 0.2, Type: 0.1}
 	c.Scoring.SourceLevels["rumour"] = 0.125
-	c.Scoring.Extractor.Models = []ExtractorModel{{`llama-?3(\.1)?`, 0.7}, {`^o1$`, 0.85}}
+	c.Scoring.Extractor.Models = []scoring.ExtractorPattern{{Pattern: `llama-?3(\.1)?`, Quality: 0.7}, {Pattern: `^o1$`, Quality: 0.85}}
 	c.Scoring.Decay.HalfLives["legal"] = 45.5
 	c.Scoring.Decay.TypeCategories["fact"] = "legal"
-	c.Rank.Mode = ModeShadow
-	c.Rank.Collections = map[string]RankCollection{"memories": {Mode: ModeRerank, Guard: GuardPatch{Floor: ptr(0.2), Enabled: ptr(false)}}, "notes: work": {}, "true": {Mode: ModeOff}}
-	c.Rank.EmbedderGuards["text-embedding-3-small"] = GuardPatch{Band: ptr(0.1)}
+	c.Rank.Mode = rank.ModeShadow
+	c.Rank.Collections = map[string]rank.CollectionConfig{"memories": {Mode: rank.ModeRerank, Guard: rank.GuardPatch{Floor: ptr(0.2), Off: ptr(true)}}, "notes: work": {}, "true": {Mode: rank.ModeOff}}
+	c.Rank.EmbedderGuards["text-embedding-3-small"] = rank.GuardPatch{Band: ptr(0.1)}
 	c.Scoring.ConfidenceWeight = 0.25
 	c.Dedup.MinIndependentGap = 90 * time.Minute
 	c.Dedup.RequireSurfaceChange = false
-	c.Judge = Judge{Enabled: true, BaseURL: "http://llm:8080/v1", Model: "judge-1", APIKey: "sk-judge-secret", Timeout: 1500 * time.Millisecond, CallsPerMinute: 0, CacheSize: 5}
-	c.Embedder.Driver = DriverOpenAI
+	c.Judge = dedup.JudgeConfig{Enabled: true, BaseURL: "http://llm:8080/v1", Model: "judge-1", APIKey: "sk-judge-secret", Timeout: 1500 * time.Millisecond, CallsPerMinute: 0, CacheSize: 5}
+	c.Embedder.Driver = embed.DriverOpenAI
 	c.Embedder.Model = "text-embedding-3-small"
 	c.Embedder.APIKey = "sk-embed-secret"
-	c.Upstream = Upstream{GRPC: "qdrant:6334", REST: "http://qdrant:6333", APIKey: "qdrant-secret", Timeout: 3 * time.Second}
+	c.Upstream = upstream.Config{GRPC: "qdrant:6334", REST: "http://qdrant:6333", APIKey: "qdrant-secret", Timeout: 3 * time.Second}
 	c.ReplicaID = "pod-1"
-	c.Tenancy = Tenancy{Key: "user_id", APIKeys: map[string]string{"tenant-key-b": "bob", "tenant-key-a2": "alice", "tenant-key-a1": "alice"}}
+	c.Tenancy = tenancy.Config{Key: "user_id", APIKeys: map[string]string{"tenant-key-b": "bob", "tenant-key-a2": "alice", "tenant-key-a1": "alice"}}
 	c.PayloadKeys.Text = "data"
 	c.Telemetry.OTLPEndpoint = "http://otel:4317"
 	return c
@@ -92,7 +100,7 @@ func TestYAMLMasksSecrets(t *testing.T) {
 	}
 	// Parse the output rather than grep it: each secret key is "***", and
 	// tenancy.api_keys shows one placeholder per key, by tenant.
-	back := mustLoad(t, Source{File: writeFile(t, string(out))})
+	back := mustLoad(t, config.Source{File: writeFile(t, string(out))})
 	for key, got := range map[string]string{"judge.api_key": back.Judge.APIKey, "embedder.api_key": back.Embedder.APIKey, "upstream.api_key": back.Upstream.APIKey} {
 		if got != "***" {
 			t.Errorf("%s prints as %q, want \"***\"", key, got)
@@ -105,7 +113,7 @@ func TestYAMLMasksSecrets(t *testing.T) {
 
 	// Unset secrets print as "", not "***": the output must not claim a key
 	// is configured when none is.
-	out, _ = Default().YAML(true)
+	out, _ = defaultConfig().YAML(true)
 	if n := strings.Count(string(out), `api_key: ""`); n != 3 {
 		t.Errorf("YAML(true) of the defaults has %d empty api_key lines, want 3", n)
 	}
@@ -127,37 +135,9 @@ func TestYAMLRoundTrip(t *testing.T) {
 			t.Errorf("YAML(false) does not show %q", s)
 		}
 	}
-	back := mustLoad(t, Source{File: writeFile(t, string(out))})
+	back := mustLoad(t, config.Source{File: writeFile(t, string(out))})
 	if diff := cmp.Diff(c, back); diff != "" {
 		t.Errorf("YAML(false) round trip (-want +got):\n%s\n%s", diff, out)
-	}
-}
-
-func TestFmtDuration(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0s"},
-		{time.Hour, "1h"},
-		{2 * time.Minute, "2m"},
-		{90 * time.Minute, "1h30m"},
-		{time.Hour + 5*time.Second, "1h0m5s"},
-		{10 * time.Minute, "10m"},
-		{1500 * time.Millisecond, "1.5s"},
-		{-time.Hour, "-1h"},
-		{250 * time.Microsecond, "250µs"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			got := fmtDuration(tt.d)
-			if got != tt.want {
-				t.Errorf("fmtDuration(%v) = %q, want %q", tt.d, got, tt.want)
-			}
-			if back, err := time.ParseDuration(got); err != nil || back != tt.d {
-				t.Errorf("ParseDuration(%q) = %v, %v; want %v", got, back, err, tt.d)
-			}
-		})
 	}
 }
 
@@ -165,7 +145,7 @@ func TestFmtDuration(t *testing.T) {
 // still renders, as YAML's own spellings, so `config print` can show what
 // Validate refuses.
 func TestYAMLNonFinite(t *testing.T) {
-	c := Default()
+	c := defaultConfig()
 	c.Scoring.Weights.Source = math.NaN()
 	c.Scoring.Decay.HalfLives["forever"] = math.Inf(1)
 	c.Scoring.Decay.FloorK = math.Inf(-1)

@@ -1,4 +1,4 @@
-package config
+package main
 
 import (
 	"errors"
@@ -8,13 +8,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memrank/memrank/config"
 )
 
 // bytesProvider (load.go) is a koanf.Provider of YAML already in memory, so tests and
 // the fuzz target run the file path of Load without a file.
 // checkResult is the property every load must have: either a valid Config
 // that YAML(false) renders and Load reads back unchanged, or no Config and
-// only *Error values, each in the documented "config: " form.
+// only *config.Error values, each in the documented "config: " form.
 func checkResult(t *testing.T, cfg Config, err error) {
 	t.Helper()
 	if err != nil {
@@ -22,7 +24,7 @@ func checkResult(t *testing.T, cfg Config, err error) {
 			t.Fatalf("Load returned a Config with its error %v", err)
 		}
 		for _, e := range unjoin(err) {
-			var ce *Error
+			var ce *config.Error
 			if !errors.As(e, &ce) || !strings.HasPrefix(e.Error(), "config: ") {
 				t.Fatalf("error %q is not a *config.Error in the documented form", e)
 			}
@@ -51,7 +53,7 @@ func checkResult(t *testing.T, cfg Config, err error) {
 // FuzzLoadYAML feeds arbitrary bytes to Load as the config file: no input
 // may panic, and every result must have the property of checkResult.
 func FuzzLoadYAML(f *testing.F) {
-	files, _ := filepath.Glob("testdata/invalid/*.yaml")
+	files, _ := filepath.Glob("testdata/config/invalid/*.yaml")
 	for _, name := range append(files, defaultGolden) {
 		data, err := os.ReadFile(name)
 		if err != nil {
@@ -94,7 +96,7 @@ func FuzzLoadEnv(f *testing.F) {
 		f.Add(kv[0], kv[1])
 	}
 	f.Fuzz(func(t *testing.T, name, value string) {
-		cfg, err := loadConfig(Source{Environ: []string{EnvPrefix + name + "=" + value}})
+		cfg, err := loadSource(config.Source{Environ: []string{config.EnvPrefix + name + "=" + value}})
 		checkResult(t, cfg, err)
 	})
 }

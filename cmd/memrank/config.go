@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/memrank/memrank/config"
+	"github.com/memrank/memrank/config/check"
+	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/telemetry"
+	"github.com/memrank/memrank/tenancy"
+	"github.com/memrank/memrank/upstream"
+)
+
+// Config is every setting memrank has: each component's own section, under
+// the key its koanf tag gives (scoring.weights.source). Each section holds
+// its defaults (DefaultConfig) and checks itself (Validate, naming keys from
+// the section); Config.Validate adds the rules that span sections. Fields
+// tagged secret print as "***" in masked output and are never echoed in
+// errors.
+//
+// A Config holds maps and slices: copies of a Config share them, so treat a
+// loaded Config as read-only.
+type Config struct {
+	Scoring     scoring.Config      `koanf:"scoring"`
+	Rank        rank.Config         `koanf:"rank"`
+	Dedup       dedup.Config        `koanf:"dedup"`
+	Judge       dedup.JudgeConfig   `koanf:"judge"`
+	Embedder    embed.Config        `koanf:"embedder"`
+	Upstream    upstream.Config     `koanf:"upstream"`
+	Listen      Listen              `koanf:"listen"`
+	Store       store.Config        `koanf:"store"`
+	ReplicaID   string              `koanf:"replica_id"` // "" = the hostname
+	Access      rank.RecorderConfig `koanf:"access"`
+	Tenancy     tenancy.Config      `koanf:"tenancy"`
+	PayloadKeys memory.Keys         `koanf:"payload_keys"`
+	Telemetry   telemetry.Config    `koanf:"telemetry"`
+	Shutdown    Shutdown            `koanf:"shutdown"`
+}
+
+// Listen holds the addresses memrank serves on.
+type Listen struct {
+	HTTP string `koanf:"http"`
+	GRPC string `koanf:"grpc"`
+}
+
+// Validate checks the listen section: two addresses, not the same one.
+func (l Listen) Validate() error {
+	var k check.Checker
+	k.HostPort("http", l.HTTP, 0)
+	k.HostPort("grpc", l.GRPC, 0)
+	if l.HTTP == l.GRPC && !strings.HasSuffix(l.HTTP, ":0") {
+		k.Add("grpc", "%s is also %s", check.Quote(l.GRPC), check.Ref("http"))
+	}
+	return k.Err()
+}
+
+// Shutdown says how `serve` stops on SIGINT or SIGTERM: /readyz fails
+// first, for Drain, so load balancers stop sending; then the listeners
+// close and each part (the servers, the access counts' final flush, the
+// upstream) gets Grace to finish what it is doing.
+type Shutdown struct {
+	Drain time.Duration `koanf:"drain"`
+	Grace time.Duration `koanf:"grace"`
+}
+
+// Validate checks the shutdown section.
+func (s Shutdown) Validate() error {
+	var k check.Checker
+	if s.Drain < 0 {
+		k.Add("drain", "%s is negative", check.Duration(s.Drain))
+	}
+	k.Timeout("grace", s.Grace)
+	return k.Err()
+}
+
+// defaultConfig returns memrank's defaults, each section's own. Every call
+// returns fresh maps and slices.
+func defaultConfig() Config {
+	return Config{
+		Scoring:     scoring.DefaultConfig(),
+		Rank:        rank.DefaultConfig(),
+		Dedup:       dedup.DefaultConfig(),
+		Judge:       dedup.DefaultJudgeConfig(),
+		Embedder:    embed.DefaultConfig(),
+		Upstream:    upstream.DefaultConfig(),
+		Listen:      Listen{HTTP: ":6333", GRPC: ":6334"},
+		Store:       store.DefaultConfig(),
+		Access:      rank.DefaultRecorderConfig(),
+		Tenancy:     tenancy.DefaultConfig(),
+		PayloadKeys: memory.DefaultKeys(),
+		Telemetry:   telemetry.DefaultConfig(),
+		Shutdown:    Shutdown{Drain: 3 * time.Second, Grace: 10 * time.Second},
+	}
+}
+
+// Validate reports every problem with c, each as a *config.Error naming
+// the full key and the bad value, joined with errors.Join; nil means c is
+// usable. It sees only values: unknown keys are caught by config.Load.
+func (c Config) Validate() error {
+	errs := []error{config.ValidateSections(c)}
+	var k check.Checker
+	if c.ReplicaID != "" && !rank.ValidReplicaID(c.ReplicaID) {
+		k.Add("replica_id", "%s has characters outside [A-Za-z0-9_-]", check.Quote(c.ReplicaID))
+	}
+	if t := c.Tenancy.Key; t != "" {
+		if field, ok := c.PayloadKeys.FieldOf(t); ok {
+			k.Add("tenancy.key", "%s is also payload_keys.%s", check.Quote(t), field)
+		}
+	}
+	errs = append(errs, config.Within("", k.Err()))
+	return errors.Join(errs...)
+}
+
+// codec compiles the scoring section and builds the payload codec on the
+// payload keys.
+func (c Config) codec() (*memory.Codec, error) {
+	params, err := c.Scoring.Params()
+	if err != nil {
+		return nil, err
+	}
+	return memory.NewCodec(c.PayloadKeys, params)
+}
+
+// YAML renders c as a YAML file that config.Load reads back to c; see
+// config.YAML.
+func (c Config) YAML(maskSecrets bool) ([]byte, error) { return config.YAML(c, maskSecrets) }
+
+// envDefaults are the variables of other programs that fill memrank's keys
+// when nothing else sets them: the OpenTelemetry SDK's standard endpoint.
+func envDefaults() map[string]string {
+	return map[string]string{"telemetry.otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT"}
+}
+
+// loadConfig reads the configuration: defaults, then file (or
+// $MEMRANK_CONFIG), environment and the flags fs sets (keys maps a flag to
+// its key), then validates it.
+func loadConfig(file string, environ []string, fs *pflag.FlagSet, keys map[string]string) (Config, error) {
+	c := defaultConfig()
+	err := config.Load(config.Source{File: file, Environ: environ, Flags: fs, FlagKeys: keys, EnvDefaults: envDefaults()}, &c)
+	if err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/memrank/memrank/upstream"
+)
+
+// component is one part of a running memrank, in one shape: Start brings it
+// up (a server starts serving, a loop starts ticking) and returns; Shutdown
+// stops it, letting work in flight finish until ctx ends, and is safe to
+// call twice.
+type component interface {
+	Start(ctx context.Context) error
+	Shutdown(ctx context.Context) error
+}
+
+var (
+	_ component = closer(nil)
+	_ component = (*grpcServer)(nil)
+	_ component = (*httpServer)(nil)
+)
+
+// lifecycle starts components in order and shuts them down in reverse, so
+// the listeners close before the paths behind them, and the access counts
+// are flushed while the upstream is still there.
+type lifecycle struct {
+	grace time.Duration // each component's time to stop
+	parts []part
+}
+
+type part struct {
+	name string
+	c    component
+}
+
+// start starts c and, if that works, keeps it for shutdown.
+func (l *lifecycle) start(ctx context.Context, name string, c component) error {
+	if err := c.Start(ctx); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	l.parts = append(l.parts, part{name, c})
+	return nil
+}
+
+// opened keeps something that runs once built (a file, a connection, the
+// telemetry pipeline) for shutdown, with stop as its Shutdown.
+func (l *lifecycle) opened(name string, stop func(context.Context) error) {
+	l.parts = append(l.parts, part{name, closer(stop)})
+}
+
+// closing adapts a Close method to opened's stop.
+func closing(close func() error) func(context.Context) error {
+	return func(context.Context) error { return close() }
+}
+
+// shutdown stops every component started, last first, each within grace
+// (and ctx). It is safe to call twice: the second call stops nothing.
+func (l *lifecycle) shutdown(ctx context.Context) error {
+	var errs []error
+	for i := len(l.parts) - 1; i >= 0; i-- {
+		p := l.parts[i]
+		pctx, cancel := context.WithTimeout(ctx, l.grace)
+		if err := p.c.Shutdown(pctx); err != nil && !errors.Is(err, grpc.ErrClientConnClosing) {
+			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
+		}
+		cancel()
+	}
+	l.parts = nil
+	return errors.Join(errs...)
+}
+
+// closer is a component that runs once built: nothing to start, and
+// Shutdown is the func.
+type closer func(context.Context) error
+
+func (closer) Start(context.Context) error          { return nil }
+func (f closer) Shutdown(ctx context.Context) error { return f(ctx) }
+
+// grpcServer serves srv on lis; a Serve failure is reported to fail.
+type grpcServer struct {
+	srv  *grpc.Server
+	lis  net.Listener
+	fail func(error)
+	wg   sync.WaitGroup
+}
+
+func (s *grpcServer) Start(context.Context) error {
+	s.wg.Go(func() {
+		if err := s.srv.Serve(s.lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			s.fail(fmt.Errorf("grpc: %w", err))
+		}
+	})
+	return nil
+}
+
+// Shutdown stops accepting calls and lets those in flight finish until ctx
+// ends, then cuts them.
+func (s *grpcServer) Shutdown(ctx context.Context) error {
+	upstream.GracefulStop(ctx, s.srv)
+	s.wg.Wait()
+	return nil
+}
+
+// httpServer serves srv on lis; a Serve failure is reported to fail.
+type httpServer struct {
+	srv  *http.Server
+	lis  net.Listener
+	fail func(error)
+	wg   sync.WaitGroup
+}
+
+func (s *httpServer) Start(context.Context) error {
+	s.wg.Go(func() {
+		if err := s.srv.Serve(s.lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.fail(fmt.Errorf("http: %w", err))
+		}
+	})
+	return nil
+}
+
+// Shutdown stops accepting requests and lets those in flight finish until
+// ctx ends, then closes their connections.
+func (s *httpServer) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		_ = s.srv.Close()
+	}
+	s.wg.Wait()
+	return err
+}

@@ -1,0 +1,66 @@
+package tenancy
+
+import (
+	"strings"
+
+	"github.com/memrank/memrank/config/check"
+)
+
+// Config is the tenancy section of memrank's configuration. Tenancy is off
+// while Key is empty; when on, exactly one of Header and APIKeys says where
+// a request's tenant comes from.
+type Config struct {
+	Key     string            `koanf:"key"`                    // payload key holding the tenant
+	Header  string            `koanf:"header"`                 // request header carrying the tenant
+	APIKeys map[string]string `koanf:"api_keys" secret:"keys"` // API key -> tenant; the API keys are secrets
+}
+
+// DefaultConfig returns the tenancy section's defaults: off.
+func DefaultConfig() Config { return Config{APIKeys: map[string]string{}} }
+
+// Validate checks the tenancy section as it is, and fails closed: half a
+// tenancy configuration is refused rather than run as no tenancy. API keys
+// are named by their masked placeholders ("***1"), never shown.
+func (c Config) Validate() error {
+	var k check.Checker
+	if c.Header != "" && !validFieldName(c.Header) {
+		k.Add("header", "%s is not a valid HTTP header name", check.Quote(c.Header))
+	}
+	for _, e := range check.MaskKeys(c.APIKeys) {
+		if e.Key == "" {
+			k.Add("api_keys."+e.Placeholder, "the API key is empty")
+		} else {
+			k.Secret("api_keys."+e.Placeholder, e.Key)
+		}
+		if e.Value == "" {
+			k.Add("api_keys."+e.Placeholder, "the tenant is empty")
+		}
+	}
+	switch {
+	case c.Key == "" && c.Header != "":
+		k.Add("key", "must not be empty when %s is set", check.Ref("header"))
+	case c.Key == "" && len(c.APIKeys) > 0:
+		k.Add("key", "must not be empty when %s is set", check.Ref("api_keys"))
+	case c.Key != "" && c.Header == "" && len(c.APIKeys) == 0:
+		k.Add("key", "%s is set but neither %s nor %s says where a request's tenant comes from",
+			check.Quote(c.Key), check.Ref("header"), check.Ref("api_keys"))
+	case c.Header != "" && len(c.APIKeys) > 0:
+		k.Add("header", "%s is set together with %s; set only one", check.Quote(c.Header), check.Ref("api_keys"))
+	}
+	return k.Err()
+}
+
+// Policy is the policy c configures; check it with Policy.Validate.
+func (c Config) Policy() *Policy {
+	return &Policy{Key: c.Key, Header: c.Header, APIKeys: c.APIKeys}
+}
+
+// validFieldName reports whether s is an HTTP field name (RFC 9110 token).
+func validFieldName(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,66 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/memrank/memrank/config/check"
+)
+
+// Config is the upstream section of memrank's configuration.
+type Config struct {
+	// GRPC is Qdrant's gRPC address, host:port; "" is the embedded store.
+	GRPC string `koanf:"grpc"`
+	// REST is Qdrant's REST base URL, for the REST routes memrank does not
+	// translate; "" is none (they answer 404).
+	REST string `koanf:"rest"`
+	// APIKey is memrank's own key for the upstream, sent only on memrank's
+	// own calls (access flushes, readiness, detection, the demo load);
+	// callers' requests carry their own.
+	APIKey string `koanf:"api_key" secret:"true"`
+	// Timeout is the deadline of memrank's own upstream calls and of a
+	// request that has none.
+	Timeout time.Duration `koanf:"timeout"`
+}
+
+// DefaultConfig returns the section's defaults: the embedded store, no REST
+// upstream, no key, 10s.
+func DefaultConfig() Config { return Config{Timeout: 10 * time.Second} }
+
+// Validate checks the section's values as they are.
+func (c Config) Validate() error {
+	var k check.Checker
+	if c.GRPC != "" {
+		k.HostPort("grpc", c.GRPC, 1)
+	}
+	k.HTTPURL("rest", c.REST)
+	k.Secret("api_key", c.APIKey)
+	k.Timeout("timeout", c.Timeout)
+	return k.Err()
+}
+
+// RESTURL is REST parsed; nil when REST is empty.
+func (c Config) RESTURL() (*url.URL, error) {
+	if c.REST == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(c.REST)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("upstream.rest: %s is not an http(s) URL", check.Quote(c.REST))
+	}
+	return u, nil
+}
+
+// OwnContext adds memrank's own key (APIKey) to ctx's outgoing metadata,
+// for the calls memrank makes on its own behalf; without a key it returns
+// ctx. Callers' requests never get it: memrank does not lend its key.
+func (c Config) OwnContext(ctx context.Context) context.Context {
+	if c.APIKey == "" {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, "api-key", c.APIKey)
+}
