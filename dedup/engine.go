@@ -74,6 +74,9 @@ type Config struct {
 	// DefaultConfig sets it.
 	RequireSurfaceChange bool          `koanf:"require_surface_change"`
 	MinIndependentGap    time.Duration `koanf:"min_independent_gap"` // independence needs this long since created_at; default 1h
+	// Timeout bounds the store calls of one operation that has no earlier
+	// deadline; default 10s.
+	Timeout time.Duration `koanf:"timeout"`
 
 	Codec    *memory.Codec
 	Embedder embed.Embedder
@@ -87,9 +90,6 @@ type Config struct {
 
 	// Tenancy scopes every write when enabled; nil: off.
 	Tenancy TenantScope
-	// Timeout bounds the store calls of one operation that has no earlier
-	// deadline; default 10s.
-	Timeout time.Duration
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
 
@@ -135,6 +135,7 @@ func DefaultConfig() Config {
 		JudgeThreshold:       DefaultJudgeThreshold,
 		RequireSurfaceChange: true,
 		MinIndependentGap:    DefaultMinIndependentGap,
+		Timeout:              DefaultTimeout,
 	}
 }
 
@@ -150,6 +151,7 @@ func (c Config) Validate() error {
 	if c.MinIndependentGap < 0 {
 		k.Add("min_independent_gap", "%s is negative", check.Duration(c.MinIndependentGap))
 	}
+	k.Timeout("timeout", c.Timeout)
 	return k.Err()
 }
 

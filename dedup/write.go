@@ -84,18 +84,19 @@ func (w *write) prejudge(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range nb {
-		if c.score < w.e.cfg.JudgeThreshold {
-			return nil
-		}
-		if c.score >= w.e.cfg.SameThreshold && !differInClaim(c.st.m.Text, w.o.Text) {
-			return nil
-		}
-		v, info := w.e.cfg.Judging.Decide(ctx, w.coll,
-			PairText{Hash: c.st.hash, Text: c.st.m.Text}, PairText{Hash: w.o.hash, Text: w.o.Text})
-		w.prejudged = map[[2]string]prejudgement{{c.st.hash, w.o.hash}: {v, info}}
+	if len(nb) == 0 {
 		return nil
 	}
+	c := nb[0] // the nearest neighbour is the only one the tiers may judge
+	if c.score < w.e.cfg.JudgeThreshold {
+		return nil
+	}
+	if c.score >= w.e.cfg.SameThreshold && !differInClaim(c.st.m.Text, w.o.Text) {
+		return nil
+	}
+	v, info := w.e.cfg.Judging.Decide(ctx, w.coll,
+		PairText{Hash: c.st.hash, Text: c.st.m.Text}, PairText{Hash: w.o.hash, Text: w.o.Text})
+	w.prejudged = map[[2]string]prejudgement{{c.st.hash, w.o.hash}: {v, info}}
 	return nil
 }
 

@@ -35,7 +35,7 @@ type Payloads interface {
 const (
 	DefaultFlushInterval = 2 * time.Second
 	DefaultMaxPending    = 100_000
-	DefaultFlushTimeout  = 5 * time.Second
+	DefaultFlushTimeout  = 10 * time.Second
 	DefaultParallelism   = 8
 )
 
@@ -62,8 +62,8 @@ type RecorderConfig struct {
 	// Keys names the payload keys; only AccessCounts and LastAccessedAt are
 	// used (empty: the defaults).
 	Keys memory.Keys
-	// Timeout is the deadline of each SetPayload call (default 5s).
-	Timeout time.Duration
+	// Timeout is the deadline of each write of a flush (default 10s).
+	Timeout time.Duration `koanf:"timeout"`
 
 	// Telemetry is where the recorder's logs, spans and metrics go; nil
 	// members record nothing.
@@ -122,7 +122,7 @@ func (c RecorderConfig) withDefaults() RecorderConfig {
 // DefaultRecorderConfig returns the access section's defaults
 // (flush_interval, max_pending); the other fields are zero: their defaults.
 func DefaultRecorderConfig() RecorderConfig {
-	return RecorderConfig{FlushInterval: DefaultFlushInterval, MaxPending: DefaultMaxPending}
+	return RecorderConfig{FlushInterval: DefaultFlushInterval, MaxPending: DefaultMaxPending, Timeout: DefaultFlushTimeout}
 }
 
 // Validate checks the access section's values as they are (the fields with
@@ -131,6 +131,7 @@ func (c RecorderConfig) Validate() error {
 	var k check.Checker
 	k.Timeout("flush_interval", c.FlushInterval)
 	k.AtLeast("max_pending", c.MaxPending, 1)
+	k.Timeout("timeout", c.Timeout)
 	return k.Err()
 }
 

@@ -5,8 +5,6 @@ import (
 	"time"
 )
 
-const day = 24 * time.Hour
-
 // AgeDays is the age of t at now in days; a zero t or a t in the future is age 0.
 func AgeDays(t, now time.Time) float64 {
 	if t.IsZero() || !t.Before(now) {

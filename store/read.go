@@ -169,17 +169,6 @@ func (db *DB) Get(ctx context.Context, req *qdrant.GetPoints) ([]*qdrant.Retriev
 	return res, asEngineError(err, "get points")
 }
 
-// evalSlot evaluates a compiled filter against a live slot.
-func (c *collection) evalSlot(f node, pts *bolt.Bucket, slot uint32) (bool, error) {
-	if f == nil {
-		return true, nil
-	}
-	e := evalCtx{pts: pts, dim: c.dim}
-	e.at(slot, c.ids[slot], nil)
-	ok := f.eval(&e)
-	return ok, e.err
-}
-
 // Scroll pages through points in id order (numeric ids before UUIDs). The
 // offset id is inclusive; next is the first id of the next page, nil on
 // the last page. limit defaults to 10; with_payload defaults to true. With

@@ -41,8 +41,7 @@ func FuzzScopeQuery(f *testing.F) {
 			}
 			return
 		}
-		var check func(f *qdrant.Filter, where string)
-		check = func(f *qdrant.Filter, where string) {
+		check := func(f *qdrant.Filter, where string) {
 			if f == nil || len(f.GetMust()) == 0 || !proto.Equal(f.GetMust()[len(f.GetMust())-1], tenant) {
 				t.Fatalf("%s is not scoped: %v", where, f)
 			}

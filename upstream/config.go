@@ -22,8 +22,9 @@ type Config struct {
 	// own calls (access flushes, readiness, detection, the demo load);
 	// callers' requests carry their own.
 	APIKey string `koanf:"api_key" secret:"true"`
-	// Timeout is the deadline of memrank's own upstream calls and of a
-	// request that has none.
+	// Timeout is the deadline the fronts give a request that comes without
+	// one (the access counts and the write path have their own:
+	// access.timeout, dedup.timeout).
 	Timeout time.Duration `koanf:"timeout"`
 }
 

@@ -148,7 +148,7 @@ func (s *stack) openUpstream(ctx context.Context, tel settings.Settings) error {
 func (s *stack) startRecorder(ctx context.Context, tel settings.Settings) error {
 	rc := s.cfg.Access
 	rc.ReplicaID, rc.Keys = s.replicaID, s.cfg.PayloadKeys
-	rc.Timeout, rc.Telemetry, rc.AuthContext = s.cfg.Upstream.Timeout, tel, s.cfg.Upstream.OwnContext
+	rc.Telemetry, rc.AuthContext = tel, s.cfg.Upstream.OwnContext
 	r, err := rank.NewRecorder(s.source, rc)
 	if err != nil {
 		return usageError{err}
@@ -192,7 +192,7 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 	}
 	dc := c.Dedup
 	dc.Codec, dc.Embedder, dc.Judging = codec, s.embedder, s.judging
-	dc.Timeout, dc.Telemetry = c.Upstream.Timeout, tel
+	dc.Telemetry = tel
 	if s.policy.Enabled() {
 		dc.Tenancy = s.policy
 	}

@@ -143,8 +143,7 @@ func TestSetAndRemove(t *testing.T) {
 
 func TestIncludeExclude(t *testing.T) {
 	doc := payload(t, map[string]any{"a": map[string]any{"b": 1, "c": 2}, "d": 3, "arr": []any{map[string]any{"x": 1, "y": 2}}})
-	var paths func(...string) []jsonpath.Path
-	paths = func(ss ...string) []jsonpath.Path {
+	paths := func(ss ...string) []jsonpath.Path {
 		var out []jsonpath.Path
 		for _, s := range ss {
 			out = append(out, mustParse(t, s))

@@ -52,6 +52,8 @@ const internalText = "memrank: internal error"
 // the table, context ends as Canceled / DeadlineExceeded, anything else
 // Internal with a neutral text. known reports whether err was expected (not
 // worth an error log).
+//
+//lint:ignore ST1008 st is the result (a status to send), not a failure of toStatus
 func toStatus(err error) (st error, trailer metadata.MD, known bool) {
 	var ex *qdrant.QdrantResourceExhaustedError
 	if errors.As(err, &ex) && ex.RetryAfterS > 0 {

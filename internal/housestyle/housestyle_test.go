@@ -1,0 +1,116 @@
+package housestyle
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// maxFuncLines is the longest a function may be, from its func line to its
+// closing brace.
+const maxFuncLines = 120
+
+// sources parses every non-test Go file of the module, by path from the
+// module root.
+func sources(t *testing.T) (*token.FileSet, map[string]*ast.File) {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	files := map[string]*ast.File{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "testdata", "node_modules", ".git":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		files[filepath.ToSlash(rel)] = f
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 50 {
+		t.Fatalf("found %d Go files under %s: not the module root?", len(files), root)
+	}
+	return fset, files
+}
+
+func TestFunctionLength(t *testing.T) {
+	fset, files := sources(t)
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		f := files[path]
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			lines := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1
+			if lines > maxFuncLines {
+				t.Errorf("%s: func %s is %d lines, more than %d: split it", path, fn.Name.Name, lines, maxFuncLines)
+			}
+		}
+	}
+}
+
+func TestNoExportedVariables(t *testing.T) {
+	_, files := sources(t)
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		f := files[path]
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, s := range gd.Specs {
+				for _, name := range s.(*ast.ValueSpec).Names {
+					if name.IsExported() && !strings.HasPrefix(name.Name, "Err") {
+						t.Errorf("%s: exported package variable %s: make it a constant, a function or a field (only Err sentinels are variables)", path, name.Name)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestNoInitOrExit(t *testing.T) {
+	_, files := sources(t)
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		f := files[path]
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "init" {
+				t.Errorf("%s: func init: wire it in cmd/memrank instead", path)
+			}
+		}
+		if f.Name.Name == "main" {
+			continue // a command's main may exit with its status
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if ok && sel.Sel.Name == "Exit" {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "os" {
+					t.Errorf("%s: os.Exit outside main: return an error", path)
+				}
+			}
+			return true
+		})
+	}
+}
