@@ -226,77 +226,30 @@ func isNull(v *qdrant.Value) bool {
 }
 
 // field decodes one present, non-null value and reports whether it was usable.
+// It only dispatches: fields stored as plain strings, numbers, times and
+// lists share the generic readers; each field with its own checks has its
+// own method below.
 func (d *decoder) field(f Field, v *qdrant.Value) bool {
 	m := d.m
 	switch f {
 	case FieldText:
 		return d.str(f, v, &m.Text)
 	case FieldMemoryType:
-		var s string
-		if !d.str(f, v, &s) {
-			return false
-		}
-		t, prior, ok := ParseType(s, d.c.params.TypePriors)
-		if !ok {
-			d.problem(f, ProblemInvalid, fmt.Sprintf("unknown memory type %q, using %s", s, scoring.TypeFact))
-			return false
-		}
-		m.MemoryType, m.Levels.Type = t, prior
+		return d.memoryType(f, v)
 	case FieldSource:
-		var s string
-		if !d.str(f, v, &s) {
-			return false
-		}
-		src, strength, ok := ParseSource(s, d.c.params.SourceLevels)
-		if !ok {
-			d.problem(f, ProblemInvalid, fmt.Sprintf("unknown source %q, using %s", s, scoring.SourceWeakInference))
-			return false
-		}
-		m.Source, m.Levels.Source = src, strength
+		return d.source(f, v)
 	case FieldExtractorModel:
 		return d.str(f, v, &m.ExtractorModel)
 	case FieldExtractorLogprob:
-		x, ok := d.number(f, v)
-		if !ok {
-			return false
-		}
-		if math.IsNaN(x) || x > 0 {
-			d.problem(f, ProblemInvalid, fmt.Sprintf("%v is not a log-probability, using the model table", x))
-			return false
-		}
-		m.ExtractorLogprob, m.HasLogprob = x, true
+		return d.logprob(f, v)
 	case FieldGrounding:
-		var s string
-		if !d.str(f, v, &s) {
-			return false
-		}
-		g, ok := ParseGrounding(s)
-		if !ok {
-			d.problem(f, ProblemInvalid, fmt.Sprintf("unknown grounding %q, using supported", s))
-			return false
-		}
-		m.Grounding = g
+		return d.grounding(f, v)
 	case FieldObservations:
 		return d.count(f, v, &m.Observations)
 	case FieldConfidence:
-		x, ok := d.number(f, v)
-		if !ok {
-			return false
-		}
-		if !(x >= 0 && x <= 1) {
-			d.problem(f, ProblemInvalid, fmt.Sprintf("%v is outside [0, 1], computing it from the fields", x))
-			return false
-		}
-		m.Confidence, m.HasConfidence = x, true
+		return d.confidence(f, v)
 	case FieldDecayCategory:
-		if !d.str(f, v, &m.DecayCategory) {
-			return false
-		}
-		if m.DecayCategory != "" {
-			if _, ok := d.c.params.Decay.HalfLives[m.DecayCategory]; !ok {
-				d.problem(f, ProblemInvalid, fmt.Sprintf("unknown decay category %q, using the default half-life", m.DecayCategory))
-			}
-		}
+		return d.decayCategory(f, v)
 	case FieldCreatedAt:
 		return d.time(f, v, &m.CreatedAt)
 	case FieldLastObservedAt:
@@ -316,43 +269,162 @@ func (d *decoder) field(f Field, v *qdrant.Value) bool {
 	case FieldTextHash:
 		return d.str(f, v, &m.TextHash)
 	case FieldRetrievable:
-		b, ok := v.GetKind().(*qdrant.Value_BoolValue)
-		if !ok {
-			d.wrongType(f, v, "a bool")
-			return false
-		}
-		m.Retrievable = b.BoolValue
+		return d.retrievable(f, v)
 	case FieldTier:
-		var s string
-		if !d.str(f, v, &s) {
-			return false
-		}
-		t, ok := ParseTier(s)
-		if !ok {
-			d.problem(f, ProblemInvalid, fmt.Sprintf("unknown tier %q, using active", s))
-			return false
-		}
-		m.Tier = t
+		return d.tier(f, v)
 	case FieldSupersededBy:
-		switch k := v.GetKind().(type) {
-		case *qdrant.Value_StringValue:
-			m.SupersededBy = k.StringValue
-		case *qdrant.Value_IntegerValue:
-			if k.IntegerValue < 0 {
-				d.problem(f, ProblemInvalid, fmt.Sprintf("%d is not a point id", k.IntegerValue))
-				return false
-			}
-			m.SupersededBy = strconv.FormatInt(k.IntegerValue, 10)
-		default:
-			d.wrongType(f, v, "a point id")
-			return false
-		}
+		return d.supersededBy(f, v)
 	case FieldCorroborations:
 		return d.count(f, v, &m.Corroborations)
 	case FieldContradictions:
 		return d.count(f, v, &m.Contradictions)
 	case FieldSchema:
 		return d.count(f, v, &m.Schema)
+	}
+	return true
+}
+
+// memoryType resolves the type against the configured priors, so a type
+// the tables do not know falls back to finish's default instead of scoring
+// with no prior.
+func (d *decoder) memoryType(f Field, v *qdrant.Value) bool {
+	var s string
+	if !d.str(f, v, &s) {
+		return false
+	}
+	t, prior, ok := ParseType(s, d.c.params.TypePriors)
+	if !ok {
+		d.problem(f, ProblemInvalid, fmt.Sprintf("unknown memory type %q, using %s", s, scoring.TypeFact))
+		return false
+	}
+	d.m.MemoryType, d.m.Levels.Type = t, prior
+	return true
+}
+
+// source resolves the source against the configured strengths, so an
+// unknown source falls back to finish's default instead of scoring with no
+// strength.
+func (d *decoder) source(f Field, v *qdrant.Value) bool {
+	var s string
+	if !d.str(f, v, &s) {
+		return false
+	}
+	src, strength, ok := ParseSource(s, d.c.params.SourceLevels)
+	if !ok {
+		d.problem(f, ProblemInvalid, fmt.Sprintf("unknown source %q, using %s", s, scoring.SourceWeakInference))
+		return false
+	}
+	d.m.Source, d.m.Levels.Source = src, strength
+	return true
+}
+
+// logprob keeps only a real log-probability: anything else would skew the
+// extractor level, which then comes from the model table instead.
+func (d *decoder) logprob(f Field, v *qdrant.Value) bool {
+	x, ok := d.number(f, v)
+	if !ok {
+		return false
+	}
+	if math.IsNaN(x) || x > 0 {
+		d.problem(f, ProblemInvalid, fmt.Sprintf("%v is not a log-probability, using the model table", x))
+		return false
+	}
+	d.m.ExtractorLogprob, d.m.HasLogprob = x, true
+	return true
+}
+
+// grounding parses the grounding state; an unknown one leaves the reset
+// default, supported, in place.
+func (d *decoder) grounding(f Field, v *qdrant.Value) bool {
+	var s string
+	if !d.str(f, v, &s) {
+		return false
+	}
+	g, ok := ParseGrounding(s)
+	if !ok {
+		d.problem(f, ProblemInvalid, fmt.Sprintf("unknown grounding %q, using supported", s))
+		return false
+	}
+	d.m.Grounding = g
+	return true
+}
+
+// confidence keeps a stored confidence only inside [0, 1] (NaN included
+// in the refusal), so an out-of-range one is recomputed from the fields
+// rather than trusted.
+func (d *decoder) confidence(f Field, v *qdrant.Value) bool {
+	x, ok := d.number(f, v)
+	if !ok {
+		return false
+	}
+	if !(x >= 0 && x <= 1) {
+		d.problem(f, ProblemInvalid, fmt.Sprintf("%v is outside [0, 1], computing it from the fields", x))
+		return false
+	}
+	d.m.Confidence, d.m.HasConfidence = x, true
+	return true
+}
+
+// decayCategory keeps an unknown category, reporting it: the half-life
+// lookup in finish falls back to the default on its own, and the stored
+// name is still the record's.
+func (d *decoder) decayCategory(f Field, v *qdrant.Value) bool {
+	m := d.m
+	if !d.str(f, v, &m.DecayCategory) {
+		return false
+	}
+	if m.DecayCategory != "" {
+		if _, ok := d.c.params.Decay.HalfLives[m.DecayCategory]; !ok {
+			d.problem(f, ProblemInvalid, fmt.Sprintf("unknown decay category %q, using the default half-life", m.DecayCategory))
+		}
+	}
+	return true
+}
+
+// retrievable accepts only a bool: any other kind is reported as the wrong
+// type rather than guessed at, and the record stays retrievable.
+func (d *decoder) retrievable(f Field, v *qdrant.Value) bool {
+	b, ok := v.GetKind().(*qdrant.Value_BoolValue)
+	if !ok {
+		d.wrongType(f, v, "a bool")
+		return false
+	}
+	d.m.Retrievable = b.BoolValue
+	return true
+}
+
+// tier parses the lifecycle tier; an unknown one leaves the reset default,
+// active, in place.
+func (d *decoder) tier(f Field, v *qdrant.Value) bool {
+	var s string
+	if !d.str(f, v, &s) {
+		return false
+	}
+	t, ok := ParseTier(s)
+	if !ok {
+		d.problem(f, ProblemInvalid, fmt.Sprintf("unknown tier %q, using active", s))
+		return false
+	}
+	d.m.Tier = t
+	return true
+}
+
+// supersededBy takes a point id in either of Qdrant's forms, a string or a
+// non-negative number, since writers store both; the record keeps its
+// string form ("42" or a UUID).
+func (d *decoder) supersededBy(f Field, v *qdrant.Value) bool {
+	switch k := v.GetKind().(type) {
+	case *qdrant.Value_StringValue:
+		d.m.SupersededBy = k.StringValue
+	case *qdrant.Value_IntegerValue:
+		if k.IntegerValue < 0 {
+			d.problem(f, ProblemInvalid, fmt.Sprintf("%d is not a point id", k.IntegerValue))
+			return false
+		}
+		d.m.SupersededBy = strconv.FormatInt(k.IntegerValue, 10)
+	default:
+		d.wrongType(f, v, "a point id")
+		return false
 	}
 	return true
 }

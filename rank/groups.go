@@ -6,11 +6,14 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/memrank/memrank/scoring"
 )
 
 // Qdrant's defaults for grouped queries (collection_query.rs; the proto
@@ -70,19 +73,82 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 		}
 		return res, err
 	}
-	limit, size := uint64(defaultGroupsLimit), uint64(defaultGroupSize)
+	return r.rerankGroups(ctx, span, req, p)
+}
+
+// rerankGroups is QueryGroups' re-ranking path, kept apart from the
+// pass-through decisions so each reads on its own. The pooled work lives
+// until it returns, after the last output is built.
+func (r *Ranker) rerankGroups(ctx context.Context, span trace.Span, req *qdrant.QueryPointGroups, p plan) (*GroupsResult, error) {
+	limit, size := groupsLimits(req)
+	up, requested := r.groupsRequest(req, p, limit, size)
+	c, err := r.fetchGroups(ctx, span, req, up, requested)
+	if err != nil {
+		return nil, err
+	}
+	r.metrics.requests.Add(ctx, 1, r.metrics.rerankedOpt)
+
+	w := r.pool.Get().(*work)
+	defer r.pool.Put(w)
+	now := r.cfg.Now()
+	r.prepare(ctx, w, c.points, p, now)
+	kept := r.gate(ctx, span, w, c.points) // in candidate order, so group by group
+	cut := r.guard(ctx, span, w, kept, p)  // one band for the query, over every group
+	ranked := r.dedupGroups(ctx, span, w, kept, c, p, size)
+
+	_, st := r.startStage(ctx, stageRank)
+	sortGroups(w, ranked)
+	ranked = ranked[:min(uint64(len(ranked)), limit)]
+
+	// The render gate looks at every returned hit together. Scores never
+	// increase within a group; across groups they need not, as in Qdrant's
+	// own answers (groups go by their best hit).
+	var all []leader
+	for _, rg := range ranked {
+		all = append(all, rg.leaders...)
+	}
+	r.renderGate(w, all)
+	res := &GroupsResult{
+		Groups:       make([]*qdrant.PointGroup, len(ranked)),
+		Explanations: make([][]Explanation, len(ranked)),
+		Reranked:     true,
+		Requested:    requested,
+		Candidates:   len(c.points),
+		Guard:        cut.report(),
+		Detection:    p.det,
+	}
+	hits := r.writeGroups(req.GetCollectionName(), w, res, ranked, all, c.points, p, now)
+	r.endStage(ctx, st, attrResults.Int(hits))
+	span.SetAttributes(attrResults.Int(hits))
+	return res, nil
+}
+
+// groupsLimits resolves an unset limit or group size to Qdrant's defaults,
+// so the ranker keeps as many groups and hits as the store would have
+// returned.
+func groupsLimits(req *qdrant.QueryPointGroups) (limit, size uint64) {
+	limit, size = uint64(defaultGroupsLimit), uint64(defaultGroupSize)
 	if req.Limit != nil {
 		limit = req.GetLimit()
 	}
 	if req.GroupSize != nil {
 		size = req.GetGroupSize()
 	}
+	return limit, size
+}
+
+// groupsRequest is the caller's request as the upstream must see it:
+// oversampled so re-ranking has candidates to promote, with the payload
+// the ranker needs. requested is how many hits that asks for at most,
+// saturating rather than wrapping, for the candidates stage's telemetry
+// and the result.
+func (r *Ranker) groupsRequest(req *qdrant.QueryPointGroups, p plan, limit, size uint64) (*qdrant.QueryPointGroups, uint64) {
 	askLimit, askSize := groupsOversample(limit, size, r.cfg.Oversample, r.cfg.MaxCandidates)
 	hi, requested := bits.Mul64(askLimit, askSize)
 	if hi != 0 {
 		requested = math.MaxUint64
 	}
-	up := &qdrant.QueryPointGroups{
+	return &qdrant.QueryPointGroups{
 		CollectionName:   req.GetCollectionName(),
 		Prefetch:         req.GetPrefetch(),
 		Query:            req.GetQuery(),
@@ -100,52 +166,65 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 		WithLookup:       req.GetWithLookup(),
 		Timeout:          req.Timeout,
 		ShardKeySelector: req.GetShardKeySelector(),
-	}
+	}, requested
+}
+
+// groupCandidates are the upstream's groups with their hits flattened, so
+// the pipeline's stages, written for one list, run over every group at
+// once; bounds[g] is where group g's hits end in points.
+type groupCandidates struct {
+	groups []*qdrant.PointGroup
+	points []*qdrant.ScoredPoint
+	bounds []int
+}
+
+// fetchGroups is the candidates stage: it asks the upstream and times the
+// call, recording a failure on both the stage's span and the query's.
+func (r *Ranker) fetchGroups(ctx context.Context, span trace.Span, req, up *qdrant.QueryPointGroups, requested uint64) (groupCandidates, error) {
 	cctx, st := r.startStage(ctx, stageCandidates)
 	groups, err := r.groups.QueryGroups(cctx, up)
-	// Flatten the hits; bounds[g] is where group g's hits end.
-	var points []*qdrant.ScoredPoint
-	bounds := make([]int, len(groups))
+	c := groupCandidates{groups: groups, bounds: make([]int, len(groups))}
 	for g, grp := range groups {
-		points = append(points, grp.GetHits()...)
-		bounds[g] = len(points)
+		c.points = append(c.points, grp.GetHits()...)
+		c.bounds[g] = len(c.points)
 	}
 	r.endStage(ctx, st, attrCollection.String(req.GetCollectionName()), attrOversample.Int(r.cfg.Oversample),
-		attrCandidatesIn.Int64(int64(min(requested, math.MaxInt64))), attrCandidatesOut.Int(len(points)))
+		attrCandidatesIn.Int64(int64(min(requested, math.MaxInt64))), attrCandidatesOut.Int(len(c.points)))
 	if err != nil {
 		st.span.RecordError(err)
 		span.SetStatus(codes.Error, "upstream query failed")
-		return nil, err
+		return groupCandidates{}, err
 	}
-	r.metrics.requests.Add(ctx, 1, r.metrics.rerankedOpt)
+	return c, nil
+}
 
-	w := r.pool.Get().(*work)
-	defer r.pool.Put(w)
-	now := r.cfg.Now()
-	r.prepare(ctx, w, points, p, now)
-	kept := r.gate(ctx, span, w, points)  // in candidate order, so group by group
-	cut := r.guard(ctx, span, w, kept, p) // one band for the query, over every group
+// rankedGroup is one upstream group after re-ranking: its leaders, best
+// first, and its place in the upstream's answer to break ties with.
+type rankedGroup struct {
+	src     *qdrant.PointGroup
+	order   int
+	leaders []leader
+}
 
+// dedupGroups is the dedup stage for a grouped query: duplicates fold only
+// within a group, since each group is answered on its own. Groups left
+// empty by the gate or the guard are dropped; the rest keep size hits.
+func (r *Ranker) dedupGroups(ctx context.Context, span trace.Span, w *work, kept []scoring.Score, c groupCandidates, p plan, size uint64) []rankedGroup {
 	dctx, st := r.startStage(ctx, stageDedup)
-	type rankedGroup struct {
-		src     *qdrant.PointGroup
-		order   int
-		leaders []leader
-	}
 	var ranked []rankedGroup
 	folded := 0
 	g, start := 0, 0
 	for start < len(kept) {
-		for kept[start].Seq >= bounds[g] {
+		for kept[start].Seq >= c.bounds[g] {
 			g++
 		}
 		end := start
-		for end < len(kept) && kept[end].Seq < bounds[g] {
+		for end < len(kept) && kept[end].Seq < c.bounds[g] {
 			end++
 		}
 		subset := kept[start:end]
 		start = end
-		leaders := r.dedup(w, subset, points, p)
+		leaders := r.dedup(w, subset, c.points, p)
 		folded += len(subset) - len(leaders)
 		r.countFolds(ctx, leaders)
 		if len(leaders) == 0 {
@@ -153,12 +232,18 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 		}
 		leaders = leaders[:min(uint64(len(leaders)), size)]
 		returnedScores(w, leaders)
-		ranked = append(ranked, rankedGroup{src: groups[g], order: g, leaders: leaders})
+		ranked = append(ranked, rankedGroup{src: c.groups[g], order: g, leaders: leaders})
 	}
 	r.endStage(dctx, st, attrFolded.Int(folded))
 	span.SetAttributes(attrFolded.Int(folded))
+	return ranked
+}
 
-	_, st = r.startStage(ctx, stageRank)
+// sortGroups orders the groups by their best hit, as Qdrant does, but with
+// the relevance guard's verdict first: groups led by a hit inside the band
+// go first, by weight; the rest follow by base score, the order the store
+// would have given them. Ties keep the upstream's order.
+func sortGroups(w *work, ranked []rankedGroup) {
 	slices.SortStableFunc(ranked, func(a, b rankedGroup) int {
 		x, y := a.leaders[0].score, b.leaders[0].score
 		ix, iy := w.inBand[x.Seq], w.inBand[y.Seq]
@@ -180,25 +265,12 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 		}
 		return a.order - b.order
 	})
-	ranked = ranked[:min(uint64(len(ranked)), limit)]
+}
 
-	// The render gate looks at every returned hit together. Scores never
-	// increase within a group; across groups they need not, as in Qdrant's
-	// own answers (groups go by their best hit).
-	var all []leader
-	for _, rg := range ranked {
-		all = append(all, rg.leaders...)
-	}
-	r.renderGate(w, all)
-	res := &GroupsResult{
-		Groups:       make([]*qdrant.PointGroup, len(ranked)),
-		Explanations: make([][]Explanation, len(ranked)),
-		Reranked:     true,
-		Requested:    requested,
-		Candidates:   len(points),
-		Guard:        cut.report(),
-		Detection:    p.det,
-	}
+// writeGroups builds res's groups and explanations from all, the ranked
+// groups' leaders in order after the render gate (ranked's own copies
+// predate it), records the accesses and returns how many hits it wrote.
+func (r *Ranker) writeGroups(collection string, w *work, res *GroupsResult, ranked []rankedGroup, all []leader, points []*qdrant.ScoredPoint, p plan, now time.Time) int {
 	seen := make(map[string]bool, len(all))
 	k, hits := 0, 0
 	for gi, rg := range ranked {
@@ -211,15 +283,13 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 			// A point in several groups was still returned once.
 			if key, ok := idKey(out.Hits[j].GetId()); ok && !seen[key] {
 				seen[key] = true
-				r.record(req.GetCollectionName(), w, l, points)
+				r.record(collection, w, l, points)
 			}
 		}
 		hits += len(rg.leaders)
 		res.Groups[gi], res.Explanations[gi] = out, exps
 	}
-	r.endStage(ctx, st, attrResults.Int(hits))
-	span.SetAttributes(attrResults.Int(hits))
-	return res, nil
+	return hits
 }
 
 // passGroups sends the caller's grouped request unchanged.

@@ -39,7 +39,12 @@ func testAliases(t *testing.T, target Target) {
 		_ = c.DeleteAlias(opContext(t), alias)
 		_ = c.DeleteAlias(opContext(t), renamed)
 	})
+	testAliasesLifecycle(t, c, coll, other, alias, renamed)
+	testAliasesCollectionChanges(t, c, coll, alias)
+}
 
+// testAliasesLifecycle covers creating, listing, renaming and deleting aliases, and their errors.
+func testAliasesLifecycle(t *testing.T, c *qdrant.Client, coll, other, alias, renamed string) {
 	t.Run("create, list, rename and delete", func(t *testing.T) {
 		if err := c.CreateAlias(opContext(t), alias, coll); err != nil {
 			t.Fatalf("create alias: %v", err)
@@ -111,7 +116,10 @@ func testAliases(t *testing.T, target Target) {
 			VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Dot})})
 		wantStatus(t, err, codes.InvalidArgument, "Alias with the same name already exists")
 	})
+}
 
+// testAliasesCollectionChanges covers aliases of a deleted collection, and UpdateCollection.
+func testAliasesCollectionChanges(t *testing.T, c *qdrant.Client, coll, alias string) {
 	t.Run("deleting the collection drops its aliases", func(t *testing.T) {
 		doomed := newCollection(t, c, 2, qdrant.Distance_Dot)
 		a := collectionName(t)

@@ -22,6 +22,13 @@ func notFoundText(name string) string {
 }
 
 func testCollections(t *testing.T, target Target) {
+	testCollectionsLifecycle(t, target)
+	testCollectionsConflicts(t, target)
+	testCollectionsValidation(t, target)
+}
+
+// testCollectionsLifecycle covers creating, getting, listing and deleting collections.
+func testCollectionsLifecycle(t *testing.T, target Target) {
 	t.Run("create and get reflect size and distance", func(t *testing.T) {
 		c := connect(t, target)
 		cases := []struct {
@@ -101,7 +108,10 @@ func testCollections(t *testing.T, target Target) {
 			t.Errorf("re-created collection has %d points, want 0", got)
 		}
 	})
+}
 
+// testCollectionsConflicts covers deleting, recreating and using missing or existing collections.
+func testCollectionsConflicts(t *testing.T, target Target) {
 	t.Run("delete of a missing collection answers false", func(t *testing.T) {
 		c := connect(t, target)
 		ctx := opContext(t)
@@ -205,7 +215,10 @@ func testCollections(t *testing.T, target Target) {
 			t.Errorf("CollectionExists of a missing collection = %v, %v; want false, nil", exists, err)
 		}
 	})
+}
 
+// testCollectionsValidation covers the rejection of bad names and of vector size 0.
+func testCollectionsValidation(t *testing.T, target Target) {
 	t.Run("bad names are rejected", func(t *testing.T) {
 		c := connect(t, target)
 		// CreateCollection.collection_name is validated with length(min = 1, max = 255) and

@@ -89,7 +89,12 @@ func testGroups(t *testing.T, target Target) {
 	dot := loadGroupSet(t, c, qdrant.Distance_Dot)
 	euclid := loadGroupSet(t, c, qdrant.Distance_Euclid)
 	q := qdrant.NewQuery(1, 0)
+	testGroupsCases(t, c, dot, euclid, q)
+	testGroupsOptions(t, c, dot, q)
+}
 
+// testGroupsCases covers the table of grouping cases.
+func testGroupsCases(t *testing.T, c *qdrant.Client, dot, euclid string, q *qdrant.Query) {
 	cases := []struct {
 		name string
 		req  *qdrant.QueryPointGroups
@@ -141,7 +146,10 @@ func testGroups(t *testing.T, target Target) {
 			}
 		})
 	}
+}
 
+// testGroupsOptions covers payload and vectors in groups, SearchGroups and invalid requests.
+func testGroupsOptions(t *testing.T, c *qdrant.Client, dot string, q *qdrant.Query) {
 	t.Run("payload and vectors only when asked", func(t *testing.T) {
 		got := queryGroups(t, c, &qdrant.QueryPointGroups{CollectionName: dot, Query: q, GroupBy: "doc",
 			Limit: qdrant.PtrOf(uint64(1)), GroupSize: qdrant.PtrOf(uint64(1))})

@@ -33,7 +33,14 @@ func setPayload(t testing.TB, c *qdrant.Client, req *qdrant.SetPayloadPoints) {
 
 func testPayload(t *testing.T, target Target) {
 	c := connect(t, target)
+	testPayloadSet(t, c)
+	testPayloadOverwriteDelete(t, c)
+	testPayloadClearMissing(t, c)
+	testPayloadRoundTrip(t, c)
+}
 
+// testPayloadSet covers SetPayload by id, with a key, and by filter.
+func testPayloadSet(t *testing.T, c *qdrant.Client) {
 	t.Run("SetPayload", func(t *testing.T) {
 		cases := []struct {
 			name   string
@@ -130,7 +137,10 @@ func testPayload(t *testing.T, target Target) {
 		wantPayload(t, getPoint(t, c, coll, num(3)).GetPayload(),
 			map[string]any{"g": "a", "flagged": true, "access_counts": map[string]any{"r1": 1, "r2": 7}})
 	})
+}
 
+// testPayloadOverwriteDelete covers OverwritePayload, DeletePayload and dotted versus quoted keys.
+func testPayloadOverwriteDelete(t *testing.T, c *qdrant.Client) {
 	t.Run("OverwritePayload replaces the payload", func(t *testing.T) {
 		coll := newCollection(t, c, 2, qdrant.Distance_Dot)
 		upsert(t, c, coll,
@@ -210,7 +220,10 @@ func testPayload(t *testing.T, target Target) {
 		}
 		wantPayload(t, getPoint(t, c, coll, num(1)).GetPayload(), map[string]any{"a": map[string]any{"c": 3}})
 	})
+}
 
+// testPayloadClearMissing covers ClearPayload and writes to a missing point.
+func testPayloadClearMissing(t *testing.T, c *qdrant.Client) {
 	t.Run("ClearPayload by ids and by filter", func(t *testing.T) {
 		coll := newCollection(t, c, 2, qdrant.Distance_Dot)
 		upsert(t, c, coll,
@@ -284,7 +297,10 @@ func testPayload(t *testing.T, target Target) {
 		}
 		wantPayload(t, getPoint(t, c, coll, num(1)).GetPayload(), map[string]any{"a": 1})
 	})
+}
 
+// testPayloadRoundTrip covers payload values keeping their types across a round trip.
+func testPayloadRoundTrip(t *testing.T, c *qdrant.Client) {
 	t.Run("values keep their types across a round trip", func(t *testing.T) {
 		values := map[string]any{
 			"int":        3,

@@ -10,6 +10,14 @@ import (
 )
 
 func testUpsert(t *testing.T, target Target) {
+	testUpsertIDs(t, target)
+	testUpsertWrites(t, target)
+	testUpsertConditional(t, target)
+	testUpsertInvalidVectors(t, target)
+}
+
+// testUpsertIDs covers u64 and UUID point ids and the rejection of bad ones.
+func testUpsertIDs(t *testing.T, target Target) {
 	t.Run("u64 ids above 2^53 round-trip exactly", func(t *testing.T) {
 		c := connect(t, target)
 		coll := newCollection(t, c, 2, qdrant.Distance_Dot)
@@ -87,7 +95,10 @@ func testUpsert(t *testing.T, target Target) {
 			t.Errorf("count after refused upserts = %d, want 0", got)
 		}
 	})
+}
 
+// testUpsertWrites covers the data field, wait, overwrites and duplicate ids in one batch.
+func testUpsertWrites(t *testing.T, target Target) {
 	t.Run("the deprecated data field is accepted", func(t *testing.T) {
 		c := connect(t, target)
 		coll := newCollection(t, c, 3, qdrant.Distance_Dot)
@@ -158,7 +169,10 @@ func testUpsert(t *testing.T, target Target) {
 			t.Errorf("count = %d, want 1", got)
 		}
 	})
+}
 
+// testUpsertConditional covers update_mode and update_filter.
+func testUpsertConditional(t *testing.T, target Target) {
 	// update_mode and update_filter: lib/shard/src/update/points/upsert.rs
 	// (retain_conditional_upsert_points); tests/openapi/test_update_mode.py and
 	// test_conditional_update.py.
@@ -240,7 +254,10 @@ func testUpsert(t *testing.T, target Target) {
 		}
 		wantPayload(t, getPoint(t, c, coll, num(3)).GetPayload(), map[string]any{"version": 6})
 	})
+}
 
+// testUpsertInvalidVectors covers vectors of the wrong dimension and non-finite vectors.
+func testUpsertInvalidVectors(t *testing.T, target Target) {
 	t.Run("wrong dimension is InvalidArgument", func(t *testing.T) {
 		c := connect(t, target)
 		coll := newCollection(t, c, 4, qdrant.Distance_Cosine)
@@ -308,7 +325,12 @@ func testPoints(t *testing.T, target Target) {
 		point(t, num(2), []float32{0, 1}, map[string]any{"g": "b"}),
 		point(t, num(3), []float32{1, 1}, map[string]any{"g": "a"}),
 	)
+	testPointsRead(t, c, coll)
+	testPointsWrite(t, target)
+}
 
+// testPointsRead covers getting and counting points.
+func testPointsRead(t *testing.T, c *qdrant.Client, coll string) {
 	t.Run("get omits missing ids without error", func(t *testing.T) {
 		got, err := c.Get(opContext(t), &qdrant.GetPoints{CollectionName: coll, Ids: ids(3, 999, 1)})
 		if err != nil {
@@ -371,7 +393,10 @@ func testPoints(t *testing.T, target Target) {
 			t.Errorf("count g=a = %d, want 2", got)
 		}
 	})
+}
 
+// testPointsWrite covers UpdateVectors, a one-dimensional collection and deleting points.
+func testPointsWrite(t *testing.T, target Target) {
 	t.Run("UpdateVectors replaces the vector and keeps the payload", func(t *testing.T) {
 		c := connect(t, target)
 		coll := newCollection(t, c, 2, qdrant.Distance_Dot)

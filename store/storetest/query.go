@@ -89,7 +89,14 @@ func approxFloat64() cmp.Option {
 func testQuery(t *testing.T, target Target) {
 	c := connect(t, target)
 	coll := loadAxes(t, c)
+	testQueryPrefetchRRF(t, c, coll)
+	testQueryDBSF(t, c, coll)
+	t.Run("order_by", func(t *testing.T) { testOrderBy(t, c) })
+	t.Run("sample", func(t *testing.T) { testSample(t, c, coll) })
+}
 
+// testQueryPrefetchRRF covers nearest rescoring of prefetched points and RRF fusion.
+func testQueryPrefetchRRF(t *testing.T, c *qdrant.Client, coll string) {
 	t.Run("nearest rescoring looks only at prefetched points", func(t *testing.T) {
 		cases := []struct {
 			name string
@@ -178,7 +185,10 @@ func testQuery(t *testing.T, target Target) {
 			})
 		}
 	})
+}
 
+// testQueryDBSF covers DBSF, fusion with offset, limit and payload, and invalid combinations.
+func testQueryDBSF(t *testing.T, c *qdrant.Client, coll string) {
 	t.Run("DBSF", func(t *testing.T) {
 		// distr_norm: (s - (mean - 3σ)) / 6σ with the sample standard deviation; summed per point.
 		norm := func(xs ...float64) []float64 {
@@ -255,9 +265,6 @@ func testQuery(t *testing.T, target Target) {
 			})
 		}
 	})
-
-	t.Run("order_by", func(t *testing.T) { testOrderBy(t, c) })
-	t.Run("sample", func(t *testing.T) { testSample(t, c, coll) })
 }
 
 // orderHit is a result reduced to its id and order value.

@@ -47,7 +47,12 @@ func testScroll(t *testing.T, target Target) {
 		point(t, qdrant.NewID("00000000-0000-0000-0000-000000000001"), []float32{1, 0}, map[string]any{"k": "u1"}),
 		point(t, num(2), []float32{1, 0}, map[string]any{"k": "n1"}),
 	)
+	testScrollPaging(t, c, mixed, order)
+	testScrollOptions(t, c, mixed, order)
+}
 
+// testScrollPaging covers scroll order, next_page_offset paging, offsets and a full last page.
+func testScrollPaging(t *testing.T, c *qdrant.Client, mixed string, order []string) {
 	t.Run("numbers before UUIDs, each ascending", func(t *testing.T) {
 		_, page := scrollOnce(t, c, &qdrant.ScrollPoints{CollectionName: mixed, Limit: qdrant.PtrOf(uint32(100))})
 		if diff := cmp.Diff(scrollPage{IDs: order}, page); diff != "" {
@@ -109,7 +114,10 @@ func testScroll(t *testing.T, target Target) {
 			t.Errorf("scroll (-want +got):\n%s", diff)
 		}
 	})
+}
 
+// testScrollOptions covers filters, payload and vectors, an empty collection and the default limit.
+func testScrollOptions(t *testing.T, c *qdrant.Client, mixed string, order []string) {
 	t.Run("filter", func(t *testing.T) {
 		f := &qdrant.Filter{Should: []*qdrant.Condition{
 			qdrant.NewMatchKeywords("k", "n2", "u1", "u3"),

@@ -100,14 +100,6 @@ func query(t testing.TB, c *qdrant.Client, req *qdrant.QueryPoints) []*qdrant.Sc
 	return got
 }
 
-func hitIDs(hs []hit) []string {
-	out := make([]string, len(hs))
-	for i, h := range hs {
-		out[i] = h.ID
-	}
-	return out
-}
-
 func testSearch(t *testing.T, target Target) {
 	c := connect(t, target)
 	colls := map[qdrant.Distance]string{}
@@ -117,7 +109,15 @@ func testSearch(t *testing.T, target Target) {
 	}
 	dot := sets[1]
 	dotColl := colls[qdrant.Distance_Dot]
+	testSearchDistances(t, c, sets, colls, dotColl)
+	testSearchLimits(t, c, dot, dotColl)
+	testSearchWith(t, c, dot, dotColl)
+	testSearchQueryForms(t, c, dot, dotColl)
+	testSearchPointsClient(t, c, dot, dotColl)
+}
 
+// testSearchDistances covers ranking and score_threshold per distance, and stored vectors.
+func testSearchDistances(t *testing.T, c *qdrant.Client, sets []searchSet, colls map[qdrant.Distance]string, dotColl string) {
 	for _, s := range sets {
 		t.Run(s.distance.String()+" ranks and scores", func(t *testing.T) {
 			got := query(t, c, &qdrant.QueryPoints{CollectionName: colls[s.distance], Query: qdrant.NewQueryDense(s.query)})
@@ -166,7 +166,10 @@ func testSearch(t *testing.T, target Target) {
 			t.Errorf("stored vector (-want +got):\n%s", diff)
 		}
 	})
+}
 
+// testSearchLimits covers limit, offset, the default limit, filters, params and limit 0.
+func testSearchLimits(t *testing.T, c *qdrant.Client, dot searchSet, dotColl string) {
 	t.Run("limit and offset", func(t *testing.T) {
 		cases := []struct {
 			name          string
@@ -230,7 +233,10 @@ func testSearch(t *testing.T, target Target) {
 		_, err = c.Scroll(opContext(t), &qdrant.ScrollPoints{CollectionName: dotColl, Limit: qdrant.PtrOf(uint32(0))})
 		wantStatus(t, err, codes.InvalidArgument, "")
 	})
+}
 
+// testSearchWith covers the with_payload selectors and with_vectors.
+func testSearchWith(t *testing.T, c *qdrant.Client, dot searchSet, dotColl string) {
 	t.Run("with_payload selectors", func(t *testing.T) {
 		// WithPayloadSelector: enable / include / exclude; nested paths select inside objects
 		// (PayloadSelector::process, JsonPath::check_include_pattern/check_exclude_pattern in
@@ -291,7 +297,10 @@ func testSearch(t *testing.T, target Target) {
 			}
 		}
 	})
+}
 
+// testSearchQueryForms covers queries by point id, without a query, and QueryBatch.
+func testSearchQueryForms(t *testing.T, c *qdrant.Client, dot searchSet, dotColl string) {
 	t.Run("query by point id uses its vector and excludes it", func(t *testing.T) {
 		// Point 3 is [2 2 0 0]; exclude_referenced_ids drops it from the result
 		// (lib/collection/src/operations/universal_query/collection_query.rs).
@@ -342,7 +351,10 @@ func testSearch(t *testing.T, target Target) {
 			t.Errorf("batch hits (-want +got):\n%s", diff)
 		}
 	})
+}
 
+// testSearchPointsClient covers Search and SearchBatch, and a query of the wrong dimension.
+func testSearchPointsClient(t *testing.T, c *qdrant.Client, dot searchSet, dotColl string) {
 	t.Run("Search through PointsClient", func(t *testing.T) {
 		res, err := c.GetPointsClient().Search(opContext(t), &qdrant.SearchPoints{
 			CollectionName: dotColl, Vector: dot.query, Limit: 3,

@@ -224,7 +224,7 @@ func TestSetShape(t *testing.T) {
 		}
 		created, _ := time.Parse(time.RFC3339, p.CreatedAt)
 		observed, _ := time.Parse(time.RFC3339, p.LastObservedAt)
-		if observed.Before(created) || observed.After(Now) {
+		if observed.Before(created) || observed.After(d.cfg.Now) {
 			t.Errorf("memory %d: created %s, last observed %s", m.id, p.CreatedAt, p.LastObservedAt)
 		}
 		total := 0
@@ -235,7 +235,7 @@ func TestSetShape(t *testing.T) {
 			t.Errorf("memory %d: %d accesses, last accessed %q", m.id, total, p.LastAccessedAt)
 		}
 		if p.LastAccessedAt != "" {
-			if a, _ := time.Parse(time.RFC3339, p.LastAccessedAt); a.Before(created) || a.After(Now) {
+			if a, _ := time.Parse(time.RFC3339, p.LastAccessedAt); a.Before(created) || a.After(d.cfg.Now) {
 				t.Errorf("memory %d: last accessed %s, created %s", m.id, p.LastAccessedAt, p.CreatedAt)
 			}
 		}

@@ -24,6 +24,7 @@ type config struct {
 	Popular      int // popular distractors
 	Limit        int // the queries' limit
 	Dim          int
+	Now          time.Time // the instant the queries are asked
 }
 
 func defaultConfig() config {
@@ -31,15 +32,13 @@ func defaultConfig() config {
 		Seed: 1, People: 19, Projects: 12, Tools: 8, UserTopics: 12, Topics: 6,
 		UserEpisodes: 80, EpisodesMin: 16, EpisodesMax: 32,
 		Queries: 115, Unanswerable: 15, Popular: 40, Limit: 10, Dim: 128,
+		Now: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC),
 	}
 }
 
-// Now is the instant the queries are asked.
-var Now = time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
-
 // storeAge is the age in days of the oldest memory: the store was started
-// about 25 months before Now (most activity is in the last 18 months, but
-// outdated values and stale answers go back to 700 days).
+// about 25 months before config.Now (most activity is in the last 18 months,
+// but outdated values and stale answers go back to 700 days).
 const storeAge = 760.0
 
 // Per-topic structure (the specified numbers; arbitrary where the specification is
@@ -358,7 +357,7 @@ var (
 	profPopular  = profile{[]float64{70, 30, 0, 0, 0}, []float64{50, 50, 0, 0, 0}, []float64{100, 0, 0}}
 )
 
-// life is a memory's history in ages (days before Now).
+// life is a memory's history in ages (days before config.Now).
 type life struct {
 	created, observed float64 // observed <= created
 	n                 int     // re-observations after the first
@@ -399,11 +398,12 @@ func confidence(s float64, n int, e, t, pen float64) float64 {
 	return math.Max(c-pen, math.Min(c, 0.30))
 }
 
-func ageTime(age float64) time.Time {
-	return Now.Add(-time.Duration(math.Round(age*86400)) * time.Second)
+// ageTime is the instant age days before the set's Now.
+func (d *dataset) ageTime(age float64) time.Time {
+	return d.cfg.Now.Add(-time.Duration(math.Round(age*86400)) * time.Second)
 }
 
-func stamp(age float64) string { return ageTime(age).Format(time.RFC3339) }
+func (d *dataset) stamp(age float64) string { return d.ageTime(age).Format(time.RFC3339) }
 
 // sessionEpoch is older than any memory (an outdated value may have been
 // last observed up to 30 days before a store-old answer).
@@ -486,14 +486,14 @@ func normalize(s string) string {
 // setText gives m its text, keeping normalised texts unique across facts:
 // only an exact copy may share its answer's normalised text. A collision
 // (rare: two templates that normalise alike) gets a dated suffix.
-func setText(m *mem, text string, taken map[string]string, createdAge float64) {
+func (d *dataset) setText(m *mem, text string, taken map[string]string, createdAge float64) {
 	nt := normalize(text)
 	for i := 0; ; i++ {
 		f, ok := taken[nt]
 		if !ok || (m.sub == subDupCopy && f == m.fact) {
 			break
 		}
-		tm := ageTime(createdAge + float64(i))
+		tm := d.ageTime(createdAge + float64(i))
 		text = strings.TrimSuffix(text, ".") + " (noted " + tm.Format("January 2") + ")."
 		nt = normalize(text)
 	}
@@ -552,47 +552,95 @@ func copyText(r *rng, s string) string {
 	}
 }
 
+// attrTopic carries one attribute topic's draws and the memories written so
+// far between the steps of attributeTopic. The steps run in a fixed order:
+// every draw from r happens in the same sequence as in one long function.
+type attrTopic struct {
+	d     *dataset
+	r     *rng
+	t     *topic
+	taken map[string]string
+	k     *kind
+	e     *entity
+
+	// plan
+	hasOld, oldMarked    bool
+	nDup, nDetail        int
+	hasSpec, specCorrect bool
+	detOrder, claimOrder []int
+	popAnswer            bool
+	popDetail            int
+	ansSlot              int
+	factBase, ansFact    string
+
+	// written memories
+	ans              *mem
+	ansLife, oldLife life
+
+	// when the current value became true
+	since, lowest float64
+	month         string
+}
+
 func (d *dataset) attributeTopic(r *rng, t *topic, taken map[string]string) {
-	k, e := t.kind, t.ent
+	a := &attrTopic{d: d, r: r, t: t, taken: taken, k: t.kind, e: t.ent}
+	a.plan()
+	a.answer()
+	a.duplicates()
+	a.outdated()
+	a.currentSince()
+	a.details()
+	a.speculation()
+}
+
+// plan draws the topic's values and structure before any memory is written.
+func (a *attrTopic) plan() {
+	r, t, k := a.r, a.t, a.k
 	t.values = topicValues(r, t)
-	hasOld := r.chance(pOutdated)
-	oldMarked := r.chance(pOutdatedMarked)
-	nDup := r.pick(30, 35, 20, 15) // 0..3 duplicates
-	nDetail := r.between(1, min(3, len(k.details)))
-	hasSpec := r.chance(pSpeculation)
-	specCorrect := r.chance(pSpecCorrect)
-	detOrder := r.perm(len(k.details))
+	a.hasOld = r.chance(pOutdated)
+	a.oldMarked = r.chance(pOutdatedMarked)
+	a.nDup = r.pick(30, 35, 20, 15) // 0..3 duplicates
+	a.nDetail = r.between(1, min(3, len(k.details)))
+	a.hasSpec = r.chance(pSpeculation)
+	a.specCorrect = r.chance(pSpecCorrect)
+	a.detOrder = r.perm(len(k.details))
 	// A popular memory is the answer, or else a generic detail (one that
 	// names neither the current value nor a date); -1 for none.
-	popAnswer, popDetail := false, -1
+	a.popAnswer, a.popDetail = false, -1
 	if t.popular {
-		popAnswer = r.chance(pPopularIsAnswer)
-		if !popAnswer {
-			for i := 0; i < nDetail && popDetail < 0; i++ {
-				if tpl := k.details[detOrder[i]].tpl; !strings.Contains(tpl, "{V}") && !strings.Contains(tpl, "{M}") {
-					popDetail = i
+		a.popAnswer = r.chance(pPopularIsAnswer)
+		if !a.popAnswer {
+			for i := 0; i < a.nDetail && a.popDetail < 0; i++ {
+				if tpl := k.details[a.detOrder[i]].tpl; !strings.Contains(tpl, "{V}") && !strings.Contains(tpl, "{M}") {
+					a.popDetail = i
 				}
 			}
-			popAnswer = popDetail < 0
+			a.popAnswer = a.popDetail < 0
 		}
 	}
 
-	ansSlot, factBase := 0, t.id+"/v"
-	ansFact := factBase + "1"
-	if hasOld {
-		ansFact = factBase + "2"
+	a.ansSlot, a.factBase = 0, t.id+"/v"
+	a.ansFact = a.factBase + "1"
+	if a.hasOld {
+		a.ansFact = a.factBase + "2"
 	}
-	claimOrder := r.perm(len(k.claims))
-	ents := func(withValue bool, v string) []string {
-		out := []string{e.tag}
-		if withValue && k.valueEntity {
-			out = append(out, v)
-		}
-		return out
-	}
+	a.claimOrder = r.perm(len(k.claims))
+}
 
-	// The answer.
-	ans := &mem{t: t, sub: subAnswer, role: "answer", fact: ansFact, correct: true, grade: 3, valueSlot: ansSlot}
+// ents lists a memory's entities: the topic's entity, and the value when it
+// is itself an entity and the memory states it.
+func (a *attrTopic) ents(withValue bool, v string) []string {
+	out := []string{a.e.tag}
+	if withValue && a.k.valueEntity {
+		out = append(out, v)
+	}
+	return out
+}
+
+// answer writes the topic's answer.
+func (a *attrTopic) answer() {
+	d, r, t, k, e := a.d, a.r, a.t, a.k, a.e
+	ans := &mem{t: t, sub: subAnswer, role: "answer", fact: a.ansFact, correct: true, grade: 3, valueSlot: a.ansSlot}
 	ansLife := life{}
 	if t.stale {
 		ansLife.observed = r.uniform(300, 700)
@@ -608,18 +656,23 @@ func (d *dataset) attributeTopic(r *rng, t *topic, taken map[string]string) {
 	}
 	ansLife.accessed = lastAccess(r, ansLife.created)
 	prof := profAnswer
-	if t.popular && popAnswer {
+	if t.popular && a.popAnswer {
 		ans.popular, ans.role = true, "popular"
 		prof = profPopular
 		ansLife = popularLife(r)
 	}
-	setText(ans, fill(k.claims[claimOrder[0]], e, t.values[0], "", ""), taken, ansLife.created)
-	d.finish(r, ans, prof, ansLife, ents(true, t.values[0]))
+	d.setText(ans, fill(k.claims[a.claimOrder[0]], e, t.values[0], "", ""), a.taken, ansLife.created)
+	d.finish(r, ans, prof, ansLife, a.ents(true, t.values[0]))
 	t.mems = append(t.mems, ans)
+	a.ans, a.ansLife = ans, ansLife
+}
 
-	// Duplicates: restatements of the answer that dedup did not fold.
-	for i := 0; i < nDup; i++ {
-		m := &mem{t: t, role: "duplicate", fact: ansFact, correct: true, grade: 3, valueSlot: ansSlot, base: ans}
+// duplicates writes restatements of the answer that dedup did not fold.
+func (a *attrTopic) duplicates() {
+	d, r, t, k, e := a.d, a.r, a.t, a.k, a.e
+	ans, ansLife, claimOrder := a.ans, a.ansLife, a.claimOrder
+	for i := 0; i < a.nDup; i++ {
+		m := &mem{t: t, role: "duplicate", fact: a.ansFact, correct: true, grade: 3, valueSlot: a.ansSlot, base: ans}
 		switch r.pick(1-pCopy-pLoose, pLoose, pCopy) {
 		case 0:
 			m.sub, m.tau = subDup, r.uniform(0.92, 0.975)
@@ -651,65 +704,79 @@ func (d *dataset) attributeTopic(r *rng, t *topic, taken map[string]string) {
 		} else {
 			text = fill(k.claims[claimOrder[1+i%(len(claimOrder)-1)]], e, t.values[0], "", "")
 		}
-		setText(m, text, taken, l.created)
-		d.finish(r, m, profDup, l, ents(true, t.values[0]))
+		d.setText(m, text, a.taken, l.created)
+		d.finish(r, m, profDup, l, a.ents(true, t.values[0]))
 		t.mems = append(t.mems, m)
 	}
+}
 
-	// The outdated earlier value: the answer for a long time before.
-	var oldLife life
-	if hasOld {
-		m := &mem{t: t, fact: factBase + "1", correct: false, grade: 0, valueSlot: 1}
-		if oldMarked {
-			m.sub, m.role, m.super = subSuperseded, "superseded", ans
-		} else {
-			m.sub, m.role = subOutdated, "outdated"
-		}
-		var l life
-		l.observed = r.uniform(math.Max(120, ansLife.created+1), math.Max(700, ansLife.created+30))
-		l.n = observations(r, [3]float64{0, 0, 15}, [3]float64{1, 6, 85})
-		l.created = spanBack(r, l.observed, l.n, 30, 400)
-		if r.chance(0.30) {
-			l.accesses = roundCount(r.logUniform(30, 150))
-		} else {
-			l.accesses = roundCount(r.logNormal(10, 0.7))
-		}
-		if oldMarked {
-			// Read until the new value replaced it.
-			u := r.float()
-			l.accessed = ansLife.created + (l.created-ansLife.created)*u*u
-		} else {
-			l.accessed = lastAccess(r, l.created)
-		}
-		setText(m, fill(k.claims[r.intn(len(k.claims))], e, t.values[1], "", ""), taken, l.created)
-		d.finish(r, m, profOutdated, l, ents(true, t.values[1]))
-		t.mems = append(t.mems, m)
-		oldLife = l
+// outdated writes the outdated earlier value, when the topic has one: the
+// answer for a long time before.
+func (a *attrTopic) outdated() {
+	if !a.hasOld {
+		return
 	}
+	d, r, t, k, e := a.d, a.r, a.t, a.k, a.e
+	ansLife := a.ansLife
+	m := &mem{t: t, fact: a.factBase + "1", correct: false, grade: 0, valueSlot: 1}
+	if a.oldMarked {
+		m.sub, m.role, m.super = subSuperseded, "superseded", a.ans
+	} else {
+		m.sub, m.role = subOutdated, "outdated"
+	}
+	var l life
+	l.observed = r.uniform(math.Max(120, ansLife.created+1), math.Max(700, ansLife.created+30))
+	l.n = observations(r, [3]float64{0, 0, 15}, [3]float64{1, 6, 85})
+	l.created = spanBack(r, l.observed, l.n, 30, 400)
+	if r.chance(0.30) {
+		l.accesses = roundCount(r.logUniform(30, 150))
+	} else {
+		l.accesses = roundCount(r.logNormal(10, 0.7))
+	}
+	if a.oldMarked {
+		// Read until the new value replaced it.
+		u := r.float()
+		l.accessed = ansLife.created + (l.created-ansLife.created)*u*u
+	} else {
+		l.accessed = lastAccess(r, l.created)
+	}
+	d.setText(m, fill(k.claims[r.intn(len(k.claims))], e, t.values[1], "", ""), a.taken, l.created)
+	d.finish(r, m, profOutdated, l, a.ents(true, t.values[1]))
+	t.mems = append(t.mems, m)
+	a.oldLife = l
+}
 
-	// since is the age at which the current value became true: between the
-	// outdated value's last observation and the answer's creation, or some
-	// time before the answer was first written. Memories that state the
-	// current value are not older than that, and "since {M}" details name it.
-	since := math.Min(ansLife.created+r.logUniform(1, 300), math.Max(storeAge, ansLife.created))
-	if hasOld {
-		since = r.uniform(ansLife.created, oldLife.observed)
+// currentSince draws since, the age at which the current value became true:
+// between the outdated value's last observation and the answer's creation,
+// or some time before the answer was first written. Memories that state the
+// current value are not older than that, and "since {M}" details name it.
+func (a *attrTopic) currentSince() {
+	r, ansLife := a.r, a.ansLife
+	a.since = math.Min(ansLife.created+r.logUniform(1, 300), math.Max(storeAge, ansLife.created))
+	if a.hasOld {
+		a.since = r.uniform(ansLife.created, a.oldLife.observed)
 	}
-	lowest := 0.5 // the youngest age a topic memory may have
-	if t.stale {
-		lowest = ansLife.observed
+	a.lowest = 0.5 // the youngest age a topic memory may have
+	if a.t.stale {
+		a.lowest = ansLife.observed
 	}
-	notBefore := func(created float64) float64 {
-		if created > since {
-			return r.uniform(math.Min(lowest, since), since)
-		}
-		return created
-	}
-	month := ageTime(since).Format("January 2006")
+	a.month = a.d.ageTime(a.since).Format("January 2006")
+}
 
-	// Supporting details.
-	for i := 0; i < nDetail; i++ {
-		dt := k.details[detOrder[i]]
+// notBefore moves a creation age older than since to a younger one.
+func (a *attrTopic) notBefore(created float64) float64 {
+	if created > a.since {
+		return a.r.uniform(math.Min(a.lowest, a.since), a.since)
+	}
+	return created
+}
+
+// details writes the supporting details.
+func (a *attrTopic) details() {
+	d, r, t, k, e := a.d, a.r, a.t, a.k, a.e
+	ansLife := a.ansLife
+	for i := 0; i < a.nDetail; i++ {
+		dt := k.details[a.detOrder[i]]
 		m := &mem{t: t, sub: subDetail, role: "detail", fact: t.id + "/d" + itoa(i+1), correct: true, grade: dt.grade}
 		var l life
 		if t.stale {
@@ -718,7 +785,7 @@ func (d *dataset) attributeTopic(r *rng, t *topic, taken map[string]string) {
 			l.created = r.logUniform(1, 500)
 		}
 		if strings.Contains(dt.tpl, "{V}") || strings.Contains(dt.tpl, "{M}") {
-			l.created = notBefore(l.created)
+			l.created = a.notBefore(l.created)
 		}
 		l.n = observations(r, [3]float64{0, 0, 60}, [3]float64{1, 3, 35}, [3]float64{4, 8, 5})
 		l.observed = l.created
@@ -732,7 +799,7 @@ func (d *dataset) attributeTopic(r *rng, t *topic, taken map[string]string) {
 		l.accesses = roundCount(r.logNormal(3, 1.0))
 		l.accessed = lastAccess(r, l.created)
 		prof := profDetail
-		if i == popDetail {
+		if i == a.popDetail {
 			m.popular, m.role = true, "popular"
 			prof = profPopular
 			l = popularLife(r)
@@ -746,42 +813,48 @@ func (d *dataset) attributeTopic(r *rng, t *topic, taken map[string]string) {
 				}
 			}
 		}
-		setText(m, fill(dt.tpl, e, t.values[0], dw, month), taken, l.created)
-		d.finish(r, m, prof, l, ents(strings.Contains(dt.tpl, "{V}"), t.values[0]))
+		d.setText(m, fill(dt.tpl, e, t.values[0], dw, a.month), a.taken, l.created)
+		d.finish(r, m, prof, l, a.ents(strings.Contains(dt.tpl, "{V}"), t.values[0]))
 		t.mems = append(t.mems, m)
 	}
+}
 
-	// On-topic speculation: a low-confidence guess, right or wrong.
-	if hasSpec {
-		m := &mem{t: t, sub: subSpeculation, role: "speculation", fact: t.id + "/s1", correct: specCorrect}
-		v := t.values[2]
-		m.valueSlot = 2
-		if specCorrect {
-			v, m.grade, m.valueSlot = t.values[0], 1, 0
-		}
-		var l life
-		if t.stale {
-			l.created = math.Min(r.uniform(ansLife.observed, ansLife.observed+150), math.Max(storeAge, ansLife.observed))
-		} else {
-			l.created = r.logUniform(1, 400)
-		}
-		if specCorrect {
-			l.created = notBefore(l.created)
-		}
-		l.n = observations(r, [3]float64{0, 0, 85}, [3]float64{1, 1, 15})
-		l.observed = l.created
-		if l.n > 0 {
-			l.observed = r.uniform(math.Min(0.5, l.created), l.created)
-			if t.stale {
-				l.observed = math.Max(l.observed, math.Min(ansLife.observed, l.created))
-			}
-		}
-		l.accesses = roundCount(r.logNormal(1, 1.0))
-		l.accessed = lastAccess(r, l.created)
-		setText(m, hedge(r, fill(k.claims[r.intn(len(k.claims))], e, v, "", "")), taken, l.created)
-		d.finish(r, m, profSpec, l, ents(true, v))
-		t.mems = append(t.mems, m)
+// speculation writes the on-topic speculation, when the topic has one: a
+// low-confidence guess, right or wrong.
+func (a *attrTopic) speculation() {
+	if !a.hasSpec {
+		return
 	}
+	d, r, t, k, e := a.d, a.r, a.t, a.k, a.e
+	ansLife, specCorrect := a.ansLife, a.specCorrect
+	m := &mem{t: t, sub: subSpeculation, role: "speculation", fact: t.id + "/s1", correct: specCorrect}
+	v := t.values[2]
+	m.valueSlot = 2
+	if specCorrect {
+		v, m.grade, m.valueSlot = t.values[0], 1, 0
+	}
+	var l life
+	if t.stale {
+		l.created = math.Min(r.uniform(ansLife.observed, ansLife.observed+150), math.Max(storeAge, ansLife.observed))
+	} else {
+		l.created = r.logUniform(1, 400)
+	}
+	if specCorrect {
+		l.created = a.notBefore(l.created)
+	}
+	l.n = observations(r, [3]float64{0, 0, 85}, [3]float64{1, 1, 15})
+	l.observed = l.created
+	if l.n > 0 {
+		l.observed = r.uniform(math.Min(0.5, l.created), l.created)
+		if t.stale {
+			l.observed = math.Max(l.observed, math.Min(ansLife.observed, l.created))
+		}
+	}
+	l.accesses = roundCount(r.logNormal(1, 1.0))
+	l.accessed = lastAccess(r, l.created)
+	d.setText(m, hedge(r, fill(k.claims[r.intn(len(k.claims))], e, v, "", "")), a.taken, l.created)
+	d.finish(r, m, profSpec, l, a.ents(true, v))
+	t.mems = append(t.mems, m)
 }
 
 // popularLife: generic, fresh, confident memories read constantly.
@@ -808,9 +881,9 @@ func (d *dataset) episode(r *rng, t *topic, taken map[string]string) {
 	l.accesses = roundCount(r.logNormal(1, 1.0))
 	l.accessed = lastAccess(r, l.created)
 	tpls, evs := episodeTpls[e.class], episodeEvents[e.class]
-	when := ageTime(l.created).Format("January 2, 2006")
+	when := d.ageTime(l.created).Format("January 2, 2006")
 	text := fill(strings.NewReplacer("{X}", evs[r.intn(len(evs))], "{W}", when).Replace(tpls[r.intn(len(tpls))]), e, "", "", "")
-	setText(m, text, taken, l.created)
+	d.setText(m, text, taken, l.created)
 	d.finish(r, m, profEpisode, l, []string{e.tag})
 	t.mems = append(t.mems, m)
 }
@@ -830,11 +903,11 @@ func (d *dataset) finish(r *rng, m *mem, prof profile, l life, entities []string
 	p := payload{
 		Text: m.text, MemoryType: mtype, Source: sources[si], ExtractorModel: models[ei],
 		Grounding: groundings[gi], Observations: l.n, Confidence: f4(conf), DecayCategory: decay,
-		CreatedAt: stamp(l.created), LastObservedAt: stamp(l.observed),
+		CreatedAt: d.stamp(l.created), LastObservedAt: d.stamp(l.observed),
 		AccessCounts: map[string]int{}, Entities: entities, Retrievable: true, Tier: "active", Schema: 1,
 	}
 	if l.accesses > 0 {
-		p.LastAccessedAt = stamp(l.accessed)
+		p.LastAccessedAt = d.stamp(l.accessed)
 		if r.chance(0.4) {
 			a := roundCount(float64(l.accesses) * r.uniform(0.3, 0.9))
 			if a > 0 {

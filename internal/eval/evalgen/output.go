@@ -77,7 +77,7 @@ func (d *dataset) encode() []byte {
 		}
 	}
 	must(enc.Encode(map[string]setHeader{"set": {
-		Name: "synthetic-agent-memories", Version: 1, Seed: d.cfg.Seed, Now: Now.Format(time.RFC3339),
+		Name: "synthetic-agent-memories", Version: 1, Seed: d.cfg.Seed, Now: d.cfg.Now.Format(time.RFC3339),
 		Distance: "Cosine", Dim: d.cfg.Dim, Embedder: "synthetic: text-embedding-3-small-like similarities",
 		Notes: setNotes,
 	}}))

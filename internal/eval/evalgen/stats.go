@@ -223,22 +223,31 @@ func writeSimilarityTable(w io.Writer, rows []summary) {
 	}
 }
 
+// roleAgg accumulates the memories of one role (or of the popular ones).
+type roleAgg struct {
+	name              string
+	n, gated, never   int
+	conf, acc, obsAge []float64
+}
+
 // writeSetStats prints counts and metadata by role and by relation.
 func (d *dataset) writeSetStats(w io.Writer) {
-	type agg struct {
-		name                     string
-		n, gated, never, super   int
-		conf                     []float64
-		acc, obsAge, createdAges []float64
-	}
-	groups := []*agg{}
-	find := func(name string) *agg {
+	writeRoleTable(w, d.roleGroups())
+	d.writeTopicCounts(w)
+	d.writeKindCounts(w)
+}
+
+// roleGroups aggregates the memories by role, in a fixed role order, with
+// the popular memories also in a group of their own.
+func (d *dataset) roleGroups() []*roleAgg {
+	groups := []*roleAgg{}
+	find := func(name string) *roleAgg {
 		for _, g := range groups {
 			if g.name == name {
 				return g
 			}
 		}
-		g := &agg{name: name}
+		g := &roleAgg{name: name}
 		groups = append(groups, g)
 		return g
 	}
@@ -246,7 +255,7 @@ func (d *dataset) writeSetStats(w io.Writer) {
 		find(name)
 	}
 	for _, m := range d.mems {
-		gs := []*agg{find(m.sub)}
+		gs := []*roleAgg{find(m.sub)}
 		if m.popular {
 			gs = append(gs, find("popular (any of the above)"))
 		}
@@ -265,9 +274,15 @@ func (d *dataset) writeSetStats(w io.Writer) {
 				g.never++
 			}
 			g.acc = append(g.acc, float64(acc))
-			g.obsAge = append(g.obsAge, ageOf(m.p.LastObservedAt))
+			g.obsAge = append(g.obsAge, d.ageOf(m.p.LastObservedAt))
 		}
 	}
+	return groups
+}
+
+// writeRoleTable prints the memories table: one row per non-empty role group
+// and the total (which does not count the popular group twice).
+func writeRoleTable(w io.Writer, groups []*roleAgg) {
 	fmt.Fprintln(w, "| memories | count | mean confidence | confidence < 0.50 | accesses p50 | accesses p90 | never accessed | last observed, days ago, p10 / p50 / p90 |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---|")
 	total := 0
@@ -289,7 +304,10 @@ func (d *dataset) writeSetStats(w io.Writer) {
 			pct(g.never, g.n), quantile(g.obsAge, 0.1), quantile(g.obsAge, 0.5), quantile(g.obsAge, 0.9))
 	}
 	fmt.Fprintf(w, "| total | %d | | | | | | |\n", total)
+}
 
+// writeTopicCounts prints the topics' and the queries' counts by structure.
+func (d *dataset) writeTopicCounts(w io.Writer) {
 	var attr, stale, withOld, marked, popular, ans, unans, qStale, qOld, qMarked, qPopular, qSpec int
 	for _, t := range d.topics {
 		if t.episode || t.unanswerable {
@@ -335,6 +353,10 @@ func (d *dataset) writeSetStats(w io.Writer) {
 		len(d.entities), attr, stale, withOld, marked, popular, len(d.topics)-attr-unans)
 	fmt.Fprintf(w, "queries %d: answerable %d (stale answer %d, outdated value %d of which marked %d, popular memory on topic %d, speculation on topic %d), unanswerable %d\n",
 		len(d.queries), ans, qStale, qOld, qMarked, qPopular, qSpec, unans)
+}
+
+// writeKindCounts prints the answerable queries' counts by kind.
+func (d *dataset) writeKindCounts(w io.Writer) {
 	kindCount := map[string]int{}
 	for _, q := range d.queries {
 		if !q.t.unanswerable {
@@ -357,10 +379,11 @@ func pct(a, b int) int {
 	return int(math.Round(100 * float64(a) / float64(b)))
 }
 
-func ageOf(ts string) float64 {
+// ageOf is the age in days of an RFC 3339 time before the set's Now.
+func (d *dataset) ageOf(ts string) float64 {
 	t, err := parseTime(ts)
 	if err != nil {
 		return math.NaN()
 	}
-	return Now.Sub(t).Hours() / 24
+	return d.cfg.Now.Sub(t).Hours() / 24
 }
