@@ -4,6 +4,7 @@
 GO ?= go
 # staticcheck, pinned; `go run pkg@version` builds it without touching go.mod.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOIMPORTS ?= $(GO) run golang.org/x/tools/cmd/goimports@v0.39.0
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
@@ -19,20 +20,21 @@ test:
 test-short:
 	$(GO) test -count=1 ./...
 
-## lint: gofmt, go vet, staticcheck (staticcheck.conf), go mod tidy
+## lint: gofmt, goimports' grouping, go vet, staticcheck (staticcheck.conf), go mod tidy
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@out=$$($(GOIMPORTS) -l -local github.com/memrank/memrank $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "goimports -local github.com/memrank/memrank would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 	$(GO) mod tidy -diff
 
-## fmt: format every Go file
+## fmt: format every Go file, imports grouped (standard library, others, memrank)
 fmt:
-	gofmt -w $$(git ls-files '*.go')
+	$(GOIMPORTS) -w -local github.com/memrank/memrank $$(git ls-files '*.go')
 
 ## bench: the hot-path benchmarks (go test -bench), BENCHCOUNT runs each
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./scoring/ ./memory/ ./rank/ ./store/ ./embed/ ./dedup/
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./...
 
 ## bench-memrank: the end-to-end benchmarks of the README's table
 bench-memrank:

@@ -44,17 +44,7 @@ func (d *decoder) fail(key, format string, args ...any) {
 }
 
 func (d *decoder) unknown(key string) {
-	e := &Error{Source: d.source, Key: key, Problem: ErrUnknownKey.Error(), err: ErrUnknownKey}
-	if hint, ok := removedKeys[key]; ok {
-		e.Hint = hint
-	}
-	d.errs = append(d.errs, e)
-}
-
-// removedKeys are keys earlier versions read, with what replaced them.
-var removedKeys = map[string]string{
-	"rank.memory_collections": "removed: memory collections are recognised with no configuration; " +
-		"set rank.collections.<name>.mode (rerank, shadow or off) per collection, or rank.mode: rerank for the old default of re-ranking every collection",
+	d.errs = append(d.errs, &Error{Source: d.source, Key: key, Problem: ErrUnknownKey.Error(), err: ErrUnknownKey})
 }
 
 func joinKey(parent, name string) string {

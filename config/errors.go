@@ -3,11 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/memrank/memrank/config/check"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/memrank/memrank/config/check"
 )
 
 // ErrUnknownKey is matched (errors.Is) by every error about a key memrank

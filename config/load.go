@@ -34,7 +34,7 @@ type Source struct {
 	// File is the YAML file; "" means $MEMRANK_CONFIG if set, else none.
 	File string
 	// Environ is the environment in os.Environ() form. Only MEMRANK_*
-	// variables and OTEL_EXPORTER_OTLP_ENDPOINT are read.
+	// variables and those EnvDefaults names are read.
 	Environ []string
 	// Flags may be nil. Only flags the user actually set override.
 	Flags *pflag.FlagSet
@@ -49,6 +49,9 @@ type Source struct {
 	// it when the file, the MEMRANK_ variables and the flags leave it empty
 	// (telemetry.otlp_endpoint: OTEL_EXPORTER_OTLP_ENDPOINT).
 	EnvDefaults map[string]string
+	// RemovedKeys maps a key earlier versions read to what replaced it: an
+	// unknown-key error for it says so.
+	RemovedKeys map[string]string
 }
 
 // Load reads the configuration into dst, a pointer to a struct whose
@@ -100,6 +103,7 @@ func load(src Source, name string, p koanf.Provider, dst any) error {
 	errs = append(errs, loadEnv(root, src.Environ)...)
 	errs = append(errs, loadFlags(root, src.Flags, src.FlagKeys)...)
 	errs = append(errs, loadEnvDefaults(root, src.Environ, src.EnvDefaults)...)
+	hintRemoved(errs, src.RemovedKeys)
 	// Values that did not decode are left as they were: validating still
 	// reports every other problem at once.
 	if v, ok := dst.(Validator); ok {
@@ -108,6 +112,18 @@ func load(src Source, name string, p koanf.Provider, dst any) error {
 		errs = append(errs, flatten(ValidateSections(dst))...)
 	}
 	return errors.Join(errs...)
+}
+
+// hintRemoved adds to each unknown key that an earlier version read what
+// replaced it.
+func hintRemoved(errs []error, removed map[string]string) {
+	for _, err := range errs {
+		if e, ok := err.(*Error); ok && errors.Is(e, ErrUnknownKey) {
+			if hint, ok := removed[e.Key]; ok {
+				e.Hint = hint
+			}
+		}
+	}
 }
 
 // loadEnvDefaults fills each key of defaults that is still empty from its

@@ -9,7 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // The write path's results are what the native API answers (POST
@@ -26,9 +27,9 @@ import (
 func (o Outcome) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 256)
 	b = append(b, `{"decision":`...)
-	b = appendString(b, string(o.Decision))
+	b = qdrantjson.AppendString(b, string(o.Decision))
 	b = append(b, `,"memory_id":`...)
-	b = appendString(b, o.MemoryID)
+	b = qdrantjson.AppendString(b, o.MemoryID)
 	b = append(b, `,"confidence":`...)
 	b = appendFloat(b, o.Confidence)
 	b = append(b, `,"observations":`...)
@@ -39,7 +40,7 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 	b = appendJudge(b, o.Judge)
 	if o.Superseded != "" {
 		b = append(b, `,"superseded":`...)
-		b = appendString(b, o.Superseded)
+		b = qdrantjson.AppendString(b, o.Superseded)
 	}
 	if len(o.Merged) > 0 {
 		b = append(b, `,"merged":[`...)
@@ -47,13 +48,13 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, id)
+			b = qdrantjson.AppendString(b, id)
 		}
 		b = append(b, ']')
 	}
 	if o.Reason != "" {
 		b = append(b, `,"reason":`...)
-		b = appendString(b, o.Reason)
+		b = qdrantjson.AppendString(b, o.Reason)
 	}
 	b = append(b, `,"replayed":`...)
 	b = strconv.AppendBool(b, o.Replayed)
@@ -92,16 +93,16 @@ func appendJudge(b []byte, j *JudgeInfo) []byte {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"verdict":`...)
-	b = appendString(b, j.Verdict)
+	b = qdrantjson.AppendString(b, j.Verdict)
 	b = append(b, `,"cached":`...)
 	b = strconv.AppendBool(b, j.Cached)
 	if j.Reason != "" {
 		b = append(b, `,"reason":`...)
-		b = appendString(b, j.Reason)
+		b = qdrantjson.AppendString(b, j.Reason)
 	}
 	if j.Fallback != "" {
 		b = append(b, `,"fallback":`...)
-		b = appendString(b, j.Fallback)
+		b = qdrantjson.AppendString(b, j.Fallback)
 	}
 	return append(b, '}')
 }
@@ -118,9 +119,9 @@ func (v MemoryView) MarshalJSON() ([]byte, error) {
 	}
 	b := make([]byte, 0, 128+len(payload)+len(v.Audit)*400)
 	b = append(b, `{"id":`...)
-	b = appendString(b, v.ID)
+	b = qdrantjson.AppendString(b, v.ID)
 	b = append(b, `,"collection":`...)
-	b = appendString(b, v.Collection)
+	b = qdrantjson.AppendString(b, v.Collection)
 	b = append(b, `,"payload":`...)
 	b = append(b, payload...)
 	b = append(b, `,"audit":[`...)
@@ -142,11 +143,11 @@ func (a AuditRecord) MarshalJSON() ([]byte, error) {
 // when there is one.
 func appendAudit(b []byte, a *AuditRecord) []byte {
 	b = append(b, `{"memory_id":`...)
-	b = appendString(b, a.MemoryID)
+	b = qdrantjson.AppendString(b, a.MemoryID)
 	b = append(b, `,"observation_id":`...)
-	b = appendString(b, a.ObservationID)
+	b = qdrantjson.AppendString(b, a.ObservationID)
 	b = append(b, `,"reason":`...)
-	b = appendString(b, a.Reason)
+	b = qdrantjson.AppendString(b, a.Reason)
 	b = append(b, `,"old":`...)
 	b = appendFloat(b, a.Old)
 	b = append(b, `,"new":`...)
@@ -160,11 +161,11 @@ func appendAudit(b []byte, a *AuditRecord) []byte {
 	if !a.At.IsZero() {
 		at = a.At.UTC().Format(time.RFC3339Nano)
 	}
-	b = appendString(b, at)
+	b = qdrantjson.AppendString(b, at)
 	b = append(b, `,"session_id":`...)
-	b = appendString(b, a.SessionID)
+	b = qdrantjson.AppendString(b, a.SessionID)
 	b = append(b, `,"turn_id":`...)
-	b = appendString(b, a.TurnID)
+	b = qdrantjson.AppendString(b, a.TurnID)
 	b = append(b, `,"source":`...)
 	b = appendFloat(b, a.Source)
 	b = append(b, `,"extractor":`...)
@@ -172,12 +173,12 @@ func appendAudit(b []byte, a *AuditRecord) []byte {
 	b = append(b, `,"type":`...)
 	b = appendFloat(b, a.Type)
 	b = append(b, `,"grounding":`...)
-	b = appendString(b, a.Grounding)
+	b = qdrantjson.AppendString(b, a.Grounding)
 	b = append(b, `,"decision":`...)
-	b = appendString(b, string(a.Decision))
+	b = qdrantjson.AppendString(b, string(a.Decision))
 	if a.Related != "" {
 		b = append(b, `,"related":`...)
-		b = appendString(b, a.Related)
+		b = qdrantjson.AppendString(b, a.Related)
 	}
 	return append(b, '}')
 }
@@ -188,7 +189,7 @@ func appendAudit(b []byte, a *AuditRecord) []byte {
 func (s Stats) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 512)
 	b = append(b, `{"collection":`...)
-	b = appendString(b, s.Collection)
+	b = qdrantjson.AppendString(b, s.Collection)
 	b = append(b, `,"memories":`...)
 	b = strconv.AppendInt(b, int64(s.Memories), 10)
 	b = append(b, `,"superseded":`...)
@@ -225,7 +226,7 @@ func appendCounts[N int | int64](b []byte, m map[string]N) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = qdrantjson.AppendString(b, k)
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(m[k]), 10)
 	}
@@ -239,59 +240,4 @@ func appendFloat(b []byte, f float64) []byte {
 		return append(b, "null"...)
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as encoding/json writes a string with HTML
-// escaping off: control characters, the quote and the backslash escaped,
-// invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped (JavaScript reads
-// them as line ends).
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

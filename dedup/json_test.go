@@ -123,18 +123,3 @@ func TestStatsJSON(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
-
-// FuzzAppendString: strings are written byte for byte as encoding/json
-// writes them with HTML escaping off.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", `"quoted" \ back`, "<b>&amp;</b>", "\x00\x01\b\f\n\r\t\x1f\x7f",
-		"\xff\xfe invalid", "line\u2028sep\u2029para", "日本語 é 🦀", "\xed\xa0\x80 surrogate", "\xe2\x80"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want := encodeNoHTML(t, s)
-		if got := string(appendString(nil, s)); got != want {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
-		}
-	})
-}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 
+	"github.com/memrank/memrank/internal/detach"
 	"github.com/memrank/memrank/telemetry/settings"
 )
 
@@ -108,6 +109,7 @@ type Judging struct {
 	limiters *simplelru.LRU[string, *rate.Limiter]
 
 	group singleflight.Group
+	work  *detach.Group // owns the shared calls, which outlive their first caller
 
 	calls, hits, misses, fallbacks atomic.Int64
 
@@ -131,6 +133,7 @@ func NewJudging(cfg JudgingConfig) (*Judging, error) {
 		return nil, fmt.Errorf("dedup: judging: metrics: %w", err)
 	}
 	return &Judging{
+		work:     detach.NewGroup(),
 		judge:    cfg.Judge,
 		cache:    NewVerdictCache(cfg.CacheSize),
 		perMin:   cfg.CallsPerMinute,
@@ -140,6 +143,17 @@ func NewJudging(cfg JudgingConfig) (*Judging, error) {
 		tracer:   cfg.Telemetry.TracerProvider.Tracer(judgeScope),
 		metrics:  m,
 	}, nil
+}
+
+// Shutdown ends the judge calls still in flight (shared calls outlive the
+// caller that started them) and waits for them, until ctx ends. Decisions
+// after Shutdown fall back as if the judge had failed. A nil Judging has
+// nothing to stop; safe to call twice.
+func (j *Judging) Shutdown(ctx context.Context) error {
+	if j == nil {
+		return nil
+	}
+	return j.work.Shutdown(ctx)
 }
 
 // PairText is one side of a pair: a memory's text and its text hash (the
@@ -219,8 +233,12 @@ func (j *Judging) decide(ctx context.Context, collection string, a, b PairText) 
 	}
 	wait, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
-	work := context.WithoutCancel(ctx)
 	ch := j.group.DoChan(key.string(), func() (any, error) {
+		work, done, ok := j.work.Start(ctx)
+		if !ok {
+			return judgeResult{fallback: FallbackError}, nil // shutting down
+		}
+		defer done()
 		return j.call(work, collection, a, b), nil
 	})
 	select {

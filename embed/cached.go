@@ -12,6 +12,8 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/memrank/memrank/internal/detach"
 )
 
 // flightTimeout bounds the shared work of coalesced callers when the caller
@@ -41,6 +43,7 @@ type Cached struct {
 	dims  int
 	cache *lru.Cache[cacheKey, []float32] // nil: no cache, only coalescing
 	group singleflight.Group
+	work  *detach.Group // owns the shared calls, which outlive their first caller
 
 	hits, misses, coalesced atomic.Int64
 }
@@ -61,7 +64,7 @@ type CacheStats struct {
 // NewCached caches up to size vectors of e's (size <= 0: no cache, only
 // the coalescing of identical work in flight). e must not be nil.
 func NewCached(e Embedder, size int) *Cached {
-	c := &Cached{inner: e, model: e.Model(), dims: e.Dimensions()}
+	c := &Cached{inner: e, model: e.Model(), dims: e.Dimensions(), work: detach.NewGroup()}
 	if size > 0 {
 		// lru.New fails only on a size <= 0.
 		c.cache, _ = lru.New[cacheKey, []float32](size)
@@ -150,7 +153,12 @@ func (c *Cached) shared(ctx context.Context, texts []string, misses int) (map[st
 		led := false
 		ch := c.group.DoChan(key, func() (any, error) {
 			led = true
-			return c.flight(ctx, key, texts)
+			wctx, done, ok := c.work.Start(ctx)
+			if !ok {
+				return nil, ErrClosed
+			}
+			defer done()
+			return c.flight(wctx, ctx, key, texts)
 		})
 		select {
 		case <-ctx.Done():
@@ -175,8 +183,8 @@ func (c *Cached) shared(ctx context.Context, texts []string, misses int) (map[st
 
 // flight is the shared work: embed what is still missing and fill the
 // cache.
-func (c *Cached) flight(ctx context.Context, key string, texts []string) (map[string][]float32, error) {
-	wctx, cancel := c.workContext(ctx)
+func (c *Cached) flight(work, caller context.Context, key string, texts []string) (map[string][]float32, error) {
+	wctx, cancel := workContext(work, caller)
 	defer cancel()
 
 	got := make(map[string][]float32, len(texts))
@@ -226,15 +234,20 @@ func (c *Cached) flight(ctx context.Context, key string, texts []string) (map[st
 	return got, nil
 }
 
-// workContext detaches the shared work from the starter's cancellation but
-// keeps its values (trace) and its deadline, or flightTimeout without one.
-func (c *Cached) workContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	base := context.WithoutCancel(ctx)
-	if dl, ok := ctx.Deadline(); ok {
-		return context.WithDeadline(base, dl)
+// workContext bounds the shared work (detached from the starter's
+// cancellation, ended by Shutdown) by the starter's deadline, or
+// flightTimeout without one.
+func workContext(work, caller context.Context) (context.Context, context.CancelFunc) {
+	if dl, ok := caller.Deadline(); ok {
+		return context.WithDeadline(work, dl)
 	}
-	return context.WithTimeout(base, flightTimeout)
+	return context.WithTimeout(work, flightTimeout)
 }
+
+// Shutdown ends the shared calls still in flight (they outlive the caller
+// that started them) and waits for them, until ctx ends; later misses fail
+// with ErrClosed. Safe to call twice.
+func (c *Cached) Shutdown(ctx context.Context) error { return c.work.Shutdown(ctx) }
 
 // flightKey names a sorted set of texts unambiguously (each
 // length-prefixed).

@@ -478,3 +478,48 @@ func BenchmarkCachedHit(b *testing.B) {
 		})
 	}
 }
+
+// TestCachedShutdown: Shutdown ends a shared call that outlived the caller
+// who started it, waits for it, and later misses fail with ErrClosed while
+// cached texts are still answered.
+func TestCachedShutdown(t *testing.T) {
+	inner := newFakeInner(t)
+	c := NewCached(inner, 100)
+	if _, err := c.Embed(context.Background(), []string{"kept"}); err != nil {
+		t.Fatal(err)
+	}
+	inner.gate = make(chan struct{}) // never opened: only Shutdown ends the call
+	caller, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Embed(caller, []string{"held"})
+		errc <- err
+	}()
+	for range 2000 {
+		if len(inner.callList()) == 2 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel() // the caller gives up; the shared call goes on
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("caller: %v, want Canceled", err)
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if err := c.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	inner.mu.Lock()
+	ended := len(inner.ctxErrs)
+	inner.mu.Unlock()
+	if ended != 2 {
+		t.Errorf("%d inner calls returned by Shutdown's end, want 2", ended)
+	}
+	if _, err := c.Embed(context.Background(), []string{"new"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("a miss after Shutdown: %v, want ErrClosed", err)
+	}
+	if _, err := c.Embed(context.Background(), []string{"kept"}); err != nil {
+		t.Errorf("a cached text after Shutdown: %v", err)
+	}
+}

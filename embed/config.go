@@ -1,6 +1,8 @@
 package embed
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -64,19 +66,20 @@ func (c Config) Validate() error {
 }
 
 // Service is the configured embedder: the driver behind the (model, text)
-// cache. Close releases the driver's idle connections.
+// cache.
 type Service struct {
 	*Cached
 	driver Embedder
 }
 
-// Close closes the driver's idle connections, if it holds any; safe to
-// call more than once.
-func (s *Service) Close() error {
+// Shutdown ends the embeddings in flight and closes the driver's idle
+// connections; safe to call more than once.
+func (s *Service) Shutdown(ctx context.Context) error {
+	err := s.Cached.Shutdown(ctx)
 	if c, ok := s.driver.(io.Closer); ok {
-		return c.Close()
+		err = errors.Join(err, c.Close())
 	}
-	return nil
+	return err
 }
 
 // New builds the embedder c configures, behind the cache.

@@ -39,3 +39,6 @@ type Embedder interface {
 // ErrDimensions is returned when a driver is asked for a dimension it cannot
 // produce.
 var ErrDimensions = errors.New("embed: invalid dimensions")
+
+// ErrClosed is returned by a Cached embedder's misses after Shutdown.
+var ErrClosed = errors.New("embed: shut down")

@@ -3,11 +3,12 @@ package memory
 import (
 	"errors"
 	"fmt"
-	"github.com/memrank/memrank/config/check"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/memrank/memrank/config/check"
 
 	"github.com/qdrant/go-client/qdrant"
 
@@ -103,6 +104,15 @@ type Codec struct {
 	byKey  map[string]Field
 	table  keyTable
 	models modelCache
+}
+
+// Keys returns the payload keys the codec reads and writes.
+func (c *Codec) Keys() Keys {
+	var k Keys
+	for f, p := range k.fields() {
+		*p = c.keys[f]
+	}
+	return k
 }
 
 // NewCodec checks that every key is set and no two fields share one.

@@ -52,8 +52,8 @@ var (
 
 // Defaults of the settings that are not part of the configuration file.
 const (
-	DefaultSameThreshold  = 0.92
-	DefaultJudgeThreshold = 0.80
+	DefaultSameThreshold  = dedup.DefaultSameThreshold // the write path's, so both fold alike
+	DefaultJudgeThreshold = dedup.DefaultJudgeThreshold
 	DefaultInfoTTL        = 30 * time.Second
 	DefaultInfoCacheSize  = 1024
 	DefaultDetectTimeout  = 5 * time.Second

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/memrank/memrank/internal/detach"
 	"github.com/memrank/memrank/memory"
 )
 
@@ -80,15 +81,17 @@ type detector struct {
 	// auth gives memrank's own credentials to its look-ups; nil: they
 	// carry the caller's.
 	auth func(context.Context) context.Context
-	// flight shares one probe between concurrent misses on a collection.
+	// flight shares one probe between concurrent misses on a collection;
+	// work owns the probes, which outlive the caller that started them.
 	flight singleflight.Group
+	work   *detach.Group
 	mu     sync.Mutex
 	lru    *lru[string, verdict]
 	failed *lru[string, verdict] // failed look-ups, kept for FailureTTL
 }
 
 func newDetector(probe Prober, codec *memory.Codec, cfg DetectConfig, now func() time.Time, auth func(context.Context) context.Context) *detector {
-	return &detector{probe: probe, codec: codec, cfg: cfg, now: now, auth: auth,
+	return &detector{probe: probe, codec: codec, cfg: cfg, now: now, auth: auth, work: detach.NewGroup(),
 		lru:    newLRU[string, verdict](cfg.CacheSize, cfg.TTL),
 		failed: newLRU[string, verdict](cfg.CacheSize, cfg.FailureTTL)}
 }
@@ -116,10 +119,18 @@ func (d *detector) get(ctx context.Context, name string) verdict {
 		return v
 	}
 	ch := d.flight.DoChan(name, func() (any, error) {
-		pctx := context.WithoutCancel(ctx)
+		base := ctx
 		if d.auth != nil {
 			// Only the trace goes on: not the caller's credentials.
-			pctx = d.auth(trace.ContextWithSpanContext(context.Background(), trace.SpanContextFromContext(ctx)))
+			base = trace.ContextWithSpanContext(context.Background(), trace.SpanContextFromContext(ctx))
+		}
+		pctx, done, ok := d.work.Start(base)
+		if !ok {
+			return verdict{rule: ruleUnreadable}, nil // shutting down
+		}
+		defer done()
+		if d.auth != nil {
+			pctx = d.auth(pctx)
 		}
 		pctx, cancel := context.WithTimeout(pctx, d.cfg.Timeout)
 		defer cancel()

@@ -88,6 +88,12 @@ func New(src Source, cfg Config) (*Ranker, error) {
 	return r, nil
 }
 
+// Shutdown ends the look-ups that recognise memory collections still in
+// flight (they outlive the request that started them) and waits for them,
+// until ctx ends. Queries after Shutdown still work; collections not yet
+// recognised are then read as unreadable. Safe to call twice.
+func (r *Ranker) Shutdown(ctx context.Context) error { return r.detect.work.Shutdown(ctx) }
+
 // Detect says how the read path serves a collection: its resolved mode, the
 // rule that decided it and the relevance guard that applies. A collection's
 // configured mode wins; in ModeAuto, memory collections are re-ranked and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/memrank/memrank/config/check"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/memrank/memrank/config/check"
 
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/otel/attribute"
@@ -280,8 +281,10 @@ func NewRecorder(dst Payloads, cfg RecorderConfig) (*Recorder, error) {
 // ReplicaID is the replica's key inside access_counts.
 func (r *Recorder) ReplicaID() string { return r.cfg.ReplicaID }
 
-// Start runs the flush loop until ctx ends or Shutdown is called. Calls
-// after the first, or after Shutdown, do nothing.
+// Start runs the flush loop until Shutdown. ctx lends the loop its values,
+// not its lifetime: a signal that ends the caller's context must not cut a
+// flush in progress, and accesses recorded while a server drains are still
+// flushed on time. Calls after the first, or after Shutdown, do nothing.
 func (r *Recorder) Start(ctx context.Context) error {
 	r.startOnce.Do(func() {
 		r.mu.Lock()
@@ -291,7 +294,7 @@ func (r *Recorder) Start(ctx context.Context) error {
 			return
 		}
 		r.wg.Add(1)
-		go r.loop(ctx)
+		go r.loop(context.WithoutCancel(ctx))
 	})
 	return nil
 }
@@ -302,8 +305,6 @@ func (r *Recorder) loop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		select {
-		case <-ctx.Done():
-			return
 		case <-r.stop:
 			return
 		case <-t.C:

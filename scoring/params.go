@@ -140,7 +140,7 @@ func DefaultParams() *Params {
 	return p
 }
 
-// Validate reports parameters the math cannot work with. The config package
+// Validate reports parameters the math cannot work with. Config.Validate
 // gives the user-facing, key-named errors; this guards callers that build
 // Params by hand.
 func (p *Params) Validate() error {
@@ -157,7 +157,7 @@ func (p *Params) Validate() error {
 	}{{"weights.source", w.Source}, {"weights.repetition", w.Repetition}, {"weights.extractor", w.Extractor}, {"weights.type", w.Type}} {
 		unit(c.n, c.v)
 	}
-	if sum := w.Source + w.Repetition + w.Extractor + w.Type; math.Abs(sum-1) > 1e-6 {
+	if sum := w.Source + w.Repetition + w.Extractor + w.Type; !(math.Abs(sum-1) <= weightTolerance) {
 		errs = append(errs, fmt.Errorf("scoring: weights: sum is %v, want 1 (within 1e-6)", sum))
 	}
 	for k, v := range p.SourceLevels {

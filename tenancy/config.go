@@ -23,8 +23,15 @@ func DefaultConfig() Config { return Config{APIKeys: map[string]string{}} }
 // are named by their masked placeholders ("***1"), never shown.
 func (c Config) Validate() error {
 	var k check.Checker
-	if c.Header != "" && !validFieldName(c.Header) {
+	if c.Key != "" && !plainKey(c.Key) {
+		k.Add("key", "%s is not a plain top-level payload key (no '.', '[', ']' or quotes)", check.Quote(c.Key))
+	}
+	switch {
+	case c.Header == "":
+	case !validFieldName(c.Header):
 		k.Add("header", "%s is not a valid HTTP header name", check.Quote(c.Header))
+	case !canCarryTenant(c.Header):
+		k.Add("header", "%s cannot carry a tenant (gRPC reserves it, or it carries credentials)", check.Quote(c.Header))
 	}
 	for _, e := range check.MaskKeys(c.APIKeys) {
 		if e.Key == "" {
@@ -34,6 +41,8 @@ func (c Config) Validate() error {
 		}
 		if e.Value == "" {
 			k.Add("api_keys."+e.Placeholder, "the tenant is empty")
+		} else if err := (&Policy{}).checkTenant(e.Value); err != nil {
+			k.Add("api_keys."+e.Placeholder, "%s", strings.TrimPrefix(err.Error(), ErrNoTenant.Error()+": "))
 		}
 	}
 	switch {

@@ -85,18 +85,15 @@ func (p *Policy) Validate() error {
 	if !p.Enabled() {
 		return nil
 	}
-	if strings.ContainsAny(p.Key, ".[]\"") || !utf8.ValidString(p.Key) {
+	if !plainKey(p.Key) {
 		return fmt.Errorf("tenancy: key %q must be a plain top-level payload key (no '.', '[', ']' or quotes)", p.Key)
 	}
 	hasHeader, hasKeys := p.Header != "", len(p.APIKeys) > 0
 	if hasHeader == hasKeys {
 		return errors.New("tenancy: set exactly one of header and api_keys")
 	}
-	if hasHeader {
-		h := strings.ToLower(p.Header)
-		if strings.HasPrefix(h, "grpc-") || strings.HasPrefix(h, ":") || h == "api-key" || h == "authorization" || !validHeaderName(h) {
-			return fmt.Errorf("tenancy: header %q cannot carry a tenant", p.Header)
-		}
+	if hasHeader && !canCarryTenant(p.Header) {
+		return fmt.Errorf("tenancy: header %q cannot carry a tenant", p.Header)
 	}
 	for k, t := range p.APIKeys {
 		if k == "" {
@@ -112,6 +109,19 @@ func (p *Policy) Validate() error {
 		}
 	}
 	return nil
+}
+
+// plainKey reports whether key can hold the tenant: a top-level payload
+// key, which no filter path syntax can reach around.
+func plainKey(key string) bool {
+	return !strings.ContainsAny(key, ".[]\"") && utf8.ValidString(key)
+}
+
+// canCarryTenant reports whether a request header may name the tenant: not
+// one gRPC reserves, nor one that carries credentials.
+func canCarryTenant(header string) bool {
+	h := strings.ToLower(header)
+	return !strings.HasPrefix(h, "grpc-") && !strings.HasPrefix(h, ":") && h != "api-key" && h != "authorization" && validHeaderName(h)
 }
 
 func validHeaderName(h string) bool {

@@ -483,3 +483,44 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigValidate: the section as a user writes it refuses everything
+// Policy.Validate would refuse at start-up, so `memrank config validate`
+// and serve agree, and names the key.
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Config
+		want string // "" = valid
+	}{
+		{"off", DefaultConfig(), ""},
+		{"header", Config{Key: "user_id", Header: "X-Tenant"}, ""},
+		{"api keys", Config{Key: "user_id", APIKeys: map[string]string{"k": "alice"}}, ""},
+		{"nested key", Config{Key: "meta.user", Header: "x-t"}, `key: "meta.user" is not a plain top-level payload key`},
+		{"reserved header", Config{Key: "u", Header: "grpc-timeout"}, `header: "grpc-timeout" cannot carry a tenant`},
+		{"api-key header", Config{Key: "u", Header: "Api-Key"}, `header: "Api-Key" cannot carry a tenant`},
+		{"bad header name", Config{Key: "u", Header: "x tenant"}, `header: "x tenant" is not a valid HTTP header name`},
+		{"tenant with a control character", Config{Key: "u", APIKeys: map[string]string{"k": "a\x01"}}, "api_keys.***1: the tenant contains control characters"},
+		{"half set", Config{Key: "u"}, "neither header nor api_keys"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.c.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				if err := tt.c.Policy().Validate(); err != nil {
+					t.Fatalf("the section is valid, its Policy is not: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate() = %v, want an error containing %q", err, tt.want)
+			}
+			if err := tt.c.Policy().Validate(); err == nil {
+				t.Errorf("the section is refused, its Policy is not")
+			}
+		})
+	}
+}

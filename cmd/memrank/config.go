@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"time"
 
@@ -130,6 +131,21 @@ func (c Config) codec() (*memory.Codec, error) {
 	return memory.NewCodec(c.PayloadKeys, params)
 }
 
+// rankConfig is the rank section with what the read path takes from the
+// other sections: the codec and dedup's thresholds, which fold duplicates
+// on the read path as the write path does.
+func (c Config) rankConfig(codec *memory.Codec) rank.Config {
+	rc := c.Rank
+	if rc.Guard == (rank.Guard{}) {
+		// A guard written as all zero passes only the best score's ties;
+		// rank reads an all-zero Guard as "the default".
+		rc.Guard.Band = math.SmallestNonzeroFloat64
+	}
+	rc.Params, rc.Codec = codec.Params(), codec
+	rc.SameThreshold, rc.JudgeThreshold = c.Dedup.SameThreshold, c.Dedup.JudgeThreshold
+	return rc
+}
+
 // YAML renders c as a YAML file that config.Load reads back to c; see
 // config.YAML.
 func (c Config) YAML(maskSecrets bool) ([]byte, error) { return config.YAML(c, maskSecrets) }
@@ -140,12 +156,21 @@ func envDefaults() map[string]string {
 	return map[string]string{"telemetry.otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT"}
 }
 
+// removedKeys are keys earlier versions read, with what replaced them.
+func removedKeys() map[string]string {
+	return map[string]string{
+		"rank.memory_collections": "removed: memory collections are recognised with no configuration; " +
+			"set rank.collections.<name>.mode (rerank, shadow or off) per collection, or rank.mode: rerank for the old default of re-ranking every collection",
+		"rank.guard.enabled": "renamed: rank.guard.off, inverted (enabled: false is off: true)",
+	}
+}
+
 // loadConfig reads the configuration: defaults, then file (or
 // $MEMRANK_CONFIG), environment and the flags fs sets (keys maps a flag to
 // its key), then validates it.
 func loadConfig(file string, environ []string, fs *pflag.FlagSet, keys map[string]string) (Config, error) {
 	c := defaultConfig()
-	err := config.Load(config.Source{File: file, Environ: environ, Flags: fs, FlagKeys: keys, EnvDefaults: envDefaults()}, &c)
+	err := config.Load(config.Source{File: file, Environ: environ, Flags: fs, FlagKeys: keys, EnvDefaults: envDefaults(), RemovedKeys: removedKeys()}, &c)
 	if err != nil {
 		return Config{}, err
 	}

@@ -33,7 +33,7 @@ func writeFile(t *testing.T, content string) string {
 // filling telemetry.otlp_endpoint, as memrank does.
 func loadSource(src config.Source) (Config, error) {
 	cfg := defaultConfig()
-	src.EnvDefaults = envDefaults()
+	src.EnvDefaults, src.RemovedKeys = envDefaults(), removedKeys()
 	if err := config.Load(src, &cfg); err != nil {
 		return Config{}, err
 	}
@@ -556,6 +556,7 @@ func TestFileValueTypes(t *testing.T) {
 		{"optional value of the wrong type", "rank: {collections: {a: {guard: {floor: x}}}}", `rank.collections.a.guard.floor: want a number, got "x"`},
 		{"the old list of memory collections", "rank: {memory_collections: [a]}", `unknown key "rank.memory_collections" (removed: memory collections are recognised with no configuration; ` +
 			`set rank.collections.<name>.mode (rerank, shadow or off) per collection, or rank.mode: rerank for the old default of re-ranking every collection)`},
+		{"the guard's old switch", "rank: {guard: {enabled: false}}", `unknown key "rank.guard.enabled" (renamed: rank.guard.off, inverted (enabled: false is off: true))`},
 		{"long value is cut", "scoring: {gates: {render: " + long + "}}", `scoring.gates.render: want a number, got "` + long[:64] + `"...`},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/memrank/memrank/config"
 	"github.com/memrank/memrank/internal/eval"
 )
 
@@ -227,6 +228,10 @@ func evalStore(ctx context.Context, e *env, cmd *cobra.Command, o *evalOptions, 
 
 	var tmp string
 	c.Upstream.GRPC, c.Upstream.APIKey = o.upstream, o.upstreamAPIKey
+	if err := config.Within("upstream", c.Upstream.Validate()); err != nil {
+		// The flags' values, checked as the configuration's would be.
+		return nil, nil, usageError{fmt.Errorf("--upstream/--upstream-api-key: %w", err)}
+	}
 	switch {
 	case o.upstream != "":
 		cfg.Where = "Qdrant at " + o.upstream
@@ -254,14 +259,7 @@ func evalStore(ctx context.Context, e *env, cmd *cobra.Command, o *evalOptions, 
 	cfg.Store = s.source
 	cfg.Embedder = s.embedder
 	cfg.Base = base
-	cfg.Rankers = eval.RankerConfig{
-		Params:         codec.Params(),
-		Keys:           c.PayloadKeys,
-		Oversample:     c.Rank.Oversample,
-		MaxCandidates:  c.Rank.MaxCandidates,
-		SameThreshold:  c.Dedup.SameThreshold,
-		JudgeThreshold: c.Dedup.JudgeThreshold,
-	}
+	cfg.Rankers = eval.RankerConfig{Rank: c.rankConfig(codec)}
 	return c.Upstream.OwnContext, func() error {
 		return errors.Join(s.close(context.Background()), removeTmp())
 	}, nil

@@ -25,6 +25,7 @@ type component interface {
 
 var (
 	_ component = closer(nil)
+	_ component = together(nil)
 	_ component = (*grpcServer)(nil)
 	_ component = (*httpServer)(nil)
 )
@@ -57,9 +58,22 @@ func (l *lifecycle) opened(name string, stop func(context.Context) error) {
 	l.parts = append(l.parts, part{name, closer(stop)})
 }
 
-// closing adapts a Close method to opened's stop.
+// closing adapts a Close method to opened's stop, called once however
+// often the stop is.
 func closing(close func() error) func(context.Context) error {
-	return func(context.Context) error { return close() }
+	once := sync.OnceValue(close)
+	return func(context.Context) error { return once() }
+}
+
+// closingListener is closing for a listener a server may have closed
+// already (stopping a server closes its listener).
+func closingListener(lis net.Listener) func(context.Context) error {
+	return closing(func() error {
+		if err := lis.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	})
 }
 
 // shutdown stops every component started, last first, each within grace
@@ -69,7 +83,7 @@ func (l *lifecycle) shutdown(ctx context.Context) error {
 	for i := len(l.parts) - 1; i >= 0; i-- {
 		p := l.parts[i]
 		pctx, cancel := context.WithTimeout(ctx, l.grace)
-		if err := p.c.Shutdown(pctx); err != nil && !errors.Is(err, grpc.ErrClientConnClosing) {
+		if err := p.c.Shutdown(pctx); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
 		}
 		cancel()
@@ -84,6 +98,30 @@ type closer func(context.Context) error
 
 func (closer) Start(context.Context) error          { return nil }
 func (f closer) Shutdown(ctx context.Context) error { return f(ctx) }
+
+// together starts its components in order and shuts them down at once, so
+// that servers stop accepting together and share one grace period.
+type together []component
+
+func (t together) Start(ctx context.Context) error {
+	for i, c := range t {
+		if err := c.Start(ctx); err != nil {
+			// Those started stop again before the error is reported.
+			return errors.Join(err, together(t[:i]).Shutdown(context.WithoutCancel(ctx)))
+		}
+	}
+	return nil
+}
+
+func (t together) Shutdown(ctx context.Context) error {
+	errs := make([]error, len(t))
+	var wg sync.WaitGroup
+	for i, c := range t {
+		wg.Go(func() { errs[i] = c.Shutdown(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
 
 // grpcServer serves srv on lis; a Serve failure is reported to fail.
 type grpcServer struct {

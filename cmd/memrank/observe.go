@@ -34,7 +34,7 @@ func (w *writeOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&w.tenant, "tenant", "", "tenant, when tenancy is on (sent in the configured tenancy header)")
 	f.DurationVar(&w.timeout, "timeout", time.Minute, "bound on each observation's write")
 	f.String("upstream", "", "Qdrant's gRPC address HOST:PORT, in process (empty: the embedded store in --data)")
-	f.String("data", "./memrank-data", "data directory of the embedded store, in process")
+	f.String("data", defaultConfig().Store.DataDir, "data directory of the embedded store, in process")
 }
 
 // openObserverFunc opens the write path and returns it with the function
@@ -85,10 +85,6 @@ func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptio
 	if err != nil {
 		closeStack()
 		return nil, nil, usageError{fmt.Errorf("tenancy is on: %w (give --tenant or a tenant's --api-key)", err)}
-	}
-	if s.engine == nil {
-		closeStack()
-		return nil, nil, errors.New("the write path is not available in this configuration")
 	}
 	l := &observeclient.Local{Engine: s.engine, Tenant: tenant, Timeout: w.timeout}
 	if w.apiKey != "" {

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/server/grpcfront"
@@ -48,8 +47,9 @@ collections are re-ranked; everything else goes to the upstream unchanged.
 --demo loads a bundled set of about 200 memories into the collection dana_memories (once: an
 existing collection is kept) and prints an example request.
 
-Stops gracefully on SIGINT or SIGTERM: in-flight requests finish, then the access counts are
-flushed.`,
+Stops gracefully on SIGINT or SIGTERM: /readyz and gRPC health fail for shutdown.drain (3s)
+while requests are still served, so load balancers stop sending; then the listeners close,
+in-flight requests finish, the access counts are flushed. A second signal stops at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := e.loadConfig(cmd.Flags(), serveFlagKeys)
@@ -60,13 +60,14 @@ flushed.`,
 		},
 	}
 	f := cmd.Flags()
-	f.String("http", ":6333", "address of Qdrant's REST API, the native API (/v1) and /metrics")
-	f.String("grpc", ":6334", "address of Qdrant's gRPC API")
+	d := defaultConfig()
+	f.String("http", d.Listen.HTTP, "address of Qdrant's REST API, the native API (/v1) and /metrics")
+	f.String("grpc", d.Listen.GRPC, "address of Qdrant's gRPC API")
 	f.String("upstream", "", "Qdrant's gRPC address HOST:PORT (empty: the embedded store in --data)")
 	f.String("upstream-rest", "", "Qdrant's REST base URL, for the REST routes memrank does not translate")
 	f.String("upstream-api-key", "", "memrank's own API key for the upstream (or MEMRANK_UPSTREAM__API_KEY)")
 	f.String("replica-id", "", "this replica's key in access_counts (default: the hostname)")
-	f.String("data", "./memrank-data", "data directory of the embedded store")
+	f.String("data", d.Store.DataDir, "data directory of the embedded store")
 	f.BoolVar(&loadDemo, "demo", false, "load the bundled demo memories into dana_memories and print an example request")
 	return cmd
 }
@@ -89,16 +90,14 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	defer func() { err = errors.Join(err, s.close(context.Background())) }()
 	tel := s.tel.Settings()
 
-	httpLis, err := net.Listen("tcp", c.Listen.HTTP)
+	httpLis, err := s.listen("--http", c.Listen.HTTP)
 	if err != nil {
-		return usageError{fmt.Errorf("--http %s: %w", c.Listen.HTTP, err)}
+		return err
 	}
-	defer httpLis.Close()
-	grpcLis, err := net.Listen("tcp", c.Listen.GRPC)
+	grpcLis, err := s.listen("--grpc", c.Listen.GRPC)
 	if err != nil {
-		return usageError{fmt.Errorf("--grpc %s: %w", c.Listen.GRPC, err)}
+		return err
 	}
-	defer grpcLis.Close()
 	if loadDemo {
 		if err := s.reportDemo(ctx, e.stderr); err != nil {
 			return err
@@ -127,17 +126,15 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	if err := s.life.start(runCtx, "grpc front", &grpcServer{srv: front, lis: grpcLis, fail: fail}); err != nil {
-		return err
-	}
-	if err := s.life.start(runCtx, "http", &httpServer{srv: httpSrv, lis: httpLis, fail: fail}); err != nil {
+	servers := together{&grpcServer{srv: front, lis: grpcLis, fail: fail}, &httpServer{srv: httpSrv, lis: httpLis, fail: fail}}
+	if err := s.life.start(runCtx, "servers", servers); err != nil {
 		return err
 	}
 	s.announce(e.stderr, httpLis.Addr(), grpcLis.Addr(), loadDemo)
 
 	<-runCtx.Done()
 	draining.Store(true)
-	healthSrv.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	healthSrv.Shutdown() // NOT_SERVING to every watcher, for good
 	if cause := context.Cause(runCtx); !errors.Is(cause, context.Canceled) {
 		return cause // a server failed: no drain
 	}
@@ -147,6 +144,17 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	}
 	tel.Logger.Info("shutting down")
 	return nil
+}
+
+// listen opens a listener the lifecycle closes (after the server on it has
+// stopped, or alone if serve fails before starting it).
+func (s *stack) listen(flag, addr string) (net.Listener, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s %s: %w", flag, addr, err)}
+	}
+	s.life.opened(flag+" listener", closingListener(lis))
+	return lis, nil
 }
 
 // startRESTFront serves the gRPC front in process for the REST front, which

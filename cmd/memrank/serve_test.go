@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
+	"go.uber.org/goleak"
 
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/internal/demo"
@@ -277,6 +278,12 @@ func TestServeBadFlags(t *testing.T) {
 // requests are still served, so a load balancer has time to stop sending;
 // then serve stops on its own.
 func TestServeDrains(t *testing.T) {
+	// Everything serve started has stopped when it returns.
+	before := goleak.IgnoreCurrent()
+	defer func() {
+		http.DefaultClient.CloseIdleConnections()
+		goleak.VerifyNone(t, before)
+	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stderr := &syncBuffer{}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"time"
 
@@ -95,10 +94,11 @@ func newStack(ctx context.Context, c Config, logOut io.Writer, recordAccess bool
 	if s.embedder, err = embed.New(c.Embedder, tel); err != nil {
 		return nil, usageError{err}
 	}
-	s.life.opened("embedder", closing(s.embedder.Close))
+	s.life.opened("embedder", s.embedder.Shutdown)
 	if s.judging, err = c.Judge.Build(tel); err != nil {
 		return nil, usageError{err}
 	}
+	s.life.opened("judge", s.judging.Shutdown)
 	if err := s.buildPaths(codec, tel); err != nil {
 		return nil, usageError{err}
 	}
@@ -125,17 +125,18 @@ func (s *stack) openUpstream(ctx context.Context, tel settings.Settings) error {
 		if s.upstream, err = upstream.DialInProcess(ctx, ip, clientTel); err != nil {
 			return err
 		}
+		s.life.opened("upstream connection", closing(s.upstream.Close))
 		srcCfg = ip.ClientConfig(clientTel)
 	} else {
 		s.upstreamName = "Qdrant at " + c.Upstream.GRPC
 		if s.upstream, err = upstream.Dial(ctx, c.Upstream.GRPC, clientTel); err != nil {
-			return usageError{fmt.Errorf("upstream.grpc %q: %w", c.Upstream.GRPC, err)}
+			return usageError{fmt.Errorf("upstream.grpc: %w", err)}
 		}
+		s.life.opened("upstream connection", closing(s.upstream.Close))
 		if srcCfg, err = upstream.ClientConfig(c.Upstream.GRPC, clientTel); err != nil {
-			return usageError{fmt.Errorf("upstream.grpc %q: %w", c.Upstream.GRPC, err)}
+			return usageError{fmt.Errorf("upstream.grpc: %w", err)}
 		}
 	}
-	s.life.opened("upstream connection", closing(s.upstream.Close))
 	if s.source, err = qdrant.NewClient(srcCfg); err != nil {
 		return fmt.Errorf("upstream client: %w", err)
 	}
@@ -164,14 +165,7 @@ func (s *stack) startRecorder(ctx context.Context, tel settings.Settings) error 
 // on what is open.
 func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 	c := s.cfg
-	rc := c.Rank
-	if rc.Guard == (rank.Guard{}) {
-		// A guard written as all zero passes only the best score's ties;
-		// rank reads an all-zero Guard as "the default".
-		rc.Guard.Band = math.SmallestNonzeroFloat64
-	}
-	rc.Params, rc.Codec = codec.Params(), codec
-	rc.SameThreshold, rc.JudgeThreshold = c.Dedup.SameThreshold, c.Dedup.JudgeThreshold
+	rc := c.rankConfig(codec)
 	rc.Recorder, rc.Verdicts, rc.Telemetry = s.recorder, s.judging, tel
 	if c.Upstream.APIKey != "" {
 		// Recognising memory collections is memrank's own business: with
@@ -186,6 +180,7 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 	if s.ranker, err = rank.New(s.source, rc); err != nil {
 		return err
 	}
+	s.life.opened("ranker", s.ranker.Shutdown)
 	s.policy = c.Tenancy.Policy()
 	if err := s.policy.Validate(); err != nil {
 		return err

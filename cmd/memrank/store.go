@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -16,15 +14,10 @@ import (
 	"github.com/memrank/memrank/internal/bench/observebench"
 	"github.com/memrank/memrank/internal/bench/proxybench"
 	"github.com/memrank/memrank/internal/bench/storebench"
-	"github.com/memrank/memrank/memory"
-	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/server/restapi"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/upstream"
 )
-
-// shutdownGrace bounds how long calls in flight may finish after a stop.
-const shutdownGrace = 10 * time.Second
 
 func newQdrantCompatCmd(e *env) *cobra.Command {
 	var data, grpcAddr, httpAddr string
@@ -43,92 +36,76 @@ flight on either listener finish first.`,
 			return serveStore(cmd.Context(), e, data, grpcAddr, httpAddr)
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", "./memrank-data", "data directory of the embedded store")
+	cmd.Flags().StringVar(&data, "data", defaultConfig().Store.DataDir, "data directory of the embedded store")
 	cmd.Flags().StringVar(&grpcAddr, "grpc", "127.0.0.1:6334", "address to serve Qdrant's gRPC protocol on")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "address to serve Qdrant's REST API on (empty: no REST)")
 	return cmd
 }
 
 // serveStore is qdrant-compat: the store in data on grpcAddr and, unless
-// httpAddr is empty, its REST API on httpAddr, until ctx ends.
+// httpAddr is empty, its REST API on httpAddr, until ctx ends; then both
+// stop accepting, calls in flight finish, the store closes.
 func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (err error) {
+	life := lifecycle{grace: defaultConfig().Shutdown.Grace}
+	defer func() { err = errors.Join(err, life.shutdown(context.Background())) }()
 	db, err := store.Open(data, store.Options{})
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, db.Close()) }()
+	life.opened("store", closing(db.Close))
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	fail := func(err error) { stop(err) }
+
 	lis, err := net.Listen("tcp", grpcAddr)
 	if err != nil {
 		return usageError{fmt.Errorf("--grpc %s: %w", grpcAddr, err)}
 	}
-	defer lis.Close()
+	life.opened("--grpc listener", closingListener(lis))
+	servers := together{&grpcServer{srv: store.NewServer(db), lis: lis, fail: fail}}
 	var httpLis net.Listener
 	if httpAddr != "" {
 		if httpLis, err = net.Listen("tcp", httpAddr); err != nil {
 			return usageError{fmt.Errorf("--http %s: %w", httpAddr, err)}
 		}
-		defer httpLis.Close()
-	}
-	var httpSrv *http.Server
-	if httpLis != nil {
-		// The REST front reaches the store the way serve's reaches memrank's
-		// gRPC front: over the real gRPC stack, in process, so both
-		// protocols share one engine and one set of conversions.
-		ip := upstream.ServeInProcess(store.NewServer(db))
-		defer ip.Close()
-		client, err := qdrant.NewClient(ip.ClientConfig())
-		if err != nil {
-			return fmt.Errorf("in-process store client: %w", err)
-		}
-		defer client.Close()
-		h, err := restapi.New(restapi.Config{
-			Points:      client.GetPointsClient(),
-			Collections: client.GetCollectionsClient(),
-			Qdrant:      client.GetQdrantClient(),
-		})
+		life.opened("--http listener", closingListener(httpLis))
+		h, err := storeREST(&life, db)
 		if err != nil {
 			return err
 		}
-		httpSrv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		servers = append(servers, &httpServer{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}, lis: httpLis, fail: fail})
 	}
-
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	errc := make(chan error, 2)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := upstream.Serve(runCtx, store.NewServer(db), lis, shutdownGrace); err != nil {
-			errc <- fmt.Errorf("grpc: %w", err)
-			stop()
-		}
-	})
+	if err := life.start(runCtx, "servers", servers); err != nil {
+		return err
+	}
 	fmt.Fprintf(e.stderr, "memrank qdrant-compat: serving %s on %s (gRPC)\n", data, lis.Addr())
-	if httpSrv != nil {
-		wg.Go(func() {
-			if err := httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("http: %w", err)
-				stop()
-			}
-		})
+	if httpLis != nil {
 		fmt.Fprintf(e.stderr, "memrank qdrant-compat: serving %s on %s (REST)\n", data, httpLis.Addr())
 	}
-
 	<-runCtx.Done()
-	var errs []error
-	if httpSrv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		if err := httpSrv.Shutdown(sctx); err != nil {
-			errs = append(errs, fmt.Errorf("http: shutdown: %w", err))
-			_ = httpSrv.Close()
-		}
-		cancel()
+	if cause := context.Cause(runCtx); !errors.Is(cause, context.Canceled) {
+		return cause
 	}
-	wg.Wait()
-	close(errc)
-	for err := range errc {
-		errs = append(errs, err)
+	return nil
+}
+
+// storeREST is the REST front wired straight to the store: it reaches the
+// store the way serve's reaches memrank's gRPC front, over the real gRPC
+// stack in process, so both protocols share one engine and one set of
+// conversions.
+func storeREST(life *lifecycle, db *store.DB) (http.Handler, error) {
+	ip := upstream.ServeInProcess(store.NewServer(db))
+	life.opened("store, in process", ip.Shutdown)
+	client, err := qdrant.NewClient(ip.ClientConfig())
+	if err != nil {
+		return nil, fmt.Errorf("in-process store client: %w", err)
 	}
-	return errors.Join(errs...)
+	life.opened("store client", closing(client.Close))
+	return restapi.New(restapi.Config{
+		Points:      client.GetPointsClient(),
+		Collections: client.GetCollectionsClient(),
+		Qdrant:      client.GetQdrantClient(),
+	})
 }
 
 func newBenchCmd(e *env) *cobra.Command {
@@ -159,10 +136,11 @@ bytes, RSS, and the time to reopen the store.`,
 			return err
 		},
 	}
-	st.Flags().IntVar(&o.Points, "points", 100_000, "points to load")
-	st.Flags().IntVar(&o.Dim, "dim", 384, "vector dimensions")
-	st.Flags().IntVar(&o.Queries, "queries", 200, "timed queries per scenario")
-	st.Flags().IntVar(&o.Limit, "limit", 10, "top-k of each query")
+	d := storebench.DefaultOptions()
+	st.Flags().IntVar(&o.Points, "points", d.Points, "points to load")
+	st.Flags().IntVar(&o.Dim, "dim", d.Dim, "vector dimensions")
+	st.Flags().IntVar(&o.Queries, "queries", d.Queries, "timed queries per scenario")
+	st.Flags().IntVar(&o.Limit, "limit", d.Limit, "top-k of each query")
 	st.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
 	cmd.AddCommand(st, newBenchProxyCmd(e), newBenchObserveCmd(e))
 	return cmd
@@ -190,21 +168,20 @@ machine), and the proxied/direct QPS ratio with --in-flight requests in flight.`
 			return err
 		},
 	}
-	d := proxybench.Options{}
-	cmd.Flags().IntVar(&o.Memories, "memories", 10_000, "memories loaded")
-	cmd.Flags().IntVar(&o.Dim, "dim", 384, "vector dimensions")
-	cmd.Flags().IntVar(&o.Limit, "limit", 10, "top-k of each query")
-	cmd.Flags().IntVar(&o.Oversample, "oversample", 4, "the ranker's oversampling")
-	cmd.Flags().IntVar(&o.InFlight, "in-flight", 8, "requests in flight in the throughput phase")
-	cmd.Flags().DurationVar(&o.Duration, "duration", 30*time.Second, "measuring time, load excluded")
-	cmd.Flags().StringVar(&o.Dir, "dir", d.Dir, "data directory (default: a temporary one, removed afterwards)")
+	d := proxybench.DefaultOptions()
+	cmd.Flags().IntVar(&o.Memories, "memories", d.Memories, "memories loaded")
+	cmd.Flags().IntVar(&o.Dim, "dim", d.Dim, "vector dimensions")
+	cmd.Flags().IntVar(&o.Limit, "limit", d.Limit, "top-k of each query")
+	cmd.Flags().IntVar(&o.Oversample, "oversample", d.Oversample, "the ranker's oversampling")
+	cmd.Flags().IntVar(&o.InFlight, "in-flight", d.InFlight, "requests in flight in the throughput phase")
+	cmd.Flags().DurationVar(&o.Duration, "duration", d.Duration, "measuring time, load excluded")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
 	return cmd
 }
 
 func newBenchObserveCmd(e *env) *cobra.Command {
 	var o observebench.Options
-	var dir string
-	var noSync bool
+	var where observebench.Embedded
 	cmd := &cobra.Command{
 		Use:   "observe",
 		Short: "Write-path latency and how often a mixed stream reaches the LLM judge",
@@ -218,31 +195,7 @@ counting judge, and report how many reached it.`,
 			if o.Memories < 0 || o.Observations < 0 || o.MixSize < 0 {
 				return usageError{errors.New("--memories, --observations and --mix must not be negative")}
 			}
-			if dir == "" {
-				tmp, err := os.MkdirTemp("", "memrank-bench-observe-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(tmp)
-				dir = tmp
-			}
-			db, err := store.Open(dir, store.Options{NoSync: noSync})
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			ip := upstream.ServeInProcess(store.NewServer(db))
-			defer ip.Close()
-			client, err := qdrant.NewClient(ip.ClientConfig())
-			if err != nil {
-				return err
-			}
-			defer client.Close()
-			codec, err := memory.NewCodec(memory.DefaultKeys(), scoring.DefaultParams())
-			if err != nil {
-				return err
-			}
-			res, err := observebench.Run(cmd.Context(), client, codec, o)
+			res, err := observebench.RunEmbedded(cmd.Context(), where, o)
 			if err != nil {
 				return err
 			}
@@ -250,10 +203,11 @@ counting judge, and report how many reached it.`,
 			return err
 		},
 	}
-	cmd.Flags().IntVar(&o.Memories, "memories", 10_000, "memories stored before timing")
-	cmd.Flags().IntVar(&o.Observations, "observations", 1000, "timed observations")
-	cmd.Flags().IntVar(&o.MixSize, "mix", 1000, "observations of the judge fixture")
-	cmd.Flags().StringVar(&dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
-	cmd.Flags().BoolVar(&noSync, "no-sync", false, "skip fsync on each commit (not durable): shows the write path's own cost")
+	d := observebench.DefaultOptions()
+	cmd.Flags().IntVar(&o.Memories, "memories", d.Memories, "memories stored before timing")
+	cmd.Flags().IntVar(&o.Observations, "observations", d.Observations, "timed observations")
+	cmd.Flags().IntVar(&o.MixSize, "mix", d.MixSize, "observations of the judge fixture")
+	cmd.Flags().StringVar(&where.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
+	cmd.Flags().BoolVar(&where.NoSync, "no-sync", false, "skip fsync on each commit (not durable): shows the write path's own cost")
 	return cmd
 }

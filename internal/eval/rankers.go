@@ -100,16 +100,33 @@ func (r MemrankRanker) Rank(ctx context.Context, q *Query, limit int) (Ranking, 
 	return out, nil
 }
 
-// RankerConfig is how the memrank rankers are built: the configured scoring
-// parameters and payload keys and the read path's settings. Each variant
-// changes its guard and confidence weight (and the fit its weights).
+// RankerConfig is how the memrank rankers are built: the read path as
+// configured (its Params and Codec give the scoring parameters and payload
+// keys; nil: the defaults). Each variant changes its guard and confidence
+// weight (and the fit its weights); every collection is re-ranked, nothing
+// is counted, per-collection and per-embedder settings do not apply.
 type RankerConfig struct {
-	Params         *scoring.Params // nil: scoring.DefaultParams()
-	Keys           memory.Keys     // zero: memory.DefaultKeys()
-	Oversample     int
-	MaxCandidates  int
-	SameThreshold  float64
-	JudgeThreshold float64
+	Rank rank.Config
+}
+
+// params are the configured scoring parameters.
+func (c RankerConfig) params() *scoring.Params {
+	switch {
+	case c.Rank.Params != nil:
+		return c.Rank.Params
+	case c.Rank.Codec != nil:
+		return c.Rank.Codec.Params()
+	}
+	return scoring.DefaultParams()
+}
+
+// codec is a codec on the configured payload keys with parameters p.
+func (c RankerConfig) codec(p *scoring.Params) (*memory.Codec, error) {
+	keys := memory.DefaultKeys()
+	if c.Rank.Codec != nil {
+		keys = c.Rank.Codec.Keys()
+	}
+	return memory.NewCodec(keys, p)
 }
 
 // New builds a ranker over src with setting s, the confidence weights w
@@ -117,11 +134,7 @@ type RankerConfig struct {
 // Recorder (an eval never writes access counts) and re-ranks every
 // collection.
 func (c RankerConfig) New(src rank.Source, s Setting, w *scoring.Weights, now time.Time) (*rank.Ranker, error) {
-	base := c.Params
-	if base == nil {
-		base = scoring.DefaultParams()
-	}
-	p := *base
+	p := *c.params()
 	p.ConfidenceWeight = s.ConfidenceWeight
 	if s.GateOff {
 		p.RetrievalGate = 0
@@ -134,25 +147,15 @@ func (c RankerConfig) New(src rank.Source, s Setting, w *scoring.Weights, now ti
 	if w != nil {
 		p.Weights = *w
 	}
-	keys := c.Keys
-	if keys == (memory.Keys{}) {
-		keys = memory.DefaultKeys()
-	}
-	codec, err := memory.NewCodec(keys, &p)
+	codec, err := c.codec(&p)
 	if err != nil {
 		return nil, err
 	}
-	return rank.New(src, rank.Config{
-		Params:         &p,
-		Codec:          codec,
-		Mode:           rank.ModeRerank,
-		Guard:          s.Guard,
-		Oversample:     c.Oversample,
-		MaxCandidates:  c.MaxCandidates,
-		SameThreshold:  c.SameThreshold,
-		JudgeThreshold: c.JudgeThreshold,
-		Now:            func() time.Time { return now },
-	})
+	rc := c.Rank
+	rc.Params, rc.Codec, rc.Mode, rc.Guard = &p, codec, rank.ModeRerank, s.Guard
+	rc.Collections, rc.EmbedderGuards, rc.Recorder = nil, nil, nil
+	rc.Now = func() time.Time { return now }
+	return rank.New(src, rc)
 }
 
 // Remote is a running memrank, asked through its native POST /v1/retrieve.

@@ -10,7 +10,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/memrank/memrank/embed"
-	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
 )
 
@@ -280,11 +279,7 @@ func (r *runner) newReport(queries []*Query) *Report {
 		}
 	}
 	if r.cfg.Remote == nil {
-		p := r.cfg.Rankers.Params
-		if p == nil {
-			p = scoring.DefaultParams()
-		}
-		rep.Memrank = &MemrankInfo{Setting: r.cfg.Base, Weights: newWeights(p.Weights)}
+		rep.Memrank = &MemrankInfo{Setting: r.cfg.Base, Weights: newWeights(r.cfg.Rankers.params().Weights)}
 	}
 	return rep
 }
@@ -294,18 +289,12 @@ func (r *runner) newReport(queries []*Query) *Report {
 // without stored confidences.
 func (r *runner) fit(ctx context.Context) (*FitReport, error) {
 	cfg := r.cfg
-	params := cfg.Rankers.Params
-	if params == nil {
-		params = scoring.DefaultParams()
-	}
-	keys := cfg.Rankers.Keys
-	if keys == (memory.Keys{}) {
-		keys = memory.DefaultKeys()
-	}
-	codec, err := memory.NewCodec(keys, params)
+	params := cfg.Rankers.params()
+	codec, err := cfg.Rankers.codec(params)
 	if err != nil {
 		return nil, err
 	}
+	keys := codec.Keys()
 	train := FitItems(cfg.Set, codec, r.split, PartTrain)
 	test := FitItems(cfg.Set, codec, r.split, PartTest)
 	r.progress("fitting", 0, 1)

@@ -69,7 +69,7 @@ var _ Ranker = (*rank.Ranker)(nil)
 // Config configures the front.
 type Config struct {
 	// Upstream is the connection to Qdrant or the embedded store
-	// (DialUpstream, DialInProcess). Required. The front forces its raw
+	// (upstream.Dial, upstream.DialInProcess). Required. The front forces its raw
 	// codec per call, so any connection works.
 	Upstream *grpc.ClientConn
 	// Ranker answers the intercepted methods on memory collections. Nil:
@@ -144,7 +144,7 @@ type front struct {
 
 // New returns the front's gRPC server: every call is routed by the front
 // (see the package comment), grpc.health.v1 is registered. The caller
-// serves it (store.Serve does a graceful stop with a deadline) and owns
+// serves it (upstream.GracefulStop stops it with a deadline) and owns
 // Upstream.
 func New(cfg Config) (*grpc.Server, error) {
 	if err := cfg.Validate(); err != nil {

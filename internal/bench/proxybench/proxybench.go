@@ -81,6 +81,9 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// DefaultOptions are the options a zero Options stands for.
+func DefaultOptions() Options { return Options{}.withDefaults() }
+
 func (o Options) withDefaults() Options {
 	def := func(v *int, d int) {
 		if *v == 0 {
