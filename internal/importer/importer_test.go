@@ -136,7 +136,7 @@ func TestRun(t *testing.T) {
 	}
 	wantErr := []string{
 		path + `:4: memry_type: unknown field (known: collection, text,`,
-		path + `:5: body: invalid JSON: invalid character 'o' in literal null (expecting 'u') at byte 2`,
+		path + `:5: body: invalid JSON: expected ident at line 1 column 2`,
 		path + `:6: dedup: memory_type: unknown type "x"`,
 		path + `:8: dedup: memory 9: dedup: not found`,
 	}

@@ -1,8 +1,6 @@
 package native
 
 import (
-	"encoding/json"
-	"math"
 	"testing"
 
 	"github.com/memrank/memrank/qdrantjson"
@@ -45,37 +43,6 @@ func FuzzDecodeRetrieveRequest(f *testing.F) {
 		q := req.Query([]float32{1}, req.Filter)
 		if q.GetCollectionName() != req.Collection || q.GetLimit() != req.Limit {
 			t.Fatalf("query %v", q)
-		}
-	})
-}
-
-// FuzzParseVector: the fast path reads exactly what encoding/json reads,
-// and refuses what it refuses.
-func FuzzParseVector(f *testing.F) {
-	for _, s := range []string{`[0.1, -2, 3e-2]`, `[]`, `[ ]`, `[1e39]`, `[1e-50]`, `[[1,2]]`, `["1,2"]`,
-		`[1,{"a":1,"b":2}]`, `[-0]`, `[ 1 , 2 ]`, `[true]`, `[null]`, `{"a":1}`, `3`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		if !json.Valid(raw) {
-			return
-		}
-		got, err := parseVector(raw)
-		var want []float32
-		werr := json.Unmarshal(raw, &want)
-		if (err != nil) != (werr != nil) {
-			t.Fatalf("%s: parseVector error %v, encoding/json error %v", raw, err, werr)
-		}
-		if err != nil {
-			return
-		}
-		if len(got) != len(want) || (got == nil) != (want == nil) {
-			t.Fatalf("%s: %v, encoding/json %v", raw, got, want)
-		}
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%s: element %d is %v, encoding/json %v", raw, i, got[i], want[i])
-			}
 		}
 	})
 }

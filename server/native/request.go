@@ -1,8 +1,6 @@
 package native
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -205,48 +203,6 @@ func (r *RetrieveRequest) Query(vector []float32, filter *qdrant.Filter) *qdrant
 		q.Using = qdrant.PtrOf(r.Using)
 	}
 	return q
-}
-
-// parseVector reads a JSON array of numbers as float32s (an observation's
-// vector). raw is valid JSON (the decoder checked it), so an array whose
-// comma-separated pieces all parse as numbers is exactly that; anything
-// else (nested values, strings, numbers beyond float32) goes through
-// encoding/json, which decides. This halves the cost of a 384-float vector.
-func parseVector(raw json.RawMessage) ([]float32, error) {
-	b := bytes.TrimSpace(raw)
-	if len(b) >= 2 && b[0] == '[' && b[len(b)-1] == ']' {
-		inner := bytes.TrimSpace(b[1 : len(b)-1])
-		if len(inner) == 0 {
-			return []float32{}, nil
-		}
-		out := make([]float32, 0, bytes.Count(inner, []byte{','})+1)
-		ok := true
-		for piece := range bytes.SplitSeq(inner, []byte{','}) {
-			piece = bytes.TrimSpace(piece)
-			if len(piece) == 0 || piece[0] != '-' && (piece[0] < '0' || piece[0] > '9') {
-				ok = false
-				break
-			}
-			f, err := strconv.ParseFloat(string(piece), 32)
-			if err != nil {
-				ok = false
-				break
-			}
-			out = append(out, float32(f))
-		}
-		if ok {
-			return out, nil
-		}
-	}
-	var v []float32
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-func isNull(raw json.RawMessage) bool {
-	return len(raw) == 0 || string(raw) == "null"
 }
 
 // stringField reads an optional string; absent or null is "".

@@ -3,10 +3,8 @@ package native
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -65,52 +63,53 @@ var confirmFields = []string{"collection", "observation_id", "session_id", "turn
 //	 "decay_category": "preference", "vector": [0.1, ...],     // optional
 //	 "observation_id": "obs-123", "corrects": "<memory id>"}   // optional
 //
-// Decoding is strict: an unknown or repeated key, a value of the wrong
-// type, a number beyond float64 (float32 in the vector) or a malformed time
-// is refused. The rules on the values (lengths, a blank text, levels, ...)
-// are the write path's: dedup.Observation.Validate, which the engine
-// applies and callers without one apply themselves. The error is a
-// *dedup.InputError naming the field ("body" when the JSON itself is at
-// fault), and its text is safe to show the caller. Collection may be
-// absent: the caller supplies one (import's --collection) or refuses.
-// Tenant is never read from the body.
+// The body is parsed by the same JSON parser as every other body memrank
+// reads (qdrantjson). Decoding is strict: an unknown or repeated key, a
+// value of the wrong type, a number beyond float64 (float32 in the vector)
+// or a malformed time is refused. The rules on the values (lengths, a
+// blank text, levels, ...) are the write path's: dedup.Observation.Validate,
+// which the engine applies and callers without one apply themselves. The
+// error is a *dedup.InputError naming the field ("body" when the JSON
+// itself is at fault), and its text is safe to show the caller. Collection
+// may be absent: the caller supplies one (import's --collection) or
+// refuses. Tenant is never read from the body.
 func DecodeObserveRequest(data []byte) (dedup.Observation, error) {
 	var obs dedup.Observation
-	err := decodeObject(data, observeFields, func(key string, raw json.RawMessage) error {
+	err := decodeObject(data, observeFields, func(key string, v qdrantjson.Value) error {
 		var err error
 		switch key {
 		case "collection":
-			obs.Collection, err = jsonString(key, raw)
+			obs.Collection, err = jsonString(key, v)
 		case "text":
-			obs.Text, err = jsonString(key, raw)
+			obs.Text, err = jsonString(key, v)
 		case "memory_type":
-			obs.MemoryType, err = jsonString(key, raw)
+			obs.MemoryType, err = jsonString(key, v)
 		case "source":
-			obs.Source, err = jsonString(key, raw)
+			obs.Source, err = jsonString(key, v)
 		case "extractor_model":
-			obs.ExtractorModel, err = jsonString(key, raw)
+			obs.ExtractorModel, err = jsonString(key, v)
 		case "extractor_logprob":
-			obs.ExtractorLogprob, err = logprobField(raw)
+			obs.ExtractorLogprob, err = logprobField(v)
 		case "grounding":
-			obs.Grounding, err = jsonString(key, raw)
+			obs.Grounding, err = jsonString(key, v)
 		case "session_id":
-			obs.SessionID, err = jsonString(key, raw)
+			obs.SessionID, err = jsonString(key, v)
 		case "turn_id":
-			obs.TurnID, err = jsonString(key, raw)
+			obs.TurnID, err = jsonString(key, v)
 		case "observed_at":
-			obs.ObservedAt, err = timeField(key, raw)
+			obs.ObservedAt, err = timeField(key, v)
 		case "modality":
-			obs.Modality, err = jsonString(key, raw)
+			obs.Modality, err = jsonString(key, v)
 		case "entities":
-			obs.Entities, err = entitiesField(raw)
+			obs.Entities, err = entitiesField(v)
 		case "decay_category":
-			obs.DecayCategory, err = jsonString(key, raw)
+			obs.DecayCategory, err = jsonString(key, v)
 		case "vector":
-			obs.Vector, err = vectorField(raw)
+			obs.Vector, err = vectorField(v)
 		case "observation_id":
-			obs.ObservationID, err = jsonString(key, raw)
+			obs.ObservationID, err = jsonString(key, v)
 		case "corrects":
-			obs.Corrects, err = idField(key, raw)
+			obs.Corrects, err = idField(key, v)
 		}
 		return err
 	})
@@ -122,75 +121,91 @@ func DecodeObserveRequest(data []byte) (dedup.Observation, error) {
 
 // EncodeObserveRequest is the POST /v1/observe body of obs (Tenant left
 // out: it travels with the request's credentials). DecodeObserveRequest
-// reads it back as obs.
+// reads it back as obs. A non-finite logprob or vector element has no JSON
+// form and is refused.
 func EncodeObserveRequest(obs dedup.Observation) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	add := func(key string, v any) error {
-		enc, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("native: encoding %s: %w", key, err)
+	b := []byte{'{'}
+	key := func(k string) {
+		if len(b) > 1 {
+			b = append(b, ',')
 		}
-		if !first {
-			b.WriteByte(',')
+		b = qdrantjson.AppendString(b, k)
+		b = append(b, ':')
+	}
+	str := func(k, v string) {
+		if v != "" {
+			key(k)
+			b = qdrantjson.AppendString(b, v)
 		}
-		first = false
-		b.WriteString(strconv.Quote(key))
-		b.WriteByte(':')
-		b.Write(enc)
-		return nil
 	}
-	fields := []struct {
-		key string
-		v   any
-		set bool
-	}{
-		{"collection", obs.Collection, obs.Collection != ""},
-		{"text", obs.Text, true},
-		{"memory_type", obs.MemoryType, obs.MemoryType != ""},
-		{"source", obs.Source, obs.Source != ""},
-		{"extractor_model", obs.ExtractorModel, obs.ExtractorModel != ""},
-		{"extractor_logprob", obs.ExtractorLogprob, obs.ExtractorLogprob != nil},
-		{"grounding", obs.Grounding, obs.Grounding != ""},
-		{"session_id", obs.SessionID, obs.SessionID != ""},
-		{"turn_id", obs.TurnID, obs.TurnID != ""},
-		{"observed_at", obs.ObservedAt.Format(time.RFC3339Nano), !obs.ObservedAt.IsZero()},
-		{"modality", obs.Modality, obs.Modality != ""},
-		{"entities", obs.Entities, obs.Entities != nil},
-		{"decay_category", obs.DecayCategory, obs.DecayCategory != ""},
-		{"vector", obs.Vector, obs.Vector != nil},
-		{"observation_id", obs.ObservationID, obs.ObservationID != ""},
-		{"corrects", obs.Corrects, obs.Corrects != ""},
+	str("collection", obs.Collection)
+	key("text")
+	b = qdrantjson.AppendString(b, obs.Text)
+	str("memory_type", obs.MemoryType)
+	str("source", obs.Source)
+	str("extractor_model", obs.ExtractorModel)
+	if lp := obs.ExtractorLogprob; lp != nil {
+		if math.IsNaN(*lp) || math.IsInf(*lp, 0) {
+			return nil, fmt.Errorf("native: encoding extractor_logprob: %v has no JSON form", *lp)
+		}
+		key("extractor_logprob")
+		b = qdrantjson.AppendFloat64(b, *lp)
 	}
-	for _, f := range fields {
-		if f.set {
-			if err := add(f.key, f.v); err != nil {
-				return nil, err
+	str("grounding", obs.Grounding)
+	str("session_id", obs.SessionID)
+	str("turn_id", obs.TurnID)
+	if !obs.ObservedAt.IsZero() {
+		str("observed_at", obs.ObservedAt.Format(time.RFC3339Nano))
+	}
+	str("modality", obs.Modality)
+	if obs.Entities != nil {
+		key("entities")
+		b = append(b, '[')
+		for i, e := range obs.Entities {
+			if i > 0 {
+				b = append(b, ',')
 			}
+			b = qdrantjson.AppendString(b, e)
 		}
+		b = append(b, ']')
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	str("decay_category", obs.DecayCategory)
+	if obs.Vector != nil {
+		key("vector")
+		b = append(b, '[')
+		for i, x := range obs.Vector {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, fmt.Errorf("native: encoding vector[%d]: %v has no JSON form", i, x)
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = qdrantjson.AppendFloat32(b, x)
+		}
+		b = append(b, ']')
+	}
+	str("observation_id", obs.ObservationID)
+	str("corrects", obs.Corrects)
+	return append(b, '}'), nil
 }
 
 // decodeConfirm reads a POST /v1/memories/{id}/confirm body; its rules are
 // dedup.Confirmation.Validate's.
 func decodeConfirm(data []byte) (dedup.Confirmation, error) {
 	var c dedup.Confirmation
-	err := decodeObject(data, confirmFields, func(key string, raw json.RawMessage) error {
+	err := decodeObject(data, confirmFields, func(key string, v qdrantjson.Value) error {
 		var err error
 		switch key {
 		case "collection":
-			c.Collection, err = jsonString(key, raw)
+			c.Collection, err = jsonString(key, v)
 		case "observation_id":
-			c.ObservationID, err = jsonString(key, raw)
+			c.ObservationID, err = jsonString(key, v)
 		case "session_id":
-			c.SessionID, err = jsonString(key, raw)
+			c.SessionID, err = jsonString(key, v)
 		case "turn_id":
-			c.TurnID, err = jsonString(key, raw)
+			c.TurnID, err = jsonString(key, v)
 		case "at":
-			c.At, err = timeField(key, raw)
+			c.At, err = timeField(key, v)
 		}
 		return err
 	})
@@ -204,52 +219,43 @@ func inputError(field, format string, args ...any) *dedup.InputError {
 	return &dedup.InputError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// decodeObject reads one JSON object key by key, so that every key is
-// matched exactly (encoding/json would match "Text" to text) and a repeated
-// key is refused rather than silently overwritten. field is called once per
-// known key with its raw value; null counts as absent.
-func decodeObject(data []byte, known []string, field func(key string, raw json.RawMessage) error) error {
+// decodeObject parses one JSON object with qdrantjson and hands each known
+// key's value to field, in order. Keys match exactly (no case folding), a
+// repeated key is refused rather than silently overwritten, and null counts
+// as absent.
+func decodeObject(data []byte, known []string, field func(key string, v qdrantjson.Value) error) error {
 	if !utf8.Valid(data) {
 		return inputError("body", "not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return bodyError(err, dec)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return inputError("body", "empty")
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return inputError("body", "want a JSON object, got %s", tokenKind(tok))
+	v, err := qdrantjson.Parse(string(data))
+	if err != nil {
+		var se *qdrantjson.SyntaxError
+		if errors.As(err, &se) && strings.HasPrefix(se.Msg, "EOF while parsing") {
+			return inputError("body", "the JSON ends in the middle of a value (%v)", err)
+		}
+		return inputError("body", "invalid JSON: %v", err)
+	}
+	if v.Kind != qdrantjson.KindObject {
+		return inputError("body", "want a JSON object, got %s", kindName(v))
 	}
 	seen := make(map[string]bool, len(known))
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return bodyError(err, dec)
+	for _, m := range v.Members {
+		if !slices.Contains(known, m.Key) {
+			return inputError(unknownKey(m.Key), "unknown field (known: %s)", strings.Join(known, ", "))
 		}
-		key, _ := tok.(string) // inside an object, the decoder yields keys as strings
-		if !slices.Contains(known, key) {
-			return inputError(unknownKey(key), "unknown field (known: %s)", strings.Join(known, ", "))
+		if seen[m.Key] {
+			return inputError(m.Key, "given twice")
 		}
-		if seen[key] {
-			return inputError(key, "given twice")
-		}
-		seen[key] = true
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return bodyError(err, dec)
-		}
-		if isNull(raw) {
+		seen[m.Key] = true
+		if m.Val.Kind == qdrantjson.KindNull {
 			continue
 		}
-		if err := field(key, raw); err != nil {
+		if err := field(m.Key, m.Val); err != nil {
 			return err
 		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return bodyError(err, dec)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return inputError("body", "trailing data after the JSON object")
 	}
 	return nil
 }
@@ -273,84 +279,46 @@ func unknownKey(key string) string {
 	return strconv.Quote(key)
 }
 
-func bodyError(err error, dec *json.Decoder) error {
-	var se *json.SyntaxError
-	switch {
-	case errors.Is(err, io.EOF) && dec.InputOffset() == 0:
-		return inputError("body", "empty")
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return inputError("body", "the JSON ends in the middle of a value")
-	case errors.As(err, &se):
-		return inputError("body", "invalid JSON: %s at byte %d", strings.TrimPrefix(se.Error(), "json: "), se.Offset)
-	}
-	return inputError("body", "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
-}
-
-func tokenKind(tok json.Token) string {
-	switch tok.(type) {
-	case json.Delim:
-		if tok == json.Delim('[') {
-			return "an array"
-		}
-		return "a delimiter"
-	case string:
+// kindName names a JSON value's kind for "want X, got Y" errors.
+func kindName(v qdrantjson.Value) string {
+	switch v.Kind {
+	case qdrantjson.KindString:
 		return "a string"
-	case float64, json.Number:
-		return "a number"
-	case bool:
+	case qdrantjson.KindObject:
+		return "an object"
+	case qdrantjson.KindArray:
+		return "an array"
+	case qdrantjson.KindBool:
 		return "a boolean"
+	case qdrantjson.KindNumber:
+		return "a number"
 	}
 	return "null"
 }
 
-// rawKind names a JSON value's kind for "want X, got Y" errors.
-func rawKind(raw json.RawMessage) string {
-	b := bytes.TrimSpace(raw)
-	if len(b) == 0 {
-		return "nothing"
+func jsonString(key string, v qdrantjson.Value) (string, error) {
+	if v.Kind != qdrantjson.KindString {
+		return "", inputError(key, "want a string, got %s", kindName(v))
 	}
-	switch b[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
-func jsonString(key string, raw json.RawMessage) (string, error) {
-	if raw[0] != '"' {
-		return "", inputError(key, "want a string, got %s", rawKind(raw))
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", inputError(key, "want a string")
-	}
-	return s, nil
+	return v.Text, nil
 }
 
 // logprobField reads a number. One beyond float64 is refused here: it has
 // no value to hand on (the write path refuses non-finite ones too).
-func logprobField(raw json.RawMessage) (*float64, error) {
+func logprobField(v qdrantjson.Value) (*float64, error) {
 	const key = "extractor_logprob"
-	if raw[0] == '"' || raw[0] == '{' || raw[0] == '[' || raw[0] == 't' || raw[0] == 'f' {
-		return nil, inputError(key, "want a number, got %s", rawKind(raw))
+	if v.Kind != qdrantjson.KindNumber {
+		return nil, inputError(key, "want a number, got %s", kindName(v))
 	}
-	f, err := strconv.ParseFloat(string(raw), 64)
+	f, err := strconv.ParseFloat(v.Text, 64)
 	if err != nil || math.IsInf(f, 0) {
-		return nil, inputError(key, "want a finite number, got %s", raw)
+		return nil, inputError(key, "want a finite number, got %s", v.Text)
 	}
 	return &f, nil
 }
 
-func timeField(key string, raw json.RawMessage) (time.Time, error) {
-	s, err := jsonString(key, raw)
+func timeField(key string, v qdrantjson.Value) (time.Time, error) {
+	s, err := jsonString(key, v)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -361,18 +329,15 @@ func timeField(key string, raw json.RawMessage) (time.Time, error) {
 	return t, nil
 }
 
-func entitiesField(raw json.RawMessage) ([]string, error) {
+func entitiesField(v qdrantjson.Value) ([]string, error) {
 	const key = "entities"
-	if raw[0] != '[' {
-		return nil, inputError(key, "want an array of strings, got %s", rawKind(raw))
+	if v.Kind != qdrantjson.KindArray {
+		return nil, inputError(key, "want an array of strings, got %s", kindName(v))
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, inputError(key, "want an array of strings")
-	}
-	out := make([]string, len(elems))
-	for i, e := range elems {
-		s, err := jsonString(key+"["+strconv.Itoa(i)+"]", e)
+	items := v.Items()
+	out := make([]string, len(items))
+	for i, e := range items {
+		s, err := jsonString(qdrantjson.Index(key, i), e)
 		if err != nil {
 			return nil, err
 		}
@@ -382,40 +347,43 @@ func entitiesField(raw json.RawMessage) ([]string, error) {
 }
 
 // vectorField reads the caller's embedding: numbers within float32. The
-// fast path (parseVector) takes the usual array of numbers; on failure the
-// elements are read one by one so the error names the one at fault.
-func vectorField(raw json.RawMessage) ([]float32, error) {
+// parser keeps an all-number array as its literals, so this is one
+// ParseFloat per element.
+func vectorField(v qdrantjson.Value) ([]float32, error) {
 	const key = "vector"
-	if raw[0] != '[' {
-		return nil, inputError(key, "want an array of numbers, got %s", rawKind(raw))
+	if v.Kind != qdrantjson.KindArray {
+		return nil, inputError(key, "want an array of numbers, got %s", kindName(v))
 	}
-	v, err := parseVector(raw)
-	if err != nil {
-		var elems []json.RawMessage
-		if json.Unmarshal(raw, &elems) != nil {
-			return nil, inputError(key, "want an array of numbers")
-		}
-		for i, e := range elems {
-			if len(e) == 0 || e[0] != '-' && (e[0] < '0' || e[0] > '9') {
-				return nil, inputError(key+"["+strconv.Itoa(i)+"]", "want a number, got %s", rawKind(e))
-			}
-			if _, err := strconv.ParseFloat(string(e), 32); err != nil {
-				return nil, inputError(key+"["+strconv.Itoa(i)+"]", "%s is beyond float32's range", e)
+	if v.Nums == nil {
+		for i, e := range v.Elems { // not all numbers: name the first that is not
+			if e.Kind != qdrantjson.KindNumber {
+				return nil, inputError(qdrantjson.Index(key, i), "want a number, got %s", kindName(e))
 			}
 		}
-		return nil, inputError(key, "want an array of numbers")
+		return []float32{}, nil // an empty array
 	}
-	return v, nil
+	out := make([]float32, len(v.Nums))
+	for i, n := range v.Nums {
+		f, err := strconv.ParseFloat(n, 32)
+		if err != nil {
+			return nil, inputError(qdrantjson.Index(key, i), "%s is beyond float32's range", n)
+		}
+		out[i] = float32(f)
+	}
+	return out, nil
 }
 
 // idField reads a memory id, which Qdrant writes as a string (a UUID) or a
-// number (an unsigned integer). Anything else is handed on as its JSON
-// text, for the write path's rule (dedup.CheckMemoryID) to refuse it.
-func idField(key string, raw json.RawMessage) (string, error) {
-	if raw[0] == '"' {
-		return jsonString(key, raw)
+// number (an unsigned integer). A number is handed on as its literal, for
+// the write path's rule (dedup.CheckMemoryID) to judge.
+func idField(key string, v qdrantjson.Value) (string, error) {
+	switch v.Kind {
+	case qdrantjson.KindString:
+		return v.Text, nil
+	case qdrantjson.KindNumber:
+		return v.Text, nil
 	}
-	return string(raw), nil
+	return "", inputError(key, "want a memory id (a UUID string or an unsigned integer), got %s", kindName(v))
 }
 
 // OutcomeResponse is the answer of POST /v1/observe, /v1/memories/{id}/confirm

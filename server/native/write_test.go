@@ -212,7 +212,7 @@ func TestObserveBadInput(t *testing.T) {
 		{"invalid JSON", `{"collection":"c",}`, 400, "body: invalid JSON"},
 		{"truncated", `{"collection":"c","text":"x"`, 400, "body: the JSON ends"},
 		{"not an object", `["c"]`, 400, "body: want a JSON object, got an array"},
-		{"trailing data", `{"collection":"c","text":"x"} {}`, 400, "trailing data"},
+		{"trailing data", `{"collection":"c","text":"x"} {}`, 400, "body: invalid JSON: trailing characters at line 1 column 31"},
 		{"invalid UTF-8", "{\"collection\":\"c\",\"text\":\"\xff\"}", 400, "body: not valid UTF-8"},
 		{"unknown field", `{"collection":"c","text":"x","memry_type":"fact"}`, 400, `Bad request: memry_type: unknown field (known: collection, text`},
 		{"key in another case", `{"collection":"c","Text":"x"}`, 400, "Text: unknown field"},
