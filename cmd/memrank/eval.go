@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memrank/memrank/config"
+	"github.com/memrank/memrank/internal/apiclient"
 	"github.com/memrank/memrank/internal/eval"
 )
 
@@ -147,12 +148,13 @@ func runEval(cmd *cobra.Command, e *env, o *evalOptions, path string) (err error
 	if flags.Changed("confidence-weight") && !(o.confidenceWeight >= 0 && o.confidenceWeight <= 1) {
 		return usageError{fmt.Errorf("--confidence-weight %v is outside [0, 1]", o.confidenceWeight)}
 	}
-	var remote *eval.Remote
+	var remote *apiclient.Remote
 	if o.url != "" {
-		remote = &eval.Remote{URL: o.url, APIKey: o.apiKey}
-		if err := remote.Validate(); err != nil {
+		var err error
+		if remote, err = apiclient.NewRemote(apiclient.RemoteConfig{URL: o.url, APIKey: o.apiKey, Timeout: time.Minute}); err != nil {
 			return usageError{fmt.Errorf("--url: %w", err)}
 		}
+		defer remote.Close()
 	}
 
 	set, err := eval.Open(path)

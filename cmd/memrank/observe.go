@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/dedup"
-	"github.com/memrank/memrank/internal/observeclient"
+	"github.com/memrank/memrank/internal/apiclient"
 	"github.com/memrank/memrank/server/native"
 )
 
@@ -39,13 +39,13 @@ func (w *writeOptions) addFlags(f *pflag.FlagSet) {
 
 // openObserverFunc opens the write path and returns it with the function
 // that releases it. Tests substitute a fake.
-type openObserverFunc func(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (observeclient.Observer, func() error, error)
+type openObserverFunc func(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (apiclient.Observer, func() error, error)
 
 // openObserver is the write path the flags name: a running memrank with
 // --url, else the engine of an in-process stack on the configured upstream
 // (a running serve holds the embedded store locked). Either way the tenant
 // is found as the HTTP API finds it.
-func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (observeclient.Observer, func() error, error) {
+func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (apiclient.Observer, func() error, error) {
 	if w.timeout <= 0 {
 		return nil, nil, usageError{fmt.Errorf("--timeout %v must be positive", w.timeout)}
 	}
@@ -60,7 +60,7 @@ func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptio
 		return nil, nil, usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys the tenant comes from --api-key)")}
 	}
 	if w.url != "" {
-		r, err := observeclient.NewRemote(observeclient.RemoteConfig{
+		r, err := apiclient.NewRemote(apiclient.RemoteConfig{
 			URL: w.url, APIKey: w.apiKey, TenantHeader: c.Tenancy.Header, Tenant: w.tenant, Timeout: w.timeout,
 		})
 		if err != nil {
@@ -86,7 +86,7 @@ func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptio
 		closeStack()
 		return nil, nil, usageError{fmt.Errorf("tenancy is on: %w (give --tenant or a tenant's --api-key)", err)}
 	}
-	l := &observeclient.Local{Engine: s.engine, Tenant: tenant, Timeout: w.timeout}
+	l := &apiclient.Local{Engine: s.engine, Tenant: tenant, Timeout: w.timeout}
 	if w.apiKey != "" {
 		l.Auth = func(ctx context.Context) context.Context {
 			return metadata.AppendToOutgoingContext(ctx, "api-key", w.apiKey)
@@ -166,7 +166,7 @@ names the tenant.`,
 				fmt.Fprintf(e.stderr, "memrank: closing the write path: %v\n", cerr)
 			}
 			if err != nil {
-				if observeclient.InputFault(err, obs) {
+				if apiclient.InputFault(err, obs) {
 					return usageError{fmt.Errorf("the observation was refused: %w", err)}
 				}
 				return fmt.Errorf("observe: %w", err)
@@ -177,7 +177,7 @@ names the tenant.`,
 				enc.SetEscapeHTML(false)
 				return enc.Encode(out)
 			}
-			_, err = fmt.Fprintln(e.stdout, observeclient.FormatOutcome(out))
+			_, err = fmt.Fprintln(e.stdout, apiclient.FormatOutcome(out))
 			return err
 		},
 	}

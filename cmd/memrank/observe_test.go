@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memrank/memrank/dedup"
-	"github.com/memrank/memrank/internal/observeclient"
+	"github.com/memrank/memrank/internal/apiclient"
 	"github.com/memrank/memrank/server/native"
 )
 
@@ -51,14 +51,14 @@ func (f *fakeObserver) observed() []dedup.Observation {
 // fakeOpen opens ob, remembering the write options it was given and
 // whether the write path was closed.
 type fakeOpen struct {
-	ob     observeclient.Observer
+	ob     apiclient.Observer
 	opts   writeOptions
 	opened int
 	closed int
 	err    error
 }
 
-func (f *fakeOpen) open(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (observeclient.Observer, func() error, error) {
+func (f *fakeOpen) open(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptions) (apiclient.Observer, func() error, error) {
 	f.opened++
 	f.opts = *w
 	if f.err != nil {
@@ -175,7 +175,7 @@ func TestObserveFlags(t *testing.T) {
 	}
 }
 
-// TestObserveOutput: the outcome comes out as observeclient.FormatOutcome's
+// TestObserveOutput: the outcome comes out as apiclient.FormatOutcome's
 // line, or with --output json as the native API's result object.
 func TestObserveOutput(t *testing.T) {
 	tests := []struct {

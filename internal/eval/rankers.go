@@ -1,17 +1,11 @@
 package eval
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -19,6 +13,7 @@ import (
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/server/native"
 )
 
 // Ranker answers one query of the set with a ranking.
@@ -158,34 +153,16 @@ func (c RankerConfig) New(src rank.Source, s Setting, w *scoring.Weights, now ti
 	return rank.New(src, rc)
 }
 
-// Remote is a running memrank, asked through its native POST /v1/retrieve.
-type Remote struct {
-	// URL is memrank's HTTP address, e.g. http://memrank:6333.
-	URL    string
-	APIKey string
-	// Client sends the requests (nil: http.DefaultClient); Timeout bounds
-	// each (default one minute).
-	Client  *http.Client
-	Timeout time.Duration
+// Retriever is a running memrank's POST /v1/retrieve; *apiclient.Remote
+// is one.
+type Retriever interface {
+	Retrieve(ctx context.Context, body []byte) (*native.RetrieveResponse, error)
 }
 
-// Validate checks the URL.
-func (r *Remote) Validate() error {
-	u, err := url.Parse(r.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL", r.URL)
-	}
-	return nil
-}
-
-// Ranker is the server's answer for collection: mode "off" asks for the
-// store's own order, "" for memrank's as configured on the server.
-func (r *Remote) Ranker(collection, mode string) Ranker {
-	return remoteRanker{r: r, collection: collection, mode: mode}
-}
-
+// remoteRanker is the server's answer for collection: mode "off" asks for
+// the store's own order, "" for memrank's as configured on the server.
 type remoteRanker struct {
-	r          *Remote
+	r          Retriever
 	collection string
 	mode       string
 }
@@ -202,14 +179,6 @@ type retrieveBody struct {
 	Mode       string    `json:"mode,omitempty"`
 }
 
-type retrieveAnswer struct {
-	Result []struct {
-		ID json.RawMessage `json:"id"`
-	} `json:"result"`
-	Reranked    bool   `json:"reranked"`
-	PassThrough string `json:"pass_through"`
-}
-
 // Rank implements Ranker.
 func (rr remoteRanker) Rank(ctx context.Context, q *Query, limit int) (Ranking, error) {
 	body := retrieveBody{Collection: rr.collection, Limit: limit, Mode: rr.mode}
@@ -222,52 +191,14 @@ func (rr remoteRanker) Rank(ctx context.Context, q *Query, limit int) (Ranking, 
 	if err != nil {
 		return Ranking{}, err
 	}
-	timeout := rr.r.Timeout
-	if timeout <= 0 {
-		timeout = time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	endpoint := strings.TrimRight(rr.r.URL, "/") + "/v1/retrieve"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(b))
+	ans, err := rr.r.Retrieve(ctx, b)
 	if err != nil {
 		return Ranking{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if rr.r.APIKey != "" {
-		req.Header.Set("api-key", rr.r.APIKey)
-	}
-	client := rr.r.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return Ranking{}, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return Ranking{}, fmt.Errorf("reading the answer of %s: %w", endpoint, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var qe struct {
-			Status struct{ Error string } `json:"status"`
-		}
-		msg := fmt.Sprintf("%.200s", bytes.TrimSpace(raw))
-		if json.Unmarshal(raw, &qe) == nil && qe.Status.Error != "" {
-			msg = qe.Status.Error
-		}
-		return Ranking{}, fmt.Errorf("%s: %s (HTTP %d)", endpoint, msg, resp.StatusCode)
-	}
-	var ans retrieveAnswer
-	if err := json.Unmarshal(raw, &ans); err != nil {
-		return Ranking{}, fmt.Errorf("the answer of %s is not a retrieve response: %w", endpoint, err)
 	}
 	out := Ranking{IDs: make([]string, len(ans.Result))}
 	for i, res := range ans.Result {
 		if out.IDs[i], err = answerID(res.ID); err != nil {
-			return Ranking{}, fmt.Errorf("the answer of %s: result %d: %w", endpoint, i, err)
+			return Ranking{}, fmt.Errorf("the answer's result %d: %w", i, err)
 		}
 	}
 	if rr.mode != "off" && !ans.Reranked {
@@ -279,20 +210,10 @@ func (rr remoteRanker) Rank(ctx context.Context, q *Query, limit int) (Ranking, 
 	return out, nil
 }
 
-// answerID reads an id as the native API writes it: an integer, every digit
-// kept, or a UUID string.
-func answerID(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", err
-		}
-		return IDKey(s)
+// answerID is the set's key of a result's id.
+func answerID(id native.PointID) (string, error) {
+	if id.UUID != "" {
+		return IDKey(id.UUID)
 	}
-	n, err := strconv.ParseUint(string(raw), 10, 64)
-	if err != nil {
-		return "", errors.New("id: not an unsigned integer or a UUID string")
-	}
-	return strconv.FormatUint(n, 10), nil
+	return strconv.FormatUint(id.Num, 10), nil
 }

@@ -42,7 +42,7 @@ type Config struct {
 
 	// Remote is a running memrank: the rows are raw (mode off) and memrank
 	// as configured on the server.
-	Remote *Remote
+	Remote Retriever
 
 	// Concurrency is the queries in flight (default GOMAXPROCS, at most 8).
 	Concurrency int
@@ -113,8 +113,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	} else {
 		rep.Notes = append(rep.Notes, "a running memrank ranks with its own clock, not the set's now: freshness differs from an in-process eval")
 		rows = []row{
-			{Variant{Name: "raw", Label: "raw similarity", Raw: true}, cfg.Remote.Ranker(cfg.Collection, "off")},
-			{Variant{Name: "memrank", Label: "memrank (as the server is configured)"}, cfg.Remote.Ranker(cfg.Collection, "")},
+			{Variant{Name: "raw", Label: "raw similarity", Raw: true}, remoteRanker{r: cfg.Remote, collection: cfg.Collection, mode: "off"}},
+			{Variant{Name: "memrank", Label: "memrank (as the server is configured)"}, remoteRanker{r: cfg.Remote, collection: cfg.Collection}},
 		}
 	}
 	res, err := r.evaluate(ctx, "ranking", queries, rows, true)

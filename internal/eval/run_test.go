@@ -10,11 +10,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/qdrant/go-client/qdrant"
 
+	"github.com/memrank/memrank/internal/apiclient"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/upstream"
@@ -193,9 +195,9 @@ func TestRunErrors(t *testing.T) {
 		want string
 	}{
 		{"no set", Config{Collection: "c", Store: st}, "no set"},
-		{"both", Config{Set: set, Collection: "c", Store: st, Remote: &Remote{URL: "http://x"}}, "not both"},
+		{"both", Config{Set: set, Collection: "c", Store: st, Remote: remoteAt(t, "http://x")}, "not both"},
 		{"neither", Config{Set: set, Collection: "c"}, "not both"},
-		{"fit remote", Config{Set: set, Collection: "c", Remote: &Remote{URL: "http://x"}, Fit: true}, "needs a store"},
+		{"fit remote", Config{Set: set, Collection: "c", Remote: remoteAt(t, "http://x"), Fit: true}, "needs a store"},
 		{"limit", Config{Set: set, Collection: "c", Store: st, Limit: 1001}, "limit 1001"},
 		{"text without embedder", Config{Set: withText(t), Collection: "c", Store: st}, "1 items have a text and no vector, and there is no embedder"},
 	} {
@@ -266,7 +268,7 @@ func TestRunRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), Config{Set: set, Collection: "mem", Remote: &Remote{URL: srv.URL + "/", APIKey: "k"}})
+	rep, err := Run(context.Background(), Config{Set: set, Collection: "mem", Remote: remoteAt(t, srv.URL+"/")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,13 +306,21 @@ func TestRunRemote(t *testing.T) {
 	}
 
 	// The server's errors come back with its message.
-	_, err = Run(context.Background(), Config{Set: set, Collection: "mem2", Remote: &Remote{URL: srv.URL, APIKey: "k"}})
+	_, err = Run(context.Background(), Config{Set: set, Collection: "mem2", Remote: remoteAt(t, srv.URL)})
 	if err == nil || !strings.Contains(err.Error(), "Collection mem2 doesn't exist! (HTTP 404)") {
 		t.Errorf("error %v", err)
 	}
-	if err := (&Remote{URL: "localhost:6333"}).Validate(); err == nil {
-		t.Error("a URL without a scheme was accepted")
+}
+
+// remoteAt is the CLI's client of the memrank at url, with api-key k.
+func remoteAt(t *testing.T, url string) *apiclient.Remote {
+	t.Helper()
+	r, err := apiclient.NewRemote(apiclient.RemoteConfig{URL: url, APIKey: "k", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(r.Close)
+	return r
 }
 
 func jsonText(v any) string {

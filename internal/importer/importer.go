@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/memrank/memrank/dedup"
-	"github.com/memrank/memrank/internal/observeclient"
+	"github.com/memrank/memrank/internal/apiclient"
 	"github.com/memrank/memrank/server/native"
 )
 
@@ -41,7 +41,7 @@ type Progress interface {
 // Config is one import of one file.
 type Config struct {
 	// Observer is the write path; nil with Check.
-	Observer observeclient.Observer
+	Observer apiclient.Observer
 	// Path is the file's name in messages and in the state file.
 	Path string
 	// StatePath is the state file; unused with Check.
@@ -185,7 +185,7 @@ func (im *Importer) offer(ctx context.Context, sum *Summary, lineNo int, line []
 	}
 	out, err := c.Observer.Observe(ctx, obs)
 	if err != nil {
-		if !observeclient.InputFault(err, obs) {
+		if !apiclient.InputFault(err, obs) {
 			return err
 		}
 		im.report(sum, lineNo, err.Error())

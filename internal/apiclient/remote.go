@@ -1,4 +1,4 @@
-package observeclient
+package apiclient
 
 import (
 	"bytes"
@@ -27,9 +27,10 @@ type RemoteConfig struct {
 	Timeout time.Duration
 }
 
-// Remote posts observations to a running memrank's POST /v1/observe.
+// Remote is a running memrank's native API: POST /v1/observe for the
+// write path, POST /v1/retrieve for explain.
 type Remote struct {
-	endpoint     string
+	base         string
 	apiKey       string
 	tenantHeader string
 	tenant       string
@@ -45,7 +46,7 @@ func NewRemote(c RemoteConfig) (*Remote, error) {
 		return nil, fmt.Errorf("%q is not an http(s) URL", c.URL)
 	}
 	return &Remote{
-		endpoint:     strings.TrimRight(c.URL, "/") + "/v1/observe",
+		base:         strings.TrimRight(c.URL, "/"),
 		apiKey:       c.APIKey,
 		tenantHeader: c.TenantHeader,
 		tenant:       c.Tenant,
@@ -66,19 +67,15 @@ type statusError struct {
 
 func (e *statusError) Error() string { return fmt.Sprintf("%s (HTTP %d)", e.msg, e.code) }
 
-// Observe posts obs, encoded as the HTTP API decodes it, and returns the
-// decision. A non-200 answer is an error carrying the API's message and
-// status, which InputFault reads.
-func (r *Remote) Observe(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error) {
-	body, err := native.EncodeObserveRequest(obs)
-	if err != nil {
-		return dedup.Outcome{}, err
-	}
+// post sends body to path with the caller's credentials and returns the
+// answer of a 200; any other status is a *statusError carrying the API's
+// message. At most limit bytes of the answer are read.
+func (r *Remote) post(ctx context.Context, path string, body []byte, limit int64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.base+path, bytes.NewReader(body))
 	if err != nil {
-		return dedup.Outcome{}, err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if r.apiKey != "" {
@@ -89,12 +86,12 @@ func (r *Remote) Observe(ctx context.Context, obs dedup.Observation) (dedup.Outc
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return dedup.Outcome{}, err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
-		return dedup.Outcome{}, fmt.Errorf("reading the answer of %s: %w", r.endpoint, err)
+		return nil, fmt.Errorf("reading the answer of %s: %w", r.base+path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var qe struct {
@@ -104,11 +101,40 @@ func (r *Remote) Observe(ctx context.Context, obs dedup.Observation) (dedup.Outc
 		if json.Unmarshal(b, &qe) == nil && qe.Status.Error != "" {
 			msg = qe.Status.Error
 		}
-		return dedup.Outcome{}, &statusError{resp.StatusCode, msg}
+		return nil, &statusError{resp.StatusCode, msg}
+	}
+	return b, nil
+}
+
+// Observe posts obs, encoded as the HTTP API decodes it, and returns the
+// decision. A non-200 answer is an error carrying the API's message and
+// status, which InputFault reads.
+func (r *Remote) Observe(ctx context.Context, obs dedup.Observation) (dedup.Outcome, error) {
+	body, err := native.EncodeObserveRequest(obs)
+	if err != nil {
+		return dedup.Outcome{}, err
+	}
+	b, err := r.post(ctx, "/v1/observe", body, 1<<20)
+	if err != nil {
+		return dedup.Outcome{}, err
 	}
 	var out native.OutcomeResponse
 	if err := json.Unmarshal(b, &out); err != nil || out.Result.Decision == "" {
-		return dedup.Outcome{}, fmt.Errorf("the answer of %s is not an observe response: %.200s", r.endpoint, b)
+		return dedup.Outcome{}, fmt.Errorf("the answer of %s/v1/observe is not an observe response: %.200s", r.base, b)
 	}
 	return out.Result, nil
+}
+
+// Retrieve posts a /v1/retrieve body (native.DecodeRetrieveRequest's form)
+// and returns the explained answer.
+func (r *Remote) Retrieve(ctx context.Context, body []byte) (*native.RetrieveResponse, error) {
+	b, err := r.post(ctx, "/v1/retrieve", body, 64<<20)
+	if err != nil {
+		return nil, err
+	}
+	var out native.RetrieveResponse
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("the answer of %s/v1/retrieve is not a retrieve response: %w", r.base, err)
+	}
+	return &out, nil
 }

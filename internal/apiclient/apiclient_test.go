@@ -1,4 +1,4 @@
-package observeclient
+package apiclient
 
 import (
 	"context"
@@ -206,5 +206,48 @@ func TestFormatOutcome(t *testing.T) {
 		if got := FormatOutcome(tt.out); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestRemoteRetrieve: explain's request goes to /v1/retrieve with the
+// caller's credentials and tenant, and the explained answer comes back;
+// the API's errors come back with their message.
+func TestRemoteRetrieve(t *testing.T) {
+	var got http.Header
+	var gotBody string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got, gotBody = r.Header.Clone(), string(b)
+		switch {
+		case r.Method != http.MethodPost || r.URL.Path != "/v1/retrieve":
+			t.Errorf("request %s %s", r.Method, r.URL.Path)
+		case strings.Contains(gotBody, `"nope"`):
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"status":{"error":"Not found: Collection `+"`nope`"+` doesn't exist!"},"time":0}`)
+			return
+		}
+		io.WriteString(w, `{"result":[{"id":9007199254740993,"score":0.9,"base_score":0.8,"weight":0.9,"guard":"relevant"},
+			{"id":"6f9619ff-8b86-d011-b42d-00c04fc964ff","score":0.5}],"status":"ok","time":0,"reranked":true,"mode":"rerank","detection":"configured"}`)
+	}))
+	defer ts.Close()
+	r, err := NewRemote(RemoteConfig{URL: ts.URL, APIKey: "k1", TenantHeader: "x-tenant", Tenant: "alice", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	resp, err := r.Retrieve(context.Background(), []byte(`{"collection":"memories","text":"editor"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Get("Api-Key") != "k1" || got.Get("X-Tenant") != "alice" || gotBody != `{"collection":"memories","text":"editor"}` {
+		t.Errorf("sent %v %s", got, gotBody)
+	}
+	ids := []native.PointID{{Num: 9007199254740993}, {UUID: "6f9619ff-8b86-d011-b42d-00c04fc964ff"}}
+	if len(resp.Result) != 2 || resp.Result[0].ID != ids[0] || resp.Result[1].ID != ids[1] || !resp.Reranked || resp.Mode != "rerank" {
+		t.Errorf("answer %+v", resp)
+	}
+	_, err = r.Retrieve(context.Background(), []byte(`{"collection":"nope","text":"editor"}`))
+	if err == nil || err.Error() != "Not found: Collection `nope` doesn't exist! (HTTP 404)" {
+		t.Errorf("error %v", err)
 	}
 }

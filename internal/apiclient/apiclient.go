@@ -1,10 +1,10 @@
-// Package observeclient offers observations to memrank's write path the
-// way the CLI does (memrank observe and memrank import): to the engine in
-// process, on behalf of a caller's tenant and credentials (Local), or to a
-// running memrank through POST /v1/observe (Remote). InputFault tells an
-// observation the write path refused from a write path that failed, and
-// FormatOutcome is observe's one-line answer.
-package observeclient
+// Package apiclient reaches memrank the way the CLI does. Observations go
+// to the write path in process, on behalf of a caller's tenant and
+// credentials (Local), or to a running memrank (Remote, which also asks
+// POST /v1/retrieve for explain). InputFault tells an observation the write
+// path refused from a write path that failed, and FormatOutcome is
+// observe's one-line answer.
+package apiclient
 
 import (
 	"context"

@@ -1,0 +1,159 @@
+// Package explaintable prints a /v1/retrieve answer as `memrank explain`
+// shows it: a table with every factor behind every score.
+package explaintable
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/memrank/memrank/qdrantjson"
+	"github.com/memrank/memrank/server/native"
+)
+
+// Write prints r: how the collection was served, the relevance guard, then
+// one row per result with every factor, and each result's problems.
+// textKey is the payload key of a memory's text (payload_keys.text), shown
+// cut to a glance.
+func Write(w io.Writer, r *native.RetrieveResponse, textKey string) error {
+	fmt.Fprintf(w, "mode %s: %s\n", r.Mode, r.Detection)
+	if !r.Reranked {
+		fmt.Fprintf(w, "not re-ranked (%s): scores are Qdrant's\n", r.PassThrough)
+	}
+	if g := r.Guard; g != nil {
+		switch {
+		case !g.Applied:
+			fmt.Fprintf(w, "relevance guard off (%s): every result ordered by weight\n", g.From)
+		case g.Relative:
+			fmt.Fprintf(w, "relevance guard (%s): relevant when the score is at least %s (the best, %s, less %s of it): %d relevant, %d beyond, ordered by score after them\n",
+				g.From, num(g.Cutoff, 4), num(g.Best, 4), num(g.RelativeBand, 2), g.Relevant, g.Beyond)
+		default:
+			fmt.Fprintf(w, "relevance guard (%s): relevant when the similarity is at least %s (the best, %s, less %s; floor %s): %d relevant, %d beyond, ordered by similarity after them\n",
+				g.From, num(g.Cutoff, 4), num(g.Best, 4), num(g.Band, 2), num(g.Floor, 2), g.Relevant, g.Beyond)
+		}
+	}
+	if sh := r.Shadow; sh != nil {
+		fmt.Fprintf(w, "shadow: memrank would answer %v (overlap %s, first result changed: %s)\n", sh.Memrank, num(sh.Overlap, 2), yesNo(sh.TopChanged))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tID\tSCORE\tGUARD\tWEIGHT\t= BASE\tx FRESH\tx BOOST\tx CONF_F\tCONF\tS\tN\tR(N)\tE\tT\tGROUND\tAGE_D\tHALF_D\tACCESS\tGATE\tRENDER\tTIER\tFOLDED\tTEXT")
+	for i, res := range r.Result {
+		x := res.Explanation
+		confF := "-"
+		if x != nil {
+			confF = num(x.ConfidenceFactor, 3)
+		}
+		conf, s, n, rn, ex, t, ground := "-", "-", "-", "-", "-", "-", "-"
+		age, half := "-", "-"
+		if x != nil {
+			age, half = num(x.AgeDays, 1), num(x.HalfLife, 0)
+			if !x.Unscored {
+				conf, s, n, rn = num(x.Confidence, 3), num(x.Source, 2), strconv.Itoa(x.Observations), num(x.Repetition, 3)
+				ex, t, ground = num(x.Extractor, 2), num(x.Type, 2), x.Grounding
+				if x.GroundingPenalty != 0 {
+					ground += "(-" + num(x.GroundingPenalty, 2) + ")"
+				}
+			} else {
+				conf = "unscored"
+			}
+		}
+		gate := "pass"
+		if res.BelowGate {
+			gate = "below"
+		} else if res.Confidence == nil {
+			gate = "never"
+		}
+		folded := make([]string, len(res.FoldedIDs))
+		for j, id := range res.FoldedIDs {
+			folded[j] = id.String()
+		}
+		foldedText := "-"
+		if len(folded) > 0 {
+			foldedText = strings.Join(folded, ",")
+			if res.Dedup != nil {
+				foldedText += " (" + *res.Dedup + ")"
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			i+1, res.ID, num(res.Score, 4), optStr(res.Guard), num(res.Weight, 4), num(res.BaseScore, 4), optNum(res.Freshness, 3), optNum(res.AccessBoost, 3), confF,
+			conf, s, n, rn, ex, t, ground, age, half, optInt(res.AccessCount), gate, yesNo(res.Render),
+			optStr(res.Tier), foldedText, payloadText(res.Payload, textKey, 48))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, res := range r.Result {
+		for _, p := range res.Problems {
+			fmt.Fprintf(w, "%s: problem: %s\n", res.ID, p)
+		}
+	}
+	return nil
+}
+
+func num(f native.Float, prec int) string {
+	v := float64(f)
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return "inf"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+func optNum(f *native.Float, prec int) string {
+	if f == nil {
+		return "-"
+	}
+	return num(*f, prec)
+}
+
+func optInt(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*n, 10)
+}
+
+func optStr(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
+
+// payloadText is the payload's text, cut to n runes, for a glance at what
+// the result is; "-" when there is none.
+func payloadText(raw json.RawMessage, key string, n int) string {
+	if len(raw) == 0 {
+		return "-"
+	}
+	v, err := qdrantjson.Parse(string(raw))
+	if err != nil || v.Kind != qdrantjson.KindObject {
+		return "-"
+	}
+	var text string
+	for _, m := range v.Members {
+		if m.Key == key && m.Val.Kind == qdrantjson.KindString {
+			text = m.Val.Text
+		}
+	}
+	t := strings.Join(strings.Fields(text), " ")
+	if t == "" {
+		return "-"
+	}
+	if utf8.RuneCountInString(t) > n {
+		r := []rune(t)
+		t = string(r[:n-1]) + "…"
+	}
+	return t
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
