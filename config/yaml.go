@@ -108,7 +108,7 @@ func encode(v reflect.Value, f field, mask bool) *yaml.Node {
 	case reflect.Slice:
 		n := &yaml.Node{Kind: yaml.SequenceNode}
 		for i := range v.Len() {
-			e := encode(v.Index(i), field{}, mask)
+			e := encode(v.Index(i), field{secret: f.secret}, mask)
 			if e.Kind == yaml.MappingNode {
 				e.Style = yaml.FlowStyle // one table row per line
 			}

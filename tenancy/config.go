@@ -1,6 +1,7 @@
 package tenancy
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/memrank/memrank/config/check"
@@ -13,10 +14,14 @@ type Config struct {
 	Key     string            `koanf:"key"`                    // payload key holding the tenant
 	Header  string            `koanf:"header"`                 // request header carrying the tenant
 	APIKeys map[string]string `koanf:"api_keys" secret:"keys"` // API key -> tenant; the API keys are secrets
+	// AdminAPIKeys may manage collections through memrank (create, delete,
+	// aliases, snapshots, indexes) and read them with no tenant; every
+	// other key is a tenant's or refused. Empty: nobody, through memrank.
+	AdminAPIKeys []string `koanf:"admin_api_keys" secret:"true"`
 }
 
 // DefaultConfig returns the tenancy section's defaults: off.
-func DefaultConfig() Config { return Config{APIKeys: map[string]string{}} }
+func DefaultConfig() Config { return Config{APIKeys: map[string]string{}, AdminAPIKeys: []string{}} }
 
 // Validate checks the tenancy section as it is, and fails closed: half a
 // tenancy configuration is refused rather than run as no tenancy. API keys
@@ -45,7 +50,20 @@ func (c Config) Validate() error {
 			k.Add("api_keys."+e.Placeholder, "%s", strings.TrimPrefix(err.Error(), ErrNoTenant.Error()+": "))
 		}
 	}
+	for i, a := range c.AdminAPIKeys {
+		_, isTenant := c.APIKeys[a]
+		switch {
+		case a == "":
+			k.Add(fmt.Sprintf("admin_api_keys[%d]", i), "the API key is empty")
+		case isTenant:
+			k.Add(fmt.Sprintf("admin_api_keys[%d]", i), "the API key is also a tenant's key (in %s)", check.Ref("api_keys"))
+		default:
+			k.Secret(fmt.Sprintf("admin_api_keys[%d]", i), a)
+		}
+	}
 	switch {
+	case c.Key == "" && len(c.AdminAPIKeys) > 0:
+		k.Add("key", "must not be empty when %s is set", check.Ref("admin_api_keys"))
 	case c.Key == "" && c.Header != "":
 		k.Add("key", "must not be empty when %s is set", check.Ref("header"))
 	case c.Key == "" && len(c.APIKeys) > 0:
@@ -61,7 +79,7 @@ func (c Config) Validate() error {
 
 // Policy is the policy c configures; check it with Policy.Validate.
 func (c Config) Policy() *Policy {
-	return &Policy{Key: c.Key, Header: c.Header, APIKeys: c.APIKeys}
+	return &Policy{Key: c.Key, Header: c.Header, APIKeys: c.APIKeys, AdminAPIKeys: c.AdminAPIKeys}
 }
 
 // validFieldName reports whether s is an HTTP field name (RFC 9110 token).

@@ -30,6 +30,7 @@
 package tenancy
 
 import (
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"strconv"
@@ -42,15 +43,17 @@ import (
 )
 
 // The errors a policy returns. Fronts map them with errors.Is:
-// ErrNoTenant and ErrForbidden to gRPC PermissionDenied / HTTP 403,
-// ErrTenantFilter and ErrUnsupported to InvalidArgument / HTTP 400. Their
-// texts are meant for the caller: they name the field or method at fault
-// and never carry internal details.
+// ErrUnauthenticated to gRPC Unauthenticated / HTTP 401, ErrNoTenant and
+// ErrForbidden to PermissionDenied / HTTP 403, ErrTenantFilter and
+// ErrUnsupported to InvalidArgument / HTTP 400. Their texts are meant for
+// the caller: they name the field or method at fault and never carry
+// internal details (never a key).
 var (
-	ErrNoTenant     = errors.New("tenant required")
-	ErrForbidden    = errors.New("forbidden")
-	ErrTenantFilter = errors.New("the tenant key cannot be used in a request")
-	ErrUnsupported  = errors.New("not supported when tenancy is on")
+	ErrUnauthenticated = errors.New("unauthenticated")
+	ErrNoTenant        = errors.New("tenant required")
+	ErrForbidden       = errors.New("forbidden")
+	ErrTenantFilter    = errors.New("the tenant key cannot be used in a request")
+	ErrUnsupported     = errors.New("not supported when tenancy is on")
 )
 
 // MaxTenantLen bounds a tenant value (bytes).
@@ -71,9 +74,9 @@ type Policy struct {
 	// integer) rather than strings (match keyword). A tenant that is not an
 	// integer is then refused.
 	IntegerValues bool
-	// AdminAPIKeys, when not empty, are the only API keys allowed to call
-	// administration methods; empty: any API key that is not a tenant key
-	// (see Admin).
+	// AdminAPIKeys are the API keys allowed to call administration methods
+	// (and collection reads) with no tenant. Empty: nobody is an
+	// administrator through memrank; manage collections on Qdrant directly.
 	AdminAPIKeys []string
 }
 
@@ -183,9 +186,13 @@ func apiKeys(md metadata.MD) []string {
 }
 
 // Tenant returns the request's tenant. With a header policy it is the
-// header's single value; with an API-key policy the tenant every presented
-// key maps to. A missing, empty, ambiguous or malformed tenant is
-// ErrNoTenant; keys of two different tenants are ErrForbidden.
+// header's single value (the credentials go on to the upstream, which
+// checks them); with an API-key policy the tenant every presented key maps
+// to. With an API-key policy a request with no key, or with a key that is
+// neither a tenant's nor an administrator's, is ErrUnauthenticated: memrank
+// knows every key, so it refuses the ones it does not know. A missing,
+// empty, ambiguous or malformed tenant (an administrator's key included)
+// is ErrNoTenant; keys of two different tenants are ErrForbidden.
 func (p *Policy) Tenant(md metadata.MD) (string, error) {
 	if !p.Enabled() {
 		return "", nil
@@ -205,10 +212,17 @@ func (p *Policy) Tenant(md metadata.MD) (string, error) {
 		}
 		return vals[0], nil
 	}
+	keys := apiKeys(md)
+	if len(keys) == 0 {
+		return "", fmt.Errorf("%w: must provide an API key or an Authorization bearer token", ErrUnauthenticated)
+	}
 	tenant := ""
-	for _, k := range apiKeys(md) {
+	for _, k := range keys {
 		t, ok := p.APIKeys[k]
 		if !ok {
+			if !p.isAdminKey(k) {
+				return "", fmt.Errorf("%w: invalid API key", ErrUnauthenticated)
+			}
 			continue
 		}
 		if tenant != "" && t != tenant {
@@ -217,40 +231,69 @@ func (p *Policy) Tenant(md metadata.MD) (string, error) {
 		tenant = t
 	}
 	if tenant == "" {
-		return "", ErrNoTenant
+		return "", fmt.Errorf("%w: an administrator's API key has no tenant; use a tenant's key", ErrNoTenant)
 	}
 	return tenant, p.checkTenant(tenant)
 }
 
-// Admin reports whether a request may call administration methods: it
-// carries no tenant header (header policies), at least one API key, and no
-// key that maps to a tenant; when AdminAPIKeys is set, one of those keys.
-// The API key itself is checked by the upstream (Qdrant's own api_key), so
-// in front of a Qdrant without authentication this only separates callers
-// by what they send, not by what they can prove.
-func (p *Policy) Admin(md metadata.MD) bool {
+// Admin checks that a request may call administration methods: it carries
+// an administrator's API key (one of AdminAPIKeys), no tenant key and no
+// tenant header. Any other request is refused: ErrUnauthenticated when an
+// API-key policy does not know a key it carries (or it carries none),
+// ErrForbidden otherwise. The key is compared in constant time.
+func (p *Policy) Admin(md metadata.MD) error {
 	if !p.Enabled() {
-		return true
-	}
-	if p.Header != "" && len(md.Get(p.Header)) > 0 {
-		return false
+		return nil
 	}
 	keys := apiKeys(md)
-	if len(keys) == 0 {
-		return false
+	admin := false
+	for _, k := range keys {
+		switch {
+		case p.isAdminKey(k):
+			admin = true
+		case p.Header == "" && p.APIKeys[k] == "":
+			return fmt.Errorf("%w: invalid API key", ErrUnauthenticated)
+		}
 	}
-	admin := len(p.AdminAPIKeys) == 0
+	switch {
+	case p.Header == "" && len(keys) == 0:
+		return fmt.Errorf("%w: must provide an API key or an Authorization bearer token", ErrUnauthenticated)
+	case !admin:
+		return fmt.Errorf("%w: this needs an administrator's API key (tenancy.admin_api_keys)", ErrForbidden)
+	case p.Header != "" && len(md.Get(p.Header)) > 0:
+		return fmt.Errorf("%w: an administrator's request carries no %s header", ErrForbidden, strings.ToLower(p.Header))
+	}
 	for _, k := range keys {
 		if _, ok := p.APIKeys[k]; ok {
-			return false
-		}
-		for _, a := range p.AdminAPIKeys {
-			if k == a {
-				admin = true
-			}
+			return fmt.Errorf("%w: an administrator's request carries no tenant key", ErrForbidden)
 		}
 	}
-	return admin
+	return nil
+}
+
+// Authenticated checks that a request is a tenant's or an administrator's,
+// for methods either may call (collection reads, health).
+func (p *Policy) Authenticated(md metadata.MD) error {
+	if !p.Enabled() {
+		return nil
+	}
+	_, err := p.Tenant(md)
+	if err == nil {
+		return nil
+	}
+	if aerr := p.Admin(md); aerr == nil {
+		return nil
+	}
+	return err
+}
+
+func (p *Policy) isAdminKey(k string) bool {
+	for _, a := range p.AdminAPIKeys {
+		if subtle.ConstantTimeCompare([]byte(k), []byte(a)) == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // PayloadKey is the payload key that holds the tenant.

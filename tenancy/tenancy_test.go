@@ -79,10 +79,11 @@ func TestTenant(t *testing.T) {
 		{"api-key", keyPolicy(), metadata.Pairs("api-key", "ka"), "alice", nil},
 		{"bearer", keyPolicy(), metadata.Pairs("authorization", "Bearer kb"), "bob", nil},
 		{"bearer lower case", keyPolicy(), metadata.Pairs("authorization", "bearer kb"), "bob", nil},
-		{"basic is no key", keyPolicy(), metadata.Pairs("authorization", "Basic kb"), "", ErrNoTenant},
-		{"unknown key", keyPolicy(), metadata.Pairs("api-key", "nope"), "", ErrNoTenant},
-		{"no key", keyPolicy(), metadata.MD{}, "", ErrNoTenant},
-		{"unknown key beside a tenant key", keyPolicy(), metadata.Pairs("api-key", "nope", "authorization", "Bearer ka"), "alice", nil},
+		{"basic is no key", keyPolicy(), metadata.Pairs("authorization", "Basic kb"), "", ErrUnauthenticated},
+		{"unknown key", keyPolicy(), metadata.Pairs("api-key", "nope"), "", ErrUnauthenticated},
+		{"no key", keyPolicy(), metadata.MD{}, "", ErrUnauthenticated},
+		{"unknown key beside a tenant key", keyPolicy(), metadata.Pairs("api-key", "nope", "authorization", "Bearer ka"), "", ErrUnauthenticated},
+		{"admin key", &Policy{Key: "user_id", APIKeys: map[string]string{"ka": "alice"}, AdminAPIKeys: []string{"root"}}, metadata.Pairs("api-key", "root"), "", ErrNoTenant},
 		{"keys of two tenants", keyPolicy(), metadata.Pairs("api-key", "ka", "authorization", "Bearer kb"), "", ErrForbidden},
 		{"header ignored by a key policy", keyPolicy(), metadata.Pairs("x-tenant", "bob", "api-key", "ka"), "alice", nil},
 	}
@@ -102,30 +103,66 @@ func TestTenant(t *testing.T) {
 	}
 }
 
+// TestAdmin: with tenancy on, administrators are the configured keys and
+// nobody else: an unknown key is unauthenticated (401), a tenant's key or
+// header forbidden (403), and with no admin keys configured there is no
+// administrator.
 func TestAdmin(t *testing.T) {
-	withAdmins := keyPolicy()
-	withAdmins.AdminAPIKeys = []string{"root"}
+	keysAdmins := keyPolicy()
+	keysAdmins.AdminAPIKeys = []string{"root"}
+	headerAdmins := headerPolicy()
+	headerAdmins.AdminAPIKeys = []string{"root"}
 	tests := []struct {
 		name string
 		p    *Policy
 		md   metadata.MD
-		want bool
+		want error // nil: an administrator
 	}{
-		{"header policy, api key, no header", headerPolicy(), metadata.Pairs("api-key", "any"), true},
-		{"header policy, bearer, no header", headerPolicy(), metadata.Pairs("authorization", "Bearer any"), true},
-		{"header policy, header present", headerPolicy(), metadata.Pairs("api-key", "any", "x-tenant", "a"), false},
-		{"header policy, no key", headerPolicy(), metadata.MD{}, false},
-		{"key policy, other key", keyPolicy(), metadata.Pairs("api-key", "root"), true},
-		{"key policy, tenant key", keyPolicy(), metadata.Pairs("api-key", "ka"), false},
-		{"key policy, tenant key beside another", keyPolicy(), metadata.Pairs("api-key", "root", "authorization", "Bearer ka"), false},
-		{"admin keys, admin", withAdmins, metadata.Pairs("api-key", "root"), true},
-		{"admin keys, other", withAdmins, metadata.Pairs("api-key", "other"), false},
-		{"off", nil, metadata.MD{}, true},
+		{"off", nil, metadata.MD{}, nil},
+		{"key policy, admin key", keysAdmins, metadata.Pairs("api-key", "root"), nil},
+		{"key policy, admin bearer", keysAdmins, metadata.Pairs("authorization", "Bearer root"), nil},
+		{"key policy, unknown key", keysAdmins, metadata.Pairs("api-key", "not-a-real-key"), ErrUnauthenticated},
+		{"key policy, no key", keysAdmins, metadata.MD{}, ErrUnauthenticated},
+		{"key policy, tenant key", keysAdmins, metadata.Pairs("api-key", "ka"), ErrForbidden},
+		{"key policy, admin key beside a tenant's", keysAdmins, metadata.Pairs("api-key", "root", "authorization", "Bearer ka"), ErrForbidden},
+		{"key policy, admin key beside an unknown one", keysAdmins, metadata.Pairs("api-key", "root", "authorization", "Bearer zz"), ErrUnauthenticated},
+		{"key policy, no admin keys configured", keyPolicy(), metadata.Pairs("api-key", "root"), ErrUnauthenticated},
+		{"header policy, admin key", headerAdmins, metadata.Pairs("api-key", "root"), nil},
+		{"header policy, admin key with a tenant header", headerAdmins, metadata.Pairs("api-key", "root", "x-tenant", "a"), ErrForbidden},
+		{"header policy, other key", headerAdmins, metadata.Pairs("api-key", "other"), ErrForbidden},
+		{"header policy, no key", headerAdmins, metadata.MD{}, ErrForbidden},
+		{"header policy, no admin keys configured", headerPolicy(), metadata.Pairs("api-key", "any"), ErrForbidden},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.p.Admin(tt.md); got != tt.want {
-				t.Fatalf("Admin() = %v, want %v", got, tt.want)
+			err := tt.p.Admin(tt.md)
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Fatalf("Admin() = %v, want %v", err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "root") {
+				t.Errorf("the error shows a key: %v", err)
+			}
+		})
+	}
+}
+
+// TestAuthenticated: collection reads are for tenants and administrators.
+func TestAuthenticated(t *testing.T) {
+	p := keyPolicy()
+	p.AdminAPIKeys = []string{"root"}
+	for _, tt := range []struct {
+		name string
+		md   metadata.MD
+		want error
+	}{
+		{"tenant", metadata.Pairs("api-key", "ka"), nil},
+		{"admin", metadata.Pairs("api-key", "root"), nil},
+		{"unknown", metadata.Pairs("api-key", "zz"), ErrUnauthenticated},
+		{"none", metadata.MD{}, ErrUnauthenticated},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := p.Authenticated(tt.md); tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Fatalf("Authenticated() = %v, want %v", err, tt.want)
 			}
 		})
 	}

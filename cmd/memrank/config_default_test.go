@@ -61,7 +61,7 @@ func TestDefault(t *testing.T) {
 		Listen:   Listen{HTTP: ":6333", GRPC: ":6334"},
 		Store:    store.Config{DataDir: "./memrank-data"},
 		Access:   rank.RecorderConfig{FlushInterval: 2 * time.Second, MaxPending: 100000, Timeout: 10 * time.Second},
-		Tenancy:  tenancy.Config{APIKeys: map[string]string{}},
+		Tenancy:  tenancy.Config{APIKeys: map[string]string{}, AdminAPIKeys: []string{}},
 		PayloadKeys: memory.Keys{
 			Text: "text", MemoryType: "memory_type", Source: "source",
 			ExtractorModel: "extractor_model", ExtractorLogprob: "extractor_logprob",

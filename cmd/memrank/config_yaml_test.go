@@ -76,13 +76,14 @@ func custom() Config {
 	c.Embedder.APIKey = "sk-embed-secret"
 	c.Upstream = upstream.Config{GRPC: "qdrant:6334", REST: "http://qdrant:6333", APIKey: "qdrant-secret", Timeout: 3 * time.Second}
 	c.ReplicaID = "pod-1"
-	c.Tenancy = tenancy.Config{Key: "user_id", APIKeys: map[string]string{"tenant-key-b": "bob", "tenant-key-a2": "alice", "tenant-key-a1": "alice"}}
+	c.Tenancy = tenancy.Config{Key: "user_id", APIKeys: map[string]string{"tenant-key-b": "bob", "tenant-key-a2": "alice", "tenant-key-a1": "alice"},
+		AdminAPIKeys: []string{"admin-key-1", "admin-key-2"}}
 	c.PayloadKeys.Text = "data"
 	c.Telemetry.OTLPEndpoint = "http://otel:4317"
 	return c
 }
 
-var secrets = []string{"sk-judge-secret", "sk-embed-secret", "qdrant-secret", "tenant-key-b", "tenant-key-a1", "tenant-key-a2"}
+var secrets = []string{"sk-judge-secret", "sk-embed-secret", "qdrant-secret", "tenant-key-b", "tenant-key-a1", "tenant-key-a2", "admin-key-1", "admin-key-2"}
 
 func TestYAMLMasksSecrets(t *testing.T) {
 	c := custom()

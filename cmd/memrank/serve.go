@@ -16,10 +16,13 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/internal/demo"
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/server/restapi"
+	"github.com/memrank/memrank/tenancy"
 	"github.com/memrank/memrank/upstream"
 )
 
@@ -177,6 +180,7 @@ func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *ur
 		Collections:    qdrant.NewCollectionsClient(frontConn),
 		Qdrant:         qdrant.NewQdrantClient(frontConn),
 		UpstreamREST:   rest,
+		MayForward:     adminsOnly(s.cfg.Tenancy.Policy()),
 		ForwardHeaders: forward,
 		CallTimeout:    s.cfg.Upstream.Timeout,
 		Telemetry:      s.tel.Settings(),
@@ -185,6 +189,33 @@ func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *ur
 		return nil, usageError{err}
 	}
 	return h, nil
+}
+
+// adminsOnly is the REST front's forwarding rule: with tenancy on, a request
+// forwarded raw would reach Qdrant with no tenant filter, so only an
+// administrator's may go; every other is refused (fail closed).
+func adminsOnly(p *tenancy.Policy) func(*http.Request) error {
+	if !p.Enabled() {
+		return nil
+	}
+	return func(r *http.Request) error {
+		md := metadata.MD{}
+		for _, name := range []string{"api-key", "authorization", p.Header} {
+			if vals := r.Header.Values(name); name != "" && len(vals) > 0 {
+				md[strings.ToLower(name)] = vals
+			}
+		}
+		err := p.Admin(md)
+		if err == nil {
+			return nil
+		}
+		class := qdrantjson.ClassForbidden
+		if errors.Is(err, tenancy.ErrUnauthenticated) {
+			class = qdrantjson.ClassUnauthorized
+		}
+		return qdrantjson.Errorf(class, "%s %.200s cannot be scoped to a tenant (memrank does not translate it, and would forward it to Qdrant unscoped): %v",
+			r.Method, r.URL.Path, err)
+	}
 }
 
 // mux routes the HTTP listener: Qdrant's REST API, the native API, and a

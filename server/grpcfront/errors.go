@@ -25,6 +25,7 @@ var refusals = []struct {
 	err  error
 	code codes.Code
 }{
+	{tenancy.ErrUnauthenticated, codes.Unauthenticated},
 	{tenancy.ErrNoTenant, codes.PermissionDenied},
 	{tenancy.ErrForbidden, codes.PermissionDenied},
 	{tenancy.ErrTenantFilter, codes.InvalidArgument},

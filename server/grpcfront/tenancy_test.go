@@ -18,17 +18,19 @@ import (
 // 1-5 and bob's points 11-15, all written through a front with tenancy on.
 type tenantFixture struct {
 	direct, admin, alice, bob, anonymous *qdrant.Client
+	front                                string // the front's address
 }
 
 func newTenantFixture(t *testing.T, withRanker bool) tenantFixture {
 	t.Helper()
 	_, addr := openStore(t)
-	cfg := Config{Tenancy: &tenancy.Policy{Key: "user_id", Header: "x-tenant"}}
+	cfg := Config{Tenancy: &tenancy.Policy{Key: "user_id", Header: "x-tenant", AdminAPIKeys: []string{"operator"}}}
 	if withRanker {
 		cfg.ranker = &fakeRanker{src: sourceFor(t, addr)}
 	}
 	front := startFront(t, addr, cfg)
 	fx := tenantFixture{
+		front:     front,
 		direct:    client(t, addr, qdrant.Config{}),
 		admin:     client(t, front, qdrant.Config{APIKey: "operator"}),
 		alice:     client(t, front, qdrant.Config{Headers: map[string]string{"x-tenant": "alice"}}),
@@ -289,6 +291,12 @@ func testTenancyIsolation(t *testing.T, fx tenantFixture) {
 		wantStatus(t, err, codes.PermissionDenied, "forbidden: UpdateBatch is not available when tenancy is on: send its operations one by one")
 		_, err = fx.alice.GetPointsClient().Recommend(ctx, &qdrant.RecommendPoints{CollectionName: "mem", Positive: numIDs(11)})
 		wantStatus(t, err, codes.PermissionDenied, "")
+		// An API key that is not an administrator's manages nothing.
+		stranger := client(t, fx.front, qdrant.Config{APIKey: "not-a-real-key"})
+		err = stranger.DeleteCollection(ctx, "mem")
+		wantStatus(t, err, codes.PermissionDenied, "Collections/Delete is an administration method: forbidden: this needs an administrator's API key (tenancy.admin_api_keys)")
+		_, err = fx.anonymous.GetCollectionInfo(ctx, "mem")
+		wantStatus(t, err, codes.PermissionDenied, "tenant required")
 		if _, err := fx.alice.GetCollectionInfo(ctx, "mem"); err != nil {
 			t.Fatalf("a tenant cannot read collection info: %v", err)
 		}
@@ -310,3 +318,35 @@ func statusCode(err error) codes.Code {
 }
 
 func protoEqual(a, b any) bool { return cmp.Equal(a, b, protocmp.Transform()) }
+
+// TestTenancyAPIKeys: with tenants by API key, memrank knows every key: one
+// that is neither a tenant's nor an administrator's is refused as
+// Unauthenticated on every method, and only an administrator manages
+// collections.
+func TestTenancyAPIKeys(t *testing.T) {
+	_, addr := openStore(t)
+	front := startFront(t, addr, Config{Tenancy: &tenancy.Policy{Key: "user_id",
+		APIKeys: map[string]string{"key-alice": "alice"}, AdminAPIKeys: []string{"key-root"}}})
+	ctx := testCtx(t)
+	root := client(t, front, qdrant.Config{APIKey: "key-root"})
+	if err := root.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "tc",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Cosine})}); err != nil {
+		t.Fatal(err)
+	}
+	stranger := client(t, front, qdrant.Config{APIKey: "not-a-real-key"})
+	wantStatus(t, stranger.DeleteCollection(ctx, "tc"), codes.Unauthenticated, "Collections/Delete is an administration method: unauthenticated: invalid API key")
+	_, err := stranger.GetCollectionInfo(ctx, "tc")
+	wantStatus(t, err, codes.Unauthenticated, "unauthenticated: invalid API key")
+	_, err = stranger.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "tc"})
+	wantStatus(t, err, codes.Unauthenticated, "unauthenticated: invalid API key")
+	_, err = client(t, front, qdrant.Config{}).Count(ctx, &qdrant.CountPoints{CollectionName: "tc"})
+	wantStatus(t, err, codes.Unauthenticated, "unauthenticated: must provide an API key or an Authorization bearer token")
+	alice := client(t, front, qdrant.Config{APIKey: "key-alice"})
+	wantStatus(t, alice.DeleteCollection(ctx, "tc"), codes.PermissionDenied, "Collections/Delete is an administration method: forbidden: this needs an administrator's API key (tenancy.admin_api_keys)")
+	if _, err := alice.Count(ctx, &qdrant.CountPoints{CollectionName: "tc"}); err != nil {
+		t.Fatalf("alice cannot count her points: %v", err)
+	}
+	if ok, err := root.CollectionExists(ctx, "tc"); err != nil || !ok {
+		t.Fatalf("the collection is gone (%v, %v)", ok, err)
+	}
+}

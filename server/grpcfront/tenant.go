@@ -22,10 +22,13 @@ func (c *call) serveTenant() error {
 	name := shortMethod(c.method)
 	switch tenancy.Classify(c.method) {
 	case tenancy.Open:
+		if err := p.Authenticated(c.md); err != nil {
+			return c.refuse(err)
+		}
 		return c.forwardStream()
 	case tenancy.Admin:
-		if !p.Admin(c.md) {
-			return c.refuse(fmt.Errorf("%w: %s is an administration method: it needs an administrator's API key and no tenant", tenancy.ErrForbidden, name))
+		if err := p.Admin(c.md); err != nil {
+			return c.refuse(fmt.Errorf("%s is an administration method: %w", name, err))
 		}
 		return c.forwardStream()
 	case tenancy.Scoped:

@@ -438,8 +438,8 @@ func TestTenancyAndCredentialsEndToEnd(t *testing.T) {
 		header     []string
 		code       int
 	}{
-		{"no key", `{"collection":"dana_memories","text":"editor"}`, nil, http.StatusForbidden},
-		{"unknown key", `{"collection":"dana_memories","text":"editor"}`, []string{"Api-Key", "mallory"}, http.StatusForbidden},
+		{"no key", `{"collection":"dana_memories","text":"editor"}`, nil, http.StatusUnauthorized},
+		{"unknown key", `{"collection":"dana_memories","text":"editor"}`, []string{"Api-Key", "mallory"}, http.StatusUnauthorized},
 		{"filter on the tenant key", `{"collection":"dana_memories","text":"editor","filter":{"must":[{"key":"user_id","match":{"value":"dana"}}]}}`,
 			[]string{"Api-Key", "eve-key"}, http.StatusBadRequest},
 		{"nested filter on the tenant key", `{"collection":"dana_memories","text":"editor","filter":{"should":[{"must_not":[{"key":"user_id","match":{"value":"eve"}}]}]}}`,

@@ -23,6 +23,7 @@ var refusals = []struct {
 	class qdrantjson.Class
 	text  string
 }{
+	{tenancy.ErrUnauthenticated, qdrantjson.ClassUnauthorized, ""},
 	{tenancy.ErrNoTenant, qdrantjson.ClassForbidden, ""},
 	{tenancy.ErrForbidden, qdrantjson.ClassForbidden, ""},
 	{tenancy.ErrTenantFilter, qdrantjson.ClassBadRequest, ""},

@@ -618,7 +618,7 @@ func TestWriteTenancy(t *testing.T) {
 	t.Run("api keys", func(t *testing.T) {
 		f := &fakeWritePath{}
 		h := writeHandler(t, f, Config{Tenancy: &tenancy.Policy{Key: "user_id", APIKeys: map[string]string{"k-carol": "carol"}}})
-		if r := do(t, h, http.MethodPost, "/v1/observe", routes[0].body, "Api-Key", "k-unknown"); r.code != http.StatusForbidden {
+		if r := do(t, h, http.MethodPost, "/v1/observe", routes[0].body, "Api-Key", "k-unknown"); r.code != http.StatusUnauthorized {
 			t.Errorf("an unknown key: status %d: %s", r.code, r.body)
 		}
 		if r := do(t, h, http.MethodPost, "/v1/observe", routes[0].body, "Authorization", "Bearer k-carol"); r.code != http.StatusOK {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // upstreamREST is a stand-in for Qdrant's REST API: it records every
@@ -154,5 +156,38 @@ func TestCredentialsReachStore(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// MayForward is asked before anything goes to the upstream raw: its refusal
+// is the answer (with its class), and the upstream sees nothing.
+func TestMayForward(t *testing.T) {
+	up := newUpstreamREST(t)
+	e := newEnv(t, func(c *Config) {
+		c.UpstreamREST = mustURL(t, up.srv.URL)
+		c.MayForward = func(r *http.Request) error {
+			if r.Header.Get("api-key") == "root" {
+				return nil
+			}
+			return qdrantjson.Errorf(qdrantjson.ClassForbidden, "not for you")
+		}
+	})
+	e.createCollection("c", "Cosine")
+	for _, c := range []struct{ name, method, path, body string }{
+		{"route", "POST", "/collections/c/points/recommend", `{"positive":[1],"limit":3}`},
+		{"unknown field", "POST", "/collections/c/points/scroll", `{"limit":100,"zzz":1}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := doRequest(t, e.url, c.method, c.path, c.body, "api-key", "tenant")
+			if r.status != http.StatusForbidden || !strings.Contains(string(r.body), "Forbidden: not for you") {
+				t.Errorf("HTTP %d %s", r.status, r.body)
+			}
+			if r := doRequest(t, e.url, c.method, c.path, c.body, "api-key", "root"); r.status != http.StatusAccepted {
+				t.Errorf("the allowed request: HTTP %d %s", r.status, r.body)
+			}
+		})
+	}
+	if n := len(up.requests()); n != 2 {
+		t.Errorf("upstream saw %d requests, want the 2 allowed", n)
 	}
 }

@@ -39,6 +39,11 @@ type Config struct {
 	// query, headers and body unchanged). Nil: they are answered with a
 	// Qdrant-shaped 404 (route) or 400 (field) that names them.
 	UpstreamREST *url.URL
+	// MayForward, when set, is asked before a request is forwarded raw to
+	// UpstreamREST; its error is the answer (a *qdrantjson.Error keeps its
+	// class). The wiring refuses everyone but administrators when tenancy
+	// is on, since a raw request reaches Qdrant with no tenant filter.
+	MayForward func(r *http.Request) error
 	// UpstreamTransport carries forwarded requests; nil = a clone of
 	// http.DefaultTransport. It is wrapped with otelhttp.
 	UpstreamTransport http.RoundTripper
@@ -254,6 +259,10 @@ func (h *handler) serveRoute(w http.ResponseWriter, r *http.Request, opts routeO
 	if err != nil {
 		var de *qdrantjson.Error
 		if errors.As(err, &de) && de.Unsupported && h.proxy != nil {
+			if ferr := h.mayForward(r); ferr != nil {
+				h.writeError(w, start, ferr)
+				return
+			}
 			span.SetAttributes(attribute.String("memrank.rest.forwarded", de.Error()))
 			h.forward(w, r, c.body)
 			return
@@ -314,6 +323,10 @@ func (h *handler) callContext(r *http.Request, timeout *uint64) (context.Context
 // notTranslated answers a route outside the translated set.
 func (h *handler) notTranslated(w http.ResponseWriter, r *http.Request) {
 	if h.proxy != nil {
+		if err := h.mayForward(r); err != nil {
+			h.writeError(w, time.Now(), err)
+			return
+		}
 		h.proxy.ServeHTTP(w, r)
 		return
 	}
@@ -348,6 +361,14 @@ func (h *handler) newProxy() *httputil.ReverseProxy {
 		},
 		ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
+}
+
+// mayForward asks Config.MayForward, if any.
+func (h *handler) mayForward(r *http.Request) error {
+	if h.cfg.MayForward == nil {
+		return nil
+	}
+	return h.cfg.MayForward(r)
 }
 
 // forward sends a request this front read but does not translate to the

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// recorderREST is Qdrant's REST API as a test sees it: every request that
+// reaches it is recorded.
+type recorderREST struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (u *recorderREST) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	u.mu.Lock()
+	u.got = append(u.got, r.Method+" "+r.URL.Path+" "+string(b)+" api-key="+r.Header.Get("api-key"))
+	u.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"result":{"from":"upstream"},"status":"ok","time":0}`)
+}
+
+func (u *recorderREST) requests() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.got...)
+}
+
+// TestTenancyFailsClosed runs serve with tenants by API key and an upstream
+// REST API that records what reaches it. Nothing a tenant sends reaches it
+// raw (with no tenant filter): untranslated routes and unknown body fields
+// are refused; a key memrank does not know is refused (401) everywhere,
+// deleting a collection included; only an administrator's request is
+// forwarded.
+func TestTenancyFailsClosed(t *testing.T) {
+	up := &recorderREST{}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	httpAddr, _, _ := startServeEnv(t, []string{
+		"MEMRANK_TENANCY__KEY=user_id",
+		"MEMRANK_TENANCY__API_KEYS=key-alice=alice,key-bob=bob",
+		"MEMRANK_TENANCY__ADMIN_API_KEYS=[key-root]",
+	}, "--data", t.TempDir(), "--upstream-rest", srv.URL)
+	base := "http://" + httpAddr
+	do := func(method, path, body, key string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("api-key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := do("PUT", "/collections/tc", `{"vectors":{"size":4,"distance":"Cosine"}}`, "key-root"); code != 200 {
+		t.Fatalf("the administrator cannot create a collection: %d %s", code, body)
+	}
+	for _, tt := range []struct {
+		name, method, path, body, key string
+		code                          int
+		msg                           string
+	}{
+		{"unknown body field", "POST", "/collections/tc/points/scroll", `{"limit":100,"zzz":1}`, "key-alice", 403, "cannot be scoped to a tenant"},
+		{"untranslated route", "POST", "/collections/tc/points/batch", `{"operations":[]}`, "key-alice", 403, "cannot be scoped to a tenant"},
+		{"facet", "POST", "/collections/tc/facet", `{"key":"user_id"}`, "key-bob", 403, "cannot be scoped to a tenant"},
+		{"snapshots", "GET", "/collections/tc/snapshots", ``, "key-alice", 403, "cannot be scoped to a tenant"},
+		{"unknown key, untranslated", "POST", "/collections/tc/points/batch", `{"operations":[]}`, "not-a-real-key", 401, "invalid API key"},
+		{"no key, untranslated", "GET", "/cluster", ``, "", 401, "must provide an API key"},
+		{"unknown key deletes", "DELETE", "/collections/tc", ``, "not-a-real-key", 401, "invalid API key"},
+		{"tenant deletes", "DELETE", "/collections/tc", ``, "key-alice", 403, "administrator"},
+		{"unknown key scrolls", "POST", "/collections/tc/points/scroll", `{"limit":1}`, "not-a-real-key", 401, "invalid API key"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := do(tt.method, tt.path, tt.body, tt.key)
+			if code != tt.code || !strings.Contains(body, tt.msg) {
+				t.Errorf("HTTP %d %s, want %d with %q", code, body, tt.code, tt.msg)
+			}
+		})
+	}
+	if got := up.requests(); len(got) != 0 {
+		t.Fatalf("requests reached the upstream REST API unscoped: %q", got)
+	}
+	if code, body := do("GET", "/collections/tc", ``, "key-alice"); code != 200 {
+		t.Errorf("the collection is gone or unreadable by its tenant: %d %s", code, body)
+	}
+	// An administrator's untranslated request is forwarded with its key.
+	if code, body := do("POST", "/collections/tc/points/batch", `{"operations":[]}`, "key-root"); code != 200 || !strings.Contains(body, "upstream") {
+		t.Errorf("an administrator's request was not forwarded: %d %s", code, body)
+	}
+	if got := up.requests(); len(got) != 1 || !strings.HasSuffix(got[0], "api-key=key-root") {
+		t.Errorf("upstream saw %q", got)
+	}
+}
