@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/internal/demo"
+	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/server/restapi"
@@ -180,7 +182,7 @@ func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *ur
 		Collections:    qdrant.NewCollectionsClient(frontConn),
 		Qdrant:         qdrant.NewQdrantClient(frontConn),
 		UpstreamREST:   rest,
-		MayForward:     adminsOnly(s.cfg.Tenancy.Policy()),
+		MayForward:     forwardRule(s.cfg.Tenancy.Policy()),
 		ForwardHeaders: forward,
 		CallTimeout:    s.cfg.Upstream.Timeout,
 		Telemetry:      s.tel.Settings(),
@@ -191,14 +193,19 @@ func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *ur
 	return h, nil
 }
 
-// adminsOnly is the REST front's forwarding rule: with tenancy on, a request
-// forwarded raw would reach Qdrant with no tenant filter, so only an
-// administrator's may go; every other is refused (fail closed).
-func adminsOnly(p *tenancy.Policy) func(*http.Request) error {
-	if !p.Enabled() {
-		return nil
-	}
-	return func(r *http.Request) error {
+// forwardRule is what the REST front may forward raw to --upstream-rest.
+// Never a write to an audit companion (memrank's record of every
+// decision: read-only to callers). With tenancy on, a raw request would
+// reach Qdrant with no tenant filter, so only an administrator's may go;
+// every other is refused (fail closed).
+func forwardRule(p *tenancy.Policy) func(*http.Request, []byte) error {
+	return func(r *http.Request, body []byte) error {
+		if err := companionWrite(r, body); err != nil {
+			return err
+		}
+		if !p.Enabled() {
+			return nil
+		}
 		md := metadata.MD{}
 		for _, name := range []string{"api-key", "authorization", p.Header} {
 			if vals := r.Header.Values(name); name != "" && len(vals) > 0 {
@@ -216,6 +223,25 @@ func adminsOnly(p *tenancy.Policy) func(*http.Request) error {
 		return qdrantjson.Errorf(class, "%s %.200s cannot be scoped to a tenant (memrank does not translate it, and would forward it to Qdrant unscoped): %v",
 			r.Method, r.URL.Path, err)
 	}
+}
+
+// companionWrite refuses a forwarded request that could change an audit
+// companion: any method but GET and HEAD on a path naming one, or an alias
+// made for one.
+func companionWrite(r *http.Request, body []byte) error {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return nil
+	}
+	segs := strings.Split(r.URL.Path, "/")
+	for i := 0; i+1 < len(segs); i++ {
+		if segs[i] == "collections" && memory.IsAuditCollection(segs[i+1]) {
+			return qdrantjson.Errorf(qdrantjson.ClassForbidden, "%.200q is memrank's audit trail, read-only to callers (memrank alone writes it)", segs[i+1])
+		}
+	}
+	if r.URL.Path == "/collections/aliases" && bytes.Contains(body, []byte(memory.AuditSuffix)) {
+		return qdrantjson.Errorf(qdrantjson.ClassForbidden, "an alias cannot name memrank's audit trail (a collection ending in %s)", memory.AuditSuffix)
+	}
+	return nil
 }
 
 // mux routes the HTTP listener: Qdrant's REST API, the native API, and a

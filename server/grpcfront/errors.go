@@ -26,6 +26,7 @@ var refusals = []struct {
 	code codes.Code
 }{
 	{tenancy.ErrUnauthenticated, codes.Unauthenticated},
+	{errCompanion, codes.PermissionDenied},
 	{tenancy.ErrNoTenant, codes.PermissionDenied},
 	{tenancy.ErrForbidden, codes.PermissionDenied},
 	{tenancy.ErrTenantFilter, codes.InvalidArgument},

@@ -247,6 +247,17 @@ func upstreamMD(md metadata.MD) metadata.MD {
 }
 
 func (c *call) serve() error {
+	if writes(c.method) {
+		if err := c.guardCompanions(); err != nil {
+			switch {
+			case errors.Is(err, errCompanion):
+				return c.refuse(err)
+			case errors.Is(err, errNoRequest):
+				return c.fail(err)
+			}
+			return err // the stream's own status (cancelled, too large...)
+		}
+	}
 	if c.f.tenancy != nil {
 		return c.serveTenant()
 	}

@@ -165,7 +165,7 @@ func TestMayForward(t *testing.T) {
 	up := newUpstreamREST(t)
 	e := newEnv(t, func(c *Config) {
 		c.UpstreamREST = mustURL(t, up.srv.URL)
-		c.MayForward = func(r *http.Request) error {
+		c.MayForward = func(r *http.Request, _ []byte) error {
 			if r.Header.Get("api-key") == "root" {
 				return nil
 			}

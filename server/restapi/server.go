@@ -40,10 +40,14 @@ type Config struct {
 	// Qdrant-shaped 404 (route) or 400 (field) that names them.
 	UpstreamREST *url.URL
 	// MayForward, when set, is asked before a request is forwarded raw to
-	// UpstreamREST; its error is the answer (a *qdrantjson.Error keeps its
-	// class). The wiring refuses everyone but administrators when tenancy
-	// is on, since a raw request reaches Qdrant with no tenant filter.
-	MayForward func(r *http.Request) error
+	// UpstreamREST, with its body when the front read one (a translated
+	// route's, or /collections/aliases', the one untranslated body that
+	// names collections; nil otherwise, streamed); its error is the answer (a
+	// *qdrantjson.Error keeps its class). The wiring refuses writes to
+	// memrank's audit companions, and everyone but administrators when
+	// tenancy is on, since a raw request reaches Qdrant with no tenant
+	// filter.
+	MayForward func(r *http.Request, body []byte) error
 	// UpstreamTransport carries forwarded requests; nil = a clone of
 	// http.DefaultTransport. It is wrapped with otelhttp.
 	UpstreamTransport http.RoundTripper
@@ -259,7 +263,7 @@ func (h *handler) serveRoute(w http.ResponseWriter, r *http.Request, opts routeO
 	if err != nil {
 		var de *qdrantjson.Error
 		if errors.As(err, &de) && de.Unsupported && h.proxy != nil {
-			if ferr := h.mayForward(r); ferr != nil {
+			if ferr := h.mayForward(r, c.body); ferr != nil {
 				h.writeError(w, start, ferr)
 				return
 			}
@@ -323,11 +327,27 @@ func (h *handler) callContext(r *http.Request, timeout *uint64) (context.Context
 // notTranslated answers a route outside the translated set.
 func (h *handler) notTranslated(w http.ResponseWriter, r *http.Request) {
 	if h.proxy != nil {
-		if err := h.mayForward(r); err != nil {
-			h.writeError(w, time.Now(), err)
+		start := time.Now()
+		if r.URL.Path != "/collections/aliases" {
+			// Streamed: a snapshot upload may be far larger than any
+			// JSON body.
+			if err := h.mayForward(r, nil); err != nil {
+				h.writeError(w, start, err)
+				return
+			}
+			h.proxy.ServeHTTP(w, r)
 			return
 		}
-		h.proxy.ServeHTTP(w, r)
+		body, err := qdrantjson.ReadBody(w, r, h.cfg.MaxBodyBytes)
+		if err != nil {
+			h.writeError(w, start, err)
+			return
+		}
+		if err := h.mayForward(r, body); err != nil {
+			h.writeError(w, start, err)
+			return
+		}
+		h.forward(w, r, body)
 		return
 	}
 	qdrantjson.WriteError(w, time.Time{}, qdrantjson.Errorf(qdrantjson.ClassNotFound,
@@ -364,11 +384,11 @@ func (h *handler) newProxy() *httputil.ReverseProxy {
 }
 
 // mayForward asks Config.MayForward, if any.
-func (h *handler) mayForward(r *http.Request) error {
+func (h *handler) mayForward(r *http.Request, body []byte) error {
 	if h.cfg.MayForward == nil {
 		return nil
 	}
-	return h.cfg.MayForward(r)
+	return h.cfg.MayForward(r, body)
 }
 
 // forward sends a request this front read but does not translate to the

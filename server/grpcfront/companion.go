@@ -1,0 +1,133 @@
+package grpcfront
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/memrank/memrank/memory"
+)
+
+// errCompanion is a caller's write to an audit companion. The companion
+// (<collection>_memrank_audit) is memrank's record of every decision on the
+// write path: a caller that could upsert into it or delete from it could
+// forge or erase that record, so through memrank it is read-only. memrank's
+// own writes do not pass through the front.
+var errCompanion = errors.New("forbidden")
+
+// readMethods are the qdrant.Points and qdrant.Collections methods that
+// change nothing. Every other method of those services (and of any other
+// qdrant.* service but Snapshots and Qdrant) is a write, so one a newer
+// Qdrant adds is checked too.
+var readMethods = map[string]bool{
+	"/qdrant.Points/Get": true, "/qdrant.Points/Search": true, "/qdrant.Points/SearchBatch": true,
+	"/qdrant.Points/SearchGroups": true, "/qdrant.Points/Scroll": true, "/qdrant.Points/Recommend": true,
+	"/qdrant.Points/RecommendBatch": true, "/qdrant.Points/RecommendGroups": true, "/qdrant.Points/Discover": true,
+	"/qdrant.Points/DiscoverBatch": true, "/qdrant.Points/Count": true, "/qdrant.Points/Query": true,
+	"/qdrant.Points/QueryBatch": true, "/qdrant.Points/QueryGroups": true, "/qdrant.Points/Facet": true,
+	"/qdrant.Points/SearchMatrixPairs": true, "/qdrant.Points/SearchMatrixOffsets": true,
+	"/qdrant.Collections/Get": true, "/qdrant.Collections/List": true, "/qdrant.Collections/ListCollectionAliases": true,
+	"/qdrant.Collections/ListAliases": true, "/qdrant.Collections/CollectionClusterInfo": true,
+	"/qdrant.Collections/CollectionExists": true, "/qdrant.Collections/ListShardKeys": true,
+}
+
+// writes reports whether method may change a collection's points or
+// configuration. Snapshots copy a collection without changing it, and
+// Qdrant's own service is the health check.
+func writes(method string) bool {
+	if readMethods[method] {
+		return false
+	}
+	svc, _, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/")
+	return strings.HasPrefix(svc, "qdrant.") && svc != "qdrant.Snapshots" && svc != "qdrant.Qdrant"
+}
+
+// companionTarget returns the audit companion a write request names: its
+// collection_name (field 1 of every Points and Collections write), or the
+// collection of an alias it creates.
+func companionTarget(method string, req []byte) (string, bool) {
+	if method == "/qdrant.Collections/UpdateAliases" {
+		var ca qdrant.ChangeAliases
+		if proto.Unmarshal(req, &ca) != nil {
+			return "", false // the upstream refuses what does not decode
+		}
+		for _, a := range ca.GetActions() {
+			if name := a.GetCreateAlias().GetCollectionName(); memory.IsAuditCollection(name) {
+				return name, true
+			}
+		}
+		return "", false
+	}
+	name := stringField1(req)
+	return name, memory.IsAuditCollection(name)
+}
+
+// stringField1 is the last value of field 1 when it is length-delimited
+// (protobuf keeps the last of a repeated scalar); "" otherwise.
+func stringField1(b []byte) string {
+	name := ""
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return name
+		}
+		b = b[n:]
+		if num == 1 && typ == protowire.BytesType {
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return name
+			}
+			name = string(v)
+			b = b[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return name
+		}
+		b = b[m:]
+	}
+	return name
+}
+
+// guardCompanions reads a write's request and refuses it when it names an
+// audit companion; otherwise the request is kept for whoever serves the
+// call next (c.ss replays it).
+func (c *call) guardCompanions() error {
+	var in frame
+	if err := c.ss.RecvMsg(&in); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errNoRequest
+		}
+		return err
+	}
+	if name, ok := companionTarget(c.method, in.b); ok {
+		return fmt.Errorf("%w: %.200q is memrank's audit trail, read-only to callers (memrank alone writes it)", errCompanion, name)
+	}
+	c.ss = &replayStream{ServerStream: c.ss, first: &in}
+	return nil
+}
+
+// replayStream is a server stream whose first message was already read.
+type replayStream struct {
+	grpc.ServerStream
+	first *frame
+}
+
+func (s *replayStream) RecvMsg(m any) error {
+	if s.first == nil {
+		return s.ServerStream.RecvMsg(m)
+	}
+	f, ok := m.(*frame)
+	if !ok {
+		return s.ServerStream.RecvMsg(m)
+	}
+	*f, s.first = *s.first, nil
+	return nil
+}
