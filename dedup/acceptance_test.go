@@ -491,3 +491,36 @@ func (scope) Enabled() bool                        { return true }
 func (scope) PayloadKey() string                   { return "user_id" }
 func (scope) Value(t string) *qdrant.Value         { return qdrant.NewValueString(t) }
 func (scope) Condition(t string) *qdrant.Condition { return qdrant.NewMatchKeyword("user_id", t) }
+
+// TestConfirmWithoutAuditTrail: a memory in a collection memrank's write
+// path never wrote (no audit companion) is confirmed once, with its audit
+// record, not applied and then answered as a failure; a retry with the
+// same observation id changes nothing more.
+func TestConfirmWithoutAuditTrail(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	out := h.observe(t, dedup.Observation{Collection: "foreign", Text: "Dana was born in Lyon", Source: "direct", MemoryType: "entity"})
+	if err := h.client.DeleteCollection(ctx, "foreign_memrank_audit"); err != nil {
+		t.Fatal(err)
+	}
+	c := dedup.Confirmation{Collection: "foreign", MemoryID: out.MemoryID, ObservationID: "confirm-1"}
+	for i := range 2 {
+		got, err := h.eng.Confirm(ctx, c)
+		if err != nil {
+			t.Fatalf("confirm %d: %v", i, err)
+		}
+		if got.Decision != dedup.DecisionConfirmed || got.Replayed != (i == 1) {
+			t.Errorf("confirm %d: %+v", i, got)
+		}
+	}
+	if m := h.get(t, "foreign", out.MemoryID); m.Observations != 1 {
+		t.Errorf("n = %d after a confirmation and its retry, want 1", m.Observations)
+	}
+	mv, err := h.eng.Memory(ctx, "foreign", "", out.MemoryID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mv.Audit) != 1 || mv.Audit[0].Decision != dedup.DecisionConfirmed {
+		t.Errorf("audit %+v, want the one confirmation", mv.Audit)
+	}
+}

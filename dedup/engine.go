@@ -463,6 +463,12 @@ func (e *Engine) Confirm(ctx context.Context, c Confirmation) (out Outcome, err 
 	if err != nil {
 		return Outcome{}, err
 	}
+	// A memory written by something else has no audit trail yet: make it
+	// before the memory changes, so that a confirmation is never applied
+	// and then answered as a failure (which a retry would count twice).
+	if err := e.ensureAudit(ctx, c.Collection); err != nil {
+		return Outcome{}, err
+	}
 	w.confirm(m)
 	if err := w.commit(ctx); err != nil {
 		return Outcome{}, err

@@ -455,6 +455,9 @@ func (s *Service) serveObserve(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return dedup.Outcome{}, err
 		}
+		if err := idempotencyKey(r, &obs.ObservationID); err != nil {
+			return dedup.Outcome{}, err
+		}
 		obs.Tenant = tenant
 		setWriteAttrs(ctx, obs.Collection)
 		return s.cfg.Writer.Observe(ctx, obs)
@@ -469,6 +472,9 @@ func (s *Service) serveConfirm(w http.ResponseWriter, r *http.Request) {
 		}
 		c, err := decodeConfirm(body)
 		if err != nil {
+			return dedup.Outcome{}, err
+		}
+		if err := idempotencyKey(r, &c.ObservationID); err != nil {
 			return dedup.Outcome{}, err
 		}
 		c.Tenant, c.MemoryID = tenant, id
@@ -487,6 +493,9 @@ func (s *Service) serveCorrect(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return dedup.Outcome{}, err
 		}
+		if err := idempotencyKey(r, &obs.ObservationID); err != nil {
+			return dedup.Outcome{}, err
+		}
 		if obs.Corrects != "" && obs.Corrects != id {
 			return dedup.Outcome{}, inputError("corrects", "names %.80q, but the path corrects %q (leave it out)", obs.Corrects, id)
 		}
@@ -494,6 +503,24 @@ func (s *Service) serveCorrect(w http.ResponseWriter, r *http.Request) {
 		setWriteAttrs(ctx, obs.Collection)
 		return s.cfg.Writer.Correct(ctx, obs)
 	})
+}
+
+// idempotencyKey applies the Idempotency-Key header: it is the observation
+// id of a body that gives none, so that a client's retry of a write whose
+// answer it lost is answered from the first (replayed) instead of counted
+// twice.
+func idempotencyKey(r *http.Request, id *string) error {
+	vals := r.Header.Values("Idempotency-Key")
+	switch {
+	case len(vals) == 0:
+		return nil
+	case len(vals) > 1:
+		return inputError("Idempotency-Key", "given twice")
+	case *id != "" && *id != vals[0]:
+		return inputError("Idempotency-Key", "differs from the body's observation_id (give one of them)")
+	}
+	*id = vals[0]
+	return nil
 }
 
 // setWriteAttrs names the collection on the request's span. A name longer

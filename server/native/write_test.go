@@ -827,3 +827,30 @@ func BenchmarkDecodeObserveRequest(b *testing.B) {
 		})
 	}
 }
+
+// TestIdempotencyKey: the Idempotency-Key header is the observation id of
+// a body without one, on every write route; it cannot contradict the body.
+func TestIdempotencyKey(t *testing.T) {
+	for _, rt := range []struct{ path, body string }{
+		{"/v1/observe", `{"collection":"m","text":"x"}`},
+		{"/v1/memories/7/confirm", `{"collection":"m"}`},
+		{"/v1/memories/7/correct", `{"collection":"m","text":"x"}`},
+	} {
+		t.Run(rt.path, func(t *testing.T) {
+			f := &fakeWritePath{}
+			h := writeHandler(t, f, Config{})
+			if r := do(t, h, http.MethodPost, rt.path, rt.body, "Idempotency-Key", "retry-1"); r.code != http.StatusOK {
+				t.Fatalf("status %d: %s", r.code, r.body)
+			}
+			got := f.received()
+			if len(got) != 1 || got[0].obs.ObservationID+got[0].conf.ObservationID != "retry-1" {
+				t.Errorf("calls %+v", got)
+			}
+			withID := strings.TrimSuffix(rt.body, "}") + `,"observation_id":"other"}`
+			r := do(t, h, http.MethodPost, rt.path, withID, "Idempotency-Key", "retry-1")
+			if r.code != http.StatusBadRequest || !strings.Contains(qdrantError(t, r), "Idempotency-Key: differs from the body's observation_id") {
+				t.Errorf("a contradicting key: status %d: %s", r.code, r.body)
+			}
+		})
+	}
+}
