@@ -3,8 +3,10 @@ package qdrantjson
 import (
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -71,7 +73,23 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		// addresses, so it is left out.
 		return nil, Errorf(ClassPayload, "Error that occur during reading payload: the body could not be read")
 	}
+	if len(body) > 0 && !isJSON(r.Header.Get("Content-Type")) {
+		// A web page can send a cross-origin POST without a preflight only
+		// as text/plain, a form or with no type: refusing them keeps a
+		// page in a browser from writing to a memrank on loopback.
+		return nil, Errorf(ClassPayload, "Content type error: send the body with Content-Type: application/json")
+	}
 	return body, nil
+}
+
+// isJSON reports whether a Content-Type names JSON: application/json or
+// application/<anything>+json, parameters allowed.
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
 }
 
 // ParseBody parses a request body: one JSON value, valid UTF-8.

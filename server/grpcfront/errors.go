@@ -44,6 +44,20 @@ var (
 	errNoRequest = errors.New("grpc: client streaming protocol violation: no request message")
 )
 
+// unreachableText answers Unavailable, in the REST fronts' words.
+const unreachableText = "Service unavailable: the upstream is not reachable"
+
+// withheld is the status a caller gets for an upstream's s: Unavailable
+// with a neutral text, since grpc-go's transport texts name the upstream's
+// address ("dial tcp 10.0.0.5:6334: connect: connection refused"); any
+// other status unchanged.
+func withheld(s *status.Status) *status.Status {
+	if s.Code() == codes.Unavailable && s.Message() != unreachableText {
+		return status.New(codes.Unavailable, unreachableText)
+	}
+	return s
+}
+
 // internalText is all a caller learns of an unexpected failure; the
 // details go to the log.
 const internalText = "memrank: internal error"
@@ -64,7 +78,7 @@ func toStatus(err error) (st error, trailer metadata.MD, known bool) {
 	var gs grpcStatus
 	if errors.As(err, &gs) {
 		if s := gs.GRPCStatus(); s != nil {
-			return s.Err(), trailer, true
+			return withheld(s).Err(), trailer, true
 		}
 	}
 	for _, r := range refusals {

@@ -421,3 +421,22 @@ func TestPassThroughUnchanged(t *testing.T) {
 		t.Fatalf("the store holds %d points after an upsert of 20 through the front", n)
 	}
 }
+
+// TestUnreachableUpstream: a dead upstream is Unavailable in the REST
+// fronts' words, on forwarded and intercepted calls alike; grpc-go's
+// transport text, which names the upstream's address, stays in the log.
+func TestUnreachableUpstream(t *testing.T) {
+	dead := "127.0.0.1:1"
+	for _, withRanker := range []bool{false, true} {
+		cfg := Config{}
+		if withRanker {
+			cfg.ranker = &fakeRanker{src: sourceFor(t, dead)}
+		}
+		c := client(t, startFront(t, dead, cfg), qdrant.Config{})
+		ctx := testCtx(t)
+		_, err := c.Query(ctx, &qdrant.QueryPoints{CollectionName: "x", Query: qdrant.NewQueryDense([]float32{1})})
+		wantStatus(t, err, codes.Unavailable, unreachableText)
+		_, err = c.ListCollections(ctx)
+		wantStatus(t, err, codes.Unavailable, unreachableText)
+	}
+}

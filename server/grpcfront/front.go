@@ -283,6 +283,8 @@ func (c *call) fail(err error) error {
 	switch {
 	case !known:
 		c.f.log.ErrorContext(c.ss.Context(), "grpc front: call failed", "method", c.method, "err", err)
+	case status.Code(st) == codes.Unavailable:
+		c.f.log.WarnContext(c.ss.Context(), "grpc front: upstream unavailable", "method", c.method, "err", err)
 	case c.route == routeRefused:
 		c.f.log.DebugContext(c.ss.Context(), "grpc front: refused", "method", c.method, "err", err)
 	}
@@ -366,9 +368,9 @@ func (c *call) forwardStream() error {
 func upstreamErr(err error) error {
 	var gs grpcStatus
 	if errors.As(err, &gs) && gs.GRPCStatus() != nil {
-		return gs.GRPCStatus().Err()
+		return withheld(gs.GRPCStatus()).Err()
 	}
-	return status.Error(codes.Unavailable, "memrank: upstream stream failed")
+	return status.Error(codes.Unavailable, unreachableText)
 }
 
 // pumpToUpstream copies the caller's messages upstream until the caller

@@ -120,7 +120,13 @@ type response struct {
 func do(t *testing.T, h http.Handler, method, path, body string, header ...string) response {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json") // as every client sends it
+	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Content-Type" {
+			req.Header.Del("Content-Type")
+		}
 		req.Header.Add(header[i], header[i+1])
 	}
 	rec := httptest.NewRecorder()

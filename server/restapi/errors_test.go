@@ -38,6 +38,8 @@ var badInputCases = []struct {
 	{"second line", "POST", queryPath, "{\n  \"limit\": x}", 400, "expected value at line 2 column 12"},
 	{"lone surrogate", "POST", queryPath, `{"using":"\ud800"}`, 400, "Format error in JSON body"},
 	{"invalid UTF-8", "POST", queryPath, "{\"using\":\"\xff\xfe\"}", 400, "Format error in JSON body: invalid unicode code point"},
+	{"path not UTF-8", "GET", "/collections/%FF%FE", ``, 400, "Wrong input: the path is not valid UTF-8 once decoded"},
+	{"path not UTF-8, body route", "POST", "/collections/%FF%FE/points/scroll", `{}`, 400, "Wrong input: the path is not valid UTF-8 once decoded"},
 	{"invalid UTF-8 in payload", "PUT", "/collections/c/points", "{\"points\":[{\"id\":2,\"vector\":[1,0,0,0],\"payload\":{\"k\":\"\xc3\x28\"}}]}", 400, "invalid unicode code point"},
 	{"too deep", "POST", queryPath, strings.Repeat("[", 200) + strings.Repeat("]", 200), 400, "recursion limit exceeded"},
 	{"too large", "POST", queryPath, `{"query":[` + strings.Repeat("0,", 40000) + `0]}`, 400, "larger than allowed (limit: 65536 bytes)"},
@@ -239,6 +241,9 @@ func serveOnce(t testing.TB, h http.Handler, method, path, body string, headers 
 	req, err := http.NewRequest(method, path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Add(headers[i], headers[i+1])

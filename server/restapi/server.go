@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -232,6 +233,11 @@ func (h *handler) routes() {
 
 func (h *handler) serveRoute(w http.ResponseWriter, r *http.Request, opts routeOpts, fn routeFunc) {
 	start := time.Now()
+	if !utf8.ValidString(r.URL.Path) {
+		// Names travel as protobuf strings, which must be UTF-8.
+		h.writeError(w, start, qdrantjson.Errorf(qdrantjson.ClassBadInput, "the path is not valid UTF-8 once decoded (collection and alias names are UTF-8)"))
+		return
+	}
 	c := &call{r: r, val: qdrantjson.Value{Kind: qdrantjson.KindNull}, collection: r.PathValue("collection_name")}
 	span := trace.SpanFromContext(r.Context())
 	if c.collection != "" {
