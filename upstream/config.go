@@ -22,15 +22,19 @@ type Config struct {
 	// own calls (access flushes, readiness, detection, the demo load);
 	// callers' requests carry their own.
 	APIKey string `koanf:"api_key" secret:"true"`
-	// Timeout is the deadline the fronts give a request that comes without
-	// one (the access counts and the write path have their own:
-	// access.timeout, dedup.timeout).
+	// Timeout is the deadline the fronts give a read (a query, a scroll,
+	// collection info) that comes without one (the access counts and the
+	// write path have their own: access.timeout, dedup.timeout).
 	Timeout time.Duration `koanf:"timeout"`
+	// LongTimeout is the deadline of a request that comes without one and
+	// may rightly take long: point writes (a large batch with wait=true),
+	// index builds, collection changes and snapshots.
+	LongTimeout time.Duration `koanf:"long_timeout"`
 }
 
 // DefaultConfig returns the section's defaults: the embedded store, no REST
-// upstream, no key, 10s.
-func DefaultConfig() Config { return Config{Timeout: 10 * time.Second} }
+// upstream, no key, 10s for reads and 10m for long operations.
+func DefaultConfig() Config { return Config{Timeout: 10 * time.Second, LongTimeout: 10 * time.Minute} }
 
 // Validate checks the section's values as they are.
 func (c Config) Validate() error {
@@ -41,6 +45,7 @@ func (c Config) Validate() error {
 	k.HTTPURL("rest", c.REST)
 	k.Secret("api_key", c.APIKey)
 	k.Timeout("timeout", c.Timeout)
+	k.Timeout("long_timeout", c.LongTimeout)
 	return k.Err()
 }
 

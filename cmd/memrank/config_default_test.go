@@ -57,7 +57,7 @@ func TestDefault(t *testing.T) {
 		Dedup:    dedup.Config{SameThreshold: 0.92, JudgeThreshold: 0.80, RequireSurfaceChange: true, MinIndependentGap: time.Hour, Timeout: 10 * time.Second},
 		Judge:    dedup.JudgeConfig{Enabled: false, Timeout: 5 * time.Second, CallsPerMinute: 60, CacheSize: 10000},
 		Embedder: embed.Config{Driver: "local", Dimensions: 384, Timeout: 10 * time.Second, BatchSize: 64, CacheSize: 10000},
-		Upstream: upstream.Config{Timeout: 10 * time.Second},
+		Upstream: upstream.Config{Timeout: 10 * time.Second, LongTimeout: 10 * time.Minute},
 		Listen:   Listen{HTTP: ":6333", GRPC: ":6334"},
 		Store:    store.Config{DataDir: "./memrank-data"},
 		Access:   rank.RecorderConfig{FlushInterval: 2 * time.Second, MaxPending: 100000, Timeout: 10 * time.Second},

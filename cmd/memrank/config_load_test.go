@@ -129,7 +129,7 @@ func TestPrecedenceIsPerKey(t *testing.T) {
 		Flags:    flagSet(t, "--upstream-timeout", "7s"),
 		FlagKeys: flagKeys,
 	})
-	want := upstream.Config{GRPC: "file:6334", REST: "http://env:6333", Timeout: 7 * time.Second}
+	want := upstream.Config{GRPC: "file:6334", REST: "http://env:6333", Timeout: 7 * time.Second, LongTimeout: 10 * time.Minute}
 	if diff := cmp.Diff(want, cfg.Upstream); diff != "" {
 		t.Errorf("upstream (-want +got):\n%s", diff)
 	}

@@ -74,7 +74,7 @@ func custom() Config {
 	c.Embedder.Driver = embed.DriverOpenAI
 	c.Embedder.Model = "text-embedding-3-small"
 	c.Embedder.APIKey = "sk-embed-secret"
-	c.Upstream = upstream.Config{GRPC: "qdrant:6334", REST: "http://qdrant:6333", APIKey: "qdrant-secret", Timeout: 3 * time.Second}
+	c.Upstream = upstream.Config{GRPC: "qdrant:6334", REST: "http://qdrant:6333", APIKey: "qdrant-secret", Timeout: 3 * time.Second, LongTimeout: 4 * time.Minute}
 	c.ReplicaID = "pod-1"
 	c.Tenancy = tenancy.Config{Key: "user_id", APIKeys: map[string]string{"tenant-key-b": "bob", "tenant-key-a2": "alice", "tenant-key-a1": "alice"},
 		AdminAPIKeys: []string{"admin-key-1", "admin-key-2"}}

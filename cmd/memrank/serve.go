@@ -112,11 +112,13 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	var draining atomic.Bool
 	healthSrv := health.NewServer()
 	front, err := grpcfront.New(grpcfront.Config{
-		Upstream:  s.upstream,
-		Ranker:    s.ranker,
-		Tenancy:   s.policy,
-		Health:    healthSrv,
-		Telemetry: tel,
+		Upstream:        s.upstream,
+		Ranker:          s.ranker,
+		Tenancy:         s.policy,
+		Health:          healthSrv,
+		CallTimeout:     s.cfg.Upstream.Timeout,
+		LongCallTimeout: s.cfg.Upstream.LongTimeout,
+		Telemetry:       tel,
 	})
 	if err != nil {
 		return usageError{err}
@@ -178,14 +180,15 @@ func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *ur
 		forward = append(forward, h)
 	}
 	h, err := restapi.New(restapi.Config{
-		Points:         qdrant.NewPointsClient(frontConn),
-		Collections:    qdrant.NewCollectionsClient(frontConn),
-		Qdrant:         qdrant.NewQdrantClient(frontConn),
-		UpstreamREST:   rest,
-		MayForward:     forwardRule(s.cfg.Tenancy.Policy()),
-		ForwardHeaders: forward,
-		CallTimeout:    s.cfg.Upstream.Timeout,
-		Telemetry:      s.tel.Settings(),
+		Points:          qdrant.NewPointsClient(frontConn),
+		Collections:     qdrant.NewCollectionsClient(frontConn),
+		Qdrant:          qdrant.NewQdrantClient(frontConn),
+		UpstreamREST:    rest,
+		MayForward:      forwardRule(s.cfg.Tenancy.Policy()),
+		ForwardHeaders:  forward,
+		CallTimeout:     s.cfg.Upstream.Timeout,
+		LongCallTimeout: s.cfg.Upstream.LongTimeout,
+		Telemetry:       s.tel.Settings(),
 	})
 	if err != nil {
 		return nil, usageError{err}

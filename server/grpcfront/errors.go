@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
@@ -47,13 +48,21 @@ var (
 // unreachableText answers Unavailable, in the REST fronts' words.
 const unreachableText = "Service unavailable: the upstream is not reachable"
 
+// timeoutText answers a deadline that ran out on memrank's side (the
+// caller's or the front's budget), in the REST fronts' words; Qdrant's own
+// timeouts say which operation timed out and pass as they are.
+const timeoutText = "Timeout error: the request did not complete in time"
+
 // withheld is the status a caller gets for an upstream's s: Unavailable
 // with a neutral text, since grpc-go's transport texts name the upstream's
-// address ("dial tcp 10.0.0.5:6334: connect: connection refused"); any
-// other status unchanged.
+// address ("dial tcp 10.0.0.5:6334: connect: connection refused"); grpc-go's
+// own deadline text as timeoutText; any other status unchanged.
 func withheld(s *status.Status) *status.Status {
-	if s.Code() == codes.Unavailable && s.Message() != unreachableText {
+	switch {
+	case s.Code() == codes.Unavailable && s.Message() != unreachableText:
 		return status.New(codes.Unavailable, unreachableText)
+	case s.Code() == codes.DeadlineExceeded && strings.HasPrefix(s.Message(), context.DeadlineExceeded.Error()):
+		return status.New(codes.DeadlineExceeded, timeoutText)
 	}
 	return s
 }
@@ -90,7 +99,7 @@ func toStatus(err error) (st error, trailer metadata.MD, known bool) {
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, context.Canceled.Error()), nil, true
 	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, context.DeadlineExceeded.Error()), nil, true
+		return status.Error(codes.DeadlineExceeded, timeoutText), nil, true
 	}
 	return status.Error(codes.Internal, internalText), nil, false
 }

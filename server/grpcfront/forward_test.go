@@ -440,3 +440,57 @@ func TestUnreachableUpstream(t *testing.T) {
 		wantStatus(t, err, codes.Unavailable, unreachableText)
 	}
 }
+
+// TestCallBudget: against an upstream that never answers, a call without a
+// deadline gets the front's budget (the long one for a write), in the REST
+// fronts' words; a caller's own deadline, longer or shorter, is kept.
+func TestCallBudget(t *testing.T) {
+	hung := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, ss grpc.ServerStream) error {
+		<-ss.Context().Done() // answers nothing, ever
+		return ss.Context().Err()
+	}))
+	c := client(t, startFront(t, serve(t, hung), Config{CallTimeout: 100 * time.Millisecond, LongCallTimeout: 2 * time.Second}), qdrant.Config{})
+	query := func(ctx context.Context) error {
+		_, err := c.Query(ctx, &qdrant.QueryPoints{CollectionName: "x", Query: qdrant.NewQueryDense([]float32{1})})
+		return err
+	}
+	upsert := func(ctx context.Context) error {
+		_, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "x", Points: []*qdrant.PointStruct{
+			{Id: qdrant.NewIDNum(1), Vectors: qdrant.NewVectorsDense([]float32{1})}}})
+		return err
+	}
+	for _, tt := range []struct {
+		name     string
+		call     func(context.Context) error
+		deadline time.Duration // the caller's; 0: none
+		min, max time.Duration
+	}{
+		// Generous upper bounds: they only have to tell the budgets apart
+		// on a loaded machine under -race.
+		{"read without a deadline", query, 0, 100 * time.Millisecond, 1500 * time.Millisecond},
+		{"write without a deadline", upsert, 0, 2 * time.Second, 6 * time.Second},
+		{"a longer deadline is kept", query, 800 * time.Millisecond, 800 * time.Millisecond, 1900 * time.Millisecond},
+		{"a shorter deadline is kept", upsert, 50 * time.Millisecond, 50 * time.Millisecond, 1500 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tt.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+				defer cancel()
+			}
+			start := time.Now()
+			err := tt.call(ctx)
+			took := time.Since(start)
+			if status.Code(err) != codes.DeadlineExceeded {
+				t.Fatalf("error %v, want DeadlineExceeded", err)
+			}
+			if took < tt.min || took > tt.max {
+				t.Errorf("answered after %v, want between %v and %v", took, tt.min, tt.max)
+			}
+			if tt.deadline == 0 {
+				wantStatus(t, err, codes.DeadlineExceeded, timeoutText)
+			}
+		})
+	}
+}

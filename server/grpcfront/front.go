@@ -54,6 +54,8 @@ import (
 const (
 	DefaultMaxMessageSize   = upstream.MaxMessageSize
 	DefaultBatchConcurrency = 4
+	DefaultCallTimeout      = 10 * time.Second
+	DefaultLongCallTimeout  = 10 * time.Minute
 )
 
 // Ranker is what the front needs of the read pipeline; *rank.Ranker is one.
@@ -86,6 +88,11 @@ type Config struct {
 	// Health is the grpc.health.v1 server registered on the front; nil: a
 	// new one, SERVING. Pass one to report NOT_SERVING while draining.
 	Health *health.Server
+	// CallTimeout is the deadline of a Qdrant call that comes without one
+	// (default 10s); LongCallTimeout that of a write, an index, collection
+	// or snapshot operation (default 10m). A caller's own deadline, longer
+	// or shorter, is kept.
+	CallTimeout, LongCallTimeout time.Duration
 	// ServerOptions are appended to the front's (credentials, extra
 	// interceptors...).
 	ServerOptions []grpc.ServerOption
@@ -111,6 +118,9 @@ func (c Config) Validate() error {
 	if c.BatchConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("grpcfront: BatchConcurrency %d is negative", c.BatchConcurrency))
 	}
+	if c.CallTimeout < 0 || c.LongCallTimeout < 0 {
+		errs = append(errs, errors.New("grpcfront: CallTimeout and LongCallTimeout must not be negative"))
+	}
 	if err := c.Tenancy.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -124,6 +134,12 @@ func (c Config) withDefaults() Config {
 	if c.BatchConcurrency == 0 {
 		c.BatchConcurrency = DefaultBatchConcurrency
 	}
+	if c.CallTimeout == 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.LongCallTimeout == 0 {
+		c.LongCallTimeout = DefaultLongCallTimeout
+	}
 	c.Telemetry = c.Telemetry.WithDefaults()
 	if c.ranker == nil && c.Ranker != nil {
 		c.ranker = c.Ranker
@@ -132,6 +148,7 @@ func (c Config) withDefaults() Config {
 }
 
 type front struct {
+	budget   [2]time.Duration // calls without a deadline: short, long
 	up       *grpc.ClientConn
 	ranker   Ranker
 	tenancy  *tenancy.Policy
@@ -156,6 +173,7 @@ func New(cfg Config) (*grpc.Server, error) {
 		return nil, err
 	}
 	f := &front{
+		budget:  [2]time.Duration{cfg.CallTimeout, cfg.LongCallTimeout},
 		up:      cfg.Upstream,
 		ranker:  cfg.ranker,
 		tenancy: cfg.Tenancy,
@@ -220,6 +238,11 @@ func (f *front) handle(_ any, ss grpc.ServerStream) error {
 	if !ok {
 		return status.Error(codes.Internal, internalText)
 	}
+	if d, ok := f.deadline(ss.Context(), method); ok {
+		ctx, cancel := context.WithTimeout(ss.Context(), d)
+		defer cancel()
+		ss = &budgetStream{ServerStream: ss, ctx: ctx}
+	}
 	md, _ := metadata.FromIncomingContext(ss.Context())
 	c := &call{f: f, ss: ss, method: method, md: md, route: routeForwarded}
 	c.ctx = metadata.NewOutgoingContext(ss.Context(), upstreamMD(md))
@@ -227,6 +250,27 @@ func (f *front) handle(_ any, ss grpc.ServerStream) error {
 	f.metrics.observe(ss.Context(), method, c.route, status.Code(err), time.Since(start))
 	return err
 }
+
+// deadline is the budget of a Qdrant call that came without a deadline:
+// none for the health and reflection streams, which live as long as their
+// caller wants.
+func (f *front) deadline(ctx context.Context, method string) (time.Duration, bool) {
+	if _, ok := ctx.Deadline(); ok || !strings.HasPrefix(method, "/qdrant.") {
+		return 0, false
+	}
+	if writes(method) || strings.HasPrefix(method, "/qdrant.Snapshots/") {
+		return f.budget[1], true
+	}
+	return f.budget[0], true
+}
+
+// budgetStream is a server stream with the front's deadline.
+type budgetStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *budgetStream) Context() context.Context { return s.ctx }
 
 // upstreamMD is the caller's metadata to send upstream: all of it, minus
 // what belongs to this hop (pseudo-headers and grpc-* transport headers,

@@ -57,8 +57,11 @@ type Config struct {
 	// metadata besides api-key and authorization (e.g. the tenancy header).
 	ForwardHeaders []string
 
-	MaxBodyBytes int64         // request body limit; default 32 MiB
-	CallTimeout  time.Duration // deadline of a stub call when the request sets no timeout; default 2 min
+	MaxBodyBytes int64 // request body limit; default 32 MiB
+	// CallTimeout is the deadline of a stub call when the request sets no
+	// timeout (default 10s); LongCallTimeout that of a write, an index or a
+	// collection change (default 10m).
+	CallTimeout, LongCallTimeout time.Duration
 
 	// Telemetry is where the front's logs, spans and metrics go; its
 	// Propagator reads the caller's trace context and writes it into
@@ -69,8 +72,9 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultMaxBodyBytes = 32 << 20
-	DefaultCallTimeout  = 2 * time.Minute
+	DefaultMaxBodyBytes    = 32 << 20
+	DefaultCallTimeout     = 10 * time.Second
+	DefaultLongCallTimeout = 10 * time.Minute
 )
 
 // Validate reports a missing dependency or a bad setting.
@@ -84,8 +88,8 @@ func (c Config) Validate() error {
 		return errors.New("restapi: Config.Qdrant is required")
 	case c.MaxBodyBytes < 0:
 		return errors.New("restapi: Config.MaxBodyBytes must not be negative")
-	case c.CallTimeout < 0:
-		return errors.New("restapi: Config.CallTimeout must not be negative")
+	case c.CallTimeout < 0 || c.LongCallTimeout < 0:
+		return errors.New("restapi: Config.CallTimeout and LongCallTimeout must not be negative")
 	}
 	if u := c.UpstreamREST; u != nil && (u.Scheme != "http" && u.Scheme != "https" || u.Host == "") {
 		return fmt.Errorf("restapi: Config.UpstreamREST %q must be an absolute http(s) URL", u.Redacted())
@@ -104,6 +108,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.CallTimeout == 0 {
 		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.LongCallTimeout == 0 {
+		c.LongCallTimeout = DefaultLongCallTimeout
 	}
 	c.Telemetry = c.Telemetry.WithDefaults()
 }
@@ -187,6 +194,7 @@ type routeOpts uint8
 const (
 	withBody  routeOpts = 1 << iota // the route reads a JSON body
 	unwrapped                       // the result is written without the envelope
+	long                            // a write, index or collection change: LongCallTimeout
 )
 
 func (h *handler) handle(pattern string, opts routeOpts, fn routeFunc) {
@@ -200,23 +208,23 @@ func (h *handler) routes() {
 
 	h.handle("GET /collections", 0, h.listCollections)
 	h.handle("GET /collections/{collection_name}", 0, h.getCollection)
-	h.handle("PUT /collections/{collection_name}", withBody, h.createCollection)
-	h.handle("DELETE /collections/{collection_name}", 0, h.deleteCollection)
+	h.handle("PUT /collections/{collection_name}", withBody|long, h.createCollection)
+	h.handle("DELETE /collections/{collection_name}", long, h.deleteCollection)
 	h.handle("GET /collections/{collection_name}/exists", 0, h.collectionExists)
 
-	h.handle("PUT /collections/{collection_name}/index", withBody, h.createFieldIndex)
-	h.handle("DELETE /collections/{collection_name}/index/{field_name}", 0, h.deleteFieldIndex)
+	h.handle("PUT /collections/{collection_name}/index", withBody|long, h.createFieldIndex)
+	h.handle("DELETE /collections/{collection_name}/index/{field_name}", long, h.deleteFieldIndex)
 
-	h.handle("PUT /collections/{collection_name}/points", withBody, h.upsertPoints)
+	h.handle("PUT /collections/{collection_name}/points", withBody|long, h.upsertPoints)
 	h.handle("POST /collections/{collection_name}/points", withBody, h.retrievePoints)
 	h.handle("GET /collections/{collection_name}/points/{id}", 0, h.getPoint)
-	h.handle("POST /collections/{collection_name}/points/delete", withBody, h.deletePoints)
-	h.handle("PUT /collections/{collection_name}/points/vectors", withBody, h.updateVectors)
-	h.handle("POST /collections/{collection_name}/points/vectors/delete", withBody, h.deleteVectors)
-	h.handle("POST /collections/{collection_name}/points/payload", withBody, h.setPayload)
-	h.handle("PUT /collections/{collection_name}/points/payload", withBody, h.overwritePayload)
-	h.handle("POST /collections/{collection_name}/points/payload/delete", withBody, h.deletePayload)
-	h.handle("POST /collections/{collection_name}/points/payload/clear", withBody, h.clearPayload)
+	h.handle("POST /collections/{collection_name}/points/delete", withBody|long, h.deletePoints)
+	h.handle("PUT /collections/{collection_name}/points/vectors", withBody|long, h.updateVectors)
+	h.handle("POST /collections/{collection_name}/points/vectors/delete", withBody|long, h.deleteVectors)
+	h.handle("POST /collections/{collection_name}/points/payload", withBody|long, h.setPayload)
+	h.handle("PUT /collections/{collection_name}/points/payload", withBody|long, h.overwritePayload)
+	h.handle("POST /collections/{collection_name}/points/payload/delete", withBody|long, h.deletePayload)
+	h.handle("POST /collections/{collection_name}/points/payload/clear", withBody|long, h.clearPayload)
 	h.handle("POST /collections/{collection_name}/points/scroll", withBody, h.scroll)
 	h.handle("POST /collections/{collection_name}/points/count", withBody, h.count)
 
@@ -261,7 +269,7 @@ func (h *handler) serveRoute(w http.ResponseWriter, r *http.Request, opts routeO
 		return
 	}
 	c.timeout = timeout
-	ctx, cancel := h.callContext(r, timeout)
+	ctx, cancel := h.callContext(r, timeout, opts&long != 0)
 	defer cancel()
 	c.ctx = ctx
 
@@ -305,8 +313,9 @@ func (h *handler) writeError(w http.ResponseWriter, start time.Time, err error) 
 // callContext carries the caller's credentials (and the configured extra
 // headers) as outgoing gRPC metadata, and bounds the stub call: by the
 // request's timeout parameter (plus a little, so that the store's own
-// timeout answer wins the race) or by CallTimeout.
-func (h *handler) callContext(r *http.Request, timeout *uint64) (context.Context, context.CancelFunc) {
+// timeout answer wins the race) or by CallTimeout (LongCallTimeout for a
+// long route).
+func (h *handler) callContext(r *http.Request, timeout *uint64, long bool) (context.Context, context.CancelFunc) {
 	ctx := r.Context()
 	md := metadata.MD{}
 	for _, name := range h.headers {
@@ -321,6 +330,9 @@ func (h *handler) callContext(r *http.Request, timeout *uint64) (context.Context
 		ctx = metadata.NewOutgoingContext(ctx, md)
 	}
 	d := h.cfg.CallTimeout
+	if long {
+		d = h.cfg.LongCallTimeout
+	}
 	if timeout != nil {
 		// Seconds beyond what a Duration holds mean "no deadline" in
 		// practice; multiplying them would overflow into the past.
