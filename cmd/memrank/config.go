@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/memrank/memrank/admission"
 	"github.com/memrank/memrank/config"
 	"github.com/memrank/memrank/config/check"
 	"github.com/memrank/memrank/dedup"
@@ -38,6 +39,7 @@ type Config struct {
 	Embedder    embed.Config        `koanf:"embedder"`
 	Upstream    upstream.Config     `koanf:"upstream"`
 	Listen      Listen              `koanf:"listen"`
+	Limits      admission.Config    `koanf:"limits"`
 	Store       store.Config        `koanf:"store"`
 	ReplicaID   string              `koanf:"replica_id"` // "" = the hostname
 	Access      rank.RecorderConfig `koanf:"access"`
@@ -94,6 +96,7 @@ func defaultConfig() Config {
 		Embedder:    embed.DefaultConfig(),
 		Upstream:    upstream.DefaultConfig(),
 		Listen:      Listen{HTTP: ":6333", GRPC: ":6334"},
+		Limits:      admission.DefaultConfig(),
 		Store:       store.DefaultConfig(),
 		Access:      rank.DefaultRecorderConfig(),
 		Tenancy:     tenancy.DefaultConfig(),

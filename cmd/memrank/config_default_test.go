@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/memrank/memrank/admission"
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
@@ -59,9 +60,11 @@ func TestDefault(t *testing.T) {
 		Embedder: embed.Config{Driver: "local", Dimensions: 384, Timeout: 10 * time.Second, BatchSize: 64, CacheSize: 10000},
 		Upstream: upstream.Config{Timeout: 10 * time.Second, LongTimeout: 10 * time.Minute},
 		Listen:   Listen{HTTP: ":6333", GRPC: ":6334"},
-		Store:    store.Config{DataDir: "./memrank-data"},
-		Access:   rank.RecorderConfig{FlushInterval: 2 * time.Second, MaxPending: 100000, Timeout: 10 * time.Second},
-		Tenancy:  tenancy.Config{APIKeys: map[string]string{}, AdminAPIKeys: []string{}},
+		Limits: admission.Config{MaxInFlight: 64, MaxBodyBytes: 32 << 20, MaxBodyBytesInFlight: 256 << 20, BodyTimeout: 10 * time.Second,
+			MaxConnections: 4096, MaxStreams: 100, RetryAfter: time.Second},
+		Store:   store.Config{DataDir: "./memrank-data"},
+		Access:  rank.RecorderConfig{FlushInterval: 2 * time.Second, MaxPending: 100000, Timeout: 10 * time.Second},
+		Tenancy: tenancy.Config{APIKeys: map[string]string{}, AdminAPIKeys: []string{}},
 		PayloadKeys: memory.Keys{
 			Text: "text", MemoryType: "memory_type", Source: "source",
 			ExtractorModel: "extractor_model", ExtractorLogprob: "extractor_logprob",

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/health"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/memrank/memrank/admission"
 	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/qdrantjson"
@@ -111,29 +112,50 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 
 	var draining atomic.Bool
 	healthSrv := health.NewServer()
-	front, err := grpcfront.New(grpcfront.Config{
+	grpcLimits, err := admission.New(c.Limits, "grpc", tel)
+	if err != nil {
+		return err
+	}
+	httpLimits, err := admission.New(c.Limits, "http", tel)
+	if err != nil {
+		return err
+	}
+	frontCfg := grpcfront.Config{
 		Upstream:        s.upstream,
 		Ranker:          s.ranker,
 		Tenancy:         s.policy,
 		Health:          healthSrv,
+		MaxMessageSize:  c.Limits.MaxBodyBytes,
 		CallTimeout:     s.cfg.Upstream.Timeout,
 		LongCallTimeout: s.cfg.Upstream.LongTimeout,
 		Telemetry:       tel,
-	})
+	}
+	// Two servers of one front: the one on the gRPC port is limited; the
+	// REST front's in-process one is not, since its requests were
+	// admitted at the HTTP port already.
+	restFront, err := grpcfront.New(frontCfg)
 	if err != nil {
 		return usageError{err}
 	}
-	restHandler, err := s.startRESTFront(runCtx, front, rest)
+	frontCfg.ServerOptions = grpcLimits.ServerOptions()
+	front, err := grpcfront.New(frontCfg)
+	if err != nil {
+		return usageError{err}
+	}
+	restHandler, err := s.startRESTFront(runCtx, restFront, rest)
 	if err != nil {
 		return err
 	}
 	fail := func(err error) { stop(err) }
 	httpSrv := &http.Server{
-		Handler:           s.mux(restHandler, &draining),
+		Handler:           httpLimits.Handler(s.mux(restHandler, &draining)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	servers := together{&grpcServer{srv: front, lis: grpcLis, fail: fail}, &httpServer{srv: httpSrv, lis: httpLis, fail: fail}}
+	servers := together{
+		&grpcServer{srv: front, lis: grpcLimits.Listener(grpcLis), fail: fail},
+		&httpServer{srv: httpSrv, lis: httpLimits.Listener(httpLis), fail: fail},
+	}
 	if err := s.life.start(runCtx, "servers", servers); err != nil {
 		return err
 	}

@@ -203,6 +203,7 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 		Metrics:        s.tel.MetricsHandler(),
 		Tenancy:        s.policy,
 		RequestTimeout: c.Upstream.Timeout,
+		MaxBodyBytes:   int64(c.Limits.MaxBodyBytes),
 		Telemetry:      tel,
 	})
 	return err

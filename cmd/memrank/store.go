@@ -11,11 +11,13 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"github.com/spf13/cobra"
 
+	"github.com/memrank/memrank/admission"
 	"github.com/memrank/memrank/internal/bench/observebench"
 	"github.com/memrank/memrank/internal/bench/proxybench"
 	"github.com/memrank/memrank/internal/bench/storebench"
 	"github.com/memrank/memrank/server/restapi"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/telemetry/settings"
 	"github.com/memrank/memrank/upstream"
 )
 
@@ -62,7 +64,16 @@ func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (e
 		return usageError{fmt.Errorf("--grpc %s: %w", grpcAddr, err)}
 	}
 	life.opened("--grpc listener", closingListener(lis))
-	servers := together{&grpcServer{srv: store.NewServer(db), lis: lis, fail: fail}}
+	// The store sheds load as serve does, with the default limits.
+	grpcLimits, err := admission.New(admission.DefaultConfig(), "grpc", settings.Settings{})
+	if err != nil {
+		return err
+	}
+	httpLimits, err := admission.New(admission.DefaultConfig(), "http", settings.Settings{})
+	if err != nil {
+		return err
+	}
+	servers := together{&grpcServer{srv: store.NewServer(db, grpcLimits.ServerOptions()...), lis: grpcLimits.Listener(lis), fail: fail}}
 	var httpLis net.Listener
 	if httpAddr != "" {
 		if httpLis, err = net.Listen("tcp", httpAddr); err != nil {
@@ -73,7 +84,8 @@ func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (e
 		if err != nil {
 			return err
 		}
-		servers = append(servers, &httpServer{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}, lis: httpLis, fail: fail})
+		srv := &http.Server{Handler: httpLimits.Handler(h), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		servers = append(servers, &httpServer{srv: srv, lis: httpLimits.Listener(httpLis), fail: fail})
 	}
 	if err := life.start(runCtx, "servers", servers); err != nil {
 		return err
