@@ -222,7 +222,9 @@ func TestGRPC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	first := make(chan error, 1)
-	go func() { first <- conn.Invoke(ctx, "/qdrant.Points/Query", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{}) }()
+	go func() {
+		first <- conn.Invoke(ctx, "/qdrant.Points/Query", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{})
+	}()
 	<-held
 	var trailer metadata.MD
 	err = conn.Invoke(ctx, "/qdrant.Points/Query", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{}, grpc.Trailer(&trailer))
