@@ -58,7 +58,7 @@ type Config struct {
 // DefaultConfig returns the limits' defaults.
 func DefaultConfig() Config {
 	return Config{
-		MaxInFlight:          64,
+		MaxInFlight:          32,
 		MaxBodyBytes:         32 << 20,
 		MaxBodyBytesInFlight: 256 << 20,
 		BodyTimeout:          10 * time.Second,
@@ -139,15 +139,39 @@ func (l *Limiter) Listener(lis net.Listener) net.Listener {
 
 // ServerOptions are the gRPC server's limits: streams per connection, flow
 // control windows (Envoy's edge defaults: 64 KiB per stream, 1 MiB per
-// connection), and the in-flight limit as a stream interceptor (it also
-// covers UnknownServiceHandler, which unary interceptors do not).
+// connection), and the in-flight limit as stream and unary interceptors
+// (the stream one also covers UnknownServiceHandler, which unary
+// interceptors do not).
 func (l *Limiter) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxConcurrentStreams(uint32(l.cfg.MaxStreams)),
 		grpc.InitialWindowSize(64 << 10),
 		grpc.InitialConnWindowSize(1 << 20),
 		grpc.ChainStreamInterceptor(l.streamInterceptor),
+		grpc.ChainUnaryInterceptor(l.unaryInterceptor),
 	}
+}
+
+// refuseCall is a refused gRPC call's status, with the retry-after
+// trailer go-client reads on a ResourceExhausted.
+func (l *Limiter) refuseCall(ctx context.Context) error {
+	l.count(ctx, "in_flight")
+	_ = grpc.SetTrailer(ctx, metadata.Pairs("retry-after", l.retry))
+	return status.Error(codes.ResourceExhausted, atCapacity+"; retry after "+l.retry+"s")
+}
+
+// unaryInterceptor covers servers with registered services (the embedded
+// store); memrank's front serves everything as streams.
+func (l *Limiter) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if exemptMethod(info.FullMethod) {
+		return handler(ctx, req)
+	}
+	release, ok := l.admit()
+	if !ok {
+		return nil, l.refuseCall(ctx)
+	}
+	defer release()
+	return handler(ctx, req)
 }
 
 // errAtCapacity is the text a refused caller reads.
@@ -160,7 +184,6 @@ func (l *Limiter) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.St
 	release, ok := l.admit()
 	if !ok {
 		l.count(ss.Context(), "in_flight")
-		// go-client reads the retry-after trailer of a ResourceExhausted.
 		ss.SetTrailer(metadata.Pairs("retry-after", l.retry))
 		return status.Error(codes.ResourceExhausted, atCapacity+"; retry after "+l.retry+"s")
 	}

@@ -60,7 +60,7 @@ func TestDefault(t *testing.T) {
 		Embedder: embed.Config{Driver: "local", Dimensions: 384, Timeout: 10 * time.Second, BatchSize: 64, CacheSize: 10000},
 		Upstream: upstream.Config{Timeout: 10 * time.Second, LongTimeout: 10 * time.Minute},
 		Listen:   Listen{HTTP: ":6333", GRPC: ":6334"},
-		Limits: admission.Config{MaxInFlight: 64, MaxBodyBytes: 32 << 20, MaxBodyBytesInFlight: 256 << 20, BodyTimeout: 10 * time.Second,
+		Limits: admission.Config{MaxInFlight: 32, MaxBodyBytes: 32 << 20, MaxBodyBytesInFlight: 256 << 20, BodyTimeout: 10 * time.Second,
 			MaxConnections: 4096, MaxStreams: 100, RetryAfter: time.Second},
 		Store:   store.Config{DataDir: "./memrank-data"},
 		Access:  rank.RecorderConfig{FlushInterval: 2 * time.Second, MaxPending: 100000, Timeout: 10 * time.Second},

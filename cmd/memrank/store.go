@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memrank/memrank/admission"
+	"github.com/memrank/memrank/internal/bench/loadbench"
 	"github.com/memrank/memrank/internal/bench/observebench"
 	"github.com/memrank/memrank/internal/bench/proxybench"
 	"github.com/memrank/memrank/internal/bench/storebench"
@@ -154,7 +155,58 @@ bytes, RSS, and the time to reopen the store.`,
 	st.Flags().IntVar(&o.Queries, "queries", d.Queries, "timed queries per scenario")
 	st.Flags().IntVar(&o.Limit, "limit", d.Limit, "top-k of each query")
 	st.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
-	cmd.AddCommand(st, newBenchProxyCmd(e), newBenchObserveCmd(e))
+	cmd.AddCommand(st, newBenchProxyCmd(e), newBenchObserveCmd(e), newBenchLoadCmd(e))
+	return cmd
+}
+
+func newBenchLoadCmd(e *env) *cobra.Command {
+	o := loadbench.DefaultOptions()
+	var soak bool
+	cmd := &cobra.Command{
+		Use:   "load",
+		Short: "Open-loop load against a running memrank: capacity, goodput and shedding under overload",
+		Long: `Find the target's capacity (closed loop: --in-flight queries in flight for --capacity-for), then
+send queries on a fixed schedule at --multiple times that (or --rate per second) for --duration,
+whatever the answers, as many independent clients would. Reports goodput, what was shed
+(ResourceExhausted), latency of successes and of refusals, the resident memory of each --pid
+(Linux) and the target's goroutines from --metrics. --soak is 70% of capacity for 10 minutes,
+for memory growth. --setup N first creates --collection with N random points.`,
+		Example: `  memrank qdrant-compat --data /tmp/store --grpc 127.0.0.1:7334 &
+  memrank serve --upstream 127.0.0.1:7334 &
+  memrank bench load --grpc 127.0.0.1:6334 --setup 10000 --metrics http://127.0.0.1:6333/metrics --pid $(pgrep -f 'memrank serve')`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if soak {
+				o.Multiple, o.Rate, o.Duration = 0.7, 0, 10*time.Minute
+			}
+			if err := o.Validate(); err != nil {
+				return usageError{err}
+			}
+			rep, err := loadbench.Run(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			_, err = rep.WriteTo(e.stdout)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.GRPC, "grpc", "127.0.0.1:6334", "the target's gRPC address")
+	f.StringVar(&o.REST, "rest", "", "the target's REST base URL: queries go there (set-up still over --grpc)")
+	f.StringVar(&o.MetricsURL, "metrics", "", "the target's /metrics URL, for its goroutines")
+	f.IntSliceVar(&o.Pids, "pid", nil, "processes whose resident memory is sampled (repeatable)")
+	f.StringVar(&o.Collection, "collection", o.Collection, "collection queried")
+	f.IntVar(&o.Setup, "setup", 0, "create the collection with this many random memories first")
+	f.BoolVar(&o.Plain, "plain", false, "with --setup: plain points, not memories (memrank serves them raw)")
+	f.IntVar(&o.Dim, "dim", o.Dim, "vector dimensions")
+	f.IntVar(&o.Limit, "limit", o.Limit, "top-k of each query")
+	f.IntVar(&o.InFlight, "in-flight", o.InFlight, "queries in flight in the capacity phase")
+	f.DurationVar(&o.CapacityFor, "capacity-for", o.CapacityFor, "length of the capacity phase")
+	f.Float64Var(&o.Rate, "rate", 0, "open-loop queries per second (0: --multiple x capacity)")
+	f.Float64Var(&o.Multiple, "multiple", o.Multiple, "open-loop rate as a multiple of the capacity")
+	f.DurationVar(&o.Duration, "duration", o.Duration, "length of the open-loop phase")
+	f.IntVar(&o.MaxOutstanding, "max-outstanding", o.MaxOutstanding, "the generator's bound on queries awaiting an answer")
+	f.BoolVar(&soak, "soak", false, "70% of capacity for 10 minutes")
 	return cmd
 }
 
