@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/memrank/memrank/store"
@@ -969,5 +971,53 @@ func TestScrollIndexedFilterPaging(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, pages("t2")); diff != "" {
 		t.Errorf("unindexed (-want +got):\n%s", diff)
+	}
+}
+
+// TestFilterStopsWhenCancelled: a filter of 200k clauses costs a long
+// time for every point; a request whose deadline ends is answered
+// cancelled at once instead of burning CPU until the scan ends.
+func TestFilterStopsWhenCancelled(t *testing.T) {
+	db := newDB(t)
+	createColl(t, db, "c", 4, qdrant.Distance_Cosine)
+	var pts []pt
+	for i := range uint64(2000) {
+		pts = append(pts, pt{id: num(i + 1), vec: []float32{1, float32(i), 0, 1}, payload: map[string]any{"k": "v"}})
+	}
+	upsert(t, db, "c", pts...)
+	should := make([]*qdrant.Condition, 200000)
+	for i := range should {
+		should[i] = qdrant.NewMatchKeyword("k", "nope-"+strconv.Itoa(i))
+	}
+	for _, tt := range []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{"query", func(ctx context.Context) error {
+			_, err := db.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryDense([]float32{1, 0, 0, 0}),
+				Filter: &qdrant.Filter{Should: should}})
+			return err
+		}},
+		{"scroll", func(ctx context.Context) error {
+			_, _, err := db.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c", Filter: &qdrant.Filter{Should: should}, Limit: qdrant.PtrOf(uint32(10))})
+			return err
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			err := tt.run(ctx)
+			if status.Code(err) != codes.Canceled && status.Code(err) != codes.DeadlineExceeded {
+				var se *store.Error
+				if !errors.As(err, &se) || se.Kind != store.KindCanceled {
+					t.Fatalf("error %v, want a cancellation", err)
+				}
+			}
+			// Unchecked, the scan takes seconds (2000 points x 200k clauses).
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("answered after %v", took)
+			}
+		})
 	}
 }

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -57,6 +59,34 @@ type evalCtx struct {
 	dim    int
 	load   func() (map[string]*qdrant.Value, error) // tests
 	err    error
+	// ctx, when set, is checked every workCheck conditions evaluated: a
+	// filter of 100k clauses costs that much for every point, so checking
+	// between points would let a cancelled request burn CPU-seconds.
+	ctx  context.Context
+	work int
+}
+
+const workCheck = 1 << 14
+
+// tick counts one condition evaluated; false once the context has ended
+// (e.err then says so) or the evaluation failed.
+func (e *evalCtx) tick() bool {
+	if e.work++; e.work%workCheck == 0 && e.ctx != nil && e.err == nil {
+		if err := e.ctx.Err(); err != nil {
+			e.err = &Error{Kind: KindCanceled, Msg: err.Error(), Err: err}
+		}
+	}
+	return e.err == nil
+}
+
+// evalFailure is the error of a failed evaluation: a cancellation as it
+// is, anything else an internal error about the point.
+func evalFailure(err error, id PointID) error {
+	var se *Error
+	if errors.As(err, &se) && se.Kind == KindCanceled {
+		return se
+	}
+	return internal(err, "read point %s", id)
 }
 
 // at resets the context for another point, keeping its source.
@@ -102,7 +132,7 @@ type andNode []node
 
 func (n andNode) eval(e *evalCtx) bool {
 	for _, c := range n {
-		if !c.eval(e) {
+		if !e.tick() || !c.eval(e) {
 			return false
 		}
 	}
@@ -113,6 +143,9 @@ type orNode []node
 
 func (n orNode) eval(e *evalCtx) bool {
 	for _, c := range n {
+		if !e.tick() {
+			return false
+		}
 		if c.eval(e) {
 			return true
 		}
@@ -124,7 +157,7 @@ type noneNode []node
 
 func (n noneNode) eval(e *evalCtx) bool {
 	for _, c := range n {
-		if c.eval(e) {
+		if !e.tick() || c.eval(e) {
 			return false
 		}
 	}
@@ -139,6 +172,9 @@ type minShouldNode struct {
 func (n minShouldNode) eval(e *evalCtx) bool {
 	var hit uint64
 	for _, c := range n.conds {
+		if !e.tick() {
+			return false
+		}
 		if c.eval(e) {
 			hit++
 			if hit >= n.min {
@@ -215,9 +251,12 @@ func (n nestedNode) eval(e *evalCtx) bool {
 		if fields == nil {
 			fields = map[string]*qdrant.Value{}
 		}
-		sub := evalCtx{fields: fields, loaded: true}
+		sub := evalCtx{fields: fields, loaded: true, ctx: e.ctx}
 		if n.filter.eval(&sub) {
 			found = true
+		}
+		if sub.err != nil && e.err == nil {
+			e.err = sub.err
 		}
 	})
 	return found

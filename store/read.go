@@ -252,11 +252,11 @@ func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*q
 				continue
 			}
 			if f != nil {
-				e := evalCtx{dim: c.dim}
+				e := evalCtx{dim: c.dim, ctx: ctx}
 				e.at(slot, id, v)
 				match := f.eval(&e)
 				if e.err != nil {
-					return internal(e.err, "read point %s", id)
+					return evalFailure(e.err, id)
 				}
 				if !match {
 					continue
@@ -387,7 +387,7 @@ func (c *collection) filterSlots(ctx context.Context, f node, pts *bolt.Bucket) 
 	out := newBitset(len(c.ids))
 	var ferr error
 	i := 0
-	e := evalCtx{pts: pts, dim: c.dim}
+	e := evalCtx{pts: pts, dim: c.dim, ctx: ctx}
 	c.live.each(0, uint32(len(c.ids)), func(slot uint32) {
 		if ferr != nil {
 			return
@@ -399,7 +399,7 @@ func (c *collection) filterSlots(ctx context.Context, f node, pts *bolt.Bucket) 
 		e.at(slot, c.ids[slot], nil)
 		ok := f.eval(&e)
 		if e.err != nil {
-			ferr = internal(e.err, "read point %s", c.ids[slot])
+			ferr = evalFailure(e.err, c.ids[slot])
 			return
 		}
 		if ok {
@@ -412,7 +412,7 @@ func (c *collection) filterSlots(ctx context.Context, f node, pts *bolt.Bucket) 
 // idOrder returns the first k matching points in id order.
 func (c *collection) idOrder(ctx context.Context, f node, pts *bolt.Bucket, k int) ([]hit, error) {
 	var hits []hit
-	e := evalCtx{dim: c.dim}
+	e := evalCtx{dim: c.dim, ctx: ctx}
 	cur := pts.Cursor()
 	for key, v := cur.First(); key != nil && len(hits) < k; key, v = cur.Next() {
 		if ctx.Err() != nil {
@@ -430,7 +430,7 @@ func (c *collection) idOrder(ctx context.Context, f node, pts *bolt.Bucket, k in
 			e.at(slot, id, v)
 			match := f.eval(&e)
 			if e.err != nil {
-				return nil, internal(e.err, "read point %s", id)
+				return nil, evalFailure(e.err, id)
 			}
 			if !match {
 				continue
