@@ -56,7 +56,16 @@ type Options struct {
 	// NoSync skips fsync on commit. Only for throwaway data (benchmarks of
 	// the engine itself); with it, acknowledged writes are not durable.
 	NoSync bool
+	// MaxResults bounds the points one request may ask for (default
+	// DefaultMaxResults): a scroll page is cut to it (its next_page_offset
+	// continues), and a query whose limit + offset, or any prefetch limit,
+	// exceeds it is refused. Without it, limit=10^9 reads and encodes the
+	// whole collection in one answer.
+	MaxResults int
 }
+
+// DefaultMaxResults is the default Options.MaxResults.
+const DefaultMaxResults = 10000
 
 // Validate reports a bad option.
 func (o Options) Validate() error {
@@ -67,6 +76,8 @@ func (o Options) Validate() error {
 		return errors.New("store: InitialMmapSize must not be negative")
 	case o.SearchWorkers < 0:
 		return errors.New("store: SearchWorkers must not be negative")
+	case o.MaxResults < 0:
+		return errors.New("store: MaxResults must not be negative")
 	}
 	return nil
 }
@@ -80,6 +91,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SearchWorkers == 0 {
 		o.SearchWorkers = runtime.GOMAXPROCS(0)
+	}
+	if o.MaxResults == 0 {
+		o.MaxResults = DefaultMaxResults
 	}
 	return o
 }

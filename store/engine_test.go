@@ -151,7 +151,11 @@ func TestQueryByID(t *testing.T) {
 // Equal scores come back in id order however the scan is split, and
 // offset/limit page through that order.
 func TestTiesAreOrderedByID(t *testing.T) {
-	db := newDB(t)
+	db, err := store.Open(t.TempDir(), store.Options{MaxResults: 1 << 20}) // pages to the last of 10001 points
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
 	createColl(t, db, "c", 2, qdrant.Distance_Dot)
 	// Enough points for the parallel scan (several slab chunks), all tied.
 	const n = 10000
@@ -672,16 +676,21 @@ func TestUnsupportedQueryFeatures(t *testing.T) {
 	}
 }
 
-// Huge limits and offsets are answered, not allocated.
+// Huge limits and offsets are refused (past Options.MaxResults) or cut (a
+// scroll page), never allocated.
 func TestHugeLimits(t *testing.T) {
 	db := newDB(t)
 	createColl(t, db, "c", 2, qdrant.Distance_Dot)
 	upsert(t, db, "c", pt{num(1), []float32{1, 0}, nil}, pt{num(2), []float32{0, 1}, nil})
-	res := query(t, db, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQuery(1, 0), Limit: qdrant.PtrOf(uint64(math.MaxUint64)), Offset: qdrant.PtrOf(uint64(1))})
-	if diff := cmp.Diff([]string{"2"}, ids(res)); diff != "" {
-		t.Fatalf("(-want +got):\n%s", diff)
+	for _, req := range []*qdrant.QueryPoints{
+		{CollectionName: "c", Query: qdrant.NewQuery(1, 0), Limit: qdrant.PtrOf(uint64(math.MaxUint64)), Offset: qdrant.PtrOf(uint64(1))},
+		{CollectionName: "c", Query: qdrant.NewQuery(1, 0), Offset: qdrant.PtrOf(uint64(math.MaxUint64))},
+	} {
+		if _, err := db.Query(ctx, req); grpcStatus(err).Code() != codes.InvalidArgument {
+			t.Fatalf("limit %d offset %d: %v", req.GetLimit(), req.GetOffset(), err)
+		}
 	}
-	res = query(t, db, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQuery(1, 0), Offset: qdrant.PtrOf(uint64(math.MaxUint64))})
+	res := query(t, db, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQuery(1, 0), Offset: qdrant.PtrOf(uint64(store.DefaultMaxResults - 10))})
 	if len(res) != 0 {
 		t.Fatalf("offset past the end returned %v", ids(res))
 	}
@@ -1019,5 +1028,80 @@ func TestFilterStopsWhenCancelled(t *testing.T) {
 				t.Errorf("answered after %v", took)
 			}
 		})
+	}
+}
+
+// TestMaxResults: no request reads past the store's bound: a scroll page is
+// cut to it and continues through next_page_offset, so an export still
+// gets every point; a query or group query past it is refused with a
+// clear validation error.
+func TestMaxResults(t *testing.T) {
+	db, err := store.Open(t.TempDir(), store.Options{MaxResults: 25, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	createColl(t, db, "c", 2, qdrant.Distance_Cosine)
+	var pts []pt
+	for i := range uint64(60) {
+		pts = append(pts, pt{id: num(i + 1), vec: []float32{1, float32(i)}, payload: map[string]any{"g": int(i % 3)}})
+	}
+	upsert(t, db, "c", pts...)
+	ctx := context.Background()
+	seen := 0
+	var offset *qdrant.PointId
+	for page := 0; page < 100; page++ {
+		got, next, err := db.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c", Limit: qdrant.PtrOf(uint32(1_000_000_000)), Offset: offset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) > 25 {
+			t.Fatalf("page %d has %d points", page, len(got))
+		}
+		seen += len(got)
+		if next == nil {
+			break
+		}
+		offset = next
+	}
+	if seen != 60 {
+		t.Errorf("the scroll saw %d points, want 60", seen)
+	}
+	for _, tt := range []struct {
+		name string
+		run  func() error
+	}{
+		{"limit", func() error {
+			_, err := db.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryDense([]float32{1, 0}), Limit: qdrant.PtrOf(uint64(1_000_000_000))})
+			return err
+		}},
+		{"offset", func() error {
+			_, err := db.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryDense([]float32{1, 0}), Limit: qdrant.PtrOf(uint64(10)), Offset: qdrant.PtrOf(uint64(1 << 62))})
+			return err
+		}},
+		{"prefetch", func() error {
+			_, err := db.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryFusion(qdrant.Fusion_RRF),
+				Prefetch: []*qdrant.PrefetchQuery{{Query: qdrant.NewQueryDense([]float32{1, 0}), Limit: qdrant.PtrOf(uint64(100))}}})
+			return err
+		}},
+		{"search", func() error {
+			_, err := db.Search(ctx, &qdrant.SearchPoints{CollectionName: "c", Vector: []float32{1, 0}, Limit: 26})
+			return err
+		}},
+		{"groups", func() error {
+			_, err := db.QueryGroups(ctx, &qdrant.QueryPointGroups{CollectionName: "c", Query: qdrant.NewQueryDense([]float32{1, 0}), GroupBy: "g",
+				Limit: qdrant.PtrOf(uint64(10)), GroupSize: qdrant.PtrOf(uint64(10))})
+			return err
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.run()
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "beyond this store's bound of 25 points per request") {
+				t.Errorf("error %v", err)
+			}
+		})
+	}
+	if _, err := db.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryDense([]float32{1, 0}), Limit: qdrant.PtrOf(uint64(20)), Offset: qdrant.PtrOf(uint64(5))}); err != nil {
+		t.Errorf("a query within the bound: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -468,6 +469,12 @@ func groupSpecFromSearch(req *qdrant.SearchPointGroups) (*groupSpec, error) {
 }
 
 func (db *DB) runGroups(ctx context.Context, name, what string, g *groupSpec) ([]*qdrant.PointGroup, error) {
+	if bound := uint64(db.opts.MaxResults); g.groups > bound || g.groupSize > bound/max(1, g.groups) {
+		return nil, validation("limit", fmt.Sprintf("limit x group_size (%d x %d) is beyond this store's bound of %d points per request", g.groups, g.groupSize, bound))
+	}
+	if err := db.bounded(&g.base); err != nil {
+		return nil, err
+	}
 	var out []*qdrant.PointGroup
 	err := db.read(name, func(c *collection, pts *bolt.Bucket) error {
 		var err error

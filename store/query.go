@@ -32,6 +32,11 @@ func (db *DB) queries(ctx context.Context, name, what string, specs ...*querySpe
 }
 
 func (db *DB) queryAll(ctx context.Context, name, what string, specs []*querySpec) ([][]*qdrant.ScoredPoint, error) {
+	for _, s := range specs {
+		if err := db.bounded(s); err != nil {
+			return nil, err
+		}
+	}
 	out := make([][]*qdrant.ScoredPoint, len(specs))
 	err := db.read(name, func(c *collection, pts *bolt.Bucket) error {
 		x := &executor{ctx: ctx, db: db, c: c, pts: pts}
@@ -117,4 +122,26 @@ func (db *DB) QueryBatch(ctx context.Context, req *qdrant.QueryBatchPoints) ([][
 		specs[i] = s
 	}
 	return db.queryAll(ctx, req.GetCollectionName(), "query batch", specs)
+}
+
+// bounded refuses a query that asks for more points than MaxResults, in
+// its answer (limit + offset) or in any prefetch.
+func (db *DB) bounded(s *querySpec) error {
+	bound := uint64(db.opts.MaxResults)
+	if s.root.limit > bound || s.offset > bound-s.root.limit {
+		return validation("limit", fmt.Sprintf("limit + offset (%d + %d) is beyond this store's bound of %d points per request: page with a smaller limit", s.root.limit, s.offset, bound))
+	}
+	var walk func(st *stage) error
+	walk = func(st *stage) error {
+		for _, p := range st.prefetch {
+			if p.limit > bound {
+				return validation("prefetch.limit", fmt.Sprintf("%d is beyond this store's bound of %d points per request", p.limit, bound))
+			}
+			if err := walk(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(&s.root)
 }

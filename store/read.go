@@ -197,7 +197,8 @@ func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*q
 	}
 	limit := 10
 	if req.Limit != nil {
-		limit = int(req.GetLimit())
+		// A page past the bound is cut to it; next_page_offset continues.
+		limit = int(min(uint64(req.GetLimit()), uint64(db.opts.MaxResults)))
 	}
 	var start []byte
 	if req.GetOffset() != nil {

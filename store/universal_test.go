@@ -763,13 +763,20 @@ func TestGroupsSkipBadKeys(t *testing.T) {
 	}
 }
 
-// Huge limits and group sizes are answered without huge allocations.
+// Huge limits and group sizes are refused (past Options.MaxResults),
+// never allocated; limits within the bound answer every group.
 func TestGroupsHugeLimits(t *testing.T) {
 	db := newDB(t)
 	groupColl(t, db, qdrant.Distance_Dot)
-	got, err := db.QueryGroups(ctx, &qdrant.QueryPointGroups{CollectionName: "g", GroupBy: "doc", Query: qdrant.NewQuery(1),
+	_, err := db.QueryGroups(ctx, &qdrant.QueryPointGroups{CollectionName: "g", GroupBy: "doc", Query: qdrant.NewQuery(1),
 		Limit: qdrant.PtrOf(uint64(math.MaxUint64)), GroupSize: qdrant.PtrOf(uint64(math.MaxUint64)),
 		Prefetch: []*qdrant.PrefetchQuery{near(math.MaxUint64/2, 1)}})
+	if grpcStatus(err).Code() != codes.InvalidArgument {
+		t.Fatalf("huge limits: %v", err)
+	}
+	got, err := db.QueryGroups(ctx, &qdrant.QueryPointGroups{CollectionName: "g", GroupBy: "doc", Query: qdrant.NewQuery(1),
+		Limit: qdrant.PtrOf(uint64(100)), GroupSize: qdrant.PtrOf(uint64(100)),
+		Prefetch: []*qdrant.PrefetchQuery{near(10000, 1)}})
 	if err != nil {
 		t.Fatal(err)
 	}

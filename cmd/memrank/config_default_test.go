@@ -62,7 +62,7 @@ func TestDefault(t *testing.T) {
 		Listen:   Listen{HTTP: ":6333", GRPC: ":6334"},
 		Limits: admission.Config{MaxInFlight: 32, MaxBodyBytes: 32 << 20, MaxBodyBytesInFlight: 256 << 20, BodyTimeout: 10 * time.Second,
 			MaxConnections: 4096, MaxStreams: 100, RetryAfter: time.Second},
-		Store:   store.Config{DataDir: "./memrank-data"},
+		Store:   store.Config{DataDir: "./memrank-data", MaxResults: 10000},
 		Access:  rank.RecorderConfig{FlushInterval: 2 * time.Second, MaxPending: 100000, Timeout: 10 * time.Second},
 		Tenancy: tenancy.Config{APIKeys: map[string]string{}, AdminAPIKeys: []string{}},
 		PayloadKeys: memory.Keys{

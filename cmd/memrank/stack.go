@@ -115,7 +115,7 @@ func (s *stack) openUpstream(ctx context.Context, tel settings.Settings) error {
 	var err error
 	if c.Upstream.GRPC == "" {
 		s.upstreamName = "the embedded store in " + c.Store.DataDir
-		db, err := store.Open(c.Store.DataDir, store.Options{})
+		db, err := store.Open(c.Store.DataDir, c.Store.Options())
 		if err != nil {
 			return err
 		}
