@@ -3,12 +3,16 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/config/check"
+	"github.com/memrank/memrank/tlsfiles"
 )
 
 // Config is the upstream section of memrank's configuration.
@@ -30,6 +34,10 @@ type Config struct {
 	// may rightly take long: point writes (a large batch with wait=true),
 	// index builds, collection changes and snapshots.
 	LongTimeout time.Duration `koanf:"long_timeout"`
+	// TLS is how memrank reaches the upstream, over gRPC and REST: off
+	// (plain text, for a Qdrant on loopback or a private network) unless
+	// tls.enabled. Qdrant Cloud needs it.
+	TLS tlsfiles.Client `koanf:"tls"`
 }
 
 // DefaultConfig returns the section's defaults: the embedded store, no REST
@@ -46,6 +54,7 @@ func (c Config) Validate() error {
 	k.Secret("api_key", c.APIKey)
 	k.Timeout("timeout", c.Timeout)
 	k.Timeout("long_timeout", c.LongTimeout)
+	k.Sub("tls", c.TLS.Validate())
 	return k.Err()
 }
 
@@ -69,4 +78,29 @@ func (c Config) OwnContext(ctx context.Context) context.Context {
 		return ctx
 	}
 	return metadata.AppendToOutgoingContext(ctx, "api-key", c.APIKey)
+}
+
+// Credentials is the dial option of the TLS section: TLS with its
+// configuration, or nil (plain text) when off.
+func (c Config) Credentials() (grpc.DialOption, error) {
+	cfg, err := c.TLS.Config()
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	return grpc.WithTransportCredentials(credentials.NewTLS(cfg)), nil
+}
+
+// RESTTransport carries requests to the REST upstream: the default
+// transport, with the TLS section's CA and client certificate when on.
+func (c Config) RESTTransport() (http.RoundTripper, error) {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	cfg, err := c.TLS.Config()
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
+		cfg.NextProtos = nil // let the transport negotiate
+		t.TLSClientConfig = cfg
+	}
+	return t, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/telemetry"
 	"github.com/memrank/memrank/tenancy"
+	"github.com/memrank/memrank/tlsfiles"
 	"github.com/memrank/memrank/upstream"
 )
 
@@ -49,10 +50,13 @@ type Config struct {
 	Shutdown    Shutdown            `koanf:"shutdown"`
 }
 
-// Listen holds the addresses memrank serves on.
+// Listen holds the addresses memrank serves on, and their TLS.
 type Listen struct {
 	HTTP string `koanf:"http"`
 	GRPC string `koanf:"grpc"`
+	// TLS, when its cert_file is set, serves both listeners over TLS; the
+	// files are re-read when they change.
+	TLS tlsfiles.Server `koanf:"tls"`
 }
 
 // Validate checks the listen section: two addresses, not the same one.
@@ -63,6 +67,7 @@ func (l Listen) Validate() error {
 	if l.HTTP == l.GRPC && !strings.HasSuffix(l.HTTP, ":0") {
 		k.Add("grpc", "%s is also %s", check.Quote(l.GRPC), check.Ref("http"))
 	}
+	k.Sub("tls", l.TLS.Validate())
 	return k.Err()
 }
 

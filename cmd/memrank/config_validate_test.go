@@ -15,6 +15,7 @@ import (
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/tenancy"
+	"github.com/memrank/memrank/tlsfiles"
 )
 
 // TestValidate gives each rule of Validate a case with its exact text. Every
@@ -165,6 +166,12 @@ func TestValidate(t *testing.T) {
 		{"duplicate payload key", func(c *Config) { c.PayloadKeys.Modalities = "text" },
 			`config: payload_keys.modalities: "text" is also payload_keys.text`},
 		{"payload keys swapped", func(c *Config) { c.PayloadKeys.Text, c.PayloadKeys.Source = "source", "text" }, ""},
+		{"upstream tls cert without key", func(c *Config) { c.Upstream.TLS = tlsfiles.Client{Enabled: true, CertFile: "c.pem"} },
+			"config: upstream.tls.cert_file: and upstream.tls.key_file go together"},
+		{"upstream tls files while off", func(c *Config) { c.Upstream.TLS.CAFile = "ca.pem" },
+			"config: upstream.tls.enabled: is false, yet certificates or a server name are set: set it to true, or remove them"},
+		{"listen tls key without cert", func(c *Config) { c.Listen.TLS.KeyFile = "k.pem" },
+			"config: listen.tls.cert_file: and listen.tls.key_file go together"},
 		{"tenancy header without key", func(c *Config) { c.Tenancy.Header = "X-Tenant" },
 			"config: tenancy.key: must not be empty when tenancy.header is set"},
 		{"tenancy api keys without key", func(c *Config) { c.Tenancy.APIKeys["k"] = "alice" },

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +18,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	"google.golang.org/grpc/metadata"
 
@@ -26,6 +29,7 @@ import (
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/server/restapi"
 	"github.com/memrank/memrank/tenancy"
+	"github.com/memrank/memrank/tlsfiles"
 	"github.com/memrank/memrank/upstream"
 )
 
@@ -138,6 +142,13 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 		return usageError{err}
 	}
 	frontCfg.ServerOptions = grpcLimits.ServerOptions()
+	serverTLS, err := listenTLS(c.Listen.TLS, tel.Logger)
+	if err != nil {
+		return err
+	}
+	if serverTLS != nil {
+		frontCfg.ServerOptions = append(frontCfg.ServerOptions, grpc.Creds(credentials.NewTLS(serverTLS)))
+	}
 	front, err := grpcfront.New(frontCfg)
 	if err != nil {
 		return usageError{err}
@@ -155,6 +166,11 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	servers := together{
 		&grpcServer{srv: front, lis: grpcLimits.Listener(grpcLis), fail: fail},
 		&httpServer{srv: httpSrv, lis: httpLimits.Listener(httpLis), fail: fail},
+	}
+	if serverTLS != nil {
+		// Both ports serve TLS; the limits count connections before the
+		// handshake, so a flood of half-open handshakes is bounded too.
+		servers[1].(*httpServer).lis = tls.NewListener(httpLimits.Listener(httpLis), serverTLS)
 	}
 	if err := s.life.start(runCtx, "servers", servers); err != nil {
 		return err
@@ -197,25 +213,42 @@ func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *ur
 		return nil, err
 	}
 	s.life.opened("rest front's connection", closing(frontConn.Close))
+	restTransport, err := s.cfg.Upstream.RESTTransport()
+	if err != nil {
+		return nil, usageError{fmt.Errorf("upstream.%w", err)}
+	}
 	var forward []string
 	if h := s.cfg.Tenancy.Header; h != "" {
 		forward = append(forward, h)
 	}
 	h, err := restapi.New(restapi.Config{
-		Points:          qdrant.NewPointsClient(frontConn),
-		Collections:     qdrant.NewCollectionsClient(frontConn),
-		Qdrant:          qdrant.NewQdrantClient(frontConn),
-		UpstreamREST:    rest,
-		MayForward:      forwardRule(s.cfg.Tenancy.Policy()),
-		ForwardHeaders:  forward,
-		CallTimeout:     s.cfg.Upstream.Timeout,
-		LongCallTimeout: s.cfg.Upstream.LongTimeout,
-		Telemetry:       s.tel.Settings(),
+		Points:            qdrant.NewPointsClient(frontConn),
+		Collections:       qdrant.NewCollectionsClient(frontConn),
+		Qdrant:            qdrant.NewQdrantClient(frontConn),
+		UpstreamREST:      rest,
+		UpstreamTransport: restTransport,
+		MayForward:        forwardRule(s.cfg.Tenancy.Policy()),
+		ForwardHeaders:    forward,
+		CallTimeout:       s.cfg.Upstream.Timeout,
+		LongCallTimeout:   s.cfg.Upstream.LongTimeout,
+		Telemetry:         s.tel.Settings(),
 	})
 	if err != nil {
 		return nil, usageError{err}
 	}
 	return h, nil
+}
+
+// listenTLS is the listeners' TLS configuration; nil when off.
+func listenTLS(c tlsfiles.Server, log *slog.Logger) (*tls.Config, error) {
+	if !c.Enabled() {
+		return nil, nil
+	}
+	r, err := tlsfiles.NewReloader(c, log)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("listen.%w", err)}
+	}
+	return r.ServerConfig(), nil
 }
 
 // forwardRule is what the REST front may forward raw to --upstream-rest.

@@ -129,11 +129,20 @@ func (s *stack) openUpstream(ctx context.Context, tel settings.Settings) error {
 		srcCfg = ip.ClientConfig(clientTel)
 	} else {
 		s.upstreamName = "Qdrant at " + c.Upstream.GRPC
-		if s.upstream, err = upstream.Dial(ctx, c.Upstream.GRPC, clientTel); err != nil {
+		opts := []grpc.DialOption{clientTel}
+		creds, err := c.Upstream.Credentials()
+		if err != nil {
+			return usageError{fmt.Errorf("upstream.%w", err)}
+		}
+		if creds != nil {
+			opts = append(opts, creds)
+			s.upstreamName += " (TLS)"
+		}
+		if s.upstream, err = upstream.Dial(ctx, c.Upstream.GRPC, opts...); err != nil {
 			return usageError{fmt.Errorf("upstream.grpc: %w", err)}
 		}
 		s.life.opened("upstream connection", closing(s.upstream.Close))
-		if srcCfg, err = upstream.ClientConfig(c.Upstream.GRPC, clientTel); err != nil {
+		if srcCfg, err = upstream.ClientConfig(c.Upstream.GRPC, opts...); err != nil {
 			return usageError{fmt.Errorf("upstream.grpc: %w", err)}
 		}
 	}

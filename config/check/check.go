@@ -72,6 +72,33 @@ func (k *Checker) Add(key, format string, args ...any) {
 	k.errs = append(k.errs, &Problem{Key: key, Text: fmt.Sprintf(format, args...)})
 }
 
+// Sub records the problems of a sub-section's Validate under key, so that
+// a section can own a nested one (upstream.tls): their keys, and the keys
+// their texts name with Ref, get key in front.
+func (k *Checker) Sub(key string, err error) {
+	if err == nil {
+		return
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	for _, e := range errs {
+		p, ok := e.(*Problem)
+		if !ok {
+			k.errs = append(k.errs, &Problem{Key: key, Text: e.Error()})
+			continue
+		}
+		sub := key
+		if p.Key != "" {
+			sub = key + "." + p.Key
+		}
+		k.errs = append(k.errs, &Problem{Key: sub, Text: strings.ReplaceAll(p.Text, RefOpen, RefOpen+key+".")})
+	}
+}
+
 // Err is every problem recorded, joined; nil when there is none.
 func (k *Checker) Err() error { return errors.Join(k.errs...) }
 
