@@ -20,7 +20,7 @@ import (
 )
 
 // serveTCP serves db on a loopback port for the test's lifetime.
-func serveTCP(t *testing.T, db *store.DB) string {
+func serveTCP(t *testing.T, db *store.DB, opts ...grpc.ServerOption) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,7 +28,7 @@ func serveTCP(t *testing.T, db *store.DB) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- upstream.Serve(ctx, store.NewServer(db), lis, time.Second) }()
+	go func() { done <- upstream.Serve(ctx, store.NewServer(db, opts...), lis, time.Second) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -38,11 +38,15 @@ func serveTCP(t *testing.T, db *store.DB) string {
 	return lis.Addr().String()
 }
 
-func tcpClient(t *testing.T, addr string) *qdrant.Client {
+func tcpClient(t *testing.T, addr string, apiKey ...string) *qdrant.Client {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(addr)
 	p, _ := strconv.Atoi(port)
-	c, err := qdrant.NewClient(&qdrant.Config{Host: host, Port: p, PoolSize: 1})
+	cfg := &qdrant.Config{Host: host, Port: p, PoolSize: 1}
+	if len(apiKey) > 0 {
+		cfg.APIKey = apiKey[0]
+	}
+	c, err := qdrant.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,5 +237,40 @@ func TestInProcessClient(t *testing.T) {
 	_ = p.Close()
 	if _, err := db.ListCollections(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAuth: with an API key the store answers as Qdrant does: no key is
+// Unauthenticated, a wrong one PermissionDenied, the read-only key reads
+// and may not write, the key does both; health needs none.
+func TestAuth(t *testing.T) {
+	db := newDB(t)
+	addr := serveTCP(t, db, store.Auth{APIKey: "rw-key", ReadOnlyAPIKey: "ro-key"}.ServerOptions()...)
+	ctx := context.Background()
+	rw := tcpClient(t, addr, "rw-key")
+	if err := rw.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "c",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Cosine})}); err != nil {
+		t.Fatal(err)
+	}
+	upsert := func(c *qdrant.Client) error {
+		_, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "c", Wait: qdrant.PtrOf(true),
+			Points: []*qdrant.PointStruct{{Id: qdrant.NewIDNum(1), Vectors: qdrant.NewVectorsDense([]float32{1, 0})}}})
+		return err
+	}
+	if err := upsert(rw); err != nil {
+		t.Fatalf("the read-write key cannot write: %v", err)
+	}
+	ro := tcpClient(t, addr, "ro-key")
+	if n, err := ro.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); err != nil || n != 1 {
+		t.Errorf("the read-only key cannot read: %d %v", n, err)
+	}
+	wantStatus(t, upsert(ro), codes.PermissionDenied, "Forbidden: the read-only API key cannot call Points/Upsert")
+	wantStatus(t, ro.DeleteCollection(ctx, "c"), codes.PermissionDenied, "Forbidden: the read-only API key cannot call Collections/Delete")
+	_, err := tcpClient(t, addr).Count(ctx, &qdrant.CountPoints{CollectionName: "c"})
+	wantStatus(t, err, codes.Unauthenticated, "Must provide an API key or an Authorization bearer token")
+	_, err = tcpClient(t, addr, "wrong").Count(ctx, &qdrant.CountPoints{CollectionName: "c"})
+	wantStatus(t, err, codes.PermissionDenied, "Invalid API key or JWT")
+	if _, err := tcpClient(t, addr).HealthCheck(ctx); err != nil {
+		t.Errorf("health needs no key: %v", err)
 	}
 }

@@ -77,13 +77,14 @@ func custom() Config {
 	c.Upstream = upstream.Config{GRPC: "qdrant:6334", REST: "http://qdrant:6333", APIKey: "qdrant-secret", Timeout: 3 * time.Second, LongTimeout: 4 * time.Minute}
 	c.ReplicaID = "pod-1"
 	c.Tenancy = tenancy.Config{Key: "user_id", APIKeys: map[string]string{"tenant-key-b": "bob", "tenant-key-a2": "alice", "tenant-key-a1": "alice"},
-		AdminAPIKeys: []string{"admin-key-1", "admin-key-2"}}
+		AdminAPIKeys: []string{"admin-key-1", "admin-key-2", "store-secret", "store-ro-secret"}}
+	c.Store.APIKey, c.Store.ReadOnlyAPIKey = "store-secret", "store-ro-secret"
 	c.PayloadKeys.Text = "data"
 	c.Telemetry.OTLPEndpoint = "http://otel:4317"
 	return c
 }
 
-var secrets = []string{"sk-judge-secret", "sk-embed-secret", "qdrant-secret", "tenant-key-b", "tenant-key-a1", "tenant-key-a2", "admin-key-1", "admin-key-2"}
+var secrets = []string{"sk-judge-secret", "sk-embed-secret", "qdrant-secret", "tenant-key-b", "tenant-key-a1", "tenant-key-a2", "admin-key-1", "admin-key-2", "store-secret", "store-ro-secret"}
 
 func TestYAMLMasksSecrets(t *testing.T) {
 	c := custom()
@@ -115,8 +116,8 @@ func TestYAMLMasksSecrets(t *testing.T) {
 	// Unset secrets print as "", not "***": the output must not claim a key
 	// is configured when none is.
 	out, _ = defaultConfig().YAML(true)
-	if n := strings.Count(string(out), `api_key: ""`); n != 3 {
-		t.Errorf("YAML(true) of the defaults has %d empty api_key lines, want 3", n)
+	if n := strings.Count(string(out), `api_key: ""`); n != 5 {
+		t.Errorf("YAML(true) of the defaults has %d empty api_key lines, want 5", n)
 	}
 	if strings.Contains(string(out), "***") {
 		t.Error("YAML(true) of the defaults masks a secret that is not set")

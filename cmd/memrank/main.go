@@ -203,3 +203,15 @@ func newConfigCmd(e *env) *cobra.Command {
 	cmd.AddCommand(printCmd, validate)
 	return cmd
 }
+
+// lookupEnv is the value of name in environ (the last one set), "" when
+// unset.
+func lookupEnv(environ []string, name string) string {
+	v := ""
+	for _, kv := range environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
+}

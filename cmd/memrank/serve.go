@@ -108,6 +108,15 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	if err != nil {
 		return err
 	}
+	if c.Upstream.GRPC == "" && !c.Store.Auth().Enabled() && !c.Tenancy.Policy().Enabled() {
+		for _, addr := range []string{c.Listen.HTTP, c.Listen.GRPC} {
+			if !loopback(addr) {
+				fmt.Fprintf(e.stderr, "memrank: WARNING: the embedded store is open (no store.api_key, no tenancy) and %s is not a loopback address: anyone who reaches it can read and change every collection\n", addr)
+				tel.Logger.Warn("the embedded store is open on a non-loopback address", "listen", addr)
+				break
+			}
+		}
+	}
 	if loadDemo {
 		if err := s.reportDemo(ctx, e.stderr); err != nil {
 			return err
@@ -237,6 +246,20 @@ func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *ur
 		return nil, usageError{err}
 	}
 	return h, nil
+}
+
+// loopback says whether a listen address is on loopback only (an empty
+// host is every interface).
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // listenTLS is the listeners' TLS configuration; nil when off.

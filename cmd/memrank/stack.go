@@ -120,7 +120,13 @@ func (s *stack) openUpstream(ctx context.Context, tel settings.Settings) error {
 			return err
 		}
 		s.life.opened("store", closing(db.Close))
-		ip := upstream.ServeInProcess(store.NewServer(db))
+		auth := c.Store.Auth()
+		if auth.Enabled() && s.cfg.Upstream.APIKey == "" {
+			// memrank's own calls (access counts, the write path,
+			// readiness) carry the store's key.
+			s.cfg.Upstream.APIKey = auth.APIKey
+		}
+		ip := upstream.ServeInProcess(store.NewServer(db, auth.ServerOptions()...))
 		s.life.opened("store server", ip.Shutdown)
 		if s.upstream, err = upstream.DialInProcess(ctx, ip, clientTel); err != nil {
 			return err

@@ -74,7 +74,21 @@ func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (e
 	if err != nil {
 		return err
 	}
-	servers := together{&grpcServer{srv: store.NewServer(db, grpcLimits.ServerOptions()...), lis: grpcLimits.Listener(lis), fail: fail}}
+	// Qdrant's own model: open unless a key is set (in the environment,
+	// never on the command line, where ps shows it).
+	auth := store.Auth{APIKey: lookupEnv(e.environ, "MEMRANK_STORE__API_KEY"), ReadOnlyAPIKey: lookupEnv(e.environ, "MEMRANK_STORE__READ_ONLY_API_KEY")}
+	if err := auth.Validate(); err != nil {
+		return usageError{fmt.Errorf("$MEMRANK_STORE__READ_ONLY_API_KEY: %w", err)}
+	}
+	if !auth.Enabled() {
+		for _, addr := range []string{grpcAddr, httpAddr} {
+			if addr != "" && !loopback(addr) {
+				fmt.Fprintf(e.stderr, "memrank qdrant-compat: WARNING: open (no $MEMRANK_STORE__API_KEY) on %s, which is not a loopback address: anyone who reaches it can read and change every collection\n", addr)
+			}
+		}
+	}
+	opts := append(grpcLimits.ServerOptions(), auth.ServerOptions()...)
+	servers := together{&grpcServer{srv: store.NewServer(db, opts...), lis: grpcLimits.Listener(lis), fail: fail}}
 	var httpLis net.Listener
 	if httpAddr != "" {
 		if httpLis, err = net.Listen("tcp", httpAddr); err != nil {

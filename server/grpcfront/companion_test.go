@@ -5,6 +5,8 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/memrank/memrank/upstream"
 )
 
 func TestCompanionTarget(t *testing.T) {
@@ -45,8 +47,8 @@ func TestCompanionTarget(t *testing.T) {
 		"/qdrant.Collections/Create": true, "/qdrant.Points/Query": false, "/qdrant.Points/Scroll": false,
 		"/qdrant.Snapshots/Create": false, "/qdrant.Qdrant/HealthCheck": false, "/grpc.health.v1.Health/Watch": false,
 	} {
-		if got := writes(m); got != want {
-			t.Errorf("writes(%s) = %v, want %v", m, got, want)
+		if got := upstream.Writes(m); got != want {
+			t.Errorf("Writes(%s) = %v, want %v", m, got, want)
 		}
 	}
 }

@@ -258,7 +258,7 @@ func (f *front) deadline(ctx context.Context, method string) (time.Duration, boo
 	if _, ok := ctx.Deadline(); ok || !strings.HasPrefix(method, "/qdrant.") {
 		return 0, false
 	}
-	if writes(method) || strings.HasPrefix(method, "/qdrant.Snapshots/") {
+	if upstream.Writes(method) || strings.HasPrefix(method, "/qdrant.Snapshots/") {
 		return f.budget[1], true
 	}
 	return f.budget[0], true
@@ -291,7 +291,7 @@ func upstreamMD(md metadata.MD) metadata.MD {
 }
 
 func (c *call) serve() error {
-	if writes(c.method) {
+	if upstream.Writes(c.method) {
 		if err := c.guardCompanions(); err != nil {
 			switch {
 			case errors.Is(err, errCompanion):
