@@ -18,6 +18,8 @@ type Config struct {
 	// aliases, snapshots, indexes) and read them with no tenant; every
 	// other key is a tenant's or refused. Empty: nobody, through memrank.
 	AdminAPIKeys []string `koanf:"admin_api_keys" secret:"true"`
+	// JWT takes tenants from a verified token's claim.
+	JWT JWTConfig `koanf:"jwt"`
 }
 
 // DefaultConfig returns the tenancy section's defaults: off.
@@ -61,25 +63,39 @@ func (c Config) Validate() error {
 			k.Secret(fmt.Sprintf("admin_api_keys[%d]", i), a)
 		}
 	}
+	k.Sub("jwt", c.JWT.Validate())
+	sources := 0
+	for _, on := range []bool{c.Header != "", len(c.APIKeys) > 0, c.JWT.Enabled()} {
+		if on {
+			sources++
+		}
+	}
 	switch {
+	case c.Key == "" && c.JWT.Enabled():
+		k.Add("key", "must not be empty when %s is set", check.Ref("jwt.claim"))
+	case sources > 1:
+		k.Add("key", "set exactly one of %s, %s and %s: they are where a request's tenant comes from", check.Ref("header"), check.Ref("api_keys"), check.Ref("jwt.claim"))
 	case c.Key == "" && len(c.AdminAPIKeys) > 0:
 		k.Add("key", "must not be empty when %s is set", check.Ref("admin_api_keys"))
 	case c.Key == "" && c.Header != "":
 		k.Add("key", "must not be empty when %s is set", check.Ref("header"))
 	case c.Key == "" && len(c.APIKeys) > 0:
 		k.Add("key", "must not be empty when %s is set", check.Ref("api_keys"))
-	case c.Key != "" && c.Header == "" && len(c.APIKeys) == 0:
-		k.Add("key", "%s is set but neither %s nor %s says where a request's tenant comes from",
-			check.Quote(c.Key), check.Ref("header"), check.Ref("api_keys"))
-	case c.Header != "" && len(c.APIKeys) > 0:
-		k.Add("header", "%s is set together with %s; set only one", check.Quote(c.Header), check.Ref("api_keys"))
+	case c.Key != "" && sources == 0:
+		k.Add("key", "%s is set but none of %s, %s and %s says where a request's tenant comes from",
+			check.Quote(c.Key), check.Ref("header"), check.Ref("api_keys"), check.Ref("jwt.claim"))
 	}
 	return k.Err()
 }
 
-// Policy is the policy c configures; check it with Policy.Validate.
-func (c Config) Policy() *Policy {
-	return &Policy{Key: c.Key, Header: c.Header, APIKeys: c.APIKeys, AdminAPIKeys: c.AdminAPIKeys}
+// Policy is the policy c configures, its JWT keys loaded; check it with
+// Policy.Validate.
+func (c Config) Policy() (*Policy, error) {
+	v, err := c.JWT.NewVerifier()
+	if err != nil {
+		return nil, err
+	}
+	return &Policy{Key: c.Key, Header: c.Header, APIKeys: c.APIKeys, AdminAPIKeys: c.AdminAPIKeys, JWT: v}, nil
 }
 
 // validFieldName reports whether s is an HTTP field name (RFC 9110 token).

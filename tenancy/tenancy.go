@@ -78,6 +78,9 @@ type Policy struct {
 	// (and collection reads) with no tenant. Empty: nobody is an
 	// administrator through memrank; manage collections on Qdrant directly.
 	AdminAPIKeys []string
+	// JWT, when set, takes the tenant from a verified token's claim
+	// instead of Header or APIKeys.
+	JWT *JWTVerifier
 }
 
 // Enabled reports whether the policy scopes requests.
@@ -91,9 +94,9 @@ func (p *Policy) Validate() error {
 	if !plainKey(p.Key) {
 		return fmt.Errorf("tenancy: key %q must be a plain top-level payload key (no '.', '[', ']' or quotes)", p.Key)
 	}
-	hasHeader, hasKeys := p.Header != "", len(p.APIKeys) > 0
-	if hasHeader == hasKeys {
-		return errors.New("tenancy: set exactly one of header and api_keys")
+	hasHeader, hasKeys, hasJWT := p.Header != "", len(p.APIKeys) > 0, p.JWT != nil
+	if n := btoi(hasHeader) + btoi(hasKeys) + btoi(hasJWT); n != 1 {
+		return errors.New("tenancy: set exactly one of header, api_keys and jwt")
 	}
 	if hasHeader && !canCarryTenant(p.Header) {
 		return fmt.Errorf("tenancy: header %q cannot carry a tenant", p.Header)
@@ -112,6 +115,13 @@ func (p *Policy) Validate() error {
 		}
 	}
 	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // plainKey reports whether key can hold the tenant: a top-level payload
@@ -219,11 +229,16 @@ func (p *Policy) Tenant(md metadata.MD) (string, error) {
 	tenant := ""
 	for _, k := range keys {
 		t, ok := p.APIKeys[k]
-		if !ok {
-			if !p.isAdminKey(k) {
-				return "", fmt.Errorf("%w: invalid API key", ErrUnauthenticated)
-			}
+		switch {
+		case p.isAdminKey(k):
 			continue
+		case p.JWT != nil:
+			var err error
+			if t, err = p.JWT.Tenant(k); err != nil {
+				return "", err
+			}
+		case !ok:
+			return "", fmt.Errorf("%w: invalid API key", ErrUnauthenticated)
 		}
 		if tenant != "" && t != tenant {
 			return "", fmt.Errorf("%w: the request carries API keys of two tenants", ErrForbidden)
@@ -246,13 +261,22 @@ func (p *Policy) Admin(md metadata.MD) error {
 		return nil
 	}
 	keys := apiKeys(md)
-	admin := false
+	admin, tenantKey := false, false
 	for _, k := range keys {
 		switch {
 		case p.isAdminKey(k):
 			admin = true
-		case p.Header == "" && p.APIKeys[k] == "":
+		case p.Header != "":
+			// The credentials are the upstream's to check.
+		case p.JWT != nil:
+			if _, err := p.JWT.Tenant(k); errors.Is(err, ErrUnauthenticated) {
+				return err
+			}
+			tenantKey = true
+		case p.APIKeys[k] == "":
 			return fmt.Errorf("%w: invalid API key", ErrUnauthenticated)
+		default:
+			tenantKey = true
 		}
 	}
 	switch {
@@ -263,10 +287,8 @@ func (p *Policy) Admin(md metadata.MD) error {
 	case p.Header != "" && len(md.Get(p.Header)) > 0:
 		return fmt.Errorf("%w: an administrator's request carries no %s header", ErrForbidden, strings.ToLower(p.Header))
 	}
-	for _, k := range keys {
-		if _, ok := p.APIKeys[k]; ok {
-			return fmt.Errorf("%w: an administrator's request carries no tenant key", ErrForbidden)
-		}
+	if tenantKey {
+		return fmt.Errorf("%w: an administrator's request carries no tenant key", ErrForbidden)
 	}
 	return nil
 }

@@ -354,7 +354,7 @@ func TestEnvErrors(t *testing.T) {
 			`config: $MEMRANK_SCORING__DECAY__HALF_LIVES: scoring.decay.half_lives: has an entry whose name is not UTF-8 text: "\xe6"`},
 		{"API key in the variable name", []string{"MEMRANK_TENANCY__KEY=user_id", "MEMRANK_TENANCY__API_KEYS__SK_LIVE=alice"},
 			`config: $MEMRANK_TENANCY__API_KEYS__SK_LIVE: tenancy.api_keys: an API key cannot be part of a variable or flag name (its case is lost); set the whole table as key=tenant pairs` + "\n" +
-				`config: tenancy.key: "user_id" is set but neither tenancy.header nor tenancy.api_keys says where a request's tenant comes from`},
+				`config: tenancy.key: "user_id" is set but none of tenancy.header, tenancy.api_keys and tenancy.jwt.claim says where a request's tenant comes from`},
 		{"a valid value that fails Validate", []string{"MEMRANK_SCORING__GATES__RENDER=1.5"},
 			`config: scoring.gates.render: 1.5 is outside [0, 1]`},
 		{"every problem, in name order", []string{"MEMRANK_Z=1", "MEMRANK_A=1"},

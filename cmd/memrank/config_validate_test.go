@@ -177,10 +177,10 @@ func TestValidate(t *testing.T) {
 		{"tenancy api keys without key", func(c *Config) { c.Tenancy.APIKeys["k"] = "alice" },
 			"config: tenancy.key: must not be empty when tenancy.api_keys is set"},
 		{"tenancy key without a tenant source", func(c *Config) { c.Tenancy.Key = "user_id" },
-			`config: tenancy.key: "user_id" is set but neither tenancy.header nor tenancy.api_keys says where a request's tenant comes from`},
+			`config: tenancy.key: "user_id" is set but none of tenancy.header, tenancy.api_keys and tenancy.jwt.claim says where a request's tenant comes from`},
 		{"tenancy header and api keys", func(c *Config) {
 			c.Tenancy = tenancy.Config{Key: "user_id", Header: "X-Tenant", APIKeys: map[string]string{"k": "alice"}}
-		}, `config: tenancy.header: "X-Tenant" is set together with tenancy.api_keys; set only one`},
+		}, `config: tenancy.key: set exactly one of tenancy.header, tenancy.api_keys and tenancy.jwt.claim: they are where a request's tenant comes from`},
 		{"tenancy bad header", func(c *Config) { c.Tenancy = tenancy.Config{Key: "user_id", Header: "X Tenant"} },
 			`config: tenancy.header: "X Tenant" is not a valid HTTP header name`},
 		{"tenancy key is a payload key", func(c *Config) { c.Tenancy = tenancy.Config{Key: "source", Header: "X-Tenant"} },

@@ -108,7 +108,7 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	if err != nil {
 		return err
 	}
-	if c.Upstream.GRPC == "" && !c.Store.Auth().Enabled() && !c.Tenancy.Policy().Enabled() {
+	if c.Upstream.GRPC == "" && !c.Store.Auth().Enabled() && c.Tenancy.Key == "" {
 		for _, addr := range []string{c.Listen.HTTP, c.Listen.GRPC} {
 			if !loopback(addr) {
 				fmt.Fprintf(e.stderr, "memrank: WARNING: the embedded store is open (no store.api_key, no tenancy) and %s is not a loopback address: anyone who reaches it can read and change every collection\n", addr)
@@ -236,7 +236,7 @@ func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *ur
 		Qdrant:            qdrant.NewQdrantClient(frontConn),
 		UpstreamREST:      rest,
 		UpstreamTransport: restTransport,
-		MayForward:        forwardRule(s.cfg.Tenancy.Policy()),
+		MayForward:        forwardRule(s.policy),
 		ForwardHeaders:    forward,
 		CallTimeout:       s.cfg.Upstream.Timeout,
 		LongCallTimeout:   s.cfg.Upstream.LongTimeout,

@@ -196,7 +196,9 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 		return err
 	}
 	s.life.opened("ranker", s.ranker.Shutdown)
-	s.policy = c.Tenancy.Policy()
+	if s.policy, err = c.Tenancy.Policy(); err != nil {
+		return usageError{err}
+	}
 	if err := s.policy.Validate(); err != nil {
 		return err
 	}

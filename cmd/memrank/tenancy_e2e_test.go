@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // recorderREST is Qdrant's REST API as a test sees it: every request that
@@ -102,5 +105,58 @@ func TestTenancyFailsClosed(t *testing.T) {
 	}
 	if got := up.requests(); len(got) != 1 || !strings.HasSuffix(got[0], "api-key=key-root") {
 		t.Errorf("upstream saw %q", got)
+	}
+}
+
+// TestTenancyJWT runs serve with tenants from a verified token's claim:
+// a tenant's token writes and reads its own memories; a forged or expired
+// token is refused (401), as is any request without one.
+func TestTenancyJWT(t *testing.T) {
+	secret := strings.Repeat("s", 32)
+	httpAddr, _, _ := startServeEnv(t, []string{
+		"MEMRANK_TENANCY__KEY=user_id",
+		"MEMRANK_TENANCY__JWT__CLAIM=sub",
+		"MEMRANK_TENANCY__JWT__HMAC_SECRET=" + secret,
+	}, "--data", t.TempDir())
+	token := func(sub, key string, exp time.Time) string {
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": sub, "exp": exp.Unix()}).SignedString([]byte(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	do := func(path, body, bearer string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://"+httpAddr+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	alice, bob := token("alice", secret, time.Now().Add(time.Hour)), token("bob", secret, time.Now().Add(time.Hour))
+	if code, body := do("/v1/observe", `{"collection":"m","text":"Alice likes tea"}`, alice); code != 200 {
+		t.Fatalf("alice observes: %d %s", code, body)
+	}
+	if code, body := do("/v1/retrieve", `{"collection":"m","text":"tea"}`, alice); code != 200 || !strings.Contains(body, "Alice likes tea") {
+		t.Errorf("alice retrieves: %d %s", code, body)
+	}
+	if code, body := do("/v1/retrieve", `{"collection":"m","text":"tea"}`, bob); code != 200 || strings.Contains(body, "Alice likes tea") {
+		t.Errorf("bob retrieves alice's memory: %d %s", code, body)
+	}
+	for name, bearer := range map[string]string{
+		"forged":  token("alice", strings.Repeat("x", 32), time.Now().Add(time.Hour)),
+		"expired": token("alice", secret, time.Now().Add(-time.Hour)),
+		"none":    "",
+	} {
+		if code, body := do("/v1/retrieve", `{"collection":"m","text":"tea"}`, bearer); code != http.StatusUnauthorized {
+			t.Errorf("%s token: %d %s", name, code, body)
+		}
 	}
 }
