@@ -65,6 +65,12 @@ type RecorderConfig struct {
 	Keys memory.Keys
 	// Timeout is the deadline of each write of a flush (default 10s).
 	Timeout time.Duration `koanf:"timeout"`
+	// SpoolFile, when set, is where totals still unwritten at Shutdown
+	// (the upstream down or hung through the grace period) are kept, to
+	// be written after the next Start. Put it on a persistent volume, and
+	// keep the replica id stable across restarts: totals spooled under
+	// another id are not loaded.
+	SpoolFile string `koanf:"spool_file"`
 
 	// Telemetry is where the recorder's logs, spans and metrics go; nil
 	// members record nothing.
@@ -286,6 +292,7 @@ func (r *Recorder) ReplicaID() string { return r.cfg.ReplicaID }
 // flush in progress, and accesses recorded while a server drains are still
 // flushed on time. Calls after the first, or after Shutdown, do nothing.
 func (r *Recorder) Start(ctx context.Context) error {
+	var err error
 	r.startOnce.Do(func() {
 		r.mu.Lock()
 		closed := r.closed
@@ -293,10 +300,15 @@ func (r *Recorder) Start(ctx context.Context) error {
 		if closed {
 			return
 		}
+		if r.cfg.SpoolFile != "" {
+			if err = r.unspool(ctx); err != nil {
+				return
+			}
+		}
 		r.wg.Add(1)
 		go r.loop(context.WithoutCancel(ctx))
 	})
-	return nil
+	return err
 }
 
 func (r *Recorder) loop(ctx context.Context) {
@@ -632,6 +644,24 @@ func (r *Recorder) write(ctx context.Context, it *flushItem) error {
 	return err
 }
 
+// flushUntil flushes, and flushes again what failed, until nothing is
+// pending or ctx ends (a context without a deadline: three tries): an
+// upstream that recovers within the grace period still gets every total.
+func (r *Recorder) flushUntil(ctx context.Context) error {
+	_, bounded := ctx.Deadline()
+	for try, wait := 1, 50*time.Millisecond; ; try, wait = try+1, min(2*wait, time.Second) {
+		err := r.Flush(ctx)
+		if err == nil || r.Pending() == 0 || ctx.Err() != nil || !bounded && try >= 3 {
+			return err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
 // Shutdown stops the flush loop (letting a flush in progress finish),
 // refuses further accesses and flushes what is pending, within ctx. It is
 // safe to call more than once; later calls return the first call's result.
@@ -642,9 +672,18 @@ func (r *Recorder) Shutdown(ctx context.Context) error {
 		r.mu.Unlock()
 		close(r.stop)
 		r.wg.Wait()
-		r.closeErr = r.Flush(ctx)
-		if n := r.Pending(); n > 0 {
-			r.log.ErrorContext(ctx, "access counts: unwritten at close, lost", "points", n)
+		r.closeErr = r.flushUntil(ctx)
+		if r.cfg.SpoolFile != "" {
+			n, err := r.spool()
+			switch {
+			case err != nil:
+				r.closeErr = errors.Join(r.closeErr, fmt.Errorf("rank: access spool: %w", err))
+				r.log.ErrorContext(ctx, "access counts: unwritten at close and not spooled, lost", "points", r.Pending(), "error", err)
+			case n > 0:
+				r.log.WarnContext(ctx, "access counts: unwritten at close, spooled for the next start", "points", n, "file", r.cfg.SpoolFile)
+			}
+		} else if n := r.Pending(); n > 0 {
+			r.log.ErrorContext(ctx, "access counts: unwritten at close, lost (set access.spool_file to keep them)", "points", n)
 		}
 		if r.reg != nil {
 			_ = r.reg.Unregister()

@@ -3,9 +3,13 @@ package rank_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -783,4 +787,78 @@ func TestRecorderBatchedFlush(t *testing.T) {
 			t.Errorf("retried total %d, want 3 (stored 2 + 1)", got)
 		}
 	})
+}
+
+// TestRecorderSpool: totals the upstream would not take by the end of
+// Shutdown's grace are spooled to a file and written after the next
+// Start, by the same replica id only; an upstream that recovers within the
+// grace period gets them at once.
+func TestRecorderSpool(t *testing.T) {
+	spool := filepath.Join(t.TempDir(), "access.spool")
+	hung := &fakePayloads{block: make(chan struct{})} // never answers
+	rec := newRecorder(t, hung, func(c *rank.RecorderConfig) { c.SpoolFile = spool; c.Timeout = time.Second })
+	_ = rec.Start(context.Background())
+	recordAll(rec, concat(repeat(3, access{id: 1}), repeat(2, access{id: 7, stored: 40}))...)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := rec.Shutdown(ctx); err == nil {
+		t.Error("Shutdown with a hung upstream returned nil")
+	}
+	if _, err := os.Stat(spool); err != nil {
+		t.Fatalf("nothing spooled: %v", err)
+	}
+
+	// Another replica id leaves the file's totals alone (they would count
+	// twice under its key).
+	other := &fakePayloads{}
+	rec2 := newRecorder(t, other, func(c *rank.RecorderConfig) { c.SpoolFile = spool + ".other"; c.ReplicaID = "b" })
+	if err := os.Link(spool, spool+".other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec2.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec2.Flush(context.Background()); err != nil || len(other.totals()) != 0 {
+		t.Errorf("replica b wrote replica a's totals: %v %v", other.totals(), err)
+	}
+
+	up := &fakePayloads{}
+	rec3 := newRecorder(t, up, func(c *rank.RecorderConfig) { c.SpoolFile = spool })
+	if err := rec3.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(spool); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the spool file stays after it was loaded: %v", err)
+	}
+	recordAll(rec3, access{id: 1})
+	if err := rec3.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]int64{"mem/1": {"a": 4}, "mem/7": {"a": 42}}
+	if diff := cmp.Diff(want, up.totals()); diff != "" {
+		t.Errorf("totals after the restart (-want +got):\n%s", diff)
+	}
+
+	// An upstream back within the grace period: written, nothing spooled.
+	flaky := &fakePayloads{}
+	var calls atomic.Int32
+	flaky.fail = func(*qdrant.SetPayloadPoints) error {
+		if calls.Add(1) <= 2 {
+			return status.Error(codes.Unavailable, "down")
+		}
+		return nil
+	}
+	rec4 := newRecorder(t, flaky, func(c *rank.RecorderConfig) { c.SpoolFile = spool })
+	recordAll(rec4, access{id: 9})
+	ctx4, cancel4 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel4()
+	if err := rec4.Shutdown(ctx4); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if diff := cmp.Diff(map[string]map[string]int64{"mem/9": {"a": 1}}, flaky.totals()); diff != "" {
+		t.Errorf("totals (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(spool); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("spooled although written: %v", err)
+	}
 }
