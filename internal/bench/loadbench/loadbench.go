@@ -502,7 +502,13 @@ func (r Report) WriteTo(w io.Writer) (int64, error) {
 			}
 			return -1
 		}
-		fmt.Fprintf(&b, "pid %-7d RSS before %s, peak %s, after %s\n", pid, mib(at(r.Before)), mib(at(r.Peak)), mib(at(r.After)))
+		line := fmt.Sprintf("pid %-7d RSS before %s, peak %s, after %s", pid, mib(at(r.Before)), mib(at(r.Peak)), mib(at(r.After)))
+		if n := len(r.Samples); n >= 2 {
+			// Growth under load: the first second of the phase against its last.
+			line += fmt.Sprintf("; under load %s at %v, %s at %v", mib(at(r.Samples[0])), r.Samples[0].At.Round(time.Second),
+				mib(at(r.Samples[n-1])), r.Samples[n-1].At.Round(time.Second))
+		}
+		b.WriteString(line + "\n")
 	}
 	if r.Before.Goroutines >= 0 {
 		fmt.Fprintf(&b, "target goroutines before %d, peak %d, after %d\n", r.Before.Goroutines, r.Peak.Goroutines, r.After.Goroutines)
