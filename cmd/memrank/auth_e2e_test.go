@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -23,21 +21,7 @@ func TestEmbeddedStoreKeys(t *testing.T) {
 	}, "--demo", "--data", t.TempDir(), "--http", "127.0.0.1:0")
 	do := func(method, path, body, key string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, "http://"+httpAddr+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if key != "" {
-			req.Header.Set("api-key", key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return jsonRequest(t, method, "http://"+httpAddr+path, body, "api-key", key)
 	}
 	retrieve := `{"collection":"` + demo.Collection + `","text":"what editor does Dana use","limit":1}`
 	for _, tt := range []struct {

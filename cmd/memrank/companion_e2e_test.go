@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -30,18 +29,7 @@ func TestAuditCompanionReadOnly(t *testing.T) {
 	base := "http://" + httpAddr
 	do := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return jsonRequest(t, method, base+path, body)
 	}
 	code, before := do("POST", "/collections/"+audit+"/points/count", `{"exact":true}`)
 	if code != 200 {

@@ -96,16 +96,8 @@ func startServeEnv(t *testing.T, environ []string, args ...string) (httpAddr, gr
 
 func post(t *testing.T, url, body string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
+	code, b := jsonRequest(t, http.MethodPost, url, body)
+	return code, []byte(b)
 }
 
 // TestServeDemo runs `memrank serve --demo` on the embedded store and uses

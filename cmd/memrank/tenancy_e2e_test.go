@@ -52,21 +52,7 @@ func TestTenancyFailsClosed(t *testing.T) {
 	base := "http://" + httpAddr
 	do := func(method, path, body, key string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if key != "" {
-			req.Header.Set("api-key", key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return jsonRequest(t, method, base+path, body, "api-key", key)
 	}
 	if code, body := do("PUT", "/collections/tc", `{"vectors":{"size":4,"distance":"Cosine"}}`, "key-root"); code != 200 {
 		t.Fatalf("the administrator cannot create a collection: %d %s", code, body)
@@ -127,18 +113,10 @@ func TestTenancyJWT(t *testing.T) {
 	}
 	do := func(path, body, bearer string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", "http://"+httpAddr+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
 		if bearer != "" {
-			req.Header.Set("Authorization", "Bearer "+bearer)
+			bearer = "Bearer " + bearer
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return jsonRequest(t, "POST", "http://"+httpAddr+path, body, "Authorization", bearer)
 	}
 	alice, bob := token("alice", secret, time.Now().Add(time.Hour)), token("bob", secret, time.Now().Add(time.Hour))
 	if code, body := do("/v1/observe", `{"collection":"m","text":"Alice likes tea"}`, alice); code != 200 {
@@ -159,4 +137,30 @@ func TestTenancyJWT(t *testing.T) {
 			t.Errorf("%s token: %d %s", name, code, body)
 		}
 	}
+}
+
+// jsonRequest sends a JSON request to base+path with headers (name, value
+// pairs; an empty value is left out) and returns the status and body.
+func jsonRequest(t *testing.T, method, url, body string, headers ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] != "" {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
 }
