@@ -1,12 +1,17 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/memrank/memrank/internal/importer"
 )
@@ -39,9 +44,12 @@ printed (--output json for a JSON object).
 Progress is recorded in a state file (FILE.jsonl.progress, or --state): the last line
 acknowledged, rewritten every 100 lines or every second and at the end. When the write
 path fails (the upstream or the server is down, a timeout, an interrupt) the import stops
-with status 1, and --resume continues after the last acknowledged line. Lines
-acknowledged after the last state write are offered again on resume: give each
-observation an observation_id to make that a no-op.
+with status 1 and prints the command that continues it: the same flags (the API key as a
+placeholder) and --resume, which continues after the last acknowledged line. The state
+file records where the import writes (the memrank or store, tenant, the key's fingerprint,
+the collection): a resume that would write anywhere else is refused. Lines acknowledged
+after the last state write are offered again on resume: give each observation an
+observation_id to make that a no-op.
 
 A progress bar is shown on stderr when it is a terminal (not with --quiet or --output
 json). --check only validates the lines: nothing is written, and no write path is needed.
@@ -92,7 +100,12 @@ func runImport(cmd *cobra.Command, e *env, open openObserverFunc, o *importOptio
 	if cfg.StatePath == "" {
 		cfg.StatePath = path + ".progress"
 	}
-	start, err := importStart(e, o, cfg.StatePath, fi.Size())
+	if !o.check {
+		if cfg.Target, err = importTarget(e, cmd, o); err != nil {
+			return err
+		}
+	}
+	start, err := importStart(e, o, cfg.StatePath, fi.Size(), cfg.Target)
 	if err != nil {
 		return err
 	}
@@ -122,12 +135,8 @@ func runImport(cmd *cobra.Command, e *env, open openObserverFunc, o *importOptio
 			return runErr
 		}
 		fmt.Fprintf(e.stderr, "%s:%d: %v\n", path, se.Line, se.Err)
-		resume := "memrank import --resume"
-		if o.state != "" {
-			resume += " --state " + o.state
-		}
 		fmt.Fprintf(e.stderr, "memrank: import stopped at line %d: the write path failed. Lines up to %d are acknowledged in %s; "+
-			"once the cause is fixed, continue with: %s %s\n", se.Line, sum.LastLine, cfg.StatePath, resume, path)
+			"once the cause is fixed, continue with: %s\n", se.Line, sum.LastLine, cfg.StatePath, resumeCommand(cmd, path))
 	}
 	if o.output == "json" {
 		err = sum.WriteJSON(e.stdout)
@@ -151,7 +160,7 @@ func runImport(cmd *cobra.Command, e *env, open openObserverFunc, o *importOptio
 // --resume, else at the top (saying so when the state file records an
 // earlier import, which this one will overwrite). --check reads from the
 // top and writes no state.
-func importStart(e *env, o *importOptions, statePath string, size int64) (importer.State, error) {
+func importStart(e *env, o *importOptions, statePath string, size int64, target string) (importer.State, error) {
 	if o.check {
 		return importer.State{}, nil
 	}
@@ -168,6 +177,77 @@ func importStart(e *env, o *importOptions, statePath string, size int64) (import
 		return st, usageError{fmt.Errorf("--resume: no state file %s (nothing to resume; run without --resume, or give --state)", statePath)}
 	case err != nil:
 		return st, usageError{fmt.Errorf("--resume: %w", err)}
+	case st.Target != "" && st.Target != target:
+		return st, usageError{fmt.Errorf("--resume: %s records an import into %s, but this command writes into %s: "+
+			"resume with the original command's flags (the hint printed when it stopped)", statePath, st.Target, target)}
 	}
 	return st, nil
+}
+
+// importTarget describes where an import writes, for the state file: the
+// running memrank (--url) or the in-process upstream, the tenant, the API
+// key's fingerprint (never the key) and the collection the flags give.
+func importTarget(e *env, cmd *cobra.Command, o *importOptions) (string, error) {
+	w := &o.write
+	var parts []string
+	if w.url != "" {
+		parts = append(parts, "memrank at "+strings.TrimRight(w.url, "/"))
+	} else {
+		c, err := e.loadConfig(cmd.Flags(), writeFlagKeys)
+		if err != nil {
+			return "", err
+		}
+		if c.Upstream.GRPC != "" {
+			parts = append(parts, "Qdrant at "+c.Upstream.GRPC+" (in process)")
+		} else {
+			dir, err := filepath.Abs(c.Store.DataDir)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, "the embedded store in "+dir+" (in process)")
+		}
+	}
+	if w.tenant != "" {
+		parts = append(parts, "tenant "+w.tenant)
+	}
+	if w.apiKey != "" {
+		sum := sha256.Sum256([]byte(w.apiKey))
+		parts = append(parts, "api key sha256:"+hex.EncodeToString(sum[:6]))
+	}
+	if o.collection != "" {
+		parts = append(parts, "collection "+o.collection)
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+// resumeCommand is the command that continues an import: the original
+// one's flags as given (an API key as a placeholder: it is not printed),
+// with --resume.
+func resumeCommand(cmd *cobra.Command, path string) string {
+	words := []string{"memrank", "import"}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "resume":
+			return
+		case "api-key":
+			words = append(words, "--api-key", "<your key>")
+			return
+		}
+		if f.Value.Type() == "bool" {
+			words = append(words, "--"+f.Name+"="+f.Value.String())
+			return
+		}
+		words = append(words, "--"+f.Name, shellQuote(f.Value.String()))
+	})
+	return strings.Join(append(words, "--resume", shellQuote(path)), " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

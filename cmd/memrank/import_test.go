@@ -189,7 +189,7 @@ func TestImportInterruptStops(t *testing.T) {
 	path := writeTemp(t, "obs.jsonl", `{"collection":"c","text":"a"}`+"\n"+`{"collection":"c","text":"b"}`+"\n")
 	fo := &fakeObserver{answer: decideByText(map[string]error{"b": fmt.Errorf("dedup: embed: %w", context.Canceled)}, nil)}
 	r := execute(t, importWith(&fakeOpen{ob: fo}), "", nil, "--state", filepath.Join(t.TempDir(), "st.json"), path)
-	if r.code != 1 || !strings.Contains(r.stderr, "--resume --state ") {
+	if r.code != 1 || !strings.Contains(r.stderr, "continue with: memrank import --state ") || !strings.Contains(r.stderr, " --resume ") {
 		t.Errorf("exit %d: %s", r.code, r.stderr)
 	}
 	if r := execute(t, importWith(&fakeOpen{ob: fo}), "", nil, "--state", filepath.Join(t.TempDir(), "other"), "--resume", path); r.code != 2 {
@@ -297,13 +297,18 @@ func TestImportRemote(t *testing.T) {
 	if st := readState(t, path+".progress"); st.Line != 3 {
 		t.Errorf("state %+v", st)
 	}
-	// A resume goes on at line 4 with the server back.
-	srv2 := &observeServer{t: t}
-	ts2 := httptest.NewServer(srv2)
-	defer ts2.Close()
-	r = execute(t, newImportCmd, "", nil, "--url", ts2.URL, "--collection", "notes", "--resume", path)
-	if r.code != 0 || srv2.calls.Load() != 2 || srv2.got[0].Text != "t4" || srv2.got[1].Text != "t5" {
-		t.Errorf("exit %d, %d calls: %s", r.code, srv2.calls.Load(), r.stderr)
+	// A resume with the printed command goes on at line 4 with the server
+	// back (it answers 200 from its fifth call on); the same command with
+	// another key is another target, refused.
+	if !strings.Contains(r.stderr, "continue with: memrank import --api-key <your key> --collection notes --url "+ts.URL+" --resume "+path) {
+		t.Errorf("the hint does not repeat the command:\n%s", r.stderr)
+	}
+	if r := execute(t, newImportCmd, "", nil, "--url", ts.URL, "--api-key", "other", "--collection", "notes", "--resume", path); r.code != 2 {
+		t.Errorf("a resume with another key: exit %d: %s", r.code, r.stderr)
+	}
+	r = execute(t, newImportCmd, "", nil, "--url", ts.URL, "--api-key", "k", "--collection", "notes", "--resume", path)
+	if r.code != 0 || srv.calls.Load() != 6 || srv.got[4].Text != "t4" || srv.got[5].Text != "t5" {
+		t.Errorf("exit %d, %d calls: %s", r.code, srv.calls.Load(), r.stderr)
 	}
 	if !strings.HasPrefix(r.stdout, "imported "+path+" after line 3: 2 lines read, 2 applied") {
 		t.Errorf("summary %q", r.stdout)

@@ -48,6 +48,9 @@ type Config struct {
 	StatePath string
 	// Collection fills the lines that name none.
 	Collection string
+	// Target describes where the import writes; it is kept in the state
+	// file, for a resume to check.
+	Target string
 	// Check only validates the lines: nothing is offered or saved.
 	Check bool
 	// Errors receives each bad line as PATH:N: reason.
@@ -117,7 +120,7 @@ func (im *Importer) Run(ctx context.Context, f io.ReadSeeker, start State) (Summ
 	if err != nil {
 		abs = c.Path
 	}
-	im.state = State{File: abs, Line: start.Line, Offset: start.Offset}
+	im.state = State{File: abs, Target: im.cfg.Target, Line: start.Line, Offset: start.Offset}
 	im.lastSaved = c.Now()
 	im.progress()
 	br := bufio.NewReaderSize(f, 64<<10)

@@ -12,7 +12,11 @@ import (
 // State is the state file: the last acknowledged line and the byte offset
 // just after it, so that a resume seeks straight there.
 type State struct {
-	File      string    `json:"file"`
+	File string `json:"file"`
+	// Target says where the import writes (the memrank or store, the
+	// tenant, a key's fingerprint, the collection): a resume must write to
+	// the same place.
+	Target    string    `json:"target,omitempty"`
 	Line      int       `json:"line"`
 	Offset    int64     `json:"offset"`
 	UpdatedAt time.Time `json:"updated_at"`
