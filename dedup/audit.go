@@ -97,9 +97,26 @@ func mismatch(coll, had string, hadDims int, want string, wantDims int) error {
 	if want == callerSupplied {
 		want = "caller-supplied vectors"
 	}
-	return fmt.Errorf("%w: collection %s holds %s of %d dimensions; this write has %s of %d",
-		ErrEmbedderMismatch, coll, had, hadDims, want, wantDims)
+	return &MismatchError{Collection: coll, Had: had, HadDims: hadDims, Want: want, WantDims: wantDims}
 }
+
+// MismatchError is a write with another embedder than the collection's
+// (an ErrEmbedderMismatch). Its text names both, for the caller: models
+// and dimensions are configuration, not secrets.
+type MismatchError struct {
+	Collection string
+	Had, Want  string // embedder models ("caller-supplied vectors" for none)
+	HadDims    int
+	WantDims   int
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("collection %s was written with %s (%d dimensions); this write uses %s (%d dimensions): "+
+		"write it with that embedder, or use another collection", e.Collection, e.Had, e.HadDims, e.Want, e.WantDims)
+}
+
+// Is makes a MismatchError an ErrEmbedderMismatch.
+func (e *MismatchError) Is(target error) bool { return target == ErrEmbedderMismatch }
 
 func (e *Engine) ensureMemories(ctx context.Context, coll string, dims int, model string) error {
 	exists, err := e.store.CollectionExists(ctx, coll)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -264,14 +267,14 @@ func (e *Engine) prepare(obs Observation) (observation, bool, error) {
 		src = scoring.SourceWeakInference
 	}
 	if o.sourceName, o.ev.Source, ok = memory.ParseSource(src, p.SourceLevels); !ok {
-		return o, false, &InputError{Field: "source", Reason: fmt.Sprintf("unknown source level %q", truncate(obs.Source))}
+		return o, false, &InputError{Field: "source", Reason: fmt.Sprintf("unknown source level %q (known: %s)", truncate(obs.Source), strings.Join(slices.Sorted(maps.Keys(p.SourceLevels)), ", "))}
 	}
 	typ := obs.MemoryType
 	if typ == "" {
 		typ = scoring.TypeFact
 	}
 	if o.typeName, o.ev.Type, ok = memory.ParseType(typ, p.TypePriors); !ok {
-		return o, false, &InputError{Field: "memory_type", Reason: fmt.Sprintf("unknown memory type %q", truncate(obs.MemoryType))}
+		return o, false, &InputError{Field: "memory_type", Reason: fmt.Sprintf("unknown memory type %q (known: %s)", truncate(obs.MemoryType), strings.Join(slices.Sorted(maps.Keys(p.TypePriors)), ", "))}
 	}
 	o.grounding = scoring.GroundingSupported
 	if obs.Grounding != "" {

@@ -156,7 +156,7 @@ var (
 	ErrNotFound = errors.New("dedup: not found")
 	// ErrEmbedderMismatch: the collection was written with another embedder
 	// model or dimension.
-	ErrEmbedderMismatch = errors.New("dedup: embedder mismatch")
+	ErrEmbedderMismatch = errors.New("embedder mismatch")
 )
 
 // InputError is an observation the write path refuses: Field names the bad

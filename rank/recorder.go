@@ -672,7 +672,10 @@ func (r *Recorder) Shutdown(ctx context.Context) error {
 		r.mu.Unlock()
 		close(r.stop)
 		r.wg.Wait()
+		pending, written := r.Pending(), r.stats.written.Load()
 		r.closeErr = r.flushUntil(ctx)
+		r.log.InfoContext(ctx, "access counts: final flush", "points", pending, "written", r.stats.written.Load()-written,
+			"unwritten", r.Pending())
 		if r.cfg.SpoolFile != "" {
 			n, err := r.spool()
 			switch {

@@ -366,12 +366,28 @@ func (s *stack) announce(w io.Writer, httpAddr, grpcAddr net.Addr, demoLoaded bo
 	fmt.Fprintf(w, "memrank: serving %s\n", s.upstreamName)
 	fmt.Fprintf(w, "memrank: http %s (Qdrant REST API, /v1/retrieve, /v1/observe, /metrics), grpc %s (Qdrant gRPC API), replica %s\n",
 		httpAddr, grpcAddr, s.replicaID)
+	fmt.Fprintf(w, "memrank: %s\n", tenancyLine(s.cfg.Tenancy))
 	if demoLoaded {
 		fmt.Fprintf(w, "memrank: try:\n  curl -s %s/v1/retrieve -H 'content-type: application/json' \\\n    -d '{\"collection\": \"%s\", \"text\": \"%s\", \"limit\": 3}'\n",
 			localURL(httpAddr), demo.Collection, exampleQuestion())
 	}
 	s.tel.Settings().Logger.Info("serving", "http", httpAddr.String(), "grpc", grpcAddr.String(),
-		"upstream", s.upstreamName, "replica_id", s.replicaID)
+		"upstream", s.upstreamName, "replica_id", s.replicaID, "tenancy", tenancyLine(s.cfg.Tenancy))
+}
+
+// tenancyLine says whether requests are scoped to tenants, and how.
+func tenancyLine(c tenancy.Config) string {
+	if c.Key == "" {
+		return "tenancy off: every caller sees every memory"
+	}
+	from := "the " + c.Header + " header (trusted: keep memrank behind a gateway that sets it)"
+	switch {
+	case len(c.APIKeys) > 0:
+		from = fmt.Sprintf("%d API keys", len(c.APIKeys))
+	case c.JWT.Enabled():
+		from = "the " + c.JWT.Claim + " claim of verified tokens"
+	}
+	return fmt.Sprintf("tenancy on: payload key %s, tenants from %s, %d administrator keys", c.Key, from, len(c.AdminAPIKeys))
 }
 
 // nativeRoutes are the native API's paths on the shared mux; /readyz is

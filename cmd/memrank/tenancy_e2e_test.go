@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/memrank/memrank/tenancy"
 )
 
 // recorderREST is Qdrant's REST API as a test sees it: every request that
@@ -163,4 +165,24 @@ func jsonRequest(t *testing.T, method, url, body string, headers ...string) (int
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(b)
+}
+
+// TestTenancyLine: serve says at start whether tenancy is on, and how.
+func TestTenancyLine(t *testing.T) {
+	for _, tt := range []struct {
+		c    tenancy.Config
+		want string
+	}{
+		{tenancy.Config{}, "tenancy off: every caller sees every memory"},
+		{tenancy.Config{Key: "user_id", APIKeys: map[string]string{"k1": "a", "k2": "b"}, AdminAPIKeys: []string{"r"}},
+			"tenancy on: payload key user_id, tenants from 2 API keys, 1 administrator keys"},
+		{tenancy.Config{Key: "user_id", Header: "X-Tenant"},
+			"tenancy on: payload key user_id, tenants from the X-Tenant header (trusted: keep memrank behind a gateway that sets it), 0 administrator keys"},
+		{tenancy.Config{Key: "user_id", JWT: tenancy.JWTConfig{Claim: "sub"}},
+			"tenancy on: payload key user_id, tenants from the sub claim of verified tokens, 0 administrator keys"},
+	} {
+		if got := tenancyLine(tt.c); got != tt.want {
+			t.Errorf("tenancyLine = %q, want %q", got, tt.want)
+		}
+	}
 }

@@ -43,6 +43,9 @@ type Remote struct {
 func NewRemote(c RemoteConfig) (*Remote, error) {
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if !strings.Contains(c.URL, "://") {
+			return nil, fmt.Errorf("%q is not an http(s) URL: write it with its scheme, e.g. http://%s", c.URL, c.URL)
+		}
 		return nil, fmt.Errorf("%q is not an http(s) URL", c.URL)
 	}
 	return &Remote{

@@ -41,7 +41,11 @@ var refusals = []struct {
 func clientError(err error) error {
 	var ie *dedup.InputError
 	var ee *embedError
+	var me *dedup.MismatchError
 	switch {
+	case errors.As(err, &me):
+		// Both embedders named: models and dimensions are configuration.
+		return qdrantjson.Errorf(qdrantjson.ClassConflict, "%s", me.Error())
 	case errors.As(err, &ie):
 		// Its own text only: whatever wrapped it may name internals.
 		return qdrantjson.Errorf(qdrantjson.ClassBadRequest, "%s", ie.Error())

@@ -290,6 +290,8 @@ func TestWriteErrors(t *testing.T) {
 		{"unknown memory", fmt.Errorf("dedup: get 553f in memories_v2 shard 3: %w", dedup.ErrNotFound), 404, "Not found: no such memory or collection", "shard"},
 		{"embedder mismatch", fmt.Errorf("dedup: collection written with text-embedding-3-small:1536, have local:384: %w", dedup.ErrEmbedderMismatch),
 			409, "the collection was written with another embedder", "1536"},
+		{"embedder mismatch, named", fmt.Errorf("dedup: observe in /srv/x: %w", &dedup.MismatchError{Collection: "m", Had: "text-embedding-3-small", HadDims: 1536, Want: "memrank-local-hash-v1", WantDims: 384}),
+			409, "Conflict: collection m was written with text-embedding-3-small (1536 dimensions); this write uses memrank-local-hash-v1 (384 dimensions): write it with that embedder, or use another collection", "/srv/x"},
 		{"upstream down", status.Error(codes.Unavailable, "dial tcp 10.9.9.9:6334: refused"), 503, "the upstream is not reachable", "10.9.9.9"},
 		{"deadline", fmt.Errorf("dedup: %w", context.DeadlineExceeded), 408, "Timeout error", ""},
 		{"internal", errors.New("dedup: audit upsert: secret-host:6334 broke"), 500, "Service internal error", "secret-host"},
