@@ -2,6 +2,7 @@ package dedup_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -522,5 +523,20 @@ func TestConfirmWithoutAuditTrail(t *testing.T) {
 	}
 	if len(mv.Audit) != 1 || mv.Audit[0].Decision != dedup.DecisionConfirmed {
 		t.Errorf("audit %+v, want the one confirmation", mv.Audit)
+	}
+}
+
+// TestCreatedCollection: the observation that creates a collection says
+// so (a misspelt name shows at once); later ones do not.
+func TestCreatedCollection(t *testing.T) {
+	h := newHarness(t)
+	first := h.observe(t, dedup.Observation{Collection: "memories_typo", Text: "Dana was born in Lyon", Source: "direct"})
+	second := h.observe(t, dedup.Observation{Collection: "memories_typo", Text: "Dana runs on Sundays", Source: "direct"})
+	if !first.CreatedCollection || second.CreatedCollection {
+		t.Errorf("created_collection: first %v, second %v; want true, false", first.CreatedCollection, second.CreatedCollection)
+	}
+	b, err := json.Marshal(first)
+	if err != nil || !strings.Contains(string(b), `"created_collection":true`) {
+		t.Errorf("JSON %s, %v", b, err)
 	}
 }

@@ -43,7 +43,7 @@ type ensured struct {
 // checks) the embedder model that writes into it. embedded says whether
 // memrank embedded the text (false: the caller supplied the vector, and
 // only the dimension can be checked).
-func (e *Engine) ensure(ctx context.Context, coll string, dims int, embedded bool) error {
+func (e *Engine) ensure(ctx context.Context, coll string, dims int, embedded bool) (created bool, err error) {
 	model := callerSupplied
 	if embedded {
 		model = e.cfg.Embedder.Model()
@@ -52,42 +52,42 @@ func (e *Engine) ensure(ctx context.Context, coll string, dims int, embedded boo
 	got, ok := e.ensured[coll]
 	e.mu.Unlock()
 	if ok && got.dims == dims && (!embedded || got.model == model) {
-		return nil
+		return false, nil
 	}
 	if ok && got.dims != dims {
-		return mismatch(coll, got.model, got.dims, model, dims)
+		return false, mismatch(coll, got.model, got.dims, model, dims)
 	}
 	if ok && got.model != callerSupplied && got.model != model {
-		return mismatch(coll, got.model, got.dims, model, dims)
+		return false, mismatch(coll, got.model, got.dims, model, dims)
 	}
-	if err := e.ensureMemories(ctx, coll, dims, model); err != nil {
-		return err
+	if created, err = e.ensureMemories(ctx, coll, dims, model); err != nil {
+		return false, err
 	}
 	if err := e.ensureAudit(ctx, coll); err != nil {
-		return err
+		return false, err
 	}
 	rec, err := e.meta(ctx, coll)
 	if err != nil {
-		return err
+		return false, err
 	}
 	switch {
 	case rec != nil && rec.dims != dims:
-		return mismatch(coll, rec.model, rec.dims, model, dims)
+		return false, mismatch(coll, rec.model, rec.dims, model, dims)
 	case rec != nil && embedded && rec.model != callerSupplied && rec.model != model:
-		return mismatch(coll, rec.model, rec.dims, model, dims)
+		return false, mismatch(coll, rec.model, rec.dims, model, dims)
 	case rec == nil || (embedded && rec.model == callerSupplied):
 		wait := true
 		_, err := e.store.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: auditCollection(coll), Wait: &wait,
 			Points: []*qdrant.PointStruct{memory.EmbedderRecord{Model: model, Dimensions: dims, Collection: coll}.Point()}})
 		if err != nil {
-			return fmt.Errorf("dedup: record the embedder of %s: %w", coll, err)
+			return false, fmt.Errorf("dedup: record the embedder of %s: %w", coll, err)
 		}
 		rec = &ensured{dims: dims, model: model}
 	}
 	e.mu.Lock()
 	e.ensured[coll] = *rec
 	e.mu.Unlock()
-	return nil
+	return created, nil
 }
 
 func mismatch(coll, had string, hadDims int, want string, wantDims int) error {
@@ -118,10 +118,12 @@ func (e *MismatchError) Error() string {
 // Is makes a MismatchError an ErrEmbedderMismatch.
 func (e *MismatchError) Is(target error) bool { return target == ErrEmbedderMismatch }
 
-func (e *Engine) ensureMemories(ctx context.Context, coll string, dims int, model string) error {
+// ensureMemories makes the memory collection exist (created says it did
+// not) and checks its vectors.
+func (e *Engine) ensureMemories(ctx context.Context, coll string, dims int, model string) (created bool, err error) {
 	exists, err := e.store.CollectionExists(ctx, coll)
 	if err != nil {
-		return fmt.Errorf("dedup: look up collection %s: %w", coll, err)
+		return false, fmt.Errorf("dedup: look up collection %s: %w", coll, err)
 	}
 	if !exists {
 		err := e.store.CreateCollection(ctx, &qdrant.CreateCollection{
@@ -129,23 +131,24 @@ func (e *Engine) ensureMemories(ctx context.Context, coll string, dims int, mode
 			VectorsConfig:  qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: uint64(dims), Distance: qdrant.Distance_Cosine}),
 		})
 		if err != nil && status.Code(err) != codes.AlreadyExists {
-			return fmt.Errorf("dedup: create collection %s: %w", coll, err)
+			return false, fmt.Errorf("dedup: create collection %s: %w", coll, err)
 		}
+		created = err == nil
 	} else {
 		info, err := e.store.GetCollectionInfo(ctx, coll)
 		if err != nil {
-			return fmt.Errorf("dedup: read collection %s: %w", coll, err)
+			return false, fmt.Errorf("dedup: read collection %s: %w", coll, err)
 		}
 		params := info.GetConfig().GetParams().GetVectorsConfig().GetParams()
 		if params == nil {
-			return fmt.Errorf("%w: collection %s has named vectors; the write path writes the default vector", ErrEmbedderMismatch, coll)
+			return false, fmt.Errorf("%w: collection %s has named vectors; the write path writes the default vector", ErrEmbedderMismatch, coll)
 		}
 		if int(params.GetSize()) != dims {
-			return mismatch(coll, "vectors", int(params.GetSize()), model, dims)
+			return false, mismatch(coll, "vectors", int(params.GetSize()), model, dims)
 		}
-		return e.index(ctx, coll, e.missing(info.GetPayloadSchema(), e.memoryIndexes())...)
+		return false, e.index(ctx, coll, e.missing(info.GetPayloadSchema(), e.memoryIndexes())...)
 	}
-	return e.index(ctx, coll, e.memoryIndexes()...)
+	return created, e.index(ctx, coll, e.memoryIndexes()...)
 }
 
 // memoryIndexes are the keyword indexes the look-ups filter on.

@@ -351,7 +351,8 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 	}
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	if err := e.ensure(ctx, obs.Collection, len(vec), obs.Vector == nil); err != nil {
+	created, err := e.ensure(ctx, obs.Collection, len(vec), obs.Vector == nil)
+	if err != nil {
 		return Outcome{}, err
 	}
 	w := &write{e: e, o: o, vec: vec, coll: obs.Collection, tenant: obs.Tenant}
@@ -385,6 +386,7 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 	if err := w.commit(ctx); err != nil {
 		return Outcome{}, err
 	}
+	w.out.CreatedCollection = created
 	return w.out, nil
 }
 

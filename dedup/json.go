@@ -58,6 +58,9 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 	}
 	b = append(b, `,"replayed":`...)
 	b = strconv.AppendBool(b, o.Replayed)
+	if o.CreatedCollection {
+		b = append(b, `,"created_collection":true`...)
+	}
 	return append(b, '}'), nil
 }
 

@@ -96,6 +96,9 @@ type Outcome struct {
 	// Replayed is true when the observation_id had been seen before: the
 	// earlier outcome is returned and nothing changed.
 	Replayed bool `json:"replayed"`
+	// CreatedCollection is true when this observation created the
+	// collection (and its audit companion): a misspelt name shows here.
+	CreatedCollection bool `json:"created_collection,omitempty"`
 }
 
 // AuditRecord is one confidence change of one memory (DESIGN section 6),

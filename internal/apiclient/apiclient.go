@@ -82,6 +82,9 @@ func FormatOutcome(o dedup.Outcome) string {
 	}
 	fmt.Fprintf(&b, " %s confidence=%s observations=%d tier=%d", o.MemoryID,
 		strconv.FormatFloat(o.Confidence, 'f', 3, 64), o.Observations, o.Tier)
+	if o.CreatedCollection {
+		b.WriteString(" created_collection")
+	}
 	if j := o.Judge; j != nil {
 		switch {
 		case j.Fallback != "":
