@@ -34,6 +34,14 @@ type work struct {
 	inBand    []bool
 	decision  []GuardDecision
 	countable bool
+	// dropped are the candidates gate left out, by index, with why.
+	dropped []droppedSeq
+	preGate []int
+}
+
+type droppedSeq struct {
+	seq    int
+	reason string
 }
 
 // resize returns s with length n, keeping the backing array (and so the
@@ -111,18 +119,36 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 	gctx, st := r.startStage(ctx, stageGate)
 	kept := w.scores[:0]
 	var excluded [len(exclusionReasons)]int64
+	w.dropped = w.dropped[:0]
 	for _, s := range w.scores {
 		m := &w.mems[s.Seq]
 		if m.Exclusion(s) != "" {
-			excluded[exclusionReason(m, s)]++
+			reason := exclusionReason(m, s)
+			excluded[reason]++
+			w.dropped = append(w.dropped, droppedSeq{s.Seq, exclusionReasons[reason]})
 			continue
 		}
 		kept = append(kept, s)
 	}
 	nExcluded := len(w.scores) - len(kept)
 	before := len(kept)
+	w.preGate = w.preGate[:0]
+	for _, s := range kept {
+		w.preGate = append(w.preGate, s.Seq)
+	}
 	kept, fallback := r.params.GateRetrieval(kept)
 	drops := before - len(kept)
+	if drops > 0 {
+		stays := make(map[int]bool, len(kept))
+		for _, s := range kept {
+			stays[s.Seq] = true
+		}
+		for _, seq := range w.preGate {
+			if !stays[seq] {
+				w.dropped = append(w.dropped, droppedSeq{seq, "below_gate"})
+			}
+		}
+	}
 	for reason, n := range excluded {
 		if n > 0 {
 			r.metrics.exclusions.Add(gctx, n, r.metrics.exclusionAttrs[reason])

@@ -399,6 +399,7 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 
 	_, st = r.startStage(ctx, stageRank)
 	returnedScores(w, leaders)
+	all := leaders
 	lo := min(offset, uint64(len(leaders)))
 	hi := lo + min(limit, uint64(len(leaders))-lo)
 	leaders = leaders[lo:hi]
@@ -417,9 +418,26 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 			r.record(req.GetCollectionName(), w, &leaders[i], points)
 		}
 	}
+	res.Dropped = dropped(w, all, points)
 	r.endStage(ctx, st, attrResults.Int(len(leaders)))
 	span.SetAttributes(attrResults.Int(len(leaders)))
 	return res, nil
+}
+
+// dropped lists what the gate left out and what was folded into another
+// candidate (whether that one was returned or fell past the limit).
+func dropped(w *work, leaders []leader, points []*qdrant.ScoredPoint) []Dropped {
+	var out []Dropped
+	for _, d := range w.dropped {
+		out = append(out, Dropped{ID: points[d.seq].GetId(), Reason: d.reason, BaseScore: w.bases[d.seq]})
+	}
+	for i := range leaders {
+		into := points[leaders[i].score.Seq].GetId()
+		for _, seq := range leaders[i].folded {
+			out = append(out, Dropped{ID: points[seq].GetId(), Reason: "folded", Into: into, BaseScore: w.bases[seq]})
+		}
+	}
+	return out
 }
 
 // passQuery sends the caller's request unchanged, in one upstream call.

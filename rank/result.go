@@ -30,6 +30,20 @@ type Result struct {
 	// Shadow compares the store's answer with memrank's, in ModeShadow
 	// (nil otherwise, or when this query was not sampled).
 	Shadow *ShadowReport
+	// Dropped are the candidates left out of the answer and why, so that
+	// a query for 3 that returns 2 says what became of the rest: excluded
+	// (superseded, not_retrievable, archived, decay_floor), below_gate,
+	// folded into another result; candidates past the limit are not
+	// listed.
+	Dropped []Dropped
+}
+
+// Dropped is one candidate left out of an answer.
+type Dropped struct {
+	ID        *qdrant.PointId
+	Reason    string
+	Into      *qdrant.PointId // the result it was folded into (folded only)
+	BaseScore float64
 }
 
 // GroupsResult is a ranked answer to a grouped query.

@@ -92,7 +92,31 @@ func Write(w io.Writer, r *native.RetrieveResponse, textKey string) error {
 			fmt.Fprintf(w, "%s: problem: %s\n", res.ID, p)
 		}
 	}
+	writeDropped(w, r.Dropped)
 	return nil
+}
+
+// writeDropped is the footer of what the answer left out, by reason.
+func writeDropped(w io.Writer, dropped []native.DroppedCandidate) {
+	if len(dropped) == 0 {
+		return
+	}
+	byReason := map[string][]string{}
+	var reasons []string
+	for _, d := range dropped {
+		if _, ok := byReason[d.Reason]; !ok {
+			reasons = append(reasons, d.Reason)
+		}
+		s := d.ID.String()
+		if d.Into != nil {
+			s += " into " + d.Into.String()
+		}
+		byReason[d.Reason] = append(byReason[d.Reason], s)
+	}
+	fmt.Fprintf(w, "left out: %d candidates\n", len(dropped))
+	for _, r := range reasons {
+		fmt.Fprintf(w, "  %s (%d): %s\n", r, len(byReason[r]), strings.Join(byReason[r], ", "))
+	}
 }
 
 func num(f native.Float, prec int) string {

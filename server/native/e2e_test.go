@@ -510,3 +510,31 @@ func TestDemoReadmeCurls(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoDropped: an answer says what it left out and why: the demo's
+// editor question folds a restatement into 1001 and gates weak memories.
+func TestDemoDropped(t *testing.T) {
+	env := newDemoEnv(t)
+	resp := env.retrieve(t, `{"collection":"dana_memories","text":"what editor does Dana use","limit":3}`)
+	reasons := map[string]int{}
+	folded := false
+	for _, d := range resp.Dropped {
+		reasons[d.Reason]++
+		if d.Reason == "folded" && d.Into != nil && d.Into.String() == "1001" {
+			folded = true
+		}
+		switch d.Reason {
+		case "superseded", "not_retrievable", "archived", "decay_floor", "below_gate", "folded":
+		default:
+			t.Errorf("unknown reason %q", d.Reason)
+		}
+		for _, r := range resp.Result {
+			if r.ID == d.ID {
+				t.Errorf("%s is both returned and dropped", d.ID)
+			}
+		}
+	}
+	if !folded || reasons["below_gate"] == 0 {
+		t.Errorf("dropped %+v: want a restatement folded into 1001 and gated memories", resp.Dropped)
+	}
+}

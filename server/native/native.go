@@ -369,6 +369,7 @@ func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadat
 		Detection:   s.detectionRule(res),
 		Guard:       newGuardReport(res),
 		Shadow:      newShadowReport(res.Shadow),
+		Dropped:     newDropped(res),
 	}, nil
 }
 

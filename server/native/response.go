@@ -39,6 +39,35 @@ type RetrieveResponse struct {
 	// Shadow compares the store's answer (the results) with memrank's, in
 	// shadow mode (null otherwise).
 	Shadow *ShadowReport `json:"shadow,omitempty"`
+	// Dropped are the candidates left out and why: superseded,
+	// not_retrievable, archived, decay_floor, below_gate, folded (into a
+	// result). Candidates past the limit are not listed. Null when the
+	// answer was not re-ranked.
+	Dropped []DroppedCandidate `json:"dropped"`
+}
+
+// DroppedCandidate is a candidate left out of a re-ranked answer.
+type DroppedCandidate struct {
+	ID        PointID  `json:"id"`
+	Reason    string   `json:"reason"`
+	Into      *PointID `json:"into,omitempty"` // the result it was folded into
+	BaseScore Float    `json:"base_score"`
+}
+
+func newDropped(res *rank.Result) []DroppedCandidate {
+	if !res.Reranked {
+		return nil
+	}
+	out := make([]DroppedCandidate, 0, len(res.Dropped))
+	for _, d := range res.Dropped {
+		c := DroppedCandidate{ID: NewPointID(d.ID), Reason: d.Reason, BaseScore: Float(d.BaseScore)}
+		if d.Into != nil {
+			into := NewPointID(d.Into)
+			c.Into = &into
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // GuardReport is the relevance guard of one query: results whose base score
