@@ -34,7 +34,8 @@ const (
 
 // Progress is what an import needs of a progress display.
 type Progress interface {
-	Set64(n int64) error
+	// Update reports the bytes read so far and the last line offered.
+	Update(offset int64, line int) error
 	Clear() error
 }
 
@@ -235,7 +236,7 @@ func (im *Importer) ack(line int, n int64) error {
 
 func (im *Importer) progress() {
 	if im.cfg.Progress != nil {
-		_ = im.cfg.Progress.Set64(im.state.Offset)
+		_ = im.cfg.Progress.Update(im.state.Offset, im.state.Line)
 	}
 }
 

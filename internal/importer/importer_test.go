@@ -283,8 +283,8 @@ type fakeProgress struct {
 	clears int
 }
 
-func (p *fakeProgress) Set64(n int64) error { p.at = append(p.at, n); return nil }
-func (p *fakeProgress) Clear() error        { p.clears++; return nil }
+func (p *fakeProgress) Update(n int64, _ int) error { p.at = append(p.at, n); return nil }
+func (p *fakeProgress) Clear() error                { p.clears++; return nil }
 
 // TestRunStateUpdates: the state file follows the acknowledged lines,
 // every SaveEvery lines or SaveInterval, whichever comes first.
@@ -511,5 +511,20 @@ func TestSummaryText(t *testing.T) {
 				t.Errorf("JSON round trip (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestProgressBar: the bar says the line and the observations per second,
+// not bytes.
+func TestProgressBar(t *testing.T) {
+	var b bytes.Buffer
+	bar := NewProgressBar(&b, "/tmp/obs.jsonl", 1000)
+	for i, off := range []int64{0, 400, 1000} {
+		if err := bar.Update(off, i+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := b.String(); !strings.Contains(out, "importing obs.jsonl: line ") || !strings.Contains(out, "obs/s") || strings.Contains(out, "kB") {
+		t.Errorf("bar %q", out)
 	}
 }
