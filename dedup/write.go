@@ -761,6 +761,8 @@ func (w *write) commit(ctx context.Context) error {
 	ctx, span := w.e.tracer.Start(ctx, "dedup.write", trace.WithAttributes(
 		attribute.Int("memrank.memories", len(w.touched)), attribute.Int("memrank.audit_records", len(w.audit))))
 	defer span.End()
+	// The outcome says the confidence as it is stored (memory.RoundConfidence).
+	w.out.Confidence = memory.RoundConfidence(w.out.Confidence)
 	for i := range w.audit {
 		w.audit[i].Decision = w.out.Decision
 	}

@@ -706,7 +706,7 @@ func (c *Codec) Encode(m *Memory) map[string]*qdrant.Value {
 	set(FieldGrounding, qdrant.NewValueString(m.Grounding.String()))
 	set(FieldObservations, qdrant.NewValueInt(int64(m.Observations)))
 	if m.HasConfidence {
-		set(FieldConfidence, qdrant.NewValueDouble(m.Confidence))
+		set(FieldConfidence, qdrant.NewValueDouble(RoundConfidence(m.Confidence)))
 	}
 	if m.DecayCategory != "" {
 		set(FieldDecayCategory, qdrant.NewValueString(m.DecayCategory))
@@ -789,4 +789,14 @@ func (c *Codec) Inputs(m *Memory) scoring.Inputs {
 	in.Grounding = m.Grounding
 	in.Confidence, in.HasConfidence = m.Confidence, m.HasConfidence
 	return in
+}
+
+// RoundConfidence is a confidence as stored and shown: to 1e-9, so that
+// the float error of the formula's sums (0.6699999999999999) does not
+// show, while every decision stays as computed.
+func RoundConfidence(c float64) float64 {
+	if math.IsNaN(c) || math.IsInf(c, 0) {
+		return c
+	}
+	return math.Round(c*1e9) / 1e9
 }

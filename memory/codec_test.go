@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -311,5 +312,24 @@ func TestInputs(t *testing.T) {
 	u := mustJSON(t, c, `{"text": "foreign", "created_at": "2026-01-01T00:00:00Z"}`)
 	if in := c.Inputs(&u); !in.Unscored || in.HalfLife != 90 || in.LastObserved.IsZero() {
 		t.Errorf("unscored inputs: %+v", in)
+	}
+}
+
+func TestRoundConfidence(t *testing.T) {
+	for _, tt := range []struct {
+		in   float64
+		want string
+	}{
+		{0.6699999999999999, "0.67"},
+		{0.5493767781700718, "0.549376778"},
+		{0.99, "0.99"},
+		{0, "0"},
+	} {
+		if got := strconv.FormatFloat(RoundConfidence(tt.in), 'g', -1, 64); got != tt.want {
+			t.Errorf("RoundConfidence(%v) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+	if !math.IsNaN(RoundConfidence(math.NaN())) {
+		t.Error("NaN changed")
 	}
 }
