@@ -34,7 +34,7 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 	b = appendFloat(b, o.Confidence)
 	b = append(b, `,"observations":`...)
 	b = strconv.AppendInt(b, int64(o.Observations), 10)
-	b = append(b, `,"tier":`...)
+	b = append(b, `,"dedup_tier":`...)
 	b = strconv.AppendInt(b, int64(o.Tier), 10)
 	b = append(b, `,"judge":`...)
 	b = appendJudge(b, o.Judge)
@@ -71,11 +71,15 @@ func (o *Outcome) UnmarshalJSON(data []byte) error {
 	var v struct {
 		tagged
 		Confidence json.RawMessage `json:"confidence"` // shadows tagged's: it may be null
+		OldTier    *int            `json:"tier"`       // outcomes audited before dedup_tier
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
 	}
 	*o = Outcome(v.tagged)
+	if v.OldTier != nil && o.Tier == 0 {
+		o.Tier = *v.OldTier
+	}
 	switch c := string(v.Confidence); c {
 	case "":
 	case "null":

@@ -33,14 +33,14 @@ func TestOutcomeJSON(t *testing.T) {
 			Observations: 3, Tier: 3, Judge: &JudgeInfo{Verdict: "same", Cached: true, Reason: "both say <Neovim> & vim"},
 			Superseded: "7", Merged: []string{"1002", "1003"}, Reason: "r", Replayed: true},
 			`{"decision":"independent","memory_id":"553f9722-8ebe-5636-9720-a487cf263fc6","confidence":0.8125,"observations":3,` +
-				`"tier":3,"judge":{"verdict":"same","cached":true,"reason":"both say <Neovim> & vim"},"superseded":"7",` +
+				`"dedup_tier":3,"judge":{"verdict":"same","cached":true,"reason":"both say <Neovim> & vim"},"superseded":"7",` +
 				`"merged":["1002","1003"],"reason":"r","replayed":true}`},
 		{"zero", Outcome{},
-			`{"decision":"","memory_id":"","confidence":0,"observations":0,"tier":0,"judge":null,"replayed":false}`},
+			`{"decision":"","memory_id":"","confidence":0,"observations":0,"dedup_tier":0,"judge":null,"replayed":false}`},
 		{"a fallback, empty lists left out", Outcome{Decision: DecisionInserted, Confidence: 1e-5, Judge: &JudgeInfo{Fallback: "timeout"}, Merged: []string{}},
-			`{"decision":"inserted","memory_id":"","confidence":1e-05,"observations":0,"tier":0,"judge":{"verdict":"","cached":false,"fallback":"timeout"},"replayed":false}`},
+			`{"decision":"inserted","memory_id":"","confidence":1e-05,"observations":0,"dedup_tier":0,"judge":{"verdict":"","cached":false,"fallback":"timeout"},"replayed":false}`},
 		{"no confidence", Outcome{Decision: DecisionRejected, Confidence: math.NaN()},
-			`{"decision":"rejected","memory_id":"","confidence":null,"observations":0,"tier":0,"judge":null,"replayed":false}`},
+			`{"decision":"rejected","memory_id":"","confidence":null,"observations":0,"dedup_tier":0,"judge":null,"replayed":false}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,5 +121,17 @@ func TestStatsJSON(t *testing.T) {
 		`"judge":{"calls":0,"cache_hits":0,"cache_misses":0,"fallbacks":0,"cache_hit_rate":null}}`
 	if got := encodeNoHTML(t, Stats{Judge: JudgeStats{CacheHitRate: 0.5}}); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestOutcomeOldTier: outcomes audited before the rename kept the dedup
+// stage under "tier"; replays read them still.
+func TestOutcomeOldTier(t *testing.T) {
+	var o Outcome
+	if err := json.Unmarshal([]byte(`{"decision":"restatement","memory_id":"7","confidence":0.5,"observations":0,"tier":1,"judge":null,"replayed":false}`), &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.Tier != 1 || o.Decision != DecisionRestatement {
+		t.Errorf("%+v", o)
 	}
 }

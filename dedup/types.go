@@ -83,7 +83,7 @@ type Outcome struct {
 	// Tier is the dedup tier that found the match: 1 text hash, 2 vector
 	// similarity, 3 the judge; 0 when nothing matched (a new memory) or for
 	// confirm and correct by id.
-	Tier int `json:"tier"`
+	Tier int `json:"dedup_tier"`
 	// Judge is nil when the judge was not needed.
 	Judge *JudgeInfo `json:"judge"`
 	// Superseded is the memory superseded by a contradiction or a

@@ -263,7 +263,7 @@ func TestImportRemote(t *testing.T) {
 		case 4:
 			return 503, `{"status":{"error":"Service unavailable: the upstream is not reachable"},"time":0}`
 		}
-		return 200, `{"result":{"decision":"independent","memory_id":"7","confidence":0.8,"observations":1,"tier":2,"judge":null,"replayed":false},"status":"ok","time":0}`
+		return 200, `{"result":{"decision":"independent","memory_id":"7","confidence":0.8,"observations":1,"dedup_tier":2,"judge":null,"replayed":false},"status":"ok","time":0}`
 	}}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()

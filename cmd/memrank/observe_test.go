@@ -168,7 +168,7 @@ func TestObserveFlags(t *testing.T) {
 			if op.closed != 1 {
 				t.Errorf("write path closed %d times", op.closed)
 			}
-			if r.stdout != "inserted m1 confidence=0.500 observations=0 tier=0\n" {
+			if r.stdout != "inserted m1 confidence=0.500 observations=0 dedup_tier=0\n" {
 				t.Errorf("stdout %q", r.stdout)
 			}
 		})
@@ -185,7 +185,7 @@ func TestObserveOutput(t *testing.T) {
 	}{
 		{"independent via the judge", dedup.Outcome{Decision: dedup.DecisionIndependent, MemoryID: "7", Confidence: 0.81234, Observations: 2, Tier: 3,
 			Judge: &dedup.JudgeInfo{Verdict: "same", Cached: true}},
-			"independent 7 confidence=0.812 observations=2 tier=3 judge=same(cached)\n"},
+			"independent 7 confidence=0.812 observations=2 dedup_tier=3 judge=same(cached)\n"},
 		{"rejected", dedup.Outcome{Decision: dedup.DecisionRejected, Reason: "grounding is not_supported"},
 			"rejected (not stored): grounding is not_supported\n"},
 	}
@@ -290,7 +290,7 @@ func (s *observeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.got = append(s.got, obs)
 	s.header = append(s.header, r.Header.Clone())
 	s.mu.Unlock()
-	code, resp := http.StatusOK, `{"result":{"decision":"inserted","memory_id":"42","confidence":0.7,"observations":0,"tier":0,"judge":null,"replayed":false},"status":"ok","time":0.001}`
+	code, resp := http.StatusOK, `{"result":{"decision":"inserted","memory_id":"42","confidence":0.7,"observations":0,"dedup_tier":0,"judge":null,"replayed":false},"status":"ok","time":0.001}`
 	if s.answer != nil {
 		code, resp = s.answer(n)
 	}
@@ -309,7 +309,7 @@ func TestObserveRemote(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	if r.stdout != "inserted 42 confidence=0.700 observations=0 tier=0\n" {
+	if r.stdout != "inserted 42 confidence=0.700 observations=0 dedup_tier=0\n" {
 		t.Errorf("stdout %q", r.stdout)
 	}
 	if srv.calls.Load() != 1 {

@@ -91,7 +91,7 @@ func TestServeWritePath(t *testing.T) {
 			MemoryID     string  `json:"memory_id"`
 			Observations int     `json:"observations"`
 			Confidence   float64 `json:"confidence"`
-			Tier         int     `json:"tier"`
+			Tier         int     `json:"dedup_tier"`
 			Judge        *struct {
 				Verdict string `json:"verdict"`
 				Cached  bool   `json:"cached"`

@@ -80,7 +80,7 @@ func FormatOutcome(o dedup.Outcome) string {
 		}
 		return b.String()
 	}
-	fmt.Fprintf(&b, " %s confidence=%s observations=%d tier=%d", o.MemoryID,
+	fmt.Fprintf(&b, " %s confidence=%s observations=%d dedup_tier=%d", o.MemoryID,
 		strconv.FormatFloat(o.Confidence, 'f', 3, 64), o.Observations, o.Tier)
 	if o.CreatedCollection {
 		b.WriteString(" created_collection")

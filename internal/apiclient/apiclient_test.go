@@ -48,7 +48,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, s.body)
 }
 
-const insertedBody = `{"result":{"decision":"inserted","memory_id":"42","confidence":0.7,"observations":0,"tier":0,"judge":null,"replayed":false},"status":"ok","time":0.001}`
+const insertedBody = `{"result":{"decision":"inserted","memory_id":"42","confidence":0.7,"observations":0,"dedup_tier":0,"judge":null,"replayed":false},"status":"ok","time":0.001}`
 
 func TestRemote(t *testing.T) {
 	srv := &server{t: t, code: http.StatusOK, body: insertedBody}
@@ -191,15 +191,15 @@ func TestFormatOutcome(t *testing.T) {
 	}{
 		{"independent via the judge", dedup.Outcome{Decision: dedup.DecisionIndependent, MemoryID: "7", Confidence: 0.81234, Observations: 2, Tier: 3,
 			Judge: &dedup.JudgeInfo{Verdict: "same", Cached: true}},
-			"independent 7 confidence=0.812 observations=2 tier=3 judge=same(cached)"},
+			"independent 7 confidence=0.812 observations=2 dedup_tier=3 judge=same(cached)"},
 		{"judge fallback", dedup.Outcome{Decision: dedup.DecisionInserted, MemoryID: "8", Confidence: 0.7, Judge: &dedup.JudgeInfo{Fallback: "timeout"}},
-			"inserted 8 confidence=0.700 observations=0 tier=0 judge=fallback:timeout"},
+			"inserted 8 confidence=0.700 observations=0 dedup_tier=0 judge=fallback:timeout"},
 		{"contradiction", dedup.Outcome{Decision: dedup.DecisionContradiction, MemoryID: "9", Confidence: 0.6, Tier: 2, Superseded: "3", Merged: []string{"4", "5"}},
-			"contradiction 9 confidence=0.600 observations=0 tier=2 superseded=3 merged=4,5"},
+			"contradiction 9 confidence=0.600 observations=0 dedup_tier=2 superseded=3 merged=4,5"},
 		{"replayed", dedup.Outcome{Decision: dedup.DecisionRestatement, MemoryID: "9", Confidence: 0.6, Tier: 1, Replayed: true},
-			"restatement 9 confidence=0.600 observations=0 tier=1 replayed"},
+			"restatement 9 confidence=0.600 observations=0 dedup_tier=1 replayed"},
 		{"with a reason", dedup.Outcome{Decision: dedup.DecisionInserted, MemoryID: "1", Reason: `no "match"`},
-			`inserted 1 confidence=0.000 observations=0 tier=0 reason="no \"match\""`},
+			`inserted 1 confidence=0.000 observations=0 dedup_tier=0 reason="no \"match\""`},
 		{"rejected", dedup.Outcome{Decision: dedup.DecisionRejected, Reason: "grounding is not_supported"},
 			"rejected (not stored): grounding is not_supported"},
 	} {
