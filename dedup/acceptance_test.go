@@ -202,7 +202,7 @@ func TestConfirm(t *testing.T) {
 		wantC  float64
 		before float64
 	}{
-		// Scenario C confirmed (DESIGN 4.15): s .30 -> .80, n 0 -> 1, e .65, t .80: 0.684.
+		// Scenario C confirmed (docs/scoring.md): s .30 -> .80, n 0 -> 1, e .65, t .80: 0.684.
 		{name: "speculation rises to confirmed", id: weak.MemoryID, wantS: "confirmed", wantN: 1, wantC: 0.684},
 		// Already above: s stays .95, n 1: .4275 + .20 x .4094 + .225 + .09 = 0.8244.
 		{name: "direct stays direct", id: strong.MemoryID, wantS: "direct", wantN: 1, wantC: 0.8244},

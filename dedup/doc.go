@@ -1,4 +1,4 @@
-// Package dedup is memrank's write path (DESIGN.md section 6): it decides
+// Package dedup is memrank's write path (docs/write-path.md): it decides
 // whether an observation is a new memory, a restatement of a stored one, an
 // independent re-observation that raises its confidence, or a contradiction,
 // and writes the result with an audit trail.
@@ -28,9 +28,9 @@
 // memory's, it arrives at least MinIndependentGap after the memory's first
 // observation, and (RequireSurfaceChange) its wording or modality differs;
 // independent raises n by one, a restatement leaves it but still adds its
-// session and turn (scoring.Params.Reobserve, DESIGN 4.9). Other stored
+// session and turn (scoring.Params.Reobserve, docs/scoring.md). Other stored
 // memories that turn out to be the same fact are merged into the match
-// (DESIGN 4.8). A contradiction stores the new claim and supersedes the one
+// (docs/scoring.md). A contradiction stores the new claim and supersedes the one
 // with the lower confidence x freshness; Correct always supersedes the
 // corrected memory. A new memory gets a deterministic id, MemoryID: UUIDv5
 // of collection, tenant and text hash, so replicas converge. Observations

@@ -73,7 +73,7 @@ type Config struct {
 	SameThreshold  float64 `koanf:"same_threshold"`  // tier 2: cosine at or above is the same fact; default 0.92
 	JudgeThreshold float64 `koanf:"judge_threshold"` // the judge band is [JudgeThreshold, SameThreshold); default 0.80
 	// RequireSurfaceChange: independence needs another wording or another
-	// modality (DESIGN 6). The zero value is seed 002's reading;
+	// modality (docs/write-path.md). The zero value is seed 002's reading;
 	// DefaultConfig sets it.
 	RequireSurfaceChange bool          `koanf:"require_surface_change"`
 	MinIndependentGap    time.Duration `koanf:"min_independent_gap"` // independence needs this long since created_at; default 1h
@@ -180,7 +180,7 @@ func (c Config) validateWiring() error {
 	return errors.Join(errs...)
 }
 
-// Engine is the write path (DESIGN section 6). It is safe for concurrent
+// Engine is the write path (docs/write-path.md). It is safe for concurrent
 // use. Within the process, every write to one collection and tenant is
 // serialised, from the tier-1 look-up to the audit record, so that
 // concurrent observations of one fact end as a serial replay would; across
@@ -425,7 +425,7 @@ func (e *Engine) deadline(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, e.cfg.Timeout)
 }
 
-// Confirm applies an explicit confirmation to a stored memory (DESIGN 4.7):
+// Confirm applies an explicit confirmation to a stored memory (docs/scoring.md):
 // s rises to the confirmed level, n grows by one, and the confidence is
 // clamped below 1.
 func (e *Engine) Confirm(ctx context.Context, c Confirmation) (out Outcome, err error) {

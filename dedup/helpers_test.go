@@ -357,7 +357,7 @@ func (h *harness) audit(t testing.TB, coll, id string) []dedup.AuditRecord {
 	return v.Audit
 }
 
-// formula is DESIGN 4.1 with the default weights.
+// formula is docs/scoring.md with the default weights.
 func formula(s float64, n int, e, t float64) float64 {
 	return scoring.DefaultParams().Weights.Confidence(scoring.Components{Source: s, Observations: n, Extractor: e, Type: t})
 }

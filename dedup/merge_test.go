@@ -15,7 +15,7 @@ import (
 
 // Two stored memories of one fact (say, written by two replicas before
 // deterministic ids, or by another tool) are merged when an observation
-// matches them: DESIGN 4.8.
+// matches them: docs/scoring.md.
 func TestMergeStoredDuplicates(t *testing.T) {
 	h := newHarness(t)
 	a, b, c := "Dana likes sushi", "Dana is really into sushi", "Sushi is what Dana likes"

@@ -16,7 +16,7 @@ const (
 	DecisionIndependent   Decision = "independent"   // the same fact, independently re-observed: n + 1
 	DecisionContradiction Decision = "contradiction" // stored, and one of the two claims superseded
 	DecisionRejected      Decision = "rejected"      // not stored (grounding not_supported)
-	DecisionConfirmed     Decision = "confirmed"     // an explicit confirmation (DESIGN 4.7)
+	DecisionConfirmed     Decision = "confirmed"     // an explicit confirmation (docs/scoring.md)
 	DecisionCorrected     Decision = "corrected"     // an explicit correction superseded the original
 )
 
@@ -50,7 +50,7 @@ type Observation struct {
 	Corrects string
 }
 
-// Confirmation is an explicit confirmation of a stored memory (DESIGN 4.7).
+// Confirmation is an explicit confirmation of a stored memory (docs/scoring.md).
 type Confirmation struct {
 	Collection    string
 	Tenant        string
@@ -89,7 +89,7 @@ type Outcome struct {
 	// Superseded is the memory superseded by a contradiction or a
 	// correction, "" when none was.
 	Superseded string `json:"superseded,omitempty"`
-	// Merged lists stored memories folded into MemoryID (DESIGN 4.8).
+	// Merged lists stored memories folded into MemoryID (docs/scoring.md).
 	Merged []string `json:"merged,omitempty"`
 	// Reason explains a rejection.
 	Reason string `json:"reason,omitempty"`
@@ -101,7 +101,7 @@ type Outcome struct {
 	CreatedCollection bool `json:"created_collection,omitempty"`
 }
 
-// AuditRecord is one confidence change of one memory (DESIGN section 6),
+// AuditRecord is one confidence change of one memory (docs/write-path.md),
 // stored as a point of the companion collection <collection>_memrank_audit.
 type AuditRecord struct {
 	MemoryID      string

@@ -19,7 +19,7 @@ import (
 	"github.com/memrank/memrank/textnorm"
 )
 
-// MemoryID is the deterministic id of a new memory (DESIGN section 6):
+// MemoryID is the deterministic id of a new memory (docs/write-path.md):
 // UUIDv5 of the collection, the tenant and the text hash, so two replicas
 // inserting the same text converge on one point.
 func MemoryID(collection, tenant, textHash string) string {
@@ -226,7 +226,7 @@ func (w *write) load(ctx context.Context, id *qdrant.PointId) (*stored, error) {
 	return w.decode(pts[0].GetId(), pts[0].GetPayload(), pts[0].GetVectors()), nil
 }
 
-// observe is the decision of DESIGN section 6 for one observation.
+// observe is the decision of docs/write-path.md for one observation.
 func (w *write) observe(ctx context.Context) error {
 	t1, err := w.tier1(ctx)
 	if err != nil {
@@ -330,7 +330,7 @@ func (w *write) evidence(m *memory.Memory) scoring.Evidence {
 	return ev
 }
 
-// independent is DESIGN section 6's independence rule.
+// independent is docs/write-path.md's independence rule.
 func (w *write) independent(m *memory.Memory) bool {
 	o := &w.o
 	if o.SessionID == "" || slices.Contains(m.SessionIDs, o.SessionID) {
@@ -352,7 +352,7 @@ func (w *write) independent(m *memory.Memory) bool {
 	return true
 }
 
-// duplicate applies the observation to the memory it duplicates (DESIGN 4.9).
+// duplicate applies the observation to the memory it duplicates (docs/scoring.md).
 func (w *write) duplicate(st *stored, tier int) {
 	m := &st.m
 	independent := w.independent(m)
@@ -531,7 +531,7 @@ func (w *write) weight(m *memory.Memory) float64 {
 	return c * scoring.Freshness(scoring.AgeDays(m.LastObserved(), w.e.cfg.Now()), hl)
 }
 
-// mergeInto folds stored duplicates of win into it (DESIGN 4.8): others
+// mergeInto folds stored duplicates of win into it (docs/scoring.md): others
 // with win's text hash, and neighbours whose vectors are at or above
 // SameThreshold to win's and whose texts agree in negations and numbers.
 func (w *write) mergeInto(win *stored, sameHash []*stored, nb []scored) {
@@ -652,7 +652,7 @@ func sharesEntity(a, b []string) bool {
 	return false
 }
 
-// confirm applies DESIGN 4.7 to a stored memory.
+// confirm applies docs/scoring.md to a stored memory.
 func (w *write) confirm(st *stored) {
 	m := &st.m
 	old := w.evidence(m)

@@ -15,7 +15,7 @@ import (
 	"github.com/memrank/memrank/scoring"
 )
 
-// Keys are the payload keys of the record's fields (DESIGN section 3), each
+// Keys are the payload keys of the record's fields (docs/memory-record.md), each
 // renamable so that an existing collection is served without rewriting.
 type Keys struct {
 	Text             string `koanf:"text"`
@@ -75,7 +75,7 @@ func (k Keys) FieldOf(name string) (string, bool) {
 	return "", false
 }
 
-// DefaultKeys are DESIGN section 3's key names.
+// DefaultKeys are docs/memory-record.md's key names.
 func DefaultKeys() Keys {
 	var k Keys
 	for f, p := range k.fields() {

@@ -1,4 +1,4 @@
-// Package memory is memrank's memory record (DESIGN.md section 3): the
+// Package memory is memrank's memory record (docs/memory-record.md): the
 // payload of a Qdrant point seen as a memory, the text normaliser behind the
 // tier-1 dedup key, and a codec between records and Qdrant payloads or JSON,
 // with every payload key renamable so that collections written by other tools
@@ -21,7 +21,7 @@ import (
 const SchemaVersion = 1
 
 // MergedAccessKey is the access_counts key that holds the access totals of
-// memories merged into this one (DESIGN 4.8); replica keys stay owned by
+// memories merged into this one (docs/scoring.md); replica keys stay owned by
 // their replicas.
 const MergedAccessKey = "_merged"
 
@@ -110,7 +110,7 @@ func (m *Memory) IsRecord() bool {
 
 // Unscored reports a point that carries none of the confidence fields
 // (source, memory type, extractor, confidence): a foreign point, never gated
-// (DESIGN 4.12).
+// (docs/scoring.md).
 func (m *Memory) Unscored() bool {
 	return m.Seen&scoredFields == 0
 }
@@ -126,7 +126,7 @@ func (m *Memory) LastObserved() time.Time {
 // Field names one field of the record.
 type Field uint8
 
-// The record's fields, in DESIGN section 3's order.
+// The record's fields, in docs/memory-record.md's order.
 const (
 	FieldText Field = iota
 	FieldMemoryType
@@ -335,7 +335,7 @@ func ParseTier(s string) (scoring.Tier, bool) {
 }
 
 // Exclusion says why the read path leaves a memory out before the gates
-// (DESIGN section 5: superseded, not retrievable, archived), or "" when it
+// (docs/read-path.md: superseded, not retrievable, archived), or "" when it
 // stays a candidate. s is the memory's score at read time: the decay floor
 // and the tier are computed then, as well as read from what consolidation
 // stored, since consolidation may lag.

@@ -1,4 +1,4 @@
-// Package rank is memrank's read path (DESIGN.md section 5): it turns a
+// Package rank is memrank's read path (docs/read-path.md): it turns a
 // caller's Qdrant query into a larger candidate fetch, decodes the
 // candidates as memories, folds duplicates, drops what must not be
 // returned, gates by confidence and re-ranks by weight = base x freshness x
@@ -33,7 +33,7 @@
 //     with_payload and with_vectors selectors, and records every returned
 //     point in the Recorder.
 //
-// Exclusions and the gate run before folding, though DESIGN lists folding
+// Exclusions and the gate run before folding, though the original design lists folding
 // first: a superseded memory (often a near-duplicate of the claim that
 // replaced it: "likes dark mode" against "no longer likes dark mode") or a
 // below-gate one must not lead a group and take its trusted duplicates
@@ -50,7 +50,7 @@
 //
 // # Access counts
 //
-// The Recorder implements DESIGN section 5's counting: every replica owns
+// The Recorder implements docs/read-path.md's counting: every replica owns
 // one key in each point's access_counts object and writes its absolute
 // running total there, so retries are idempotent and replicas never write
 // over each other. See Recorder.

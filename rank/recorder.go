@@ -172,7 +172,7 @@ func (c RecorderConfig) validateWiring() error {
 }
 
 // Recorder counts accesses and flushes this replica's running totals
-// (DESIGN section 5).
+// (docs/read-path.md).
 //
 // Each replica owns one key inside every point's access_counts object and
 // only ever writes its absolute running total there:

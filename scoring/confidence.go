@@ -14,7 +14,7 @@ type Components struct {
 	Type         float64
 }
 
-// Repetition is r(n) = 1 - 1/(1 + ln(1+n)) (DESIGN 4.2). Negative n counts as 0.
+// Repetition is r(n) = 1 - 1/(1 + ln(1+n)) (docs/scoring.md). Negative n counts as 0.
 func Repetition(n int) float64 {
 	if n <= 0 {
 		return 0
@@ -35,7 +35,7 @@ func unit(v float64) float64 {
 }
 
 // Confidence is min(1, ws s + wr r(n) + we e + wt t) before any grounding
-// penalty (DESIGN 4.1).
+// penalty (docs/scoring.md).
 func (w Weights) Confidence(c Components) float64 {
 	sum := w.Source*unit(c.Source) + w.Repetition*Repetition(c.Observations) +
 		w.Extractor*unit(c.Extractor) + w.Type*unit(c.Type)
@@ -43,7 +43,7 @@ func (w Weights) Confidence(c Components) float64 {
 }
 
 // ExtractorFromLogprob is e = exp(mean token log-probability), clamped to
-// [0, 1] (DESIGN 4.4). A NaN mean gives 0: an extraction whose certainty
+// [0, 1] (docs/scoring.md). A NaN mean gives 0: an extraction whose certainty
 // cannot be read is not trusted.
 func ExtractorFromLogprob(meanLogprob float64) float64 {
 	return unit(math.Exp(meanLogprob))
@@ -71,7 +71,7 @@ func (p *Params) Extractor(model string, meanLogprob float64, hasLogprob bool) f
 	return p.ExtractorFromModel(model)
 }
 
-// Penalty is the grounding penalty p of DESIGN 4.6.
+// Penalty is the grounding penalty p of docs/scoring.md.
 func (g GroundingParams) Penalty(gr Grounding) float64 {
 	switch gr {
 	case GroundingPartial, GroundingNotSupported:
@@ -103,7 +103,7 @@ type Evidence struct {
 	Confidence float64
 }
 
-// Confirm applies a user confirmation (DESIGN 4.7): s = max(s, confirm
+// Confirm applies a user confirmation (docs/scoring.md): s = max(s, confirm
 // source), n += 1, conf = min(max confidence, max(old conf, recomputed)). The
 // clamp keeps headroom below 1 for ranking (seed 000); a stored confidence at
 // or below the clamp never falls.
@@ -115,7 +115,7 @@ func (p *Params) Confirm(m Evidence) Evidence {
 	return out
 }
 
-// Merge folds two stored memories of the same fact (DESIGN 4.8): n adds up,
+// Merge folds two stored memories of the same fact (docs/scoring.md): n adds up,
 // s, e, t and grounding come from the more confident one (a on a tie), and
 // the confidence is the largest of both and the recomputed value.
 func (p *Params) Merge(a, b Evidence) Evidence {
@@ -129,7 +129,7 @@ func (p *Params) Merge(a, b Evidence) Evidence {
 	return out
 }
 
-// Reobserve applies a new observation of a stored memory's fact (DESIGN 4.9).
+// Reobserve applies a new observation of a stored memory's fact (docs/scoring.md).
 // An independent observation raises n by one; a restatement leaves it. The
 // s, e, t and grounding kept are those of the more confident of the stored
 // memory and the observation, each scored with its own n (the observation's

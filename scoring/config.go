@@ -33,7 +33,7 @@ type Config struct {
 	Stats            StatsConfig     `koanf:"stats"`
 }
 
-// ExtractorConfig maps an extractor model name to a quality e (DESIGN 4.4).
+// ExtractorConfig maps an extractor model name to a quality e (docs/scoring.md).
 type ExtractorConfig struct {
 	Unknown float64 `koanf:"unknown"` // quality of a model no pattern matches
 	// Models are tried in order; the first pattern that matches the model
@@ -49,27 +49,25 @@ type ExtractorPattern struct {
 	Quality float64 `koanf:"quality" required:"true"`
 }
 
-// ConfirmConfig is what an explicit confirmation does (DESIGN 4.7).
+// ConfirmConfig is what an explicit confirmation does (docs/scoring.md).
 type ConfirmConfig struct {
 	Source        float64 `koanf:"source"`         // s is raised to at least this
 	MaxConfidence float64 `koanf:"max_confidence"` // confidence is clamped here
 }
 
-// GatesConfig are the retrieval and render thresholds (DESIGN 4.12).
+// GatesConfig are the retrieval and render thresholds (docs/scoring.md).
 type GatesConfig struct {
 	Retrieval float64 `koanf:"retrieval"`
 	Render    float64 `koanf:"render"`
 }
 
-// ProtectedConfig says which memories never drop out by decay (DESIGN
-// 4.13).
+// ProtectedConfig says which memories never drop out by decay (docs/scoring.md).
 type ProtectedConfig struct {
 	MinConfidence   float64 `koanf:"min_confidence"`
 	MinObservations int     `koanf:"min_observations"`
 }
 
-// StatsConfig are the confidence buckets of the stats endpoint (DESIGN
-// 4.14).
+// StatsConfig are the confidence buckets of the stats endpoint (docs/scoring.md).
 type StatsConfig struct {
 	High   float64 `koanf:"high"`
 	Medium float64 `koanf:"medium"`
@@ -85,7 +83,7 @@ var defaultExtractorPatterns = []ExtractorPattern{
 }
 
 // DefaultConfig returns the seeds' values (seeds 000, 002, 003, 004 and
-// DESIGN section 4). Every call returns fresh maps and slices.
+// docs/scoring.md). Every call returns fresh maps and slices.
 func DefaultConfig() Config {
 	return Config{
 		Weights: Weights{Source: 0.45, Repetition: 0.20, Extractor: 0.25, Type: 0.10},

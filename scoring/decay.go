@@ -13,7 +13,7 @@ func AgeDays(t, now time.Time) float64 {
 	return now.Sub(t).Hours() / 24
 }
 
-// Freshness is 0.5^(age/half-life) (DESIGN 4.10). A non-positive or NaN
+// Freshness is 0.5^(age/half-life) (docs/scoring.md). A non-positive or NaN
 // half-life is treated as "never decays" rather than producing NaN.
 func Freshness(ageDays, halfLifeDays float64) float64 {
 	if !(halfLifeDays > 0) || !(ageDays > 0) {
@@ -41,7 +41,7 @@ func (d DecayParams) HalfLife(category, memoryType string) (days float64, known 
 	return d.DefaultHalfLife, true
 }
 
-// AccessBoost is 1 + ln(1 + access count) (DESIGN 4.11).
+// AccessBoost is 1 + ln(1 + access count) (docs/scoring.md).
 func AccessBoost(count int64) float64 {
 	if count <= 0 {
 		return 1
@@ -49,7 +49,7 @@ func AccessBoost(count int64) float64 {
 	return 1 + math.Log1p(float64(count))
 }
 
-// Weight is the retrieval weight base x freshness x boost (DESIGN 4.11).
+// Weight is the retrieval weight base x freshness x boost (docs/scoring.md).
 // A negative base (a similarity below zero) is returned as it is: the
 // factors only ever lift what resembles the query, and scaling a negative
 // number by them would turn their meaning around (a stale memory would
@@ -69,13 +69,13 @@ func ConfidenceFactor(weight, conf float64) float64 {
 	return 1 - weight + weight*unit(conf)
 }
 
-// DecayFloor is floor(c) = clamp(k (1 - c), 0, 1) (DESIGN 4.13).
+// DecayFloor is floor(c) = clamp(k (1 - c), 0, 1) (docs/scoring.md).
 func (d DecayParams) DecayFloor(conf float64) float64 {
 	return unit(d.FloorK * (1 - unit(conf)))
 }
 
 // Protected reports seed 001's evidence gate: confident and independently
-// observed often enough that decay never drops the memory (DESIGN 4.13).
+// observed often enough that decay never drops the memory (docs/scoring.md).
 func (p *Params) Protected(conf float64, observations int) bool {
 	return conf >= p.ProtectedConfidence && observations >= p.ProtectedObservations
 }
@@ -118,7 +118,7 @@ func (t Tier) String() string {
 	return "unknown"
 }
 
-// TierOf places c x f in a tier (DESIGN 4.14): active above Active, dormant
+// TierOf places c x f in a tier (docs/scoring.md): active above Active, dormant
 // from Dormant, stale from Stale, archived below. Protected memories stop at
 // dormant.
 func (p *Params) TierOf(conf, freshness float64, protected bool) Tier {

@@ -93,7 +93,7 @@ func (p *Params) Evaluate(in *Inputs, base float64, now time.Time) Score {
 	// The decay floor and the tier are measured from the last use: an access
 	// keeps a memory alive even when nobody restates it (seed 003 resets decay
 	// on reinforcement, and use counts as reinforcement). The weight keeps the
-	// freshness since the last observation (DESIGN 4.10).
+	// freshness since the last observation (docs/scoring.md).
 	sinceUse := s.Freshness
 	if in.LastAccessed.After(in.LastObserved) {
 		sinceUse = Freshness(ageDaysAt(in.LastAccessed, nowSec, nowNsec), in.HalfLife)

@@ -11,7 +11,7 @@ func (s *Score) passes(threshold float64) bool {
 	return s.Flags.Has(FlagUnscored) || s.Confidence >= threshold
 }
 
-// GateRetrieval applies the retrieval gate of DESIGN 4.12 to a candidate set,
+// GateRetrieval applies the retrieval gate of docs/scoring.md to a candidate set,
 // compacting it in place (order kept): memories below the gate are dropped,
 // unless no candidate clears it. Then every candidate is kept, flagged
 // FlagBelowGate, and fallback is true, so the caller still gets the best of
@@ -34,7 +34,7 @@ func (p *Params) GateRetrieval(scores []Score) (kept []Score, fallback bool) {
 	return kept, true
 }
 
-// GateRender sets FlagRender on the returned results (DESIGN 4.12): render is
+// GateRender sets FlagRender on the returned results (docs/scoring.md): render is
 // false below the render gate unless no returned result reaches it, in which
 // case every result renders and fallback is true.
 func (p *Params) GateRender(results []Score) (fallback bool) {

@@ -1,14 +1,14 @@
 // Package scoring is memrank's math: confidence, repetition, extractor
 // quality, grounding, confirmation, merge, re-observation, freshness, access
 // boost, retrieval weight, the retrieval and render gates, the decay floor,
-// protection, tiers and stats buckets (DESIGN.md section 4).
+// protection, tiers and stats buckets (docs/scoring.md).
 //
 // Everything here is a pure function of its arguments. There is no I/O and no
 // clock: the current time is always passed in, so the same inputs give the
 // same numbers in tests, in the CLI and in the server.
 //
 // Where the seeds print numbers that do not follow from their own formulas,
-// the formulas win; the README lists every such departure (DESIGN 4.15).
+// the formulas win; the README lists every such departure (docs/scoring.md).
 package scoring
 
 import (
@@ -34,7 +34,7 @@ const (
 	TypeRelation   = "relation"
 )
 
-// Grounding is how well the source span supports a memory (DESIGN 4.6).
+// Grounding is how well the source span supports a memory (docs/scoring.md).
 type Grounding uint8
 
 // Grounding verdicts. NotSupported memories are rejected at write time; a
@@ -55,7 +55,7 @@ func (g Grounding) String() string {
 	return fmt.Sprintf("grounding(%d)", g)
 }
 
-// Weights of the confidence formula (DESIGN 4.1). They must sum to 1.
+// Weights of the confidence formula (docs/scoring.md). They must sum to 1.
 type Weights struct {
 	Source     float64 `koanf:"source"`
 	Repetition float64 `koanf:"repetition"`
@@ -81,10 +81,10 @@ type DecayParams struct {
 	DefaultHalfLife float64            `koanf:"default_half_life"`
 	HalfLives       map[string]float64 `koanf:"half_lives"`      // decay category -> half-life
 	TypeCategories  map[string]string  `koanf:"type_categories"` // memory type -> decay category
-	FloorK          float64            `koanf:"floor_k"`         // decay floor slope k of DESIGN 4.13
+	FloorK          float64            `koanf:"floor_k"`         // decay floor slope k of docs/scoring.md
 }
 
-// TierParams are the lower bounds of c x f for each tier (DESIGN 4.14).
+// TierParams are the lower bounds of c x f for each tier (docs/scoring.md).
 type TierParams struct {
 	Active  float64 `koanf:"active"`  // above: active
 	Dormant float64 `koanf:"dormant"` // at or above: dormant

@@ -10,8 +10,7 @@ import (
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// TestWorkedNumbers pins every worked number listed at the end of DESIGN
-// section 4, to 3 decimals.
+// TestWorkedNumbers pins every worked number listed at the end of docs/scoring.md, to 3 decimals.
 func TestWorkedNumbers(t *testing.T) {
 	p := DefaultParams()
 	scenarioC := Evidence{Components: Components{Source: 0.30, Observations: 0, Extractor: 0.65, Type: 0.80}}
@@ -42,7 +41,7 @@ func TestWorkedNumbers(t *testing.T) {
 }
 
 func TestRepetitionValues(t *testing.T) {
-	// DESIGN 4.2; the seeds' table (0.307/0.478/0.625) does not follow from
+	// docs/scoring.md; the seeds' table (0.307/0.478/0.625) does not follow from
 	// the formula, which is what we implement.
 	want := map[int]float64{0: 0, 1: 0.4094, 2: 0.5235, 3: 0.5809, 5: 0.6418, 10: 0.7057, 100: 0.8219, 1000: 0.8736}
 	for n, w := range want {
@@ -339,7 +338,7 @@ func TestDecayFloorExamples(t *testing.T) {
 	p := DefaultParams()
 	tests := []struct {
 		conf float64
-		days float64 // DESIGN 4.13
+		days float64 // docs/scoring.md
 	}{
 		{0.85, 217.4},
 		{0.45, 48.7},

@@ -1,5 +1,4 @@
-// Package telemetry sets up memrank's logs, traces and metrics (DESIGN
-// section 8) and hands the providers to whoever needs them: no package reads
+// Package telemetry sets up memrank's logs, traces and metrics (docs/operations.md) and hands the providers to whoever needs them: no package reads
 // or sets the OpenTelemetry globals, every component receives them as one
 // settings.Settings (Telemetry.Settings), whose type lives in the leaf
 // package telemetry/settings so that components do not depend on the SDK.

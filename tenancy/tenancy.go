@@ -1,4 +1,4 @@
-// Package tenancy scopes Qdrant requests to one tenant (DESIGN section 5.1).
+// Package tenancy scopes Qdrant requests to one tenant (docs/operations.md).
 //
 // A tenant is the value of one top-level payload key (Policy.Key, e.g.
 // "user_id") that every point of a tenant carries. When a policy is on, the

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Normalize is the surface form used for tier-1 dedup (DESIGN section 6):
+// Normalize is the surface form used for tier-1 dedup (docs/write-path.md):
 // NFKC, lower case, punctuation and symbols stripped, white space collapsed.
 // "I'm at ACME, Inc." and "im at acme inc" normalise alike.
 //

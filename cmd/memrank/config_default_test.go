@@ -21,7 +21,7 @@ import (
 func ptr[T any](v T) *T { return &v }
 
 // TestDefault pins every default to the value of the schema (the
-// seeds' numbers, DESIGN section 4), written out here independently of
+// seeds' numbers, docs/scoring.md), written out here independently of
 // Default's own literal.
 func TestDefault(t *testing.T) {
 	want := Config{

@@ -2,7 +2,7 @@
 // memories of an invented user, Dana, a product engineer, written as
 // memrank's write path would have left them after 18 months of chats
 // (memories.jsonl, one {"id", "payload"} object a line, payload keys of
-// DESIGN section 3).
+// docs/memory-record.md).
 //
 // The set is made to show re-ranking at once: every memory type and source
 // level, several extractor models (a few with log-probabilities), ages from
@@ -123,7 +123,7 @@ func parseID(raw json.RawMessage) (*qdrant.PointId, error) {
 	return nil, errors.New("want an unsigned integer or a UUID string")
 }
 
-// timeKeys are the payload keys holding timestamps (DESIGN section 3's
+// timeKeys are the payload keys holding timestamps (docs/memory-record.md's
 // default names, which the set uses).
 var timeKeys = [...]string{"created_at", "last_observed_at", "last_accessed_at"}
 

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,5 +113,49 @@ func TestNoInitOrExit(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestStandsAlone: nothing in the repository points outside it. A user who
+// clones it has no design notes beside it: docs/ is where they read.
+func TestStandsAlone(t *testing.T) {
+	root := filepath.Join("..", "..")
+	self := filepath.Join("internal", "housestyle", "housestyle_test.go")
+	forbidden := []string{"../shared", "DESIGN.md", "DESIGN section", "DESIGN 4", "DESIGN 5", "DESIGN 6"}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "node_modules", ".git":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		switch filepath.Ext(path) {
+		case ".go", ".md", ".txtar", ".yaml", ".yml", ".sh", ".mjs", ".js", ".json":
+		default:
+			if d.Name() != "Makefile" && d.Name() != "run" {
+				return nil
+			}
+		}
+		if rel == self {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, f := range forbidden {
+			if strings.Contains(string(b), f) {
+				t.Errorf("%s mentions %q: write what it says in docs/ and link that", rel, f)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -103,7 +103,7 @@ func newRanker(t testing.TB, upstream string, tel settings.Settings, sourceOpts 
 	return r, codec
 }
 
-// expectedRanking is what DESIGN section 5 says memrank answers for the
+// expectedRanking is what docs/read-path.md says memrank answers for the
 // fixture, computed here from the scoring package: weight = base x
 // freshness x boost with base the cosine, best first.
 func expectedRanking(t testing.TB, codec *memory.Codec, limit int) ([]uint64, []float64) {

@@ -1,4 +1,4 @@
-// Package native is memrank's own HTTP API (DESIGN section 7): POST
+// Package native is memrank's own HTTP API (docs/architecture.md): POST
 // /v1/retrieve, which runs a query through the ranker and answers every
 // factor of every score; the write path's routes, which hand observations to
 // the dedup engine and show what it stored; and the operational endpoints

@@ -114,7 +114,7 @@ func (e *env) loadRankedFixture() {
 	}
 }
 
-// expectedRanking is what DESIGN section 5 says memrank answers for the
+// expectedRanking is what docs/read-path.md says memrank answers for the
 // fixture, computed from the scoring package: weight = base x freshness x
 // boost with base the cosine, best first.
 func expectedRanking(t testing.TB, codec *memory.Codec, limit int) ([]uint64, []float64) {

@@ -1,5 +1,4 @@
-// Package fold is the query-time duplicate folding of the read path (DESIGN
-// section 5): candidates that state the same memory are gathered into one
+// Package fold is the query-time duplicate folding of the read path (docs/read-path.md): candidates that state the same memory are gathered into one
 // group led by the best of them. Package rank folds with it in its pipeline
 // and times it on its own in Ranker.MeasureStages.
 //
