@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReadmePerUser runs the README's "Memories per user" example as it is
@@ -62,5 +66,59 @@ func TestReadmePerUser(t *testing.T) {
 	}
 	if code, body := jsonRequest(t, "POST", "http://"+httpAddr+"/v1/retrieve", `{"collection":"memories","text":"tea"}`); code != 401 {
 		t.Errorf("without a key: HTTP %d %s", code, body)
+	}
+}
+
+// TestReadmeInFrontOfQdrant runs the README's "Running in front of Qdrant"
+// command with the Qdrant it names played by `memrank qdrant-compat`
+// (gRPC and REST), and uses memrank as a client would: a write through
+// memrank lands in the store, and a plain collection reads back exactly as
+// the store answers.
+func TestReadmeInFrontOfQdrant(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)## Running in front of Qdrant\n\n```sh\nmemrank serve ([^\n]*)\n```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README has no serve command under Running in front of Qdrant")
+	}
+	grpcQ, httpQ := freeAddr(t), freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"qdrant-compat", "--data", t.TempDir(), "--grpc", grpcQ, "--http", httpQ},
+			strings.NewReader(""), io.Discard, io.Discard, nil)
+	}()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := net.Dial("tcp", httpQ); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("qdrant-compat did not listen")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	args := strings.Fields(strings.NewReplacer("qdrant:6334", grpcQ, "http://qdrant:6333", "http://"+httpQ).Replace(string(m[1])))
+	httpAddr, _, _ := startServe(t, args...)
+	base := "http://" + httpAddr
+	if code, body := jsonRequest(t, "PUT", base+"/collections/docs", `{"vectors":{"size":2,"distance":"Cosine"}}`); code != 200 {
+		t.Fatalf("create through memrank: %d %s", code, body)
+	}
+	if code, body := jsonRequest(t, "GET", "http://"+httpQ+"/collections/docs", ``); code != 200 {
+		t.Errorf("the collection is not in the store: %d %s", code, body)
+	}
+	if code, body := jsonRequest(t, "PUT", base+"/collections/docs/points?wait=true", `{"points":[{"id":1,"vector":[1,0],"payload":{"text":"a document"}}]}`); code != 200 {
+		t.Fatalf("upsert through memrank: %d %s", code, body)
+	}
+	// A plain collection is served as the store serves it.
+	_, direct := jsonRequest(t, "POST", "http://"+httpQ+"/collections/docs/points/query", `{"query":[1,0]}`)
+	code, proxied := jsonRequest(t, "POST", base+"/collections/docs/points/query", `{"query":[1,0]}`)
+	cut := func(s string) string { return s[:strings.Index(s, `"time"`)] }
+	if code != 200 || cut(proxied) != cut(direct) {
+		t.Errorf("through memrank %d %s, the store %s", code, proxied, direct)
 	}
 }
