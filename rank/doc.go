@@ -13,31 +13,34 @@
 //
 //  1. asks the Source for (offset + limit) x Oversample candidates (capped
 //     by MaxCandidates, never below offset + limit) from offset 0, with the
-//     whole payload, with the vector tier 2 compares, and without the
-//     caller's score_threshold;
+//     whole payload, with the vector tier 2 compares, and with the
+//     caller's score_threshold (Qdrant's meaning: on the similarity);
 //  2. decodes each payload (memory.Codec.DecodeRank) and scores it
-//     (scoring.Params.Evaluate) against its base score: max(score, 0) of
-//     the similarity, or Qdrant's own score under a fusion or formula;
+//     (scoring.Params.Evaluate) against its base score: the similarity,
+//     negative ones keeping their sign, or Qdrant's own score under a
+//     fusion or formula;
 //  3. drops superseded, not retrievable and archived memories
-//     (memory.Memory.Exclusion);
+//     (memory.Memory.Exclusion), and records them in Result.Dropped;
 //  4. applies the retrieval gate with its fallback (scoring.GateRetrieval;
 //     unscored points are never gated);
-//  5. folds duplicates among what is left, best first: tier 1 same text
-//     hash, tier 2 cosine >= SameThreshold between candidate vectors, tier
-//     3 a cached judge verdict "same" for pairs in [JudgeThreshold,
-//     SameThreshold). A group is led by its member with the highest weight,
-//     then confidence, then lower id; the others become its FoldedIDs;
-//  6. keeps weights strictly above the caller's score_threshold, orders by
-//     weight (then confidence, then lower id), applies offset and limit,
-//     runs the render gate over what is returned, re-applies the caller's
-//     with_payload and with_vectors selectors, and records every returned
-//     point in the Recorder.
+//  5. applies the relevance guard (guard.go): within a band of the best
+//     similarity and above a floor, candidates are ordered by weight;
+//     beyond it by similarity, after them;
+//  6. folds duplicates in that order: tier 1 same text hash, tier 2
+//     cosine >= SameThreshold between candidate vectors, tier 3 a cached
+//     judge verdict "same" for pairs in [JudgeThreshold, SameThreshold). A
+//     group is led by its first member in guard order; the others become
+//     its FoldedIDs;
+//  7. applies offset and limit, runs the render gate over what is
+//     returned, re-applies the caller's with_payload and with_vectors
+//     selectors, and records every returned relevant point in the
+//     Recorder.
 //
-// Exclusions and the gate run before folding, though the original design lists folding
-// first: a superseded memory (often a near-duplicate of the claim that
-// replaced it: "likes dark mode" against "no longer likes dark mode") or a
-// below-gate one must not lead a group and take its trusted duplicates
-// down with it when it is then dropped.
+// Exclusions and the gate run before folding, though the original design
+// listed folding first: a superseded memory (often a near-duplicate of the
+// claim that replaced it: "likes dark mode" against "no longer likes dark
+// mode") or a below-gate one must not lead a group and take its trusted
+// duplicates down with it when it is then dropped.
 //
 // Everything else passes through un-reranked, with the caller's request
 // sent unchanged in one upstream call: collections that are not memory
