@@ -37,6 +37,7 @@ type work struct {
 	// dropped are the candidates gate left out, by index, with why.
 	dropped []droppedSeq
 	preGate []int
+	kept    []bool // by candidate index, after the gate
 }
 
 type droppedSeq struct {
@@ -139,12 +140,13 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 	kept, fallback := r.params.GateRetrieval(kept)
 	drops := before - len(kept)
 	if drops > 0 {
-		stays := make(map[int]bool, len(kept))
+		w.kept = resize(w.kept, len(w.mems))
+		clear(w.kept)
 		for _, s := range kept {
-			stays[s.Seq] = true
+			w.kept[s.Seq] = true
 		}
 		for _, seq := range w.preGate {
-			if !stays[seq] {
+			if !w.kept[seq] {
 				w.dropped = append(w.dropped, droppedSeq{seq, "below_gate"})
 			}
 		}
