@@ -210,8 +210,8 @@ func exemptPath(p string) bool {
 // MaxBodyBytes) is read before the request takes a slot, within
 // BodyTimeout and the in-flight byte budget, so that slow or large bodies
 // hold neither a slot nor unbounded memory; the handler reads it from
-// memory. A body larger than MaxBodyBytes is left for the handler to
-// refuse, and one under a /snapshots path (an upload) is streamed.
+// memory. A body announced larger than MaxBodyBytes is refused at once
+// (413), and a snapshot upload is streamed.
 func (l *Limiter) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if exemptPath(r.URL.Path) {
@@ -238,9 +238,14 @@ func (l *Limiter) Handler(next http.Handler) http.Handler {
 // answering the request itself when it cannot; release returns the bytes
 // to the budget.
 func (l *Limiter) readBody(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 ||
-		r.ContentLength > int64(l.cfg.MaxBodyBytes) || strings.Contains(r.URL.Path, "/snapshots") {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 || snapshotUpload(r.URL.Path) {
 		return nil, true
+	}
+	if r.ContentLength > int64(l.cfg.MaxBodyBytes) {
+		l.count(r.Context(), "body_too_large")
+		w.Header().Set("Connection", "close")
+		l.refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("JSON payload (%d bytes) is larger than allowed (limit: %d bytes).", r.ContentLength, l.cfg.MaxBodyBytes))
+		return nil, false
 	}
 	n := r.ContentLength
 	if n < 0 { // chunked: its size is known only at the end
@@ -281,6 +286,20 @@ func (l *Limiter) readBody(w http.ResponseWriter, r *http.Request) (release func
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	r.ContentLength = int64(len(b))
 	return release, true
+}
+
+// snapshotUpload says whether path is one of Qdrant's snapshot uploads
+// (/collections/{c}/snapshots/upload, /collections/{c}/shards/{s}/snapshots/upload),
+// whose bodies are streamed, not read into memory.
+func snapshotUpload(path string) bool {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(segs) == 4:
+		return segs[0] == "collections" && segs[2] == "snapshots" && segs[3] == "upload"
+	case len(segs) == 6:
+		return segs[0] == "collections" && segs[2] == "shards" && segs[4] == "snapshots" && segs[5] == "upload"
+	}
+	return false
 }
 
 // refuse answers in Qdrant's error envelope, with Retry-After on a 503.

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -237,5 +238,46 @@ func TestGRPC(t *testing.T) {
 	close(release)
 	if err := <-first; err != nil {
 		t.Errorf("the admitted call: %v", err)
+	}
+}
+
+// TestBodyBypasses: an announced body past the limit is refused at once,
+// and only Qdrant's snapshot upload routes skip the read (a collection
+// named "snapshots" does not).
+func TestBodyBypasses(t *testing.T) {
+	l := limiter(t, func(c *Config) {
+		c.MaxBodyBytes = 100
+		c.MaxBodyBytesInFlight = 100
+		c.BodyTimeout = 300 * time.Millisecond
+	})
+	srv := httptest.NewServer(l.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		io.WriteString(w, "served")
+	})))
+	defer srv.Close()
+	send := func(path string, contentLength int) string {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "PUT %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", path, contentLength)
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, _ := io.ReadAll(conn)
+		return string(b)
+	}
+	if got := send("/collections/c/points", 1<<20); !strings.HasPrefix(got, "HTTP/1.1 413") {
+		t.Errorf("a body past the limit: %q", got)
+	}
+	if got := send("/collections/snapshots/points", 50); !strings.HasPrefix(got, "HTTP/1.1 408") {
+		t.Errorf("a slow body on a collection named snapshots: %q", got)
+	}
+	for _, p := range []string{"/collections/c/snapshots/upload", "/collections/c/shards/1/snapshots/upload"} {
+		if !snapshotUpload(p) {
+			t.Errorf("%s is an upload", p)
+		}
+	}
+	if snapshotUpload("/collections/snapshots/points") || snapshotUpload("/collections/c/snapshots") {
+		t.Error("not uploads")
 	}
 }

@@ -240,7 +240,7 @@ type nestedNode struct {
 func (n nestedNode) eval(e *evalCtx) bool {
 	found := false
 	n.path.Get(e.payload(), func(v *qdrant.Value) {
-		if found {
+		if found || !e.tick() {
 			return
 		}
 		s := v.GetStructValue()
@@ -251,10 +251,13 @@ func (n nestedNode) eval(e *evalCtx) bool {
 		if fields == nil {
 			fields = map[string]*qdrant.Value{}
 		}
-		sub := evalCtx{fields: fields, loaded: true, ctx: e.ctx}
+		// One work count for the point: conditions inside nested elements
+		// count toward the context checks too.
+		sub := evalCtx{fields: fields, loaded: true, ctx: e.ctx, work: e.work}
 		if n.filter.eval(&sub) {
 			found = true
 		}
+		e.work = sub.work
 		if sub.err != nil && e.err == nil {
 			e.err = sub.err
 		}

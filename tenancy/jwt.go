@@ -3,10 +3,12 @@ package tenancy
 import (
 	"crypto"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -69,7 +71,9 @@ func (c JWTConfig) NewVerifier() (*JWTVerifier, error) {
 	if !c.Enabled() {
 		return nil, nil
 	}
-	opts := []jwt.ParserOption{jwt.WithExpirationRequired(), jwt.WithLeeway(leeway)}
+	// Numbers as json.Number: a numeric tenant past 2^53 must not round
+	// onto another tenant's id.
+	opts := []jwt.ParserOption{jwt.WithExpirationRequired(), jwt.WithLeeway(leeway), jwt.WithJSONNumber()}
 	v := &JWTVerifier{claim: c.Claim}
 	if c.HMACSecret != "" {
 		v.keys.Keys = []jwt.VerificationKey{[]byte(c.HMACSecret)}
@@ -142,9 +146,9 @@ func (v *JWTVerifier) Tenant(token string) (string, error) {
 		if t != "" {
 			return t, nil
 		}
-	case float64:
-		if t == float64(int64(t)) {
-			return fmt.Sprintf("%d", int64(t)), nil
+	case json.Number:
+		if n, err := strconv.ParseInt(t.String(), 10, 64); err == nil {
+			return strconv.FormatInt(n, 10), nil
 		}
 	}
 	return "", fmt.Errorf("%w: the token has no %q claim with a tenant", ErrNoTenant, v.claim)

@@ -5,6 +5,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"os"
@@ -135,4 +136,20 @@ func FuzzJWTTenant(f *testing.F) {
 			t.Fatalf("%q gave tenant %q", token, got)
 		}
 	})
+}
+
+// TestJWTNumericTenant: a numeric tenant claim is read exactly, past 2^53
+// too; one that is not an integer is no tenant.
+func TestJWTNumericTenant(t *testing.T) {
+	v, err := (JWTConfig{Claim: "tenant", HMACSecret: secret}).NewVerifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for raw, want := range map[string]string{`9007199254740993`: "9007199254740993", `42`: "42", `4.5`: "", `1e3`: ""} {
+		tok := sign(t, jwt.SigningMethodHS256, []byte(secret), jwt.MapClaims{"tenant": json.RawMessage(raw), "exp": time.Now().Add(time.Hour).Unix()})
+		got, err := v.Tenant(tok)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("claim %s: %q, %v; want %q", raw, got, err, want)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -64,5 +66,36 @@ func TestOpenStoreWarning(t *testing.T) {
 	<-done
 	if !strings.Contains(stderr.String(), "WARNING: open (no $MEMRANK_STORE__API_KEY) on 0.0.0.0:0") {
 		t.Errorf("stderr %q", stderr.String())
+	}
+}
+
+// TestQdrantCompatRESTKeys: qdrant-compat's REST port checks the store's
+// key as its gRPC port does.
+func TestQdrantCompatRESTKeys(t *testing.T) {
+	grpcAddr, httpAddr := freeAddr(t), freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"qdrant-compat", "--data", t.TempDir(), "--grpc", grpcAddr, "--http", httpAddr},
+			strings.NewReader(""), io.Discard, io.Discard, []string{"MEMRANK_STORE__API_KEY=secretkey-123"})
+	}()
+	defer func() { cancel(); <-done }()
+	var code int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get("http://" + httpAddr + "/collections")
+		if err == nil {
+			code = resp.StatusCode
+			resp.Body.Close()
+			break
+		}
+	}
+	if code != http.StatusUnauthorized {
+		t.Errorf("GET /collections without a key: %d", code)
+	}
+	if c, body := jsonRequest(t, "PUT", "http://"+httpAddr+"/collections/pwned", `{"vectors":{"size":2,"distance":"Cosine"}}`); c != http.StatusUnauthorized {
+		t.Errorf("PUT without a key: %d %s", c, body)
+	}
+	if c, body := jsonRequest(t, "PUT", "http://"+httpAddr+"/collections/ok", `{"vectors":{"size":2,"distance":"Cosine"}}`, "api-key", "secretkey-123"); c != 200 {
+		t.Errorf("PUT with the key: %d %s", c, body)
 	}
 }

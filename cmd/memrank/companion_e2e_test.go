@@ -42,6 +42,8 @@ func TestAuditCompanionReadOnly(t *testing.T) {
 		{"delete collection", "DELETE", "/collections/" + audit, ``},
 		{"forwarded batch", "POST", "/collections/" + audit + "/points/batch", `{"operations":[]}`},
 		{"alias", "POST", "/collections/aliases", `{"actions":[{"create_alias":{"collection_name":"` + audit + `","alias_name":"x"}}]}`},
+		{"alias, escaped", "POST", "/collections/aliases", `{"actions":[{"create_alias":{"collection_name":"` + strings.Replace(audit, "_memrank", `\u005fmemrank`, 1) + `","alias_name":"x"}}]}`},
+		{"alias onto the companion's name", "POST", "/collections/aliases", `{"actions":[{"rename_alias":{"old_alias_name":"a","new_alias_name":"` + audit + `"}}]}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, body := do(tt.method, tt.path, tt.body)

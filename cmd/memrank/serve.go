@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -141,7 +140,9 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 		MaxMessageSize:  c.Limits.MaxBodyBytes,
 		CallTimeout:     s.cfg.Upstream.Timeout,
 		LongCallTimeout: s.cfg.Upstream.LongTimeout,
-		Telemetry:       tel,
+		// A request message slower than a body: the same bound.
+		FirstMessageTimeout: c.Limits.BodyTimeout,
+		Telemetry:           tel,
 	}
 	// Two servers of one front: the one on the gRPC port is limited; the
 	// REST front's in-process one is not, since its requests were
@@ -235,6 +236,7 @@ func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *ur
 		Collections:       qdrant.NewCollectionsClient(frontConn),
 		Qdrant:            qdrant.NewQdrantClient(frontConn),
 		UpstreamREST:      rest,
+		MaxBodyBytes:      int64(s.cfg.Limits.MaxBodyBytes),
 		UpstreamTransport: restTransport,
 		MayForward:        forwardRule(s.policy),
 		ForwardHeaders:    forward,
@@ -319,10 +321,45 @@ func companionWrite(r *http.Request, body []byte) error {
 			return qdrantjson.Errorf(qdrantjson.ClassForbidden, "%.200q is memrank's audit trail, read-only to callers (memrank alone writes it)", segs[i+1])
 		}
 	}
-	if r.URL.Path == "/collections/aliases" && bytes.Contains(body, []byte(memory.AuditSuffix)) {
+	if r.URL.Path == "/collections/aliases" && aliasNamesCompanion(r, body) {
 		return qdrantjson.Errorf(qdrantjson.ClassForbidden, "an alias cannot name memrank's audit trail (a collection ending in %s)", memory.AuditSuffix)
 	}
 	return nil
+}
+
+// aliasNamesCompanion reads an alias change as Qdrant would (JSON escapes
+// decoded) and reports whether any string in it names an audit companion.
+// What cannot be read here (another Content-Encoding, not JSON) is refused
+// too: Qdrant might read it.
+func aliasNamesCompanion(r *http.Request, body []byte) bool {
+	if enc := r.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		return true
+	}
+	v, err := qdrantjson.Parse(string(body))
+	if err != nil {
+		return true
+	}
+	var walk func(v qdrantjson.Value) bool
+	walk = func(v qdrantjson.Value) bool {
+		switch v.Kind {
+		case qdrantjson.KindString:
+			return memory.IsAuditCollection(v.Text)
+		case qdrantjson.KindArray:
+			for _, e := range v.Items() {
+				if walk(e) {
+					return true
+				}
+			}
+		case qdrantjson.KindObject:
+			for _, m := range v.Members {
+				if walk(m.Val) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
 
 // mux routes the HTTP listener: Qdrant's REST API, the native API, and a

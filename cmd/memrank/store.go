@@ -95,7 +95,7 @@ func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (e
 			return usageError{fmt.Errorf("--http %s: %w", httpAddr, err)}
 		}
 		life.opened("--http listener", closingListener(httpLis))
-		h, err := storeREST(&life, db)
+		h, err := storeREST(&life, db, auth)
 		if err != nil {
 			return err
 		}
@@ -120,8 +120,10 @@ func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (e
 // store the way serve's reaches memrank's gRPC front, over the real gRPC
 // stack in process, so both protocols share one engine and one set of
 // conversions.
-func storeREST(life *lifecycle, db *store.DB) (http.Handler, error) {
-	ip := upstream.ServeInProcess(store.NewServer(db))
+func storeREST(life *lifecycle, db *store.DB, auth store.Auth) (http.Handler, error) {
+	// The REST front forwards each caller's api-key and authorization to
+	// the store, whose keys it checks like the gRPC port's.
+	ip := upstream.ServeInProcess(store.NewServer(db, auth.ServerOptions()...))
 	life.opened("store, in process", ip.Shutdown)
 	client, err := qdrant.NewClient(ip.ClientConfig())
 	if err != nil {

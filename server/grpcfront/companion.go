@@ -27,11 +27,20 @@ func companionTarget(method string, req []byte) (string, bool) {
 	if method == "/qdrant.Collections/UpdateAliases" {
 		var ca qdrant.ChangeAliases
 		if proto.Unmarshal(req, &ca) != nil {
-			return "", false // the upstream refuses what does not decode
+			return "an alias change that does not decode", true // fail closed
 		}
+		// Every name: an alias may not point at a companion, nor take a
+		// companion's name (Qdrant resolves an alias before a collection,
+		// so a decoy would shadow the audit trail).
 		for _, a := range ca.GetActions() {
-			if name := a.GetCreateAlias().GetCollectionName(); memory.IsAuditCollection(name) {
-				return name, true
+			for _, name := range []string{
+				a.GetCreateAlias().GetCollectionName(), a.GetCreateAlias().GetAliasName(),
+				a.GetRenameAlias().GetOldAliasName(), a.GetRenameAlias().GetNewAliasName(),
+				a.GetDeleteAlias().GetAliasName(),
+			} {
+				if memory.IsAuditCollection(name) {
+					return name, true
+				}
 			}
 		}
 		return "", false

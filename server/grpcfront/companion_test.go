@@ -34,6 +34,11 @@ func TestCompanionTarget(t *testing.T) {
 		// the check.
 		{"name given twice", "/qdrant.Points/Upsert", append(enc(&qdrant.UpsertPoints{CollectionName: "m"}), enc(&qdrant.UpsertPoints{CollectionName: "m_memrank_audit"})...), true},
 		{"garbage", "/qdrant.Points/Upsert", []byte{0xff, 0xff, 0xff}, false},
+		{"alias taking a companion's name", "/qdrant.Collections/UpdateAliases", enc(&qdrant.ChangeAliases{Actions: []*qdrant.AliasOperations{
+			qdrant.NewAliasCreate("m_memrank_audit", "decoy")}}), true},
+		{"alias renamed onto a companion", "/qdrant.Collections/UpdateAliases", enc(&qdrant.ChangeAliases{Actions: []*qdrant.AliasOperations{
+			qdrant.NewAliasRename("a", "m_memrank_audit")}}), true},
+		{"alias change that does not decode", "/qdrant.Collections/UpdateAliases", []byte{0x0a, 0x05, 0xff}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

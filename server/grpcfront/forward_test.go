@@ -494,3 +494,26 @@ func TestCallBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestSilentStream: a call whose request message never comes is answered
+// DeadlineExceeded after FirstMessageTimeout, even with the caller's
+// deadline far off, so it cannot hold an admission slot for long.
+func TestSilentStream(t *testing.T) {
+	_, addr := openStore(t)
+	front := startFront(t, addr, Config{FirstMessageTimeout: 200 * time.Millisecond})
+	conn := dial(t, front)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	for _, method := range []string{"/qdrant.Points/Upsert", "/qdrant.Points/Query", "/qdrant.Collections/List"} {
+		start := time.Now()
+		cs, err := conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method, grpc.ForceCodecV2(rawCodec{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f frame
+		err = cs.RecvMsg(&f) // sends nothing, waits for the answer
+		if status.Code(err) != codes.DeadlineExceeded || time.Since(start) > 5*time.Second {
+			t.Errorf("%s: %v after %v", method, err, time.Since(start))
+		}
+	}
+}

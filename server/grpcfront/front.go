@@ -56,6 +56,8 @@ const (
 	DefaultBatchConcurrency = 4
 	DefaultCallTimeout      = 10 * time.Second
 	DefaultLongCallTimeout  = 10 * time.Minute
+	// DefaultFirstMessageTimeout is Config.FirstMessageTimeout's default.
+	DefaultFirstMessageTimeout = 10 * time.Second
 )
 
 // Ranker is what the front needs of the read pipeline; *rank.Ranker is one.
@@ -88,6 +90,10 @@ type Config struct {
 	// Health is the grpc.health.v1 server registered on the front; nil: a
 	// new one, SERVING. Pass one to report NOT_SERVING while draining.
 	Health *health.Server
+	// FirstMessageTimeout bounds the wait for a call's request message
+	// (default 10s), whatever the caller's deadline: a client that opens a
+	// stream and sends nothing must not hold a slot of the admission limit.
+	FirstMessageTimeout time.Duration
 	// CallTimeout is the deadline of a Qdrant call that comes without one
 	// (default 10s); LongCallTimeout that of a write, an index, collection
 	// or snapshot operation (default 10m). A caller's own deadline, longer
@@ -140,6 +146,9 @@ func (c Config) withDefaults() Config {
 	if c.LongCallTimeout == 0 {
 		c.LongCallTimeout = DefaultLongCallTimeout
 	}
+	if c.FirstMessageTimeout == 0 {
+		c.FirstMessageTimeout = DefaultFirstMessageTimeout
+	}
 	c.Telemetry = c.Telemetry.WithDefaults()
 	if c.ranker == nil && c.Ranker != nil {
 		c.ranker = c.Ranker
@@ -149,6 +158,7 @@ func (c Config) withDefaults() Config {
 
 type front struct {
 	budget   [2]time.Duration // calls without a deadline: short, long
+	firstMsg time.Duration
 	up       *grpc.ClientConn
 	ranker   Ranker
 	tenancy  *tenancy.Policy
@@ -173,14 +183,15 @@ func New(cfg Config) (*grpc.Server, error) {
 		return nil, err
 	}
 	f := &front{
-		budget:  [2]time.Duration{cfg.CallTimeout, cfg.LongCallTimeout},
-		up:      cfg.Upstream,
-		ranker:  cfg.ranker,
-		tenancy: cfg.Tenancy,
-		maxMsg:  cfg.MaxMessageSize,
-		batch:   cfg.BatchConcurrency,
-		log:     cfg.Telemetry.Logger,
-		metrics: m,
+		budget:   [2]time.Duration{cfg.CallTimeout, cfg.LongCallTimeout},
+		firstMsg: cfg.FirstMessageTimeout,
+		up:       cfg.Upstream,
+		ranker:   cfg.ranker,
+		tenancy:  cfg.Tenancy,
+		maxMsg:   cfg.MaxMessageSize,
+		batch:    cfg.BatchConcurrency,
+		log:      cfg.Telemetry.Logger,
+		metrics:  m,
 		callOpts: []grpc.CallOption{
 			grpc.ForceCodecV2(rawCodec{}),
 			grpc.MaxCallRecvMsgSize(cfg.MaxMessageSize),
@@ -243,6 +254,9 @@ func (f *front) handle(_ any, ss grpc.ServerStream) error {
 		defer cancel()
 		ss = &budgetStream{ServerStream: ss, ctx: ctx}
 	}
+	if strings.HasPrefix(method, "/qdrant.") {
+		ss = &firstMessageStream{ServerStream: ss, timeout: f.firstMsg}
+	}
 	md, _ := metadata.FromIncomingContext(ss.Context())
 	c := &call{f: f, ss: ss, method: method, md: md, route: routeForwarded}
 	c.ctx = metadata.NewOutgoingContext(ss.Context(), upstreamMD(md))
@@ -262,6 +276,35 @@ func (f *front) deadline(ctx context.Context, method string) (time.Duration, boo
 		return f.budget[1], true
 	}
 	return f.budget[0], true
+}
+
+// firstMessageStream bounds the wait for the first message: grpc-go's
+// RecvMsg waits on the transport's own context, not on the handler's, so
+// the wait runs in a goroutine that ends when the stream does (grpc
+// cancels it as the handler returns).
+type firstMessageStream struct {
+	grpc.ServerStream
+	timeout time.Duration
+	got     bool
+}
+
+func (s *firstMessageStream) RecvMsg(m any) error {
+	if s.got {
+		return s.ServerStream.RecvMsg(m)
+	}
+	s.got = true
+	errc := make(chan error, 1)
+	go func() { errc <- s.ServerStream.RecvMsg(m) }()
+	t := time.NewTimer(s.timeout)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		return err
+	case <-t.C:
+		return status.Errorf(codes.DeadlineExceeded, "Timeout error: the request message did not arrive within %v", s.timeout)
+	case <-s.Context().Done():
+		return status.FromContextError(s.Context().Err()).Err()
+	}
 }
 
 // budgetStream is a server stream with the front's deadline.
@@ -394,6 +437,9 @@ func (c *call) forwardStream() error {
 				// stop the upstream call and wait for its pump.
 				cancel()
 				<-toCaller
+				if c.budgetSpent() {
+					return status.Error(codes.DeadlineExceeded, timeoutText)
+				}
 				return err
 			}
 			fromCaller = nil // half-closed: wait for the upstream to finish
@@ -402,9 +448,19 @@ func (c *call) forwardStream() error {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
+			if c.budgetSpent() {
+				return status.Error(codes.DeadlineExceeded, timeoutText)
+			}
 			return upstreamErr(err)
 		}
 	}
+}
+
+// budgetSpent says whether the call's deadline ran out: however the
+// upstream stream then ended (a RST_STREAM, a deadline text), the caller
+// gets the one timeout text.
+func (c *call) budgetSpent() bool {
+	return errors.Is(c.ctx.Err(), context.DeadlineExceeded)
 }
 
 // upstreamErr returns an upstream stream's error as the caller's status:
