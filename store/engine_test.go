@@ -1104,4 +1104,19 @@ func TestMaxResults(t *testing.T) {
 	if _, err := db.Query(ctx, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryDense([]float32{1, 0}), Limit: qdrant.PtrOf(uint64(20)), Offset: qdrant.PtrOf(uint64(5))}); err != nil {
 		t.Errorf("a query within the bound: %v", err)
 	}
+	// A batch may ask for ten answers' worth, not more.
+	batch := func(n int) error {
+		var qs []*qdrant.QueryPoints
+		for range n {
+			qs = append(qs, &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQueryDense([]float32{1, 0}), Limit: qdrant.PtrOf(uint64(25))})
+		}
+		_, err := db.QueryBatch(ctx, &qdrant.QueryBatchPoints{CollectionName: "c", QueryPoints: qs})
+		return err
+	}
+	if err := batch(10); err != nil {
+		t.Errorf("a batch of ten full answers: %v", err)
+	}
+	if err := batch(11); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "the batch asks for 275 points in all") {
+		t.Errorf("a batch past the bound: %v", err)
+	}
 }

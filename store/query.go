@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/qdrant/go-client/qdrant"
 	bolt "go.etcd.io/bbolt"
@@ -32,10 +33,17 @@ func (db *DB) queries(ctx context.Context, name, what string, specs ...*querySpe
 }
 
 func (db *DB) queryAll(ctx context.Context, name, what string, specs []*querySpec) ([][]*qdrant.ScoredPoint, error) {
+	total := uint64(0)
 	for _, s := range specs {
 		if err := db.bounded(s); err != nil {
 			return nil, err
 		}
+		total += s.work()
+	}
+	// A batch, or a query's prefetches together, may ask for more than one
+	// answer's bound, but not without limit: ten answers' worth.
+	if bound := 10 * uint64(db.opts.MaxResults); total > bound {
+		return nil, validation("searches", fmt.Sprintf("the batch asks for %d points in all (limits, offsets and prefetch limits), beyond this store's bound of %d per request", total, bound))
 	}
 	out := make([][]*qdrant.ScoredPoint, len(specs))
 	err := db.read(name, func(c *collection, pts *bolt.Bucket) error {
@@ -144,4 +152,24 @@ func (db *DB) bounded(s *querySpec) error {
 		return nil
 	}
 	return walk(&s.root)
+}
+
+// work is the points a query may read: its answer's limit and offset and
+// every prefetch's limit (saturating, so that huge limits cannot wrap).
+func (s *querySpec) work() uint64 {
+	add := func(a, b uint64) uint64 {
+		if a > math.MaxUint64-b {
+			return math.MaxUint64
+		}
+		return a + b
+	}
+	var stageWork func(st *stage) uint64
+	stageWork = func(st *stage) uint64 {
+		n := uint64(0)
+		for _, p := range st.prefetch {
+			n = add(n, add(p.limit, stageWork(p)))
+		}
+		return n
+	}
+	return add(add(s.root.limit, s.offset), stageWork(&s.root))
 }

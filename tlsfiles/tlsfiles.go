@@ -110,6 +110,7 @@ type Reloader struct {
 	certMod   time.Time
 	keyMod    time.Time
 	lastCheck time.Time
+	lastWarn  time.Time
 }
 
 // NewReloader reads the files once: a missing or malformed one is an
@@ -160,10 +161,13 @@ func (r *Reloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error
 		km, err2 := modTime(r.keyFile)
 		if err1 == nil && err2 == nil && (!cm.Equal(r.certMod) || !km.Equal(r.keyMod)) {
 			if err := r.load(); err != nil {
-				// Not again until the files change once more (a half-written
-				// pair gets another try then).
-				r.certMod, r.keyMod = cm, km
-				r.log.Warn("TLS certificate not reloaded; serving the previous one", "error", err)
+				// Tried again at the next check (a pair caught half-written
+				// keeps its modification time when the write completes
+				// within the clock's tick); said once a minute.
+				if now.Sub(r.lastWarn) >= time.Minute {
+					r.lastWarn = now
+					r.log.Warn("TLS certificate not reloaded; serving the previous one", "error", err)
+				}
 			} else {
 				r.log.Info("TLS certificate reloaded", "cert_file", r.certFile)
 			}

@@ -107,10 +107,11 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	if err != nil {
 		return err
 	}
-	if c.Upstream.GRPC == "" && !c.Store.Auth().Enabled() && c.Tenancy.Key == "" {
+	// Tenancy by header checks no credential: the store is as open.
+	if c.Upstream.GRPC == "" && !c.Store.Auth().Enabled() && (c.Tenancy.Key == "" || c.Tenancy.Header != "") {
 		for _, addr := range []string{c.Listen.HTTP, c.Listen.GRPC} {
 			if !loopback(addr) {
-				fmt.Fprintf(e.stderr, "memrank: WARNING: the embedded store is open (no store.api_key, no tenancy) and %s is not a loopback address: anyone who reaches it can read and change every collection\n", addr)
+				fmt.Fprintf(e.stderr, "memrank: WARNING: the embedded store is open (no store.api_key; no tenancy, or tenants from a header anyone can set) and %s is not a loopback address: anyone who reaches it can read and change every collection\n", addr)
 				tel.Logger.Warn("the embedded store is open on a non-loopback address", "listen", addr)
 				break
 			}
