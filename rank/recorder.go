@@ -205,6 +205,11 @@ type Recorder struct {
 	pending map[recKey]*pendingEntry
 	known   *lru[recKey, int64]
 	closed  bool
+	// spoolLoaded says the spool file's totals are pending (the file is
+	// cleared after the flush that writes them); spoolForeign are its lines
+	// of other replica ids, kept for them.
+	spoolLoaded  bool
+	spoolForeign [][]byte
 
 	flushMu sync.Mutex
 
@@ -513,6 +518,9 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		r.log.InfoContext(ctx, "access counts: points no longer exist, their counts were dropped", "points", gone)
 	}
 	if failed == 0 {
+		if r.cfg.SpoolFile != "" {
+			r.spooled() // the loaded totals are written: clear the file
+		}
 		return nil
 	}
 	span.SetStatus(codes.Error, "access flush failed")

@@ -827,8 +827,8 @@ func TestRecorderSpool(t *testing.T) {
 	if err := rec3.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(spool); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the spool file stays after it was loaded: %v", err)
+	if _, err := os.Stat(spool); err != nil {
+		t.Errorf("the spool file is gone before its totals were written: %v", err)
 	}
 	recordAll(rec3, access{id: 1})
 	if err := rec3.Flush(context.Background()); err != nil {
@@ -837,6 +837,13 @@ func TestRecorderSpool(t *testing.T) {
 	want := map[string]map[string]int64{"mem/1": {"a": 4}, "mem/7": {"a": 42}}
 	if diff := cmp.Diff(want, up.totals()); diff != "" {
 		t.Errorf("totals after the restart (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(spool); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the spool file stays after its totals were written: %v", err)
+	}
+	// Replica b left replica a's lines in its file, for a.
+	if b, err := os.ReadFile(spool + ".other"); err != nil || !strings.Contains(string(b), `"replica":"a"`) {
+		t.Errorf("replica b's file: %q, %v", b, err)
 	}
 
 	// An upstream back within the grace period: written, nothing spooled.

@@ -48,8 +48,12 @@ func (r *Recorder) spool() (int, error) {
 		}
 		n++
 	}
+	for _, line := range r.spoolForeign {
+		b.Write(line)
+		b.WriteByte('\n')
+	}
 	r.mu.Unlock()
-	if n == 0 {
+	if b.Len() == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return 0, err
 		}
@@ -71,7 +75,15 @@ func (r *Recorder) spool() (int, error) {
 	if err := tmp.Close(); err != nil {
 		return 0, err
 	}
-	return n, os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return 0, err
+	}
+	// The rename is durable once the directory is.
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return n, nil
 }
 
 // unspool loads the spool file's totals of this replica as pending, to be
@@ -97,7 +109,9 @@ func (r *Recorder) unspool(ctx context.Context) error {
 			continue // a torn line: the rename makes it unlikely
 		}
 		if rec.Replica != r.cfg.ReplicaID {
+			// Kept in the file for the replica that wrote them.
 			foreign++
+			r.spoolForeign = append(r.spoolForeign, append([]byte(nil), sc.Bytes()...))
 			continue
 		}
 		var id *qdrant.PointId
@@ -135,9 +149,36 @@ func (r *Recorder) unspool(ctx context.Context) error {
 	}
 	if loaded > 0 {
 		r.log.InfoContext(ctx, "access counts: spooled totals loaded; the next flush writes them", "points", loaded)
-	}
-	if err := os.Remove(r.cfg.SpoolFile); err != nil {
-		return fmt.Errorf("rank: access spool: %w", err)
+		// The file stays until a flush has written them: a crash before
+		// that loses nothing.
+		r.spoolLoaded = true
 	}
 	return nil
+}
+
+// spooled rewrites the spool file once a flush has written the totals it
+// held: what remains in it is other replicas' (or nothing).
+func (r *Recorder) spooled() {
+	r.mu.Lock()
+	loaded := r.spoolLoaded
+	r.spoolLoaded = false
+	foreign := r.spoolForeign
+	r.mu.Unlock()
+	if !loaded {
+		return
+	}
+	var b bytes.Buffer
+	for _, line := range foreign {
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	var err error
+	if b.Len() == 0 {
+		err = os.Remove(r.cfg.SpoolFile)
+	} else {
+		err = os.WriteFile(r.cfg.SpoolFile, b.Bytes(), 0o600)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.log.Warn("access counts: spool file not cleared after its totals were written", "error", err)
+	}
 }
