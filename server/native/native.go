@@ -44,6 +44,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -107,6 +108,10 @@ type Config struct {
 	MaxBodyBytes   int64         // default 32 MiB; larger bodies get 413
 	MaxTextBytes   int           // default 64 KiB; longer texts get 400
 	ReadyTimeout   time.Duration // default 2s
+	// ReadyCache is how long a successful readiness check answers /readyz
+	// (default 1s; negative: every probe checks). Failures are checked
+	// again, one check at a time.
+	ReadyCache time.Duration
 	RequestTimeout time.Duration // bounds a retrieve that has no earlier deadline; default 30s
 
 	// Telemetry is where the API's logs, spans and metrics go; its
@@ -139,6 +144,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxTextBytes == 0 {
 		c.MaxTextBytes = DefaultMaxTextBytes
 	}
+	if c.ReadyCache == 0 {
+		c.ReadyCache = time.Second
+	}
 	if c.ReadyTimeout == 0 {
 		c.ReadyTimeout = DefaultReadyTimeout
 	}
@@ -158,6 +166,29 @@ type Service struct {
 	cfg       Config
 	tracer    trace.Tracer
 	embedTime metric.Float64Histogram
+	ready     readyCache
+}
+
+// readyCache keeps a successful readiness check for a while: probes are
+// not counted by the admission limit, so a flood of them must not become
+// a flood of upstream calls. Checks run one at a time; concurrent probes
+// wait for the one in progress.
+type readyCache struct {
+	mu sync.Mutex
+	ok time.Time // the last successful check
+}
+
+func (c *readyCache) check(ctx context.Context, ttl time.Duration, fn func(context.Context) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ttl > 0 && !c.ok.IsZero() && time.Since(c.ok) < ttl {
+		return nil
+	}
+	err := fn(ctx)
+	if err == nil {
+		c.ok = time.Now()
+	}
+	return err
 }
 
 const scope = "github.com/memrank/memrank/server/native"
@@ -268,7 +299,7 @@ func (s *Service) serveReady(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	if s.cfg.Ready != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadyTimeout)
-		err := s.cfg.Ready(ctx)
+		err := s.ready.check(ctx, s.cfg.ReadyCache, s.cfg.Ready)
 		cancel()
 		if err != nil {
 			s.cfg.Telemetry.Logger.LogAttrs(r.Context(), slog.LevelWarn, "not ready", slog.String("error", err.Error()))

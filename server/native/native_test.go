@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -551,7 +552,8 @@ func TestHealthAndReadiness(t *testing.T) {
 			}
 			return err
 		},
-		Metrics: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "up 1\n") }),
+		Metrics:    http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "up 1\n") }),
+		ReadyCache: -1, // every probe checks: the test flips readiness
 	}
 	h := newHandler(t, cfg)
 	set := func(err error, b bool) { mu.Lock(); current, block = err, b; mu.Unlock() }
@@ -687,5 +689,20 @@ func TestRetrieveMode(t *testing.T) {
 		if got.Mode != "off" || got.Detection != "requested: off" || got.Guard != nil || got.Reranked {
 			t.Errorf("%s: mode %q detection %q guard %v", tc.body, got.Mode, got.Detection, got.Guard)
 		}
+	}
+}
+
+// TestReadyCached: a flood of probes is one upstream check a second, not
+// one each (probes are not counted by the admission limit).
+func TestReadyCached(t *testing.T) {
+	var calls atomic.Int32
+	h := newHandler(t, Config{Ranker: &fakeRetriever{}, Ready: func(context.Context) error { calls.Add(1); return nil }})
+	for range 50 {
+		if r := do(t, h, http.MethodGet, "/readyz", ""); r.code != 200 {
+			t.Fatalf("readyz: %d", r.code)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d upstream checks for 50 probes, want 1", n)
 	}
 }
