@@ -105,13 +105,13 @@ type Config struct {
 	// outgoing gRPC metadata).
 	AuthContext func(ctx context.Context, r *http.Request) context.Context
 
-	MaxBodyBytes   int64         // default 32 MiB; larger bodies get 413
-	MaxTextBytes   int           // default 64 KiB; longer texts get 400
-	ReadyTimeout   time.Duration // default 2s
+	MaxBodyBytes int64         // default 32 MiB; larger bodies get 413
+	MaxTextBytes int           // default 64 KiB; longer texts get 400
+	ReadyTimeout time.Duration // default 2s
 	// ReadyCache is how long a successful readiness check answers /readyz
 	// (default 1s; negative: every probe checks). Failures are checked
 	// again, one check at a time.
-	ReadyCache time.Duration
+	ReadyCache     time.Duration
 	RequestTimeout time.Duration // bounds a retrieve that has no earlier deadline; default 30s
 
 	// Telemetry is where the API's logs, spans and metrics go; its
