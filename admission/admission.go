@@ -191,10 +191,12 @@ func (l *Limiter) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.St
 	return handler(srv, ss)
 }
 
-// exemptMethod: health and reflection are answered whatever the load, so
-// that probes tell an overloaded replica from a dead one.
+// exemptMethod: grpc.health.v1 (answered locally, from a flag) and
+// reflection are answered whatever the load, so that probes tell an
+// overloaded replica from a dead one. Qdrant's own HealthCheck is not
+// exempt: memrank forwards it to the upstream.
 func exemptMethod(m string) bool {
-	return strings.HasPrefix(m, "/grpc.health.v1.") || strings.HasPrefix(m, "/grpc.reflection.") || m == "/qdrant.Qdrant/HealthCheck"
+	return strings.HasPrefix(m, "/grpc.health.v1.") || strings.HasPrefix(m, "/grpc.reflection.")
 }
 
 // exemptPath: probes and metrics are answered whatever the load.
