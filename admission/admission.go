@@ -249,21 +249,22 @@ func (l *Limiter) readBody(w http.ResponseWriter, r *http.Request) (release func
 		l.refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("JSON payload (%d bytes) is larger than allowed (limit: %d bytes).", r.ContentLength, l.cfg.MaxBodyBytes))
 		return nil, false
 	}
-	n := r.ContentLength
-	if n < 0 { // chunked: its size is known only at the end
-		n = int64(l.cfg.MaxBodyBytes)
-	}
-	if !l.bytes.TryAcquire(n) {
-		l.count(r.Context(), "body_bytes")
-		l.refuse(w, http.StatusServiceUnavailable, "Service unavailable: "+atCapacity+" (request bodies in flight); retry after "+l.retry+"s")
-		return nil, false
-	}
-	release = func() { l.bytes.Release(n) }
+	// The budget is taken as bytes arrive, not as announced: a client that
+	// announces a large body and sends little holds little.
+	br := &budgetReader{r: r.Body, sem: l.bytes}
+	release = func() { l.bytes.Release(br.held) }
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(l.cfg.BodyTimeout)) // unsupported writers (tests) just have no deadline
-	b, err := io.ReadAll(io.LimitReader(r.Body, int64(l.cfg.MaxBodyBytes)+1))
+	b, err := io.ReadAll(io.LimitReader(br, int64(l.cfg.MaxBodyBytes)+1))
 	if err == nil {
 		_ = rc.SetReadDeadline(time.Time{})
+	}
+	if errors.Is(err, errBudget) {
+		release()
+		l.count(r.Context(), "body_bytes")
+		w.Header().Set("Connection", "close")
+		l.refuse(w, http.StatusServiceUnavailable, "Service unavailable: "+atCapacity+" (request bodies in flight); retry after "+l.retry+"s")
+		return nil, false
 	}
 	if err != nil { // the deadline stays: the connection is not read again
 		release()
@@ -288,6 +289,28 @@ func (l *Limiter) readBody(w http.ResponseWriter, r *http.Request) (release func
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	r.ContentLength = int64(len(b))
 	return release, true
+}
+
+// errBudget is a body read past the bytes-in-flight budget.
+var errBudget = errors.New("admission: request bodies in flight at the budget")
+
+// budgetReader takes each chunk's bytes from the budget as it is read;
+// held is what it took.
+type budgetReader struct {
+	r    io.Reader
+	sem  *semaphore.Weighted
+	held int64
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		if !b.sem.TryAcquire(int64(n)) {
+			return 0, errBudget
+		}
+		b.held += int64(n)
+	}
+	return n, err
 }
 
 // snapshotUpload says whether path is one of Qdrant's snapshot uploads
