@@ -32,6 +32,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/memrank/memrank/internal/bench/randvec"
 	"github.com/memrank/memrank/upstream"
 )
 
@@ -226,7 +227,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 7))
 	for range 256 {
-		r.queries = append(r.queries, randomVector(rng, o.Dim))
+		r.queries = append(r.queries, randvec.Unit(rng, o.Dim))
 	}
 	if o.Setup > 0 {
 		if err := r.setup(ctx, rng); err != nil {
@@ -281,7 +282,7 @@ func (r *runner) setup(ctx context.Context, rng *rand.Rand) error {
 				payload["confidence"] = 0.6 + float64(i%4)/10
 				payload["created_at"] = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour).Format(time.RFC3339)
 			}
-			pts = append(pts, &qdrant.PointStruct{Id: qdrant.NewIDNum(uint64(i + 1)), Vectors: qdrant.NewVectorsDense(randomVector(rng, r.o.Dim)),
+			pts = append(pts, &qdrant.PointStruct{Id: qdrant.NewIDNum(uint64(i + 1)), Vectors: qdrant.NewVectorsDense(randvec.Unit(rng, r.o.Dim)),
 				Payload: qdrant.NewValueMap(payload)})
 		}
 		if _, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: r.o.Collection, Wait: qdrant.PtrOf(true), Points: pts}); err != nil {
@@ -455,21 +456,6 @@ func goroutines(ctx context.Context, url string) int {
 		}
 	}
 	return -1
-}
-
-func randomVector(r *rand.Rand, dim int) []float32 {
-	v := make([]float32, dim)
-	var n float64
-	for i := range v {
-		x := r.NormFloat64()
-		v[i] = float32(x)
-		n += x * x
-	}
-	n = math.Sqrt(n)
-	for i := range v {
-		v[i] /= float32(n)
-	}
-	return v
 }
 
 func ms(d time.Duration) string {

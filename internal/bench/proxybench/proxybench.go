@@ -30,6 +30,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 
+	"github.com/memrank/memrank/internal/bench/randvec"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
@@ -291,7 +292,7 @@ func (f *Fixture) loadMemories(ctx context.Context) error {
 					text = strings.ToUpper(text[:1]) + text[1:] + "." // same text_hash after normalising
 				}
 			} else {
-				vec, text = randomVector(r, o.Dim), sentence(r)
+				vec, text = randvec.Unit(r, o.Dim), sentence(r)
 			}
 			vectors, texts = append(vectors, vec), append(texts, text)
 			created := now.Add(-time.Duration(r.Float64() * 365 * 24 * float64(time.Hour)))
@@ -342,33 +343,13 @@ func sentence(r *rand.Rand) string {
 	return strings.Join(ws, " ")
 }
 
-func randomVector(r *rand.Rand, dim int) []float32 {
-	v := make([]float32, dim)
-	for i := range v {
-		v[i] = float32(r.NormFloat64())
-	}
-	return normalise(v)
-}
-
 func jitter(r *rand.Rand, base []float32, amount float64) []float32 {
 	v := make([]float32, len(base))
 	scale := float32(amount / math.Sqrt(float64(len(base))))
 	for i := range v {
 		v[i] = base[i] + scale*float32(r.NormFloat64())
 	}
-	return normalise(v)
-}
-
-func normalise(v []float32) []float32 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	n := float32(1 / math.Sqrt(s))
-	for i := range v {
-		v[i] *= n
-	}
-	return v
+	return randvec.Normalise(v)
 }
 
 // Query runs query i (cycled) through c, as an agent would: limit, payload.
