@@ -40,6 +40,14 @@ type Store interface {
 
 var _ Store = (*qdrant.Client)(nil)
 
+// Embedders finds the embedder for a recorded model; *embed.Service
+// satisfies it.
+type Embedders interface {
+	For(model string) (embed.Embedder, bool)
+}
+
+var _ Embedders = (*embed.Service)(nil)
+
 // TenantScope says how a tenant is stored and selected; *tenancy.Policy
 // satisfies it.
 type TenantScope interface {
@@ -83,6 +91,11 @@ type Config struct {
 
 	Codec    *memory.Codec
 	Embedder embed.Embedder
+	// Embedders gives the embedder of a collection that recorded another
+	// model than Embedder's (a built-in local model, after the default
+	// changed); nil: every collection uses Embedder, and one recorded with
+	// another model refuses text writes (ErrEmbedderMismatch).
+	Embedders Embedders
 	// Judging is tier 3 and the verdict cache; nil: no judge (pairs that
 	// need one are never merged) and no cache.
 	Judging *Judging
@@ -338,24 +351,17 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 	if rejected {
 		return Outcome{Decision: DecisionRejected, Reason: "grounding not_supported: the text is not supported by its source"}, nil
 	}
-	vec := obs.Vector
-	if vec == nil {
-		vs, err := e.cfg.Embedder.Embed(ctx, []string{obs.Text})
-		if err != nil {
-			return Outcome{}, fmt.Errorf("dedup: embed: %w", err)
-		}
-		if len(vs) != 1 {
-			return Outcome{}, fmt.Errorf("dedup: embed: %d vectors for one text", len(vs))
-		}
-		vec = vs[0]
-	}
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	created, err := e.ensure(ctx, obs.Collection, len(vec), obs.Vector == nil)
+	vec, model, err := e.vector(ctx, obs)
 	if err != nil {
 		return Outcome{}, err
 	}
-	w := &write{e: e, o: o, vec: vec, coll: obs.Collection, tenant: obs.Tenant}
+	created, bands, err := e.ensure(ctx, obs.Collection, len(vec), model)
+	if err != nil {
+		return Outcome{}, err
+	}
+	w := &write{e: e, o: o, vec: vec, coll: obs.Collection, tenant: obs.Tenant, bands: bands}
 	if !correction && e.cfg.Judging.Active() {
 		// The judge is asked before the lock is taken, so that one slow LLM
 		// call does not hold up every other write to the collection; the
@@ -388,6 +394,33 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 	}
 	w.out.CreatedCollection = created
 	return w.out, nil
+}
+
+// vector is the observation's vector and the model that made it: the
+// caller's (callerSupplied), or its text embedded with the collection's
+// recorded embedder when Embedders has it, else with the configured one.
+func (e *Engine) vector(ctx context.Context, obs Observation) ([]float32, string, error) {
+	if obs.Vector != nil {
+		return obs.Vector, callerSupplied, nil
+	}
+	emb := e.cfg.Embedder
+	if e.cfg.Embedders != nil {
+		model, err := e.recorded(ctx, obs.Collection)
+		if err != nil {
+			return nil, "", err
+		}
+		if r, ok := e.cfg.Embedders.For(model); ok && model != callerSupplied {
+			emb = r
+		}
+	}
+	vs, err := emb.Embed(ctx, []string{obs.Text})
+	if err != nil {
+		return nil, "", fmt.Errorf("dedup: embed: %w", err)
+	}
+	if len(vs) != 1 {
+		return nil, "", fmt.Errorf("dedup: embed: %d vectors for one text", len(vs))
+	}
+	return vs[0], emb.Model(), nil
 }
 
 func (e *Engine) finish(ctx context.Context, span trace.Span, start time.Time, out Outcome, err error) {

@@ -72,5 +72,43 @@ func differInClaim(a, b string) bool {
 	if len(sa.negations)%2 != len(sb.negations)%2 {
 		return true
 	}
-	return !slices.Equal(sa.numbers, sb.numbers)
+	return !slices.Equal(sa.numbers, sb.numbers) || swapsOneWord(a, b)
+}
+
+// swapsOneWord reports whether b is a with exactly one word replaced by
+// another that is not a function word ("Her manager is Priya" / "... is
+// Tom"; "Collects stamps" / "Collects coins"; "Likes cats" / "Dislikes
+// cats"): the other words pin the attribute, the swapped one is its value,
+// and embeddings put such pairs as close as paraphrases, since the two
+// values are words of one kind. A synonym swapped for another ("Prefers
+// tea" / "Likes tea") goes to the judge too: without one, it stays a memory
+// of its own, which costs a duplicate, never a wrong merge. Swapped
+// pronouns ("Dana" / "She") and plural or verb "s" are not swaps.
+func swapsOneWord(a, b string) bool {
+	wa, wb := strings.Fields(textnorm.Normalize(a)), strings.Fields(textnorm.Normalize(b))
+	if len(wa) != len(wb) || len(wa) < 2 {
+		return false
+	}
+	swapped := -1
+	for i := range wa {
+		if wa[i] == wb[i] || strings.TrimSuffix(wa[i], "s") == strings.TrimSuffix(wb[i], "s") {
+			continue
+		}
+		if swapped >= 0 {
+			return false
+		}
+		swapped = i
+	}
+	return swapped >= 0 && !functionWords[wa[swapped]] && !functionWords[wb[swapped]]
+}
+
+// functionWords are words whose swap leaves the claim as it was: pronouns,
+// articles, auxiliaries.
+var functionWords = map[string]bool{
+	"i": true, "me": true, "my": true, "you": true, "your": true, "he": true, "him": true, "his": true,
+	"she": true, "her": true, "hers": true, "it": true, "its": true, "we": true, "us": true, "our": true,
+	"they": true, "them": true, "their": true, "a": true, "an": true, "the": true, "this": true, "that": true,
+	"is": true, "are": true, "was": true, "were": true, "be": true, "has": true, "have": true, "had": true,
+	"do": true, "does": true, "did": true, "will": true, "would": true, "can": true, "could": true,
+	"user": true, "users": true, "im": true, "shes": true, "hes": true,
 }

@@ -47,7 +47,7 @@ func TestEuclidCollectionJudgedByCosine(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.emb.on("bike", 1, "Dana owns a red bicycle")
-	h.emb.on("bike", 0.99, "Dana owns a red bike")
+	h.emb.on("bike", 0.99, "Dana has a red bike")
 	a := h.observe(t, dedup.Observation{Text: "Dana owns a red bicycle", SessionID: "a"})
 	h.clock.set(t0.Add(2 * time.Hour))
 	b := h.observe(t, dedup.Observation{Text: "The quarterly tax filing is due in spring", SessionID: "b"})
@@ -55,7 +55,7 @@ func TestEuclidCollectionJudgedByCosine(t *testing.T) {
 		t.Errorf("%+v, want a memory of its own", b)
 	}
 	h.clock.set(t0.Add(4 * time.Hour))
-	if c := h.observe(t, dedup.Observation{Text: "Dana owns a red bike", SessionID: "c"}); c.Decision != dedup.DecisionIndependent || c.Tier != 2 {
+	if c := h.observe(t, dedup.Observation{Text: "Dana has a red bike", SessionID: "c"}); c.Decision != dedup.DecisionIndependent || c.Tier != 2 {
 		t.Errorf("%+v, want an independent observation at tier 2", c)
 	}
 }

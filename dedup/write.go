@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/internal/vecmath"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
@@ -58,6 +59,7 @@ type write struct {
 	vec    []float32
 	coll   string
 	tenant string
+	bands  embed.Bands // the collection's tier-2 bands
 
 	out     Outcome
 	touched []*stored
@@ -88,10 +90,10 @@ func (w *write) prejudge(ctx context.Context) error {
 		return nil
 	}
 	c := nb[0] // the nearest neighbour is the only one the tiers may judge
-	if c.score < w.e.cfg.JudgeThreshold {
+	if c.score < w.bands.Judge {
 		return nil
 	}
-	if c.score >= w.e.cfg.SameThreshold && !differInClaim(c.st.m.Text, w.o.Text) {
+	if c.score >= w.bands.Same && !differInClaim(c.st.m.Text, w.o.Text) {
 		return nil
 	}
 	v, info := w.e.cfg.Judging.Decide(ctx, w.coll,
@@ -280,10 +282,10 @@ func (w *write) observe(ctx context.Context) error {
 func (w *write) classify(ctx context.Context, nb []scored) (match *stored, tier int, contradicts bool) {
 	called := false
 	for _, c := range nb {
-		if c.score < w.e.cfg.JudgeThreshold {
+		if c.score < w.bands.Judge {
 			break
 		}
-		if c.score >= w.e.cfg.SameThreshold && !differInClaim(c.st.m.Text, w.o.Text) {
+		if c.score >= w.bands.Same && !differInClaim(c.st.m.Text, w.o.Text) {
 			return c.st, 2, false
 		}
 		var v Verdict
@@ -546,7 +548,7 @@ func (w *write) mergeInto(win *stored, sameHash []*stored, nb []scored) {
 		if s.sid == win.sid || len(s.vec) == 0 || len(s.vec) != len(win.vec) || differInClaim(s.m.Text, win.m.Text) {
 			continue
 		}
-		if float64(vecmath.Cosine(s.vec, win.vec)) >= w.e.cfg.SameThreshold {
+		if float64(vecmath.Cosine(s.vec, win.vec)) >= w.bands.Same {
 			losers = append(losers, s)
 		}
 	}
@@ -699,7 +701,7 @@ func (w *write) correct(ctx context.Context) error {
 			return err
 		}
 		for _, c := range nb {
-			if c.score >= w.e.cfg.SameThreshold && !differInClaim(c.st.m.Text, w.o.Text) {
+			if c.score >= w.bands.Same && !differInClaim(c.st.m.Text, w.o.Text) {
 				win = c.st
 				w.duplicate(win, 2)
 				break

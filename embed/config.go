@@ -13,14 +13,15 @@ import (
 
 // Driver names (Config.Driver).
 const (
-	DriverLocal  = "local"
-	DriverOpenAI = "openai"
+	DriverSemantic = "semantic" // NewSemantic: local, word vectors and surface features
+	DriverLocal    = "local"    // NewLocal: local, lexical (surface features only)
+	DriverOpenAI   = "openai"
 )
 
 // Config is the embedder section of memrank's configuration: which driver
 // turns texts into vectors, and the cache in front of it. New builds it.
 type Config struct {
-	Driver     string `koanf:"driver"`   // DriverLocal or DriverOpenAI
+	Driver     string `koanf:"driver"`   // DriverSemantic, DriverLocal or DriverOpenAI
 	BaseURL    string `koanf:"base_url"` // openai driver; "" = OpenAI's API
 	Model      string `koanf:"model"`
 	APIKey     string `koanf:"api_key" secret:"true"`
@@ -34,11 +35,11 @@ type Config struct {
 	CacheSize      int           `koanf:"cache_size"` // embeddings kept; 0 = no cache
 }
 
-// DefaultConfig returns the embedder section's defaults: the local driver
-// at 384 dimensions, 10s, batches of 64, 10000 embeddings cached.
+// DefaultConfig returns the embedder section's defaults: the semantic local
+// driver at 384 dimensions, 10s, batches of 64, 10000 embeddings cached.
 func DefaultConfig() Config {
 	return Config{
-		Driver:     DriverLocal,
+		Driver:     DriverSemantic,
 		Dimensions: 384,
 		Timeout:    DefaultOpenAITimeout,
 		BatchSize:  DefaultOpenAIBatchSize,
@@ -49,12 +50,15 @@ func DefaultConfig() Config {
 // Validate checks the embedder section's values as they are.
 func (c Config) Validate() error {
 	var k check.Checker
-	k.OneOf("driver", c.Driver, DriverLocal, DriverOpenAI)
+	k.OneOf("driver", c.Driver, DriverSemantic, DriverLocal, DriverOpenAI)
 	k.HTTPURL("base_url", c.BaseURL)
 	k.Secret("api_key", c.APIKey)
 	k.AtLeast("dimensions", c.Dimensions, 1)
 	if c.Dimensions > MaxDimensions {
 		k.Add("dimensions", "%d is above %d, the largest vector Qdrant accepts", c.Dimensions, MaxDimensions)
+	}
+	if c.Driver == DriverSemantic && c.Dimensions >= 1 && c.Dimensions < MinSemanticDimensions {
+		k.Add("dimensions", "%d is below %d, the smallest the semantic embedder makes", c.Dimensions, MinSemanticDimensions)
 	}
 	k.Timeout("timeout", c.Timeout)
 	k.AtLeast("batch_size", c.BatchSize, 1)
@@ -66,10 +70,24 @@ func (c Config) Validate() error {
 }
 
 // Service is the configured embedder: the driver behind the (model, text)
-// cache.
+// cache. For also gives the built-in embedders of models that collections
+// recorded.
 type Service struct {
 	*Cached
-	driver Embedder
+	driver  Embedder
+	builtin builtins
+}
+
+// For returns the embedder for a collection that recorded model: the
+// configured one when model is "" or its own, a built-in local embedder when
+// model names one (a collection keeps the embedder it was written with after
+// the default changes), and false for any other model (an external model
+// that is not configured: its vectors cannot be made here).
+func (s *Service) For(model string) (Embedder, bool) {
+	if model == "" || model == s.Model() {
+		return s, true
+	}
+	return s.builtin.get(model)
 }
 
 // Shutdown ends the embeddings in flight and closes the driver's idle
@@ -89,6 +107,12 @@ func New(c Config, tel settings.Settings) (*Service, error) {
 	}
 	var driver Embedder
 	switch c.Driver {
+	case DriverSemantic:
+		sem, err := NewSemantic(c.Dimensions)
+		if err != nil {
+			return nil, err
+		}
+		driver = sem
 	case DriverLocal:
 		l, err := NewLocal(c.Dimensions)
 		if err != nil {

@@ -47,20 +47,27 @@ const (
 	companionModel      = "embedder_model"
 	companionDimensions = "dimensions"
 	companionCollection = "collection"
+	companionSame       = "same_threshold"
+	companionJudge      = "judge_threshold"
 )
 
 // EmbedderRecord is what an audit companion records about the embedder of
 // its collection. Model is empty when callers supply the vectors.
+// SameThreshold and JudgeThreshold are the write path's tier-2 bands
+// calibrated for the model, recorded with it so the collection keeps them;
+// zero when none were recorded (the configured bands apply).
 type EmbedderRecord struct {
-	Model      string
-	Dimensions int
-	Collection string
+	Model          string
+	Dimensions     int
+	Collection     string
+	SameThreshold  float64
+	JudgeThreshold float64
 }
 
 // Point is the record as the companion's metadata point (a 1-dimension
 // vector, like every point of the companion).
 func (r EmbedderRecord) Point() *qdrant.PointStruct {
-	return &qdrant.PointStruct{
+	p := &qdrant.PointStruct{
 		Id:      EmbedderRecordID(),
 		Vectors: qdrant.NewVectorsDense([]float32{1}),
 		Payload: map[string]*qdrant.Value{
@@ -70,13 +77,37 @@ func (r EmbedderRecord) Point() *qdrant.PointStruct {
 			companionCollection: qdrant.NewValueString(r.Collection),
 		},
 	}
+	if r.SameThreshold > 0 && r.JudgeThreshold > 0 {
+		p.Payload[companionSame] = qdrant.NewValueDouble(r.SameThreshold)
+		p.Payload[companionJudge] = qdrant.NewValueDouble(r.JudgeThreshold)
+	}
+	return p
 }
 
 // ParseEmbedderRecord reads the metadata point's payload.
 func ParseEmbedderRecord(payload map[string]*qdrant.Value) EmbedderRecord {
-	return EmbedderRecord{
+	r := EmbedderRecord{
 		Model:      payload[companionModel].GetStringValue(),
 		Dimensions: int(payload[companionDimensions].GetIntegerValue()),
 		Collection: payload[companionCollection].GetStringValue(),
+		// Bands outside (0, 1], or a judge band above the same band, were not
+		// written by memrank: ignored.
+		SameThreshold:  number(payload[companionSame]),
+		JudgeThreshold: number(payload[companionJudge]),
 	}
+	if !(r.JudgeThreshold > 0 && r.JudgeThreshold <= r.SameThreshold && r.SameThreshold <= 1) {
+		r.SameThreshold, r.JudgeThreshold = 0, 0
+	}
+	return r
+}
+
+// number reads a double or an integer value (0 for anything else).
+func number(v *qdrant.Value) float64 {
+	switch k := v.GetKind().(type) {
+	case *qdrant.Value_DoubleValue:
+		return k.DoubleValue
+	case *qdrant.Value_IntegerValue:
+		return float64(k.IntegerValue)
+	}
+	return 0
 }

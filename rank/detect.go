@@ -41,8 +41,11 @@ type Detection struct {
 	// Forced is true when the mode comes from configuration or the request
 	// rather than from recognising the collection.
 	Forced bool
-	// Embedder is the model its audit companion records ("" when none).
-	Embedder string
+	// Embedder is the model its audit companion records ("" when none), and
+	// SameThreshold and JudgeThreshold the write path's tier-2 bands
+	// recorded with it (zero when none are: the configured bands apply).
+	Embedder                      string
+	SameThreshold, JudgeThreshold float64
 	// Guard is the relevance guard for the collection, and GuardFrom where
 	// it came from: "default", "embedder <model>" or "collection".
 	Guard     Guard
@@ -68,6 +71,7 @@ type verdict struct {
 	memory   bool
 	rule     string
 	embedder string
+	bands    [2]float64 // the recorded tier-2 bands: same, judge (zero: none)
 }
 
 // detector recognises memory collections and caches its verdicts, bounded
@@ -176,7 +180,8 @@ func (d *detector) probe1(ctx context.Context, name string) (verdict, keeping) {
 		pts, err := d.probe.Get(ctx, &qdrant.GetPoints{CollectionName: companion,
 			Ids: []*qdrant.PointId{memory.EmbedderRecordID()}, WithPayload: qdrant.NewWithPayload(true)})
 		if err == nil && len(pts) > 0 {
-			v.embedder = memory.ParseEmbedderRecord(pts[0].GetPayload()).Model
+			rec := memory.ParseEmbedderRecord(pts[0].GetPayload())
+			v.embedder, v.bands = rec.Model, [2]float64{rec.SameThreshold, rec.JudgeThreshold}
 		}
 		return v, keep
 	}

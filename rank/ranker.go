@@ -132,7 +132,7 @@ func (r *Ranker) detection(ctx context.Context, collection string, override Mode
 		return d
 	}
 	v := r.detect.get(ctx, collection)
-	d.Embedder = v.embedder
+	d.Embedder, d.SameThreshold, d.JudgeThreshold = v.embedder, v.bands[0], v.bands[1]
 	if mode == ModeAuto {
 		d.Rule, d.Memory = v.rule, v.memory
 		d.Mode = ModeOff

@@ -129,7 +129,7 @@ func TestValidate(t *testing.T) {
 		{"secret with a newline", func(c *Config) { c.Upstream.APIKey = "secret-value\n" },
 			"config: upstream.api_key: contains white space or control characters (value not shown)"},
 		{"embedder driver", func(c *Config) { c.Embedder.Driver = "onnx" },
-			`config: embedder.driver: "onnx" is not one of local, openai`},
+			`config: embedder.driver: "onnx" is not one of semantic, local, openai`},
 		{"embedder openai without model", func(c *Config) { c.Embedder.Driver = embed.DriverOpenAI; c.Embedder.APIKey = "k" },
 			`config: embedder.model: must not be empty when embedder.driver is "openai"`},
 		{"embedder sizes", func(c *Config) {
@@ -264,7 +264,7 @@ func TestValidateZeroConfig(t *testing.T) {
 	for _, want := range []string{
 		"config: scoring.weights: sum is 0, want 1 (within 1e-6)",
 		"config: scoring.decay.default_half_life: 0 is not positive",
-		"config: embedder.driver: \"\" is not one of local, openai",
+		"config: embedder.driver: \"\" is not one of semantic, local, openai",
 		"config: payload_keys.text: must not be empty",
 	} {
 		if !strings.Contains(err.Error(), want+"\n") {

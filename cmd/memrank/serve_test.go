@@ -136,11 +136,11 @@ func TestServeDemo(t *testing.T) {
 
 	// The same question as a vector through Qdrant's gRPC API with the
 	// official client: memrank's order, memrank's weights.
-	local, err := embed.NewLocal(384)
+	sem, err := embed.NewSemantic(384) // the demo's embedder, the default
 	if err != nil {
 		t.Fatal(err)
 	}
-	vecs, err := local.Embed(context.Background(), []string{q.Text})
+	vecs, err := sem.Embed(context.Background(), []string{q.Text})
 	if err != nil {
 		t.Fatal(err)
 	}

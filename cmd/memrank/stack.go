@@ -203,7 +203,7 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 		return err
 	}
 	dc := c.Dedup
-	dc.Codec, dc.Embedder, dc.Judging = codec, s.embedder, s.judging
+	dc.Codec, dc.Embedder, dc.Embedders, dc.Judging = codec, s.embedder, s.embedder, s.judging
 	dc.Telemetry = tel
 	if s.policy.Enabled() {
 		dc.Tenancy = s.policy
@@ -214,6 +214,7 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 	s.native, err = native.NewService(native.Config{
 		Ranker:         s.ranker,
 		Embedder:       s.embedder,
+		Embedders:      s.embedder,
 		Writer:         s.engine,
 		Inspector:      s.engine,
 		Ready:          s.ready,
@@ -229,8 +230,8 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 // loadDemo loads the bundled demo set (once: an existing collection is
 // kept) with the local embedder, under memrank's own credentials.
 func (s *stack) loadDemo(ctx context.Context) (demo.LoadResult, error) {
-	if s.cfg.Embedder.Driver != embed.DriverLocal {
-		return demo.LoadResult{}, usageError{fmt.Errorf("--demo needs the local embedder (embedder.driver %q)", s.cfg.Embedder.Driver)}
+	if d := s.cfg.Embedder.Driver; d != embed.DriverSemantic && d != embed.DriverLocal {
+		return demo.LoadResult{}, usageError{fmt.Errorf("--demo needs a local embedder (embedder.driver %q or %q, not %q)", embed.DriverSemantic, embed.DriverLocal, d)}
 	}
 	ctx, cancel := context.WithTimeout(s.cfg.Upstream.OwnContext(ctx), time.Minute)
 	defer cancel()

@@ -266,8 +266,8 @@ func newBenchObserveCmd(e *env) *cobra.Command {
 		Use:   "observe",
 		Short: "Write-path latency and how often a mixed stream reaches the LLM judge",
 		Long: `Load --memories memories into a temporary embedded store (fsync on, as in production) and
-time --observations observations against them, half repeats and half new facts, with the local
-embedder and no judge: p50, p99 and mean. Then run a mixed fixture of --mix observations (new
+time --observations observations against them, half repeats and half new facts, with a local
+embedder (--embedder) and no judge: p50, p99 and mean. Then run a mixed fixture of --mix observations (new
 facts, repeats, paraphrases, near misses and contradictions) on a fresh collection with a
 counting judge, and report how many reached it.`,
 		Args: cobra.NoArgs,
@@ -287,6 +287,7 @@ counting judge, and report how many reached it.`,
 	cmd.Flags().IntVar(&o.Memories, "memories", d.Memories, "memories stored before timing")
 	cmd.Flags().IntVar(&o.Observations, "observations", d.Observations, "timed observations")
 	cmd.Flags().IntVar(&o.MixSize, "mix", d.MixSize, "observations of the judge fixture")
+	cmd.Flags().StringVar(&o.Embedder, "embedder", d.Embedder, "local embedder: semantic or local (lexical)")
 	cmd.Flags().StringVar(&where.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
 	cmd.Flags().BoolVar(&where.NoSync, "no-sync", false, "skip fsync on each commit (not durable): shows the write path's own cost")
 	return cmd

@@ -25,6 +25,14 @@ func Write(w io.Writer, r *native.RetrieveResponse, textKey string) error {
 	if !r.Reranked {
 		fmt.Fprintf(w, "not re-ranked (%s): scores are Qdrant's\n", r.PassThrough)
 	}
+	if e := r.Embedder; e != nil {
+		if e.SameThreshold != nil && e.JudgeThreshold != nil {
+			fmt.Fprintf(w, "embedder %s: the write path merges at a similarity of %s or more, asks the judge from %s\n",
+				e.Model, num(*e.SameThreshold, 2), num(*e.JudgeThreshold, 2))
+		} else {
+			fmt.Fprintf(w, "embedder %s: the write path uses the configured bands\n", e.Model)
+		}
+	}
 	if g := r.Guard; g != nil {
 		switch {
 		case !g.Applied:

@@ -85,6 +85,14 @@ type Config struct {
 	Ranker Retriever
 	// Embedder embeds text queries; nil refuses them (vectors still work).
 	Embedder embed.Embedder
+	// Embedders gives the embedder of a collection whose audit companion
+	// records another model than Embedder's (a built-in local model written
+	// before the default changed), found through the Ranker's Detect; nil:
+	// every text query uses Embedder. A recorded model it cannot give is
+	// refused (400), not queried with vectors of another model.
+	Embedders interface {
+		For(model string) (embed.Embedder, bool)
+	}
 	// Ready reports whether the upstream is reachable (e.g. Qdrant's
 	// HealthCheck); /readyz calls it under ReadyTimeout and answers 503 when
 	// it fails. nil: always ready. The wiring also makes it fail while
@@ -380,7 +388,7 @@ func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadat
 	}
 	vector := req.Vector
 	if req.HasText {
-		v, err := s.embed(ctx, req.Text)
+		v, err := s.embed(ctx, req.Collection, req.Text)
 		if err != nil {
 			return nil, err
 		}
@@ -398,6 +406,7 @@ func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadat
 		PassThrough: res.PassThrough,
 		Mode:        res.Detection.Mode.String(),
 		Detection:   s.detectionRule(res),
+		Embedder:    newEmbedderReport(res.Detection),
 		Guard:       newGuardReport(res),
 		Shadow:      newShadowReport(res.Shadow),
 		Dropped:     newDropped(res),
@@ -417,23 +426,53 @@ func (s *Service) detectionRule(res *rank.Result) string {
 // errNoEmbedder refuses text queries on a server without an embedder.
 var errNoEmbedder = qdrantjson.Errorf(qdrantjson.ClassBadRequest, "text queries need an embedder and none is configured; send a vector")
 
-func (s *Service) embed(ctx context.Context, text string) ([]float32, error) {
+// detector is the Ranker's look-up of a collection's recorded embedder;
+// *rank.Ranker has it.
+type detector interface {
+	Detect(ctx context.Context, collection string) rank.Detection
+}
+
+var _ detector = (*rank.Ranker)(nil)
+
+// embedderFor is the embedder of collection's text queries: the one its
+// audit companion records when that is another than the configured one.
+func (s *Service) embedderFor(ctx context.Context, collection string) (embed.Embedder, error) {
+	d, ok := s.cfg.Ranker.(detector)
+	if s.cfg.Embedders == nil || !ok {
+		return s.cfg.Embedder, nil
+	}
+	model := d.Detect(ctx, collection).Embedder
+	if model == "" || model == s.cfg.Embedder.Model() {
+		return s.cfg.Embedder, nil
+	}
+	if e, ok := s.cfg.Embedders.For(model); ok {
+		return e, nil
+	}
+	return nil, qdrantjson.Errorf(qdrantjson.ClassBadRequest,
+		"collection %s was written with the embedder %s, which this server is not configured with; send a vector", collection, model)
+}
+
+func (s *Service) embed(ctx context.Context, collection, text string) ([]float32, error) {
 	if s.cfg.Embedder == nil {
 		return nil, errNoEmbedder
 	}
 	if len(text) > s.cfg.MaxTextBytes {
 		return nil, qdrantjson.ValidationError("text", "at most %d bytes, got %d", s.cfg.MaxTextBytes, len(text))
 	}
-	model := s.cfg.Embedder.Model()
+	emb, err := s.embedderFor(ctx, collection)
+	if err != nil {
+		return nil, err
+	}
+	model := emb.Model()
 	ctx, span := s.tracer.Start(ctx, "memrank.embed", trace.WithAttributes(
 		attribute.String("gen_ai.operation.name", "embeddings"),
 		attribute.String("gen_ai.request.model", model),
-		attribute.Int("gen_ai.embeddings.dimension.count", s.cfg.Embedder.Dimensions()),
+		attribute.Int("gen_ai.embeddings.dimension.count", emb.Dimensions()),
 		attribute.Int("memrank.text.bytes", len(text)),
 	))
 	defer span.End()
 	start := time.Now()
-	vecs, err := s.cfg.Embedder.Embed(ctx, []string{text})
+	vecs, err := emb.Embed(ctx, []string{text})
 	s.embedTime.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attribute.String("gen_ai.request.model", model)))
 	if err == nil && (len(vecs) != 1 || len(vecs[0]) == 0) {
 		err = fmt.Errorf("native: the embedder returned %d vectors for 1 text", len(vecs))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 
+	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
@@ -34,6 +35,9 @@ type RetrieveResponse struct {
 	// memory".
 	Mode      string `json:"mode"`
 	Detection string `json:"detection"`
+	// Embedder is the model the collection records, with the write path's
+	// tier-2 bands calibrated for it (null when none is recorded).
+	Embedder *EmbedderReport `json:"embedder,omitempty"`
 	// Guard is the relevance band of a re-ranked answer (null otherwise).
 	Guard *GuardReport `json:"guard"`
 	// Shadow compares the store's answer (the results) with memrank's, in
@@ -84,6 +88,34 @@ type GuardReport struct {
 	From         string `json:"from"` // default, embedder <model>, collection
 	Relevant     int    `json:"relevant"`
 	Beyond       int    `json:"beyond"`
+}
+
+// EmbedderReport is a collection's recorded embedder and its bands: a
+// cosine at or above same_threshold is the same fact, [judge_threshold,
+// same_threshold) goes to the judge. The bands are null when the
+// configuration's apply (an embedder memrank has no calibration for).
+type EmbedderReport struct {
+	Model          string `json:"model"`
+	SameThreshold  *Float `json:"same_threshold"`
+	JudgeThreshold *Float `json:"judge_threshold"`
+}
+
+func newEmbedderReport(d rank.Detection) *EmbedderReport {
+	if d.Embedder == "" {
+		return nil
+	}
+	r := &EmbedderReport{Model: d.Embedder}
+	same, judge := d.SameThreshold, d.JudgeThreshold
+	if same == 0 {
+		if b, ok := embed.CalibratedBands(d.Embedder); ok {
+			same, judge = b.Same, b.Judge
+		}
+	}
+	if same > 0 {
+		s, j := Float(same), Float(judge)
+		r.SameThreshold, r.JudgeThreshold = &s, &j
+	}
+	return r
 }
 
 func newGuardReport(res *rank.Result) *GuardReport {

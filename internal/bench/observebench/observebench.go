@@ -26,12 +26,15 @@ import (
 
 // Options configures a run. The zero value of each field means its default.
 type Options struct {
-	Memories     int    // memories loaded before timing; default 10000
-	Observations int    // timed observations; default 1000
-	MixSize      int    // observations of the judge-rate fixture; default 1000
-	Dimensions   int    // local embedder dimensions; default 384
-	Collection   string // default "bench_memories"
-	Seed         uint64 // fixture seed; default 1
+	Memories     int // memories loaded before timing; default 10000
+	Observations int // timed observations; default 1000
+	MixSize      int // observations of the judge-rate fixture; default 1000
+	Dimensions   int // local embedder dimensions; default 384
+	// Embedder is the local driver: embed.DriverSemantic (the default) or
+	// embed.DriverLocal (lexical).
+	Embedder   string
+	Collection string // default "bench_memories"
+	Seed       uint64 // fixture seed; default 1
 	// Progress, when set, is called as the preload advances.
 	Progress func(done, total int)
 }
@@ -52,6 +55,9 @@ func (o Options) withDefaults() Options {
 	if o.Collection == "" {
 		o.Collection = "bench_memories"
 	}
+	if o.Embedder == "" {
+		o.Embedder = embed.DriverSemantic
+	}
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
@@ -60,6 +66,7 @@ func (o Options) withDefaults() Options {
 
 // Result is what a run measured.
 type Result struct {
+	Model        string // the embedder's
 	Memories     int
 	Observations int
 	P50, P99     time.Duration // observe latency without the judge
@@ -80,16 +87,25 @@ type Mix struct {
 }
 
 // Run loads opts.Memories memories into a fresh collection through store,
-// times opts.Observations observations against it with the local embedder
+// times opts.Observations observations against it with opts.Embedder
 // and no judge, then runs the mixed fixture on another fresh collection
 // with a counting judge.
 func Run(ctx context.Context, store dedup.Store, codec *memory.Codec, opts Options) (Result, error) {
 	opts = opts.withDefaults()
-	emb, err := embed.NewLocal(opts.Dimensions)
+	var emb embed.Embedder
+	var err error
+	switch opts.Embedder {
+	case embed.DriverSemantic:
+		emb, err = embed.NewSemantic(opts.Dimensions)
+	case embed.DriverLocal:
+		emb, err = embed.NewLocal(opts.Dimensions)
+	default:
+		err = fmt.Errorf("observebench: embedder %q is not a local driver (%s or %s)", opts.Embedder, embed.DriverSemantic, embed.DriverLocal)
+	}
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Memories: opts.Memories, Observations: opts.Observations, Decisions: map[dedup.Decision]int{}}
+	res := Result{Model: emb.Model(), Memories: opts.Memories, Observations: opts.Observations, Decisions: map[dedup.Decision]int{}}
 	eng, err := dedup.New(store, dedup.Config{Codec: codec, Embedder: emb, RequireSurfaceChange: true})
 	if err != nil {
 		return res, err
@@ -341,8 +357,8 @@ func judgeRate(ctx context.Context, store dedup.Store, codec *memory.Codec, emb 
 // WriteTo prints the result as the README quotes it.
 func (r Result) WriteTo(w io.Writer) (int64, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "observe benchmark: %d memories stored, %d timed observations (half repeats, half new), local embedder, no judge\n",
-		r.Memories, r.Observations)
+	fmt.Fprintf(&b, "observe benchmark: %d memories stored, %d timed observations (half repeats, half new), embedder %s, no judge\n",
+		r.Memories, r.Observations, r.Model)
 	fmt.Fprintf(&b, "observe p50  %8.3f ms\n", ms(r.P50))
 	fmt.Fprintf(&b, "observe p99  %8.3f ms\n", ms(r.P99))
 	fmt.Fprintf(&b, "observe mean %8.3f ms\n", ms(r.Mean))

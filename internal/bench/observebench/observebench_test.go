@@ -41,8 +41,9 @@ func codec(tb testing.TB) *memory.Codec {
 }
 
 func TestRunSmall(t *testing.T) {
+	// The lexical embedder keeps every generated fact apart: exact counts.
 	res, err := observebench.Run(context.Background(), client(t), codec(t),
-		observebench.Options{Memories: 600, Observations: 100, MixSize: 300})
+		observebench.Options{Memories: 600, Observations: 100, MixSize: 300, Embedder: "local"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,5 +63,29 @@ func TestRunSmall(t *testing.T) {
 	}
 	if res.MixDecisions[dedup.DecisionInserted] < m.New {
 		t.Errorf("%d inserted for %d new facts: %v", res.MixDecisions[dedup.DecisionInserted], m.New, res.MixDecisions)
+	}
+}
+
+// TestRunSemantic: with the semantic embedder (the default) fewer
+// observations reach the judge than with the lexical one, and more
+// contradictions are found.
+func TestRunSemantic(t *testing.T) {
+	ctx := context.Background()
+	lex, err := observebench.Run(ctx, client(t), codec(t), observebench.Options{Memories: 200, Observations: 20, MixSize: 300, Embedder: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sem, err := observebench.Run(ctx, client(t), codec(t), observebench.Options{Memories: 200, Observations: 20, MixSize: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sem.Model != "memrank-local-sem-v1:384" {
+		t.Errorf("default embedder %q", sem.Model)
+	}
+	if sem.JudgeRate >= lex.JudgeRate {
+		t.Errorf("judge rate: semantic %.3f, lexical %.3f", sem.JudgeRate, lex.JudgeRate)
+	}
+	if sem.MixDecisions[dedup.DecisionContradiction] <= lex.MixDecisions[dedup.DecisionContradiction] {
+		t.Errorf("contradictions found: semantic %d, lexical %d", sem.MixDecisions[dedup.DecisionContradiction], lex.MixDecisions[dedup.DecisionContradiction])
 	}
 }
