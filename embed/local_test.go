@@ -323,24 +323,3 @@ func FuzzLocal(f *testing.F) {
 		}
 	})
 }
-
-func BenchmarkLocal(b *testing.B) {
-	for _, tc := range []struct {
-		name string
-		text string
-	}{
-		{"query", "what editor does Dana use"},
-		{"memory", "Dana switched from VS Code to Neovim in March and uses it for Go and Rust"},
-		{"paragraph", strings.Repeat("Dana said the team moved the production database to PostgreSQL 16 last spring. ", 8)},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			l := mustLocal(b, 384)
-			dst := make([]float32, 384)
-			b.SetBytes(int64(len(tc.text)))
-			b.ReportAllocs()
-			for b.Loop() {
-				l.EmbedOne(tc.text, dst)
-			}
-		})
-	}
-}

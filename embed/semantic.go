@@ -41,13 +41,16 @@ const MinSemanticDimensions = semLexStart + 64
 //     ...), so "likes coffee" and "does not like coffee" stay apart although
 //     their words mean alike;
 //   - the remaining components, surface: Local's hashed words, word pairs and
-//     character n-grams. Words the table lacks (names, product names,
-//     numbers) are matched here, so "Uses Neovim" and "Uses Emacs" differ, and
-//     so do "2 kids" and "3 kids".
+//     character n-grams, so a word matches itself exactly.
 //
-// Possessive "'s" is dropped and words the table lacks are looked up again
-// without a plural "s". The word table is parsed on first use. Semantic is
-// safe for concurrent use.
+// In the meaning part, function words ("the", "does", "where") count a
+// quarter; words the table lacks, numbers ("3.12", "9:30") and number words
+// ("three" reads as "3") get a pseudo-random direction of their own, so "2
+// kids" and "3 kids" differ in meaning; a word capitalised inside a sentence
+// is read half that way and half through its word vector, since word
+// vectors make names of one kind alike. Possessive "'s" is dropped and words
+// the table lacks are looked up again without a plural "s". The word table
+// is parsed on first use. Semantic is safe for concurrent use.
 type Semantic struct {
 	dims  int
 	model string
@@ -59,7 +62,8 @@ type Semantic struct {
 var _ Embedder = (*Semantic)(nil)
 
 // semParams are the method's constants, fixed for a model version (chosen
-// on the fit half of examples/pairs; see docs/embedders.md).
+// on the fit split of examples/pairs and the demo's questions; see
+// docs/embedders.md).
 type semParams struct {
 	a        float64 // smooth inverse frequency constant
 	stop     float64 // factor on a function word's weight ("the", "does", "where")
@@ -115,10 +119,7 @@ func (st *semState) addUnknown(meaning []float64, w string, weight float64) {
 // NewSemantic returns the semantic local embedder producing vectors of dims
 // components (MinSemanticDimensions to MaxDimensions).
 func NewSemantic(dims int) (*Semantic, error) {
-	return newSemantic(dims, semV1)
-}
-
-func newSemantic(dims int, p semParams) (*Semantic, error) {
+	p := semV1
 	if dims < MinSemanticDimensions || dims > MaxDimensions {
 		return nil, fmt.Errorf("%w: %d (the semantic embedder needs %d to %d)", ErrDimensions, dims, MinSemanticDimensions, MaxDimensions)
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/embed/wordvec"
 	"github.com/memrank/memrank/telemetry/settings"
 )
 
@@ -169,18 +172,48 @@ func TestServiceFor(t *testing.T) {
 	}
 }
 
-func BenchmarkSemanticEmbed(b *testing.B) {
-	sem := newSemantic(b)
-	texts := []string{"Uses Neovim as her main editor", "Her manager at Acme Robotics is Priya Raman",
-		"Production database version: PostgreSQL 16.4", "Does not like coffee in the afternoon"}
-	if _, err := sem.Embed(context.Background(), texts); err != nil { // load the table outside the timing
-		b.Fatal(err)
-	}
+// BenchmarkSemanticLoad is the first use's cost: parsing the word table
+// and computing the weights and the common component.
+func BenchmarkSemanticLoad(b *testing.B) {
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		if _, err := sem.Embed(context.Background(), texts[i%len(texts):i%len(texts)+1]); err != nil {
+	for b.Loop() {
+		tab, err := wordvec.Parse(wordvecData(b))
+		if err != nil || tab.Len() == 0 {
 			b.Fatal(err)
 		}
 	}
+}
+
+func wordvecData(b *testing.B) []byte {
+	b.Helper()
+	data, err := os.ReadFile(filepath.Join("wordvec", "vectors.bin"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// FuzzSemantic: any text, valid UTF-8 or not, embeds to a finite unit
+// vector, the same each time.
+func FuzzSemantic(f *testing.F) {
+	for _, s := range []string{"", "Likes coffee", "Isn't vegetarian", "Dana's 3.12.1-rc2 at 9:30", "ÉLAN\xff", "'s's", "1,,2..3"} {
+		f.Add(s)
+	}
+	sem := newSemantic(f)
+	f.Fuzz(func(t *testing.T, text string) {
+		v, err := sem.Embed(context.Background(), []string{text, text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sq float64
+		for i, x := range v[0] {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) || x != v[1][i] {
+				t.Fatalf("%q: component %d is %v then %v", text, i, x, v[1][i])
+			}
+			sq += float64(x) * float64(x)
+		}
+		if math.Abs(sq-1) > 1e-4 {
+			t.Fatalf("%q: squared norm %v", text, sq)
+		}
+	})
 }

@@ -108,7 +108,10 @@ func post(t *testing.T, url, body string) (int, []byte) {
 // are on disk under this replica's key.
 func TestServeDemo(t *testing.T) {
 	dir := t.TempDir()
-	httpAddr, grpcAddr, stop := startServe(t, "--demo", "--data", dir, "--replica-id", "test-1")
+	// No flush until the stop: a flush between two queries would raise the
+	// access boost, and the gRPC score is compared with the native weight.
+	httpAddr, grpcAddr, stop := startServeEnv(t, []string{"MEMRANK_ACCESS__FLUSH_INTERVAL=1h"},
+		"--demo", "--data", dir, "--replica-id", "test-1")
 	base := "http://" + httpAddr
 	q := demo.Queries()[0]
 

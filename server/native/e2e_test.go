@@ -36,6 +36,7 @@ type demoEnv struct {
 	client  *qdrant.Client
 	emb     embed.Embedder
 	handler http.Handler
+	ranker  *rank.Ranker
 	now     time.Time
 }
 
@@ -125,7 +126,7 @@ func newDemoEnvEmbedder(t *testing.T, emb embed.Embedder, policy *tenancy.Policy
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &demoEnv{client: client, emb: emb, handler: h, now: now}
+	return &demoEnv{client: client, emb: emb, handler: h, now: now, ranker: ranker}
 }
 
 func (e *demoEnv) retrieve(t *testing.T, body string) RetrieveResponse {
@@ -573,5 +574,68 @@ func TestDemoDropped(t *testing.T) {
 	}
 	if !folded || reasons["below_gate"] == 0 {
 		t.Errorf("dropped %+v: want a restatement folded into 1001 and gated memories", resp.Dropped)
+	}
+}
+
+// builtins gives memrank's built-in embedders by model name, as
+// embed.Service does.
+type builtins struct{ configured embed.Embedder }
+
+func (b builtins) For(model string) (embed.Embedder, bool) {
+	if model == "" || model == b.configured.Model() {
+		return b.configured, true
+	}
+	e, err := embed.NewBuiltin(model)
+	return e, err == nil
+}
+
+// TestRetrieveRecordedEmbedder: a server whose configured embedder is the
+// semantic one answers text questions about a collection written with the
+// lexical one with the lexical model (the answer names it), and refuses
+// them for a collection recorded with an external model it does not have.
+func TestRetrieveRecordedEmbedder(t *testing.T) {
+	lexEnv := newDemoEnvEmbedder(t, demoEmbedder(t, true), nil)
+	sem := demoEmbedder(t, false)
+	h, err := New(Config{Ranker: lexEnv.ranker, Embedder: sem, Embedders: builtins{sem}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := demo.Queries()[0]
+	r := do(t, h, http.MethodPost, "/v1/retrieve", fmt.Sprintf(`{"collection":%q,"text":%q,"limit":3}`, demo.Collection, q.Text))
+	if r.code != http.StatusOK {
+		t.Fatalf("status %d: %s", r.code, r.body)
+	}
+	var resp RetrieveResponse
+	if err := json.Unmarshal(r.body, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Embedder == nil || resp.Embedder.Model != "memrank-local-hash-v1:384" || resp.Embedder.SameThreshold != nil {
+		t.Errorf("embedder %+v, want the lexical model with the configured bands", resp.Embedder)
+	}
+	var p struct{ Text string }
+	if len(resp.Result) == 0 || json.Unmarshal(resp.Result[0].Payload, &p) != nil || !strings.Contains(p.Text, q.Top) {
+		t.Errorf("first result %q, want %q", p.Text, q.Top)
+	}
+
+	// Recorded with a model this server cannot make: refused, not guessed.
+	ctx := context.Background()
+	companion := demo.Collection + memory.AuditSuffix
+	rec := memory.EmbedderRecord{Model: "text-embedding-3-small:384", Dimensions: 384, Collection: demo.Collection}
+	if _, err := lexEnv.client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: companion, Wait: qdrant.PtrOf(true),
+		Points: []*qdrant.PointStruct{rec.Point()}}); err != nil {
+		t.Fatal(err)
+	}
+	ranker, err := rank.New(lexEnv.client, rank.Config{Params: scoring.DefaultParams()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err = New(Config{Ranker: ranker, Embedder: sem, Embedders: builtins{sem}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = do(t, h, http.MethodPost, "/v1/retrieve", fmt.Sprintf(`{"collection":%q,"text":%q}`, demo.Collection, q.Text))
+	want := "Bad request: collection dana_memories was written with the embedder text-embedding-3-small:384, which this server is not configured with; send a vector"
+	if r.code != http.StatusBadRequest || qdrantError(t, r) != want {
+		t.Errorf("%d %s, want 400 %q", r.code, r.body, want)
 	}
 }

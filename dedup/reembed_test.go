@@ -1,0 +1,200 @@
+package dedup_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/embed"
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/scoring"
+)
+
+// builtins gives memrank's built-in embedders by model name, as
+// embed.Service does.
+type builtins struct{}
+
+func (builtins) For(model string) (embed.Embedder, bool) {
+	e, err := embed.NewBuiltin(model)
+	return e, err == nil
+}
+
+var _ dedup.Embedders = builtins{}
+
+func builtinEngine(t *testing.T, client *qdrant.Client, emb embed.Embedder, clk *clock) *dedup.Engine {
+	t.Helper()
+	codec, err := memory.NewCodec(memory.DefaultKeys(), scoring.DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := dedup.New(client, dedup.Config{Codec: codec, Embedder: emb, Embedders: builtins{}, Now: clk.Now, RequireSurfaceChange: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+func embedderRecord(t *testing.T, client *qdrant.Client, coll string) memory.EmbedderRecord {
+	t.Helper()
+	pts, err := client.Get(context.Background(), &qdrant.GetPoints{CollectionName: coll + dedup.AuditSuffix,
+		Ids: []*qdrant.PointId{memory.EmbedderRecordID()}, WithPayload: qdrant.NewWithPayload(true)})
+	if err != nil || len(pts) != 1 {
+		t.Fatalf("embedder record of %s: %v, %d points", coll, err, len(pts))
+	}
+	return memory.ParseEmbedderRecord(pts[0].GetPayload())
+}
+
+// TestRecordedEmbedderKept: a collection written with the lexical embedder
+// keeps it after the default becomes the semantic one: writes embed with
+// the recorded model (no mismatch), and its record is left as it was.
+func TestRecordedEmbedderKept(t *testing.T) {
+	ctx := context.Background()
+	client := newClient(t)
+	clk := &clock{now: t0}
+	lex, _ := embed.NewLocal(384)
+	sem, _ := embed.NewSemantic(384)
+	old := builtinEngine(t, client, lex, clk)
+	first, err := old.Observe(ctx, dedup.Observation{Collection: "mem", Text: "Lives in Porto", Source: "direct", SessionID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgraded := builtinEngine(t, client, sem, clk)
+	clk.set(t0.Add(2 * time.Hour))
+	again, err := upgraded.Observe(ctx, dedup.Observation{Collection: "mem", Text: "Lives in Porto.", Source: "direct", SessionID: "b"})
+	if err != nil {
+		t.Fatalf("observe after the default changed: %v", err)
+	}
+	if again.MemoryID != first.MemoryID {
+		t.Errorf("%+v, want the same memory as %s", again, first.MemoryID)
+	}
+	if got := embedderRecord(t, client, "mem"); got.Model != lex.Model() || got.SameThreshold != 0 {
+		t.Errorf("record %+v, want the lexical model kept without bands", got)
+	}
+	// Without a resolver, the mismatch is refused as before.
+	codec, _ := memory.NewCodec(memory.DefaultKeys(), scoring.DefaultParams())
+	strict, err := dedup.New(client, dedup.Config{Codec: codec, Embedder: sem, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := strict.Observe(ctx, dedup.Observation{Collection: "mem", Text: "Works in Porto"}); !errors.Is(err, dedup.ErrEmbedderMismatch) {
+		t.Errorf("observe without Embedders: %v, want ErrEmbedderMismatch", err)
+	}
+}
+
+// TestReembed moves a lexical collection to the semantic embedder: every
+// vector is the new model's, payloads are untouched, the record names the
+// new model and its bands, and then a paraphrase merges.
+func TestReembed(t *testing.T) {
+	ctx := context.Background()
+	client := newClient(t)
+	clk := &clock{now: t0}
+	lex, _ := embed.NewLocal(384)
+	sem, _ := embed.NewSemantic(384)
+	eng := builtinEngine(t, client, lex, clk)
+	texts := []string{"Resides in Porto", "Drinks coffee every morning", "Her manager is Priya"}
+	ids := map[string]string{}
+	for i, text := range texts {
+		out, err := eng.Observe(ctx, dedup.Observation{Collection: "mem", Text: text, Source: "direct", SessionID: "s" + text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[text] = out.MemoryID
+		clk.set(t0.Add(time.Duration(i+1) * time.Hour))
+	}
+	before := payloads(t, client, "mem")
+
+	dry, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem, DryRun: true})
+	if err != nil || dry.Points != 3 || dry.Reembedded != 0 || dry.From != lex.Model() {
+		t.Fatalf("dry run: %+v, %v", dry, err)
+	}
+	if got := embedderRecord(t, client, "mem"); got.Model != lex.Model() {
+		t.Fatalf("a dry run changed the record: %+v", got)
+	}
+	var progress []int
+	rep, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem, BatchSize: 2, Progress: func(n int) { progress = append(progress, n) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bands, _ := embed.CalibratedBands(sem.Model())
+	want := dedup.ReembedReport{Collection: "mem", From: lex.Model(), To: sem.Model(), Bands: bands, Points: 3, Reembedded: 3}
+	if diff := cmp.Diff(want, rep); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+	if !cmp.Equal(progress, []int{2, 3}) {
+		t.Errorf("progress %v, want [2 3]", progress)
+	}
+	if got := embedderRecord(t, client, "mem"); got.Model != sem.Model() || got.SameThreshold != bands.Same || got.JudgeThreshold != bands.Judge {
+		t.Errorf("record %+v, want %s with bands %+v", got, sem.Model(), bands)
+	}
+	if diff := cmp.Diff(before, payloads(t, client, "mem")); diff != "" {
+		t.Errorf("payloads changed (-before +after):\n%s", diff)
+	}
+	for _, text := range texts {
+		v, _ := sem.Embed(ctx, []string{text})
+		pts, err := client.Get(ctx, &qdrant.GetPoints{CollectionName: "mem", Ids: []*qdrant.PointId{qdrant.NewID(ids[text])},
+			WithVectors: qdrant.NewWithVectors(true)})
+		if err != nil || len(pts) != 1 {
+			t.Fatalf("get %s: %v", text, err)
+		}
+		// The store keeps cosine vectors normalised: compare directions.
+		if c := cosine(pts[0].GetVectors().GetVector().GetData(), v[0]); c < 0.9999 {
+			t.Errorf("%q: the stored vector is at cosine %.5f from the semantic embedding", text, c)
+		}
+	}
+	again, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem})
+	if err != nil || !again.Already {
+		t.Errorf("second run: %+v, %v, want nothing to do", again, err)
+	}
+	// The same engine now writes with the semantic model: a paraphrase merges.
+	clk.set(t0.Add(10 * time.Hour))
+	out, err := eng.Observe(ctx, dedup.Observation{Collection: "mem", Text: "Has coffee each morning", Source: "direct", SessionID: "z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.MemoryID != ids["Drinks coffee every morning"] {
+		t.Errorf("%+v, want the paraphrase merged into %s", out, ids["Drinks coffee every morning"])
+	}
+
+	other, _ := embed.NewSemantic(512)
+	if _, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: other}); !errors.Is(err, dedup.ErrReembed) {
+		t.Errorf("another dimension: %v, want ErrReembed", err)
+	}
+	if _, err := eng.Reembed(ctx, dedup.Reembed{Collection: "nope", To: sem}); !errors.Is(err, dedup.ErrNotFound) {
+		t.Errorf("no collection: %v, want ErrNotFound", err)
+	}
+}
+
+func payloads(t *testing.T, client *qdrant.Client, coll string) map[string]map[string]any {
+	t.Helper()
+	limit := uint32(100)
+	pts, err := client.Scroll(context.Background(), &qdrant.ScrollPoints{CollectionName: coll, Limit: &limit,
+		WithPayload: qdrant.NewWithPayload(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]any{}
+	for _, p := range pts {
+		m := map[string]any{}
+		for k, v := range p.GetPayload() {
+			m[k] = v.String()
+		}
+		out[p.GetId().String()] = m
+	}
+	return out
+}
+
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	return dot / math.Sqrt(na*nb)
+}
