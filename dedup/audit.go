@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
 )
 
@@ -33,128 +32,6 @@ const (
 )
 
 func auditCollection(c string) string { return memory.AuditCollection(c) }
-
-type ensured struct {
-	dims  int
-	model string
-	bands embed.Bands // zero: none recorded
-}
-
-// ensure makes the memory collection and its audit companion exist, checks
-// that the collection's vectors have dims components, and records (or
-// checks) the embedder model that writes into it: model, or callerSupplied
-// when the caller supplied the vector and only the dimension can be
-// checked. It returns the tier-2 bands for the collection.
-func (e *Engine) ensure(ctx context.Context, coll string, dims int, model string) (created bool, bands embed.Bands, err error) {
-	embedded := model != callerSupplied
-	e.mu.Lock()
-	got, ok := e.ensured[coll]
-	e.mu.Unlock()
-	if ok && got.dims == dims && (!embedded || got.model == model) {
-		return false, e.bandsOf(got), nil
-	}
-	if ok && got.dims != dims {
-		return false, bands, mismatch(coll, got.model, got.dims, model, dims)
-	}
-	if ok && got.model != callerSupplied && got.model != model {
-		return false, bands, mismatch(coll, got.model, got.dims, model, dims)
-	}
-	if created, err = e.ensureMemories(ctx, coll, dims, model); err != nil {
-		return false, bands, err
-	}
-	if err := e.ensureAudit(ctx, coll); err != nil {
-		return false, bands, err
-	}
-	rec, err := e.meta(ctx, coll)
-	if err != nil {
-		return false, bands, err
-	}
-	switch {
-	case rec != nil && rec.dims != dims:
-		return false, bands, mismatch(coll, rec.model, rec.dims, model, dims)
-	case rec != nil && embedded && rec.model != callerSupplied && rec.model != model:
-		return false, bands, mismatch(coll, rec.model, rec.dims, model, dims)
-	case rec == nil || (embedded && rec.model == callerSupplied):
-		rec = &ensured{dims: dims, model: model}
-		// Bands calibrated for the model are recorded with it, so that the
-		// collection keeps them; others follow the configuration.
-		rec.bands, _ = embed.CalibratedBands(model)
-		wait := true
-		_, err := e.store.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: auditCollection(coll), Wait: &wait,
-			Points: []*qdrant.PointStruct{memory.EmbedderRecord{Model: model, Dimensions: dims, Collection: coll,
-				SameThreshold: rec.bands.Same, JudgeThreshold: rec.bands.Judge}.Point()}})
-		if err != nil {
-			return false, bands, fmt.Errorf("dedup: record the embedder of %s: %w", coll, err)
-		}
-	}
-	e.mu.Lock()
-	e.ensured[coll] = *rec
-	e.mu.Unlock()
-	return created, e.bandsOf(*rec), nil
-}
-
-// bandsOf is the tier-2 bands of a collection: recorded with its embedder,
-// else calibrated for its model, else configured.
-func (e *Engine) bandsOf(c ensured) embed.Bands {
-	if c.bands.Same > 0 {
-		return c.bands
-	}
-	if b, ok := embed.CalibratedBands(c.model); ok {
-		return b
-	}
-	return embed.Bands{Same: e.cfg.SameThreshold, Judge: e.cfg.JudgeThreshold}
-}
-
-// recorded is the embedder model recorded for coll, as far as this process
-// knows or the companion says; "" when none is (a new collection).
-func (e *Engine) recorded(ctx context.Context, coll string) (string, error) {
-	e.mu.Lock()
-	got, ok := e.ensured[coll]
-	e.mu.Unlock()
-	if ok {
-		return got.model, nil
-	}
-	exists, err := e.store.CollectionExists(ctx, auditCollection(coll))
-	if err != nil {
-		return "", fmt.Errorf("dedup: look up collection %s: %w", auditCollection(coll), err)
-	}
-	if !exists {
-		return "", nil
-	}
-	rec, err := e.meta(ctx, coll)
-	if err != nil || rec == nil {
-		return "", err
-	}
-	return rec.model, nil
-}
-
-func mismatch(coll, had string, hadDims int, want string, wantDims int) error {
-	if had == callerSupplied {
-		had = "caller-supplied vectors"
-	}
-	if want == callerSupplied {
-		want = "caller-supplied vectors"
-	}
-	return &MismatchError{Collection: coll, Had: had, HadDims: hadDims, Want: want, WantDims: wantDims}
-}
-
-// MismatchError is a write with another embedder than the collection's
-// (an ErrEmbedderMismatch). Its text names both, for the caller: models
-// and dimensions are configuration, not secrets.
-type MismatchError struct {
-	Collection string
-	Had, Want  string // embedder models ("caller-supplied vectors" for none)
-	HadDims    int
-	WantDims   int
-}
-
-func (e *MismatchError) Error() string {
-	return fmt.Sprintf("collection %s was written with %s (%d dimensions); this write uses %s (%d dimensions): "+
-		"write it with that embedder, or use another collection", e.Collection, e.Had, e.HadDims, e.Want, e.WantDims)
-}
-
-// Is makes a MismatchError an ErrEmbedderMismatch.
-func (e *MismatchError) Is(target error) bool { return target == ErrEmbedderMismatch }
 
 // ensureMemories makes the memory collection exist (created says it did
 // not) and checks its vectors.
@@ -247,21 +124,6 @@ func (e *Engine) ensureAudit(ctx context.Context, coll string) error {
 		keys = append(keys, e.cfg.Tenancy.PayloadKey())
 	}
 	return e.index(ctx, ac, keys...)
-}
-
-// meta reads the collection's embedder record; nil when there is none.
-func (e *Engine) meta(ctx context.Context, coll string) (*ensured, error) {
-	pts, err := e.store.Get(ctx, &qdrant.GetPoints{CollectionName: auditCollection(coll),
-		Ids: []*qdrant.PointId{memory.EmbedderRecordID()}, WithPayload: qdrant.NewWithPayload(true)})
-	if err != nil {
-		return nil, fmt.Errorf("dedup: read the embedder record of %s: %w", coll, err)
-	}
-	if len(pts) == 0 {
-		return nil, nil
-	}
-	rec := memory.ParseEmbedderRecord(pts[0].GetPayload())
-	return &ensured{model: rec.Model, dims: rec.Dimensions,
-		bands: embed.Bands{Same: rec.SameThreshold, Judge: rec.JudgeThreshold}}, nil
 }
 
 // auditID is a record's point id: derived from the observation id when

@@ -351,12 +351,14 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 	if rejected {
 		return Outcome{Decision: DecisionRejected, Reason: "grounding not_supported: the text is not supported by its source"}, nil
 	}
-	ctx, cancel := e.deadline(ctx)
-	defer cancel()
+	// The embedding has the embedder's own timeout; the deadline after it
+	// bounds the store calls.
 	vec, model, err := e.vector(ctx, obs)
 	if err != nil {
 		return Outcome{}, err
 	}
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
 	created, bands, err := e.ensure(ctx, obs.Collection, len(vec), model)
 	if err != nil {
 		return Outcome{}, err
@@ -399,17 +401,26 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 // vector is the observation's vector and the model that made it: the
 // caller's (callerSupplied), or its text embedded with the collection's
 // recorded embedder when Embedders has it, else with the configured one.
+// A collection recorded with a model that cannot be made here, or being
+// re-embedded, is refused before anything is embedded.
 func (e *Engine) vector(ctx context.Context, obs Observation) ([]float32, string, error) {
 	if obs.Vector != nil {
 		return obs.Vector, callerSupplied, nil
 	}
 	emb := e.cfg.Embedder
 	if e.cfg.Embedders != nil {
-		model, err := e.recorded(ctx, obs.Collection)
+		rec, err := e.recorded(ctx, obs.Collection)
 		if err != nil {
 			return nil, "", err
 		}
-		if r, ok := e.cfg.Embedders.For(model); ok && model != callerSupplied {
+		if rec != nil && rec.migrating != "" {
+			return nil, "", &MigratingError{Collection: obs.Collection, From: rec.model, To: rec.migrating}
+		}
+		if rec != nil && rec.model != callerSupplied {
+			r, ok := e.cfg.Embedders.For(rec.model)
+			if !ok {
+				return nil, "", mismatch(obs.Collection, rec.model, rec.dims, emb.Model(), emb.Dimensions())
+			}
 			emb = r
 		}
 	}

@@ -7,32 +7,6 @@ import (
 	"github.com/memrank/memrank/textnorm"
 )
 
-// negations are the words (after textnorm.Normalize, which drops apostrophes)
-// whose presence in one text of a pair and absence in the other can flip a
-// claim while barely moving its embedding: "I work at Acme" / "I don't work
-// at Acme" (seed 001's negation heuristic).
-var negations = map[string]bool{
-	"not": true, "no": true, "never": true, "nor": true, "neither": true, "none": true,
-	"nobody": true, "nothing": true, "nowhere": true, "without": true, "cannot": true,
-	"dont": true, "doesnt": true, "didnt": true, "isnt": true, "arent": true, "wasnt": true,
-	"werent": true, "wont": true, "cant": true, "couldnt": true, "shouldnt": true,
-	"wouldnt": true, "hasnt": true, "havent": true, "hadnt": true, "mustnt": true,
-	"neednt": true, "aint": true,
-	"quit": true, "stopped": true, "former": true, "formerly": true, "ex": true,
-}
-
-// numberWords are spelled-out numbers, compared like digits: "two kids" and
-// "three kids" are different claims.
-var numberWords = map[string]bool{
-	"zero": true, "one": true, "two": true, "three": true, "four": true, "five": true,
-	"six": true, "seven": true, "eight": true, "nine": true, "ten": true, "eleven": true,
-	"twelve": true, "thirteen": true, "fourteen": true, "fifteen": true, "sixteen": true,
-	"seventeen": true, "eighteen": true, "nineteen": true, "twenty": true, "thirty": true,
-	"forty": true, "fifty": true, "sixty": true, "seventy": true, "eighty": true,
-	"ninety": true, "hundred": true, "thousand": true, "million": true, "billion": true,
-	"first": true, "second": true, "third": true, "half": true, "dozen": true,
-}
-
 // signals are the words of a text that the similarity threshold must not be
 // trusted across: its negations and its numbers.
 type signals struct {
@@ -43,10 +17,13 @@ type signals struct {
 func signalsOf(text string) signals {
 	var s signals
 	for _, w := range strings.Fields(textnorm.Normalize(text)) {
+		if d, ok := textnorm.NumberWord(w); ok {
+			w = d // "three" and "3" are the same number
+		}
 		switch {
-		case negations[w]:
+		case textnorm.IsNegation(w):
 			s.negations = append(s.negations, w)
-		case numberWords[w] || hasDigit(w):
+		case hasDigit(w):
 			s.numbers = append(s.numbers, w)
 		}
 	}
@@ -91,7 +68,7 @@ func swapsOneWord(a, b string) bool {
 	}
 	swapped := -1
 	for i := range wa {
-		if wa[i] == wb[i] || strings.TrimSuffix(wa[i], "s") == strings.TrimSuffix(wb[i], "s") {
+		if sameWord(wa[i], wb[i]) {
 			continue
 		}
 		if swapped >= 0 {
@@ -100,6 +77,18 @@ func swapsOneWord(a, b string) bool {
 		swapped = i
 	}
 	return swapped >= 0 && !functionWords[wa[swapped]] && !functionWords[wb[swapped]]
+}
+
+// sameWord: equal, up to a plural or verb "s", or the same number written
+// in words and in digits ("three" / "3").
+func sameWord(a, b string) bool {
+	if d, ok := textnorm.NumberWord(a); ok {
+		a = d
+	}
+	if d, ok := textnorm.NumberWord(b); ok {
+		b = d
+	}
+	return a == b || strings.TrimSuffix(a, "s") == strings.TrimSuffix(b, "s")
 }
 
 // functionWords are words whose swap leaves the claim as it was: pronouns,

@@ -15,6 +15,8 @@ func TestDifferInClaim(t *testing.T) {
 		{"number", "Has two kids", "Has three kids", true},
 		{"digits", "Standup is at 9:30", "Standup is at 10:00", true},
 		{"same number", "Has 2 kids", "Has 2 kids now", false},
+		{"a number in words and in digits", "Has three kids", "Has 3 kids", false},
+		{"an ordinal", "Lives on the third floor", "Lives on the fourth floor", true},
 		{"value swapped", "Uses tabs for indentation", "Uses spaces for indentation", true},
 		{"name swapped", "Her manager is Priya", "Her manager is Tom", true},
 		{"prefix negation", "Lucia likes cats", "Lucia dislikes cats", true},

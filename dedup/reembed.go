@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 
@@ -23,7 +24,15 @@ type Reembed struct {
 	BatchSize int
 	// Progress, when set, is called after each batch with the points done.
 	Progress func(done int)
+	// Settle is how long to wait after marking the collection as moving
+	// before its vectors are rewritten, so that every memrank process has
+	// read the mark (they trust a record for ensuredTTL); default
+	// DefaultReembedSettle, negative: no wait (a test, or no other process).
+	Settle time.Duration
 }
+
+// DefaultReembedSettle is Reembed's default wait after marking a collection.
+const DefaultReembedSettle = ensuredTTL + 2*time.Second
 
 // ReembedReport says what Reembed did (or, dry, would do).
 type ReembedReport struct {
@@ -32,23 +41,28 @@ type ReembedReport struct {
 	Bands      embed.Bands // recorded with To (zero: the configured bands apply)
 	Points     int         // points read
 	Reembedded int         // vectors replaced (0 on a dry run)
-	NoText     int         // points without a text: their vectors were left as they were
+	NoText     int         // points without a text (a run refuses them; a dry run counts them)
 	Already    bool        // the collection already records To: nothing to do
+	Resumed    bool        // an interrupted run to To was finished
 }
 
 // ErrReembed is a collection Reembed cannot move: no embedder record,
-// vectors that callers supply, or another dimension.
+// vectors that callers supply, another dimension, points without a text,
+// or a run to another model not finished.
 var ErrReembed = errors.New("dedup: cannot re-embed")
 
 // Reembed replaces every vector of a memory collection with its text
 // embedded by r.To, then records r.To (and the bands calibrated for it) as
 // the collection's embedder. It is the move to a new embedder of the same
-// dimension (a new dimension needs a new collection). Points are read in
-// pages and rewritten with UpdateVectors, so payloads are untouched. A run
-// that stops half way leaves vectors of both models and the old record:
-// run it again (it is idempotent). Writers must be stopped during the run
-// (and memrank replicas restarted after it): one still writing with the old
-// model would add vectors that no longer compare.
+// dimension (a new dimension needs a new collection). Payloads are
+// untouched. Every point must have a text: one without could not be made
+// again, and would stay a vector of the old model among the new ones.
+//
+// Before any vector changes, the record is marked as moving (MigratingTo):
+// from then until the final record, every memrank process refuses writes
+// and text queries for the collection instead of mixing models, and a run
+// that stops half way leaves the mark; running Reembed again to the same
+// model finishes the move.
 func (e *Engine) Reembed(ctx context.Context, r Reembed) (ReembedReport, error) {
 	rep := ReembedReport{Collection: r.Collection}
 	if err := checkCollection(r.Collection); err != nil {
@@ -60,70 +74,122 @@ func (e *Engine) Reembed(ctx context.Context, r Reembed) (ReembedReport, error) 
 	if r.BatchSize <= 0 {
 		r.BatchSize = 256
 	}
+	if r.Settle == 0 {
+		r.Settle = DefaultReembedSettle
+	}
 	rep.To = r.To.Model()
 	rep.Bands, _ = embed.CalibratedBands(rep.To)
-	rec, err := e.recordOf(ctx, r.Collection)
-	if err != nil {
+	rec, err := e.moveable(ctx, r, &rep)
+	if err != nil || rep.Already {
 		return rep, err
 	}
-	rep.From = rec.Model
-	switch {
-	case rec.Model == callerSupplied:
-		return rep, fmt.Errorf("%w %s: its vectors are supplied by the callers, not embedded by memrank", ErrReembed, r.Collection)
-	case rec.Dimensions != r.To.Dimensions():
-		return rep, fmt.Errorf("%w %s: it has %d dimensions, %s makes %d (a new dimension needs a new collection)",
-			ErrReembed, r.Collection, rec.Dimensions, rep.To, r.To.Dimensions())
-	case rec.Model == rep.To:
-		rep.Already = true
+	if err := e.scan(ctx, r, &rep, nil); err != nil {
+		return rep, err
+	}
+	if r.DryRun {
 		return rep, nil
 	}
-	if err := e.reembedPoints(ctx, r, &rep); err != nil || r.DryRun {
+	if rep.NoText > 0 {
+		return rep, fmt.Errorf("%w %s: %d of its %d points have no text (written by another tool?), so their vectors "+
+			"cannot be made again; give them a text or delete them, then run it again", ErrReembed, r.Collection, rep.NoText, rep.Points)
+	}
+	if !rep.Resumed {
+		mark := memory.EmbedderRecord{Model: rec.model, Dimensions: rec.dims, Collection: r.Collection,
+			SameThreshold: rec.bands.Same, JudgeThreshold: rec.bands.Judge, MigratingTo: rep.To}
+		if err := e.putRecord(ctx, mark); err != nil {
+			return rep, err
+		}
+		if err := sleep(ctx, r.Settle); err != nil {
+			return rep, err
+		}
+	}
+	rep.Points = 0
+	if err := e.scan(ctx, r, &rep, e.rewriteVectors); err != nil {
 		return rep, err
 	}
+	if rep.NoText > 0 { // written while the run went on: the mark stays
+		return rep, fmt.Errorf("%w %s: %d points without a text appeared during the run; give them a text or delete them, "+
+			"then run it again to finish", ErrReembed, r.Collection, rep.NoText)
+	}
+	return rep, e.putRecord(ctx, memory.EmbedderRecord{Model: rep.To, Dimensions: rec.dims, Collection: r.Collection,
+		SameThreshold: rep.Bands.Same, JudgeThreshold: rep.Bands.Judge})
+}
+
+// moveable reads the collection's record and checks that it can move to
+// r.To; rep says whether it already has (Already) or was half way (Resumed).
+func (e *Engine) moveable(ctx context.Context, r Reembed, rep *ReembedReport) (*ensured, error) {
+	rec, err := e.recordOf(ctx, r.Collection)
+	if err != nil {
+		return nil, err
+	}
+	rep.From = rec.model
+	switch {
+	case rec.model == callerSupplied:
+		return nil, fmt.Errorf("%w %s: its vectors are supplied by the callers, not embedded by memrank", ErrReembed, r.Collection)
+	case rec.dims != r.To.Dimensions():
+		return nil, fmt.Errorf("%w %s: it has %d dimensions, %s makes %d (a new dimension needs a new collection)",
+			ErrReembed, r.Collection, rec.dims, rep.To, r.To.Dimensions())
+	case rec.migrating != "" && rec.migrating != rep.To:
+		return nil, fmt.Errorf("%w %s: a run to %s has not finished; finish it first (--to %s)", ErrReembed, r.Collection, rec.migrating, rec.migrating)
+	case rec.migrating != "":
+		rep.Resumed = true
+	case rec.model == rep.To:
+		rep.Already = true
+	}
+	return rec, nil
+}
+
+func (e *Engine) putRecord(ctx context.Context, r memory.EmbedderRecord) error {
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	wait := true
-	_, err = e.store.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: auditCollection(r.Collection), Wait: &wait,
-		Points: []*qdrant.PointStruct{memory.EmbedderRecord{Model: rep.To, Dimensions: rec.Dimensions, Collection: r.Collection,
-			SameThreshold: rep.Bands.Same, JudgeThreshold: rep.Bands.Judge}.Point()}})
-	if err != nil {
-		return rep, fmt.Errorf("dedup: record the embedder of %s: %w", r.Collection, err)
+	_, err := e.writeRecord(ctx, r.Collection, r)
+	e.forget(r.Collection)
+	return err
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
 	}
-	e.mu.Lock()
-	delete(e.ensured, r.Collection)
-	e.mu.Unlock()
-	return rep, nil
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // recordOf reads coll's embedder record; ErrReembed when it has none.
-func (e *Engine) recordOf(ctx context.Context, coll string) (memory.EmbedderRecord, error) {
+func (e *Engine) recordOf(ctx context.Context, coll string) (*ensured, error) {
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
 	exists, err := e.store.CollectionExists(ctx, coll)
 	if err != nil {
-		return memory.EmbedderRecord{}, fmt.Errorf("dedup: look up collection %s: %w", coll, err)
+		return nil, fmt.Errorf("dedup: look up collection %s: %w", coll, err)
 	}
 	if !exists {
-		return memory.EmbedderRecord{}, fmt.Errorf("%w: collection %s", ErrNotFound, coll)
+		return nil, fmt.Errorf("%w: collection %s", ErrNotFound, coll)
 	}
-	if has, err := e.store.CollectionExists(ctx, auditCollection(coll)); err != nil || !has {
-		return memory.EmbedderRecord{}, errors.Join(err, fmt.Errorf("%w %s: it has no audit companion recording its embedder (not written by memrank)", ErrReembed, coll))
-	}
-	pts, err := e.store.Get(ctx, &qdrant.GetPoints{CollectionName: auditCollection(coll),
-		Ids: []*qdrant.PointId{memory.EmbedderRecordID()}, WithPayload: qdrant.NewWithPayload(true)})
+	e.forget(coll)
+	rec, err := e.recorded(ctx, coll)
 	if err != nil {
-		return memory.EmbedderRecord{}, fmt.Errorf("dedup: read the embedder record of %s: %w", coll, err)
+		return nil, err
 	}
-	if len(pts) == 0 {
-		return memory.EmbedderRecord{}, fmt.Errorf("%w %s: its audit companion records no embedder", ErrReembed, coll)
+	if rec == nil {
+		return nil, fmt.Errorf("%w %s: no audit companion records its embedder (not written by memrank)", ErrReembed, coll)
 	}
-	return memory.ParseEmbedderRecord(pts[0].GetPayload()), nil
+	return rec, nil
 }
 
-// reembedPoints pages through the collection, embedding and rewriting the
-// vectors of the points that have a text.
-func (e *Engine) reembedPoints(ctx context.Context, r Reembed, rep *ReembedReport) error {
+// scan pages through the collection, counting its points and those
+// without a text, and hands each page's points with a text to write (nil:
+// only count).
+func (e *Engine) scan(ctx context.Context, r Reembed, rep *ReembedReport,
+	write func(context.Context, Reembed, []*qdrant.PointId, []string) error) error {
 	textKey := e.codec.Key(memory.FieldText)
+	rep.NoText = 0
 	var offset *qdrant.PointId
 	for {
 		pctx, cancel := e.deadline(ctx)
@@ -145,13 +211,13 @@ func (e *Engine) reembedPoints(ctx context.Context, r Reembed, rep *ReembedRepor
 			ids, texts = append(ids, p.GetId()), append(texts, t)
 		}
 		rep.Points += len(pts)
-		if !r.DryRun && len(texts) > 0 {
-			if err := e.rewriteVectors(ctx, r, ids, texts); err != nil {
+		if write != nil && len(texts) > 0 {
+			if err := write(ctx, r, ids, texts); err != nil {
 				return err
 			}
 			rep.Reembedded += len(texts)
 		}
-		if r.Progress != nil {
+		if write != nil && r.Progress != nil {
 			r.Progress(rep.Points)
 		}
 		if next == nil {

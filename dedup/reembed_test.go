@@ -109,7 +109,7 @@ func TestReembed(t *testing.T) {
 	}
 	before := payloads(t, client, "mem")
 
-	dry, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem, DryRun: true})
+	dry, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem, DryRun: true, Settle: -1})
 	if err != nil || dry.Points != 3 || dry.Reembedded != 0 || dry.From != lex.Model() {
 		t.Fatalf("dry run: %+v, %v", dry, err)
 	}
@@ -117,7 +117,8 @@ func TestReembed(t *testing.T) {
 		t.Fatalf("a dry run changed the record: %+v", got)
 	}
 	var progress []int
-	rep, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem, BatchSize: 2, Progress: func(n int) { progress = append(progress, n) }})
+	rep, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem, BatchSize: 2, Settle: -1,
+		Progress: func(n int) { progress = append(progress, n) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestReembed(t *testing.T) {
 			t.Errorf("%q: the stored vector is at cosine %.5f from the semantic embedding", text, c)
 		}
 	}
-	again, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem})
+	again, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem, Settle: -1})
 	if err != nil || !again.Already {
 		t.Errorf("second run: %+v, %v, want nothing to do", again, err)
 	}
@@ -162,10 +163,10 @@ func TestReembed(t *testing.T) {
 	}
 
 	other, _ := embed.NewSemantic(512)
-	if _, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: other}); !errors.Is(err, dedup.ErrReembed) {
+	if _, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: other, Settle: -1}); !errors.Is(err, dedup.ErrReembed) {
 		t.Errorf("another dimension: %v, want ErrReembed", err)
 	}
-	if _, err := eng.Reembed(ctx, dedup.Reembed{Collection: "nope", To: sem}); !errors.Is(err, dedup.ErrNotFound) {
+	if _, err := eng.Reembed(ctx, dedup.Reembed{Collection: "nope", To: sem, Settle: -1}); !errors.Is(err, dedup.ErrNotFound) {
 		t.Errorf("no collection: %v, want ErrNotFound", err)
 	}
 }
@@ -197,4 +198,71 @@ func cosine(a, b []float32) float64 {
 		nb += float64(b[i]) * float64(b[i])
 	}
 	return dot / math.Sqrt(na*nb)
+}
+
+// TestReembedRefuses: a collection with a point that has no text is not
+// moved at all (its vector could not be made again); while a run is marked
+// in the record, writes are refused (409) and another target is refused; a
+// run to the same target finishes it.
+func TestReembedRefuses(t *testing.T) {
+	ctx := context.Background()
+	client := newClient(t)
+	clk := &clock{now: t0}
+	lex, _ := embed.NewLocal(384)
+	sem, _ := embed.NewSemantic(384)
+	eng := builtinEngine(t, client, lex, clk)
+	if _, err := eng.Observe(ctx, dedup.Observation{Collection: "mem", Text: "Drinks coffee every morning", SessionID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	// A point written by another tool, with no text.
+	v, _ := lex.Embed(ctx, []string{"x"})
+	if _, err := client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "mem", Wait: qdrant.PtrOf(true),
+		Points: []*qdrant.PointStruct{{Id: qdrant.NewIDNum(7), Vectors: qdrant.NewVectorsDense(v[0]),
+			Payload: map[string]*qdrant.Value{"note": qdrant.NewValueString("no text")}}}}); err != nil {
+		t.Fatal(err)
+	}
+	dry, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem, DryRun: true, Settle: -1})
+	if err != nil || dry.NoText != 1 || dry.Points != 2 {
+		t.Errorf("dry run: %+v, %v: want the text-less point counted", dry, err)
+	}
+	if _, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem, Settle: -1}); !errors.Is(err, dedup.ErrReembed) {
+		t.Errorf("reembed with a text-less point: %v, want ErrReembed", err)
+	}
+	if got := embedderRecord(t, client, "mem"); got.Model != lex.Model() || got.MigratingTo != "" {
+		t.Errorf("record %+v after a refused run, want it unchanged", got)
+	}
+	if _, err := client.Delete(ctx, &qdrant.DeletePoints{CollectionName: "mem", Wait: qdrant.PtrOf(true),
+		Points: qdrant.NewPointsSelector(qdrant.NewIDNum(7))}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A run interrupted after marking: the mark refuses writes, from this
+	// engine and from a fresh one (another replica).
+	mark := memory.EmbedderRecord{Model: lex.Model(), Dimensions: 384, Collection: "mem", MigratingTo: sem.Model()}
+	if _, err := client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "mem" + dedup.AuditSuffix, Wait: qdrant.PtrOf(true),
+		Points: []*qdrant.PointStruct{mark.Point()}}); err != nil {
+		t.Fatal(err)
+	}
+	replica := builtinEngine(t, client, sem, clk)
+	var me *dedup.MigratingError
+	if _, err := replica.Observe(ctx, dedup.Observation{Collection: "mem", Text: "Plays chess"}); !errors.As(err, &me) || !errors.Is(err, dedup.ErrEmbedderMismatch) {
+		t.Errorf("write during a move: %v, want a MigratingError (409)", err)
+	}
+	if _, err := replica.Observe(ctx, dedup.Observation{Collection: "mem", Text: "Plays chess", Vector: v[0]}); !errors.As(err, &me) {
+		t.Errorf("write of a vector during a move: %v, want a MigratingError", err)
+	}
+	other, _ := embed.NewBuiltin("memrank-local-hash-v1:384")
+	if _, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: other, Settle: -1}); !errors.Is(err, dedup.ErrReembed) {
+		t.Errorf("reembed to another model during a move: %v, want ErrReembed", err)
+	}
+	rep, err := eng.Reembed(ctx, dedup.Reembed{Collection: "mem", To: sem, Settle: -1})
+	if err != nil || !rep.Resumed || rep.Reembedded != 1 {
+		t.Fatalf("finishing the move: %+v, %v", rep, err)
+	}
+	if got := embedderRecord(t, client, "mem"); got.Model != sem.Model() || got.MigratingTo != "" {
+		t.Errorf("record %+v, want %s and no mark", got, sem.Model())
+	}
+	if _, err := replica.Observe(ctx, dedup.Observation{Collection: "mem", Text: "Plays chess"}); err != nil {
+		t.Errorf("write after the move: %v", err)
+	}
 }

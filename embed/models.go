@@ -46,21 +46,34 @@ func NewBuiltin(model string) (Embedder, error) {
 	if !ok || err != nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownModel, model)
 	}
+	var e Embedder
 	switch name {
 	case LocalModelVersion:
-		return NewLocal(dims)
+		e, err = NewLocal(dims)
 	case SemanticModelVersion:
-		return NewSemantic(dims)
+		e, err = NewSemantic(dims)
+	default:
+		return nil, fmt.Errorf("%w: %q", ErrUnknownModel, model)
 	}
-	return nil, fmt.Errorf("%w: %q", ErrUnknownModel, model)
+	if err != nil {
+		return nil, err
+	}
+	if e.Model() != model { // "+384", "0384": not a name memrank writes
+		return nil, fmt.Errorf("%w: %q", ErrUnknownModel, model)
+	}
+	return e, nil
 }
 
 // builtins keeps the built-in embedders a Service has made for recorded
-// models, one per model name.
+// models, one per model name, at most maxBuiltins of them (the names come
+// from the store's records; past the bound an embedder is made per call,
+// which costs microseconds, the word table being shared).
 type builtins struct {
 	mu sync.Mutex
 	m  map[string]Embedder
 }
+
+const maxBuiltins = 16
 
 func (b *builtins) get(model string) (Embedder, bool) {
 	b.mu.Lock()
@@ -75,6 +88,21 @@ func (b *builtins) get(model string) (Embedder, bool) {
 	if b.m == nil {
 		b.m = map[string]Embedder{}
 	}
-	b.m[model] = e
+	if len(b.m) < maxBuiltins {
+		b.m[model] = e
+	}
 	return e, true
+}
+
+// BandsFor is the tier-2 bands of a collection written with model: those
+// recorded with it (non-zero), else those calibrated for the model, else
+// the configured ones.
+func BandsFor(model string, recorded, configured Bands) Bands {
+	if recorded.Same > 0 {
+		return recorded
+	}
+	if b, ok := CalibratedBands(model); ok {
+		return b
+	}
+	return configured
 }

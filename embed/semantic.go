@@ -211,37 +211,15 @@ func (s *Semantic) embed(st *semState, meaning []float64, text string, dst []flo
 	}
 	names := properNames(words)
 	for w := range strings.FieldsSeq(textnorm.Normalize(words)) {
-		weight := 1.0
-		if _, ok := names[w]; ok {
-			// Half a name, half a word: "Dana" at the start of a sentence,
-			// which cannot be told from an ordinary word, still meets
-			// "Dana" inside one.
-			st.addUnknown(meaning, w, s.p.unknown*s.p.name)
-			weight = 1 - s.p.name
-		}
-		if base, ok := negativeContractions[w]; ok {
+		if base, ok := textnorm.Uncontract(w); ok {
 			negations++
 			w = base
-		} else if negationWords[w] {
+		} else if textnorm.IsNegation(w) {
 			negations++
 			continue
 		}
-		if n, ok := numberWords[w]; ok {
-			st.addUnknown(meaning, n, numberWeight)
-			continue
-		}
-		r, ok := st.tab.Rank(w)
-		if !ok {
-			r, ok = st.tab.Rank(stem(w))
-		}
-		switch {
-		case !ok:
-			st.addUnknown(meaning, w, s.p.unknown)
-		case isStopWord(w):
-			st.tab.AddTo(meaning, r, st.weight[r]*s.p.stop)
-		default:
-			st.tab.AddTo(meaning, r, st.weight[r]*weight)
-		}
+		_, name := names[w]
+		s.addWord(st, meaning, w, name)
 	}
 	var proj float64
 	for i, c := range st.common {
@@ -312,13 +290,44 @@ func properNames(text string) map[string]struct{} {
 	return names
 }
 
-// numberWeight is how much more a number counts than an unknown word: a
-// fact's number is usually what a contradiction changes.
+// addWord adds one word's vector to the meaning part: a number word as its
+// digits, a word the table lacks as a word of its own, a function word at a
+// quarter of its weight. A name the table knows ("Dana", "Lisbon") is read
+// half through its word vector and half as a word of its own: "Dana" at the
+// start of a sentence, which cannot be told from an ordinary word, still
+// meets "Dana" inside one, and "Leah" is no longer as close to "Dana" as
+// word vectors put every first name to every other.
+func (s *Semantic) addWord(st *semState, meaning []float64, w string, name bool) {
+	if n, ok := textnorm.NumberWord(w); ok {
+		st.addUnknown(meaning, n, numberWeight)
+		return
+	}
+	r, ok := st.tab.Rank(w)
+	if !ok {
+		r, ok = st.tab.Rank(stem(w))
+	}
+	switch {
+	case !ok:
+		st.addUnknown(meaning, w, s.p.unknown)
+	case isStopWord(w):
+		st.tab.AddTo(meaning, r, st.weight[r]*s.p.stop)
+	case name:
+		st.addUnknown(meaning, w, s.p.unknown*s.p.name)
+		st.tab.AddTo(meaning, r, st.weight[r]*(1-s.p.name))
+	default:
+		st.tab.AddTo(meaning, r, st.weight[r])
+	}
+}
+
+// numberWeight scales a number's own direction against the rarest word of
+// the table (an unknown word weighs semParams.unknown of it, so a number
+// counts four times an unknown word): a fact's number is usually what a
+// contradiction changes.
 const numberWeight = 2
 
 // splitNumbers takes the numbers out of text: every run of digits, with the
-// separators inside it ("3.12", "9:30", "2025-06-01", "1,200"), as one
-// token; the rest of the text is returned with a space in their place.
+// separators inside it ("3.12", "9:30", "2025-06-01", "1,200") and the
+// letters written on after it ("3rd"), lower-cased, as one token; the rest of the text is returned with a space in their place.
 func splitNumbers(text string) (rest string, numbers []string) {
 	if !strings.ContainsAny(text, "0123456789") {
 		return text, nil
@@ -334,7 +343,12 @@ func splitNumbers(text string) (rest string, numbers []string) {
 		for j < len(text) && (isDigit(text[j]) || (strings.IndexByte(".,:/-", text[j]) >= 0 && j+1 < len(text) && isDigit(text[j+1]))) {
 			j++
 		}
-		numbers = append(numbers, text[i:j])
+		// A unit or suffix written on ("3rd", "16gb", "2x") belongs to it:
+		// "3rd" meets "third", which reads as "3rd".
+		for j < len(text) && (text[j]|0x20 >= 'a' && text[j]|0x20 <= 'z') {
+			j++
+		}
+		numbers = append(numbers, strings.ToLower(text[i:j]))
 		b.WriteByte(' ')
 		i = j
 	}
@@ -342,19 +356,6 @@ func splitNumbers(text string) (rest string, numbers []string) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// numberWords are English number words, read as the digits they stand for
-// ("three kids" and "3 kids" are the same fact, "four kids" another).
-// "second" is left out: it is also a unit of time.
-var numberWords = map[string]string{
-	"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-	"eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14",
-	"fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20",
-	"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90",
-	"hundred": "100", "thousand": "1000", "million": "1000000", "once": "1x", "twice": "2x", "thrice": "3x",
-	"first": "1st", "third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th", "seventh": "7th",
-	"eighth": "8th", "ninth": "9th", "tenth": "10th", "dozen": "12", "single": "1", "double": "2x",
-}
 
 // dropPossessives removes a possessive "'s" ("Dana's" becomes "Dana"), which
 // Normalize would otherwise glue on ("danas").
@@ -377,19 +378,4 @@ func dropPossessives(text string) string {
 		i += n
 	}
 	return b.String()
-}
-
-// negationWords negate what follows them.
-var negationWords = map[string]bool{
-	"not": true, "no": true, "never": true, "nor": true, "neither": true, "none": true,
-	"nobody": true, "nothing": true, "nowhere": true, "cannot": true, "without": true,
-}
-
-// negativeContractions are "n't" forms after Normalize (which drops the
-// apostrophe), with the word they negate.
-var negativeContractions = map[string]string{
-	"dont": "do", "doesnt": "does", "didnt": "did", "isnt": "is", "arent": "are", "wasnt": "was",
-	"werent": "were", "cant": "can", "couldnt": "could", "wont": "will", "wouldnt": "would",
-	"shouldnt": "should", "hasnt": "has", "havent": "have", "hadnt": "had", "aint": "is",
-	"mustnt": "must", "neednt": "need", "mightnt": "might",
 }

@@ -139,7 +139,7 @@ func TestBuiltinModels(t *testing.T) {
 			t.Errorf("NewBuiltin(%q) = %v, %v", model, e, err)
 		}
 	}
-	for _, model := range []string{"", "text-embedding-3-small", "memrank-local-sem-v1", "memrank-local-sem-v1:x", "memrank-local-sem-v1:10"} {
+	for _, model := range []string{"", "text-embedding-3-small", "memrank-local-sem-v1", "memrank-local-sem-v1:x", "memrank-local-sem-v1:10", "memrank-local-sem-v1:+384", "memrank-local-hash-v1:0384"} {
 		if _, err := embed.NewBuiltin(model); err == nil {
 			t.Errorf("NewBuiltin(%q): no error", model)
 		}

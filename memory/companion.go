@@ -49,19 +49,24 @@ const (
 	companionCollection = "collection"
 	companionSame       = "same_threshold"
 	companionJudge      = "judge_threshold"
+	companionMigrating  = "migrating_to"
 )
 
 // EmbedderRecord is what an audit companion records about the embedder of
 // its collection. Model is empty when callers supply the vectors.
 // SameThreshold and JudgeThreshold are the write path's tier-2 bands
 // calibrated for the model, recorded with it so the collection keeps them;
-// zero when none were recorded (the configured bands apply).
+// zero when none were recorded (the configured bands apply). MigratingTo
+// names the model a `memrank reembed` is moving the collection to: while it
+// is set, the collection holds vectors of both models and memrank refuses
+// to write or embed for it.
 type EmbedderRecord struct {
 	Model          string
 	Dimensions     int
 	Collection     string
 	SameThreshold  float64
 	JudgeThreshold float64
+	MigratingTo    string
 }
 
 // Point is the record as the companion's metadata point (a 1-dimension
@@ -76,6 +81,9 @@ func (r EmbedderRecord) Point() *qdrant.PointStruct {
 			companionDimensions: qdrant.NewValueInt(int64(r.Dimensions)),
 			companionCollection: qdrant.NewValueString(r.Collection),
 		},
+	}
+	if r.MigratingTo != "" {
+		p.Payload[companionMigrating] = qdrant.NewValueString(r.MigratingTo)
 	}
 	if r.SameThreshold > 0 && r.JudgeThreshold > 0 {
 		p.Payload[companionSame] = qdrant.NewValueDouble(r.SameThreshold)
@@ -94,6 +102,7 @@ func ParseEmbedderRecord(payload map[string]*qdrant.Value) EmbedderRecord {
 		// written by memrank: ignored.
 		SameThreshold:  number(payload[companionSame]),
 		JudgeThreshold: number(payload[companionJudge]),
+		MigratingTo:    payload[companionMigrating].GetStringValue(),
 	}
 	if !(r.JudgeThreshold > 0 && r.JudgeThreshold <= r.SameThreshold && r.SameThreshold <= 1) {
 		r.SameThreshold, r.JudgeThreshold = 0, 0

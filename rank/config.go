@@ -14,6 +14,7 @@ import (
 
 	"github.com/memrank/memrank/config/check"
 	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/telemetry/settings"
@@ -119,11 +120,10 @@ type Config struct {
 	Now       func() time.Time // nil = time.Now
 }
 
-// The built-in embedders' model names (embed.LocalModelVersion,
-// embed.SemanticModelVersion) without their dimensions.
+// The built-in embedders' model names without their dimensions.
 const (
-	localEmbedder    = "memrank-local-hash-v1"
-	semanticEmbedder = "memrank-local-sem-v1"
+	localEmbedder    = embed.LocalModelVersion
+	semanticEmbedder = embed.SemanticModelVersion
 )
 
 // DefaultConfig returns the rank section's defaults (the other fields are

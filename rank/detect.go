@@ -72,6 +72,10 @@ type verdict struct {
 	rule     string
 	embedder string
 	bands    [2]float64 // the recorded tier-2 bands: same, judge (zero: none)
+	// migrating is the model a reembed is moving the collection to;
+	// noRecord says its companion could not be read.
+	migrating string
+	noRecord  bool
 }
 
 // detector recognises memory collections and caches its verdicts, bounded
@@ -179,9 +183,14 @@ func (d *detector) probe1(ctx context.Context, name string) (verdict, keeping) {
 		v := verdict{memory: true, rule: ruleCompanion}
 		pts, err := d.probe.Get(ctx, &qdrant.GetPoints{CollectionName: companion,
 			Ids: []*qdrant.PointId{memory.EmbedderRecordID()}, WithPayload: qdrant.NewWithPayload(true)})
-		if err == nil && len(pts) > 0 {
+		if err != nil {
+			// Not cached for long: the embedder is unknown until it is read.
+			v.noRecord = true
+			return v, failed
+		}
+		if len(pts) > 0 {
 			rec := memory.ParseEmbedderRecord(pts[0].GetPayload())
-			v.embedder, v.bands = rec.Model, [2]float64{rec.SameThreshold, rec.JudgeThreshold}
+			v.embedder, v.bands, v.migrating = rec.Model, [2]float64{rec.SameThreshold, rec.JudgeThreshold}, rec.MigratingTo
 		}
 		return v, keep
 	}

@@ -223,7 +223,7 @@ func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredP
 		}
 		w.items[j] = it
 	}
-	fold.Fold(w.items, r.foldOpt, &w.fres)
+	fold.Fold(w.items, r.foldOptions(p.det), &w.fres)
 	leaders := make([]leader, len(w.fres.Leaders))
 	pos := make(map[int32]int, len(w.fres.Leaders))
 	for k, j := range w.fres.Leaders {

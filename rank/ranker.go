@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
+	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank/internal/fold"
 	"github.com/memrank/memrank/scoring"
@@ -146,6 +147,43 @@ func (r *Ranker) detection(ctx context.Context, collection string, override Mode
 		d.Guard, d.GuardFrom = r.guardFor(collection, v.embedder)
 	}
 	return d
+}
+
+// Recorded is the embedder a memory collection's audit companion records:
+// its model ("" when none is recorded, or the collection has no companion),
+// the tier-2 bands recorded with it (zero when none), and the model a
+// reembed is moving it to ("" when none).
+type Recorded struct {
+	Model, MigratingTo            string
+	SameThreshold, JudgeThreshold float64
+}
+
+// ErrNoRecord is returned by RecordedEmbedder when a collection's audit
+// companion exists but its embedder record cannot be read.
+var ErrNoRecord = errors.New("rank: the collection's embedder record cannot be read")
+
+// RecordedEmbedder says which embedder collection records, whatever its
+// mode, from detection's cached verdict (read with ctx when not cached).
+func (r *Ranker) RecordedEmbedder(ctx context.Context, collection string) (Recorded, error) {
+	if memory.IsAuditCollection(collection) {
+		return Recorded{}, nil
+	}
+	v := r.detect.get(ctx, collection)
+	if v.noRecord || v.rule == ruleUnreadable {
+		return Recorded{}, fmt.Errorf("%w: %s", ErrNoRecord, collection)
+	}
+	return Recorded{Model: v.embedder, MigratingTo: v.migrating, SameThreshold: v.bands[0], JudgeThreshold: v.bands[1]}, nil
+}
+
+// foldOptions are the fold's options for a collection: the tier-2 bands of
+// its embedder (recorded, else calibrated for its model, else configured),
+// so the read path folds what the write path would have merged.
+func (r *Ranker) foldOptions(d Detection) fold.Options {
+	o := r.foldOpt
+	b := embed.BandsFor(d.Embedder, embed.Bands{Same: d.SameThreshold, Judge: d.JudgeThreshold},
+		embed.Bands{Same: r.cfg.SameThreshold, Judge: r.cfg.JudgeThreshold})
+	o.Same, o.Judge = float32(b.Same), float32(b.Judge)
+	return o
 }
 
 // guardFor picks a collection's relevance guard: Config.Guard changed by

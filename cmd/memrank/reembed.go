@@ -17,6 +17,7 @@ type reembedOptions struct {
 	collection, to string
 	dryRun, quiet  bool
 	batch          int
+	settle         time.Duration
 }
 
 func newReembedCmd(e *env) *cobra.Command {
@@ -35,11 +36,14 @@ dimension can be named, an external one only if it is the configured embedder. T
 must stay the same: a new dimension needs a new collection. Payloads are not touched. Points
 without a text keep their vectors and are counted.
 
-Stop the writers first, and restart memrank replicas after: one still writing with the old
-model would add vectors that no longer compare. A run that stops half way leaves the old record
-and vectors of both models; run it again (it is idempotent). --dry-run counts and writes
-nothing. It runs in process on the configured upstream (--upstream, or the embedded store in
---data, which a running serve holds locked).`,
+Every point needs a text: one without could not be made again, so the run refuses (nothing
+changes) and says how many. Before any vector changes, the collection's record is marked as
+moving; every memrank process then refuses writes and text queries for it (409), instead of
+mixing models, until the run records the new model. Processes re-read the record within 10s:
+the run waits --settle (12s) after marking; give --settle 0 when no memrank is running. A run
+that stops half way leaves the mark: run it again with the same --to to finish. --dry-run
+counts and writes nothing. It runs in process on the configured upstream (--upstream, or the
+embedded store in --data, which a running serve holds locked).`,
 		Example: `  memrank reembed --collection memories --dry-run
   memrank reembed --collection memories
   memrank reembed --upstream localhost:6334 --collection memories --to memrank-local-sem-v1:384`,
@@ -52,6 +56,7 @@ nothing. It runs in process on the configured upstream (--upstream, or the embed
 	f.BoolVar(&o.dryRun, "dry-run", false, "count what would be re-embedded; write nothing")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	f.IntVar(&o.batch, "batch", 256, "points read, embedded and written at a time")
+	f.DurationVar(&o.settle, "settle", dedup.DefaultReembedSettle, "wait after marking the collection, so running memrank processes see the mark (0: none is running)")
 	f.String("upstream", "", "Qdrant's gRPC address HOST:PORT (empty: the embedded store in --data)")
 	f.String("data", defaultConfig().Store.DataDir, "data directory of the embedded store")
 	return cmd
@@ -78,7 +83,10 @@ func runReembed(cmd *cobra.Command, e *env, o *reembedOptions) error {
 	if !ok {
 		return usageError{fmt.Errorf("--to %s: not a built-in model, and not the configured embedder (%s)", o.to, s.embedder.Model())}
 	}
-	req := dedup.Reembed{Collection: o.collection, To: to, DryRun: o.dryRun, BatchSize: o.batch}
+	req := dedup.Reembed{Collection: o.collection, To: to, DryRun: o.dryRun, BatchSize: o.batch, Settle: o.settle}
+	if o.settle <= 0 {
+		req.Settle = -1 // none
+	}
 	if !o.quiet && isTerminal(e.stderr) {
 		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(e.stderr),
 			progressbar.OptionSetDescription("re-embedding "+o.collection), progressbar.OptionThrottle(100*time.Millisecond),
@@ -94,12 +102,13 @@ func runReembed(cmd *cobra.Command, e *env, o *reembedOptions) error {
 	switch {
 	case rep.Already:
 		fmt.Fprintf(w, "%s already records %s: nothing to do\n", rep.Collection, rep.To)
+	case o.dryRun && rep.NoText > 0:
+		fmt.Fprintf(w, "dry run: %s cannot move from %s to %s: %d of its %d points have no text\n",
+			rep.Collection, rep.From, rep.To, rep.NoText, rep.Points)
 	case o.dryRun:
-		fmt.Fprintf(w, "dry run: %s would move from %s to %s: %d points, %d with a text to re-embed, %d without (their vectors would stay)\n",
-			rep.Collection, rep.From, rep.To, rep.Points, rep.Points-rep.NoText, rep.NoText)
+		fmt.Fprintf(w, "dry run: %s would move from %s to %s: %d points to re-embed\n", rep.Collection, rep.From, rep.To, rep.Points)
 	default:
-		fmt.Fprintf(w, "%s moved from %s to %s: %d points, %d re-embedded, %d without a text (vectors kept)\n",
-			rep.Collection, rep.From, rep.To, rep.Points, rep.Reembedded, rep.NoText)
+		fmt.Fprintf(w, "%s moved from %s to %s: %d points re-embedded\n", rep.Collection, rep.From, rep.To, rep.Reembedded)
 		if rep.Bands.Same > 0 {
 			fmt.Fprintf(w, "recorded bands: same %.2f, judge %.2f\n", rep.Bands.Same, rep.Bands.Judge)
 		}

@@ -214,6 +214,7 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 	s.native, err = native.NewService(native.Config{
 		Ranker:         s.ranker,
 		Embedder:       s.embedder,
+		Records:        s.ranker,
 		Embedders:      s.embedder,
 		Writer:         s.engine,
 		Inspector:      s.engine,

@@ -596,7 +596,7 @@ func (b builtins) For(model string) (embed.Embedder, bool) {
 func TestRetrieveRecordedEmbedder(t *testing.T) {
 	lexEnv := newDemoEnvEmbedder(t, demoEmbedder(t, true), nil)
 	sem := demoEmbedder(t, false)
-	h, err := New(Config{Ranker: lexEnv.ranker, Embedder: sem, Embedders: builtins{sem}})
+	h, err := New(Config{Ranker: lexEnv.ranker, Embedder: sem, Records: lexEnv.ranker, Embedders: builtins{sem}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -617,6 +617,27 @@ func TestRetrieveRecordedEmbedder(t *testing.T) {
 		t.Errorf("first result %q, want %q", p.Text, q.Top)
 	}
 
+	// A collection served as it is (mode off) is still embedded with its
+	// model: the raw nearest neighbour of the lexical vector comes first.
+	off, err := rank.New(lexEnv.client, rank.Config{Params: scoring.DefaultParams(),
+		Collections: map[string]rank.CollectionConfig{demo.Collection: {Mode: rank.ModeOff}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err = New(Config{Ranker: off, Embedder: sem, Records: off, Embedders: builtins{sem}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = do(t, h, http.MethodPost, "/v1/retrieve", fmt.Sprintf(`{"collection":%q,"text":%q,"limit":1}`, demo.Collection, q.Text))
+	raw, err := lexEnv.client.Query(context.Background(), &qdrant.QueryPoints{CollectionName: demo.Collection,
+		Query: qdrant.NewQueryDense(lexEnv.vector(t, q.Text)), Limit: qdrant.PtrOf(uint64(1))})
+	if err != nil || len(raw) != 1 {
+		t.Fatalf("raw query: %v", err)
+	}
+	if res := rawResults(t, r); len(res) != 1 || string(res[0]["id"]) != NewPointID(raw[0].GetId()).String() {
+		t.Errorf("mode off: %s, want the lexical nearest neighbour %v", r.body, raw[0].GetId())
+	}
+
 	// Recorded with a model this server cannot make: refused, not guessed.
 	ctx := context.Background()
 	companion := demo.Collection + memory.AuditSuffix
@@ -629,7 +650,7 @@ func TestRetrieveRecordedEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err = New(Config{Ranker: ranker, Embedder: sem, Embedders: builtins{sem}})
+	h, err = New(Config{Ranker: ranker, Embedder: sem, Records: ranker, Embedders: builtins{sem}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -637,5 +658,24 @@ func TestRetrieveRecordedEmbedder(t *testing.T) {
 	want := "Bad request: collection dana_memories was written with the embedder text-embedding-3-small:384, which this server is not configured with; send a vector"
 	if r.code != http.StatusBadRequest || qdrantError(t, r) != want {
 		t.Errorf("%d %s, want 400 %q", r.code, r.body, want)
+	}
+
+	// Being re-embedded: refused (409) until the run ends.
+	rec.Model, rec.MigratingTo = "memrank-local-hash-v1:384", "memrank-local-sem-v1:384"
+	if _, err := lexEnv.client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: companion, Wait: qdrant.PtrOf(true),
+		Points: []*qdrant.PointStruct{rec.Point()}}); err != nil {
+		t.Fatal(err)
+	}
+	moving, err := rank.New(lexEnv.client, rank.Config{Params: scoring.DefaultParams()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err = New(Config{Ranker: moving, Embedder: sem, Records: moving, Embedders: builtins{sem}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = do(t, h, http.MethodPost, "/v1/retrieve", fmt.Sprintf(`{"collection":%q,"text":%q}`, demo.Collection, q.Text))
+	if r.code != http.StatusConflict || !strings.Contains(qdrantError(t, r), "is being re-embedded from memrank-local-hash-v1:384 to memrank-local-sem-v1:384") {
+		t.Errorf("%d %s, want 409 naming the move", r.code, r.body)
 	}
 }

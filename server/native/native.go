@@ -85,11 +85,15 @@ type Config struct {
 	Ranker Retriever
 	// Embedder embeds text queries; nil refuses them (vectors still work).
 	Embedder embed.Embedder
-	// Embedders gives the embedder of a collection whose audit companion
-	// records another model than Embedder's (a built-in local model written
-	// before the default changed), found through the Ranker's Detect; nil:
-	// every text query uses Embedder. A recorded model it cannot give is
-	// refused (400), not queried with vectors of another model.
+	// Records says which embedder a collection's audit companion records
+	// (*rank.Ranker), and Embedders gives that embedder (*embed.Service):
+	// a text query about a collection written with another model than
+	// Embedder's (a built-in local model written before the default
+	// changed) is embedded with that model. A recorded model Embedders
+	// cannot give, a record that cannot be read, and a collection being
+	// re-embedded are refused, never queried with vectors of another
+	// model. Both nil: every text query uses Embedder.
+	Records   RecordLookup
 	Embedders interface {
 		For(model string) (embed.Embedder, bool)
 	}
@@ -426,30 +430,38 @@ func (s *Service) detectionRule(res *rank.Result) string {
 // errNoEmbedder refuses text queries on a server without an embedder.
 var errNoEmbedder = qdrantjson.Errorf(qdrantjson.ClassBadRequest, "text queries need an embedder and none is configured; send a vector")
 
-// detector is the Ranker's look-up of a collection's recorded embedder;
-// *rank.Ranker has it.
-type detector interface {
-	Detect(ctx context.Context, collection string) rank.Detection
+// RecordLookup reads the embedder a collection records; *rank.Ranker
+// satisfies it.
+type RecordLookup interface {
+	RecordedEmbedder(ctx context.Context, collection string) (rank.Recorded, error)
 }
 
-var _ detector = (*rank.Ranker)(nil)
+var _ RecordLookup = (*rank.Ranker)(nil)
 
 // embedderFor is the embedder of collection's text queries: the one its
 // audit companion records when that is another than the configured one.
 func (s *Service) embedderFor(ctx context.Context, collection string) (embed.Embedder, error) {
-	d, ok := s.cfg.Ranker.(detector)
-	if s.cfg.Embedders == nil || !ok {
+	if s.cfg.Records == nil || s.cfg.Embedders == nil {
 		return s.cfg.Embedder, nil
 	}
-	model := d.Detect(ctx, collection).Embedder
-	if model == "" || model == s.cfg.Embedder.Model() {
+	rec, err := s.cfg.Records.RecordedEmbedder(ctx, collection)
+	switch {
+	case errors.Is(err, rank.ErrNoRecord):
+		return nil, qdrantjson.Errorf(qdrantjson.ClassUnavailable,
+			"the embedder of collection %s cannot be read from its audit companion; retry, or send a vector", collection)
+	case err != nil:
+		return nil, err
+	case rec.MigratingTo != "":
+		return nil, qdrantjson.Errorf(qdrantjson.ClassConflict,
+			"collection %s is being re-embedded from %s to %s (memrank reembed): send a vector, or retry when it has finished", collection, rec.Model, rec.MigratingTo)
+	case rec.Model == "" || rec.Model == s.cfg.Embedder.Model():
 		return s.cfg.Embedder, nil
 	}
-	if e, ok := s.cfg.Embedders.For(model); ok {
+	if e, ok := s.cfg.Embedders.For(rec.Model); ok {
 		return e, nil
 	}
 	return nil, qdrantjson.Errorf(qdrantjson.ClassBadRequest,
-		"collection %s was written with the embedder %s, which this server is not configured with; send a vector", collection, model)
+		"collection %s was written with the embedder %s, which this server is not configured with; send a vector", collection, rec.Model)
 }
 
 func (s *Service) embed(ctx context.Context, collection, text string) ([]float32, error) {

@@ -36,7 +36,7 @@ type RetrieveResponse struct {
 	Mode      string `json:"mode"`
 	Detection string `json:"detection"`
 	// Embedder is the model the collection records, with the write path's
-	// tier-2 bands calibrated for it (null when none is recorded).
+	// tier-2 bands calibrated for it (absent when none is recorded).
 	Embedder *EmbedderReport `json:"embedder,omitempty"`
 	// Guard is the relevance band of a re-ranked answer (null otherwise).
 	Guard *GuardReport `json:"guard"`
@@ -105,14 +105,9 @@ func newEmbedderReport(d rank.Detection) *EmbedderReport {
 		return nil
 	}
 	r := &EmbedderReport{Model: d.Embedder}
-	same, judge := d.SameThreshold, d.JudgeThreshold
-	if same == 0 {
-		if b, ok := embed.CalibratedBands(d.Embedder); ok {
-			same, judge = b.Same, b.Judge
-		}
-	}
-	if same > 0 {
-		s, j := Float(same), Float(judge)
+	// The configured bands are not known here: zero stands for them.
+	if b := embed.BandsFor(d.Embedder, embed.Bands{Same: d.SameThreshold, Judge: d.JudgeThreshold}, embed.Bands{}); b.Same > 0 {
+		s, j := Float(b.Same), Float(b.Judge)
 		r.SameThreshold, r.JudgeThreshold = &s, &j
 	}
 	return r
