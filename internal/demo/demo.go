@@ -291,7 +291,7 @@ type Query struct {
 func Queries() []Query {
 	return []Query{
 		{"what editor does Dana use", "Uses Neovim as her main editor",
-			"A paraphrase is the closest text, but \"Uses Neovim as her main editor\" (direct, re-observed in five sessions, 64 accesses) leads; its two verbatim copies fold into it; a guess about Zed drops below the confidence gate."},
+			"A paraphrase is the closest text, but \"Uses Neovim as her main editor\" (direct, re-observed in five sessions, 64 accesses) leads; the paraphrase and a copy fold into it; a guess about Zed drops below the confidence gate."},
 		{"where does Dana live", "Lives in Lisbon, in the Alfama neighbourhood",
 			"\"Lives in Chicago\" is the closest text but was superseded when Dana moved: it is never returned; Lisbon leads; a guess that she lives near the river is gated out."},
 		{"database version", "PostgreSQL 16.4",
