@@ -40,6 +40,30 @@ func builtinEngine(t *testing.T, client *qdrant.Client, emb embed.Embedder, clk 
 	return eng
 }
 
+// reembedEnv is a store, a clock, the two local embedders and an engine
+// that writes with lex.
+type reembedEnv struct {
+	ctx      context.Context
+	client   *qdrant.Client
+	clk      *clock
+	lex, sem embed.Embedder
+	eng      *dedup.Engine
+}
+
+func newReembedEnv(t *testing.T) reembedEnv {
+	t.Helper()
+	e := reembedEnv{ctx: context.Background(), client: newClient(t), clk: &clock{now: t0}}
+	var err error
+	if e.lex, err = embed.NewLocal(384); err != nil {
+		t.Fatal(err)
+	}
+	if e.sem, err = embed.NewSemantic(384); err != nil {
+		t.Fatal(err)
+	}
+	e.eng = builtinEngine(t, e.client, e.lex, e.clk)
+	return e
+}
+
 func embedderRecord(t *testing.T, client *qdrant.Client, coll string) memory.EmbedderRecord {
 	t.Helper()
 	pts, err := client.Get(context.Background(), &qdrant.GetPoints{CollectionName: coll + dedup.AuditSuffix,
@@ -54,12 +78,8 @@ func embedderRecord(t *testing.T, client *qdrant.Client, coll string) memory.Emb
 // keeps it after the default becomes the semantic one: writes embed with
 // the recorded model (no mismatch), and its record is left as it was.
 func TestRecordedEmbedderKept(t *testing.T) {
-	ctx := context.Background()
-	client := newClient(t)
-	clk := &clock{now: t0}
-	lex, _ := embed.NewLocal(384)
-	sem, _ := embed.NewSemantic(384)
-	old := builtinEngine(t, client, lex, clk)
+	env := newReembedEnv(t)
+	ctx, client, clk, lex, sem, old := env.ctx, env.client, env.clk, env.lex, env.sem, env.eng
 	first, err := old.Observe(ctx, dedup.Observation{Collection: "mem", Text: "Lives in Porto", Source: "direct", SessionID: "a"})
 	if err != nil {
 		t.Fatal(err)
@@ -91,12 +111,8 @@ func TestRecordedEmbedderKept(t *testing.T) {
 // vector is the new model's, payloads are untouched, the record names the
 // new model and its bands, and then a paraphrase merges.
 func TestReembed(t *testing.T) {
-	ctx := context.Background()
-	client := newClient(t)
-	clk := &clock{now: t0}
-	lex, _ := embed.NewLocal(384)
-	sem, _ := embed.NewSemantic(384)
-	eng := builtinEngine(t, client, lex, clk)
+	env := newReembedEnv(t)
+	ctx, client, clk, lex, sem, eng := env.ctx, env.client, env.clk, env.lex, env.sem, env.eng
 	texts := []string{"Resides in Porto", "Drinks coffee every morning", "Her manager is Priya"}
 	ids := map[string]string{}
 	for i, text := range texts {
@@ -205,12 +221,8 @@ func cosine(a, b []float32) float64 {
 // in the record, writes are refused (409) and another target is refused; a
 // run to the same target finishes it.
 func TestReembedRefuses(t *testing.T) {
-	ctx := context.Background()
-	client := newClient(t)
-	clk := &clock{now: t0}
-	lex, _ := embed.NewLocal(384)
-	sem, _ := embed.NewSemantic(384)
-	eng := builtinEngine(t, client, lex, clk)
+	env := newReembedEnv(t)
+	ctx, client, clk, lex, sem, eng := env.ctx, env.client, env.clk, env.lex, env.sem, env.eng
 	if _, err := eng.Observe(ctx, dedup.Observation{Collection: "mem", Text: "Drinks coffee every morning", SessionID: "a"}); err != nil {
 		t.Fatal(err)
 	}

@@ -69,31 +69,21 @@ func noneLeft(t testing.TB, what string, ss []string, hosts ...string) {
 
 // get returns the status and body of GET url (0 and the error text when
 // it does not answer).
-func get(url string) (int, string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, err.Error()
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
+func get(url string) (int, string) { return call(http.MethodGet, url, "", 2*time.Second) }
 
-// post sends a JSON body and returns the status.
-func post(url, body string) (int, string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// post sends a JSON body and returns the status and body.
+func post(url, body string) (int, string) { return call(http.MethodPost, url, body, 5*time.Second) }
+
+func call(method, url, body string, timeout time.Duration) (int, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return 0, err.Error()
 	}
-	req.Header.Set("content-type", "application/json")
+	if body != "" {
+		req.Header.Set("content-type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err.Error()
