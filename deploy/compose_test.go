@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -48,7 +49,6 @@ var pinnedTag = regexp.MustCompile(`^[^:@]+(:v?\d+\.\d+\.\d+[-\w.]*)?(@sha256:[0
 
 // noHealthcheck names the services whose images cannot run one, and why.
 var noHealthcheck = map[string]string{
-	"memrank":        "distroless: no shell, no HTTP client",
 	"otel-collector": "no shell or HTTP client in the image",
 }
 
@@ -285,6 +285,17 @@ func TestComposeServesMemrank(t *testing.T) {
 	probe(t, "http://"+httpAddr+"/readyz", proc)
 	if metrics := probe(t, "http://"+httpAddr+"/metrics", proc); !strings.Contains(metrics, "go_goroutines") {
 		t.Errorf("/metrics: %.300s", metrics)
+	}
+	// The service's healthcheck, run as Docker would: the image's binary
+	// with the container's environment.
+	hc := m.HealthCheck
+	if hc == nil || len(hc.Test) < 3 || hc.Test[0] != "CMD" || hc.Test[1] != spec.Entrypoint[0] {
+		t.Fatalf("healthcheck %v: want [CMD %s ...]", hc, spec.Entrypoint[0])
+	}
+	check := exec.Command(memrankBinary(t), hc.Test[2:]...)
+	check.Env = env
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Errorf("healthcheck %v: %v\n%s", hc.Test, err, out)
 	}
 	// A Qdrant REST call goes through memrank to the upstream.
 	if code, body := get("http://" + httpAddr + "/collections"); code != 200 {

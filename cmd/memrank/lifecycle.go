@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,7 +47,7 @@ type part struct {
 // start starts c and, if that works, keeps it for shutdown.
 func (l *lifecycle) start(ctx context.Context, name string, c component) error {
 	if err := c.Start(ctx); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return named(name, err)
 	}
 	l.parts = append(l.parts, part{name, c})
 	return nil
@@ -84,12 +85,22 @@ func (l *lifecycle) shutdown(ctx context.Context) error {
 		p := l.parts[i]
 		pctx, cancel := context.WithTimeout(ctx, l.grace)
 		if err := p.c.Shutdown(pctx); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
+			errs = append(errs, named(p.name, err))
 		}
 		cancel()
 	}
 	l.parts = nil
 	return errors.Join(errs...)
+}
+
+// named puts the component's name before err, unless err already starts
+// with it (packages name themselves: "telemetry: tracer provider
+// shutdown: ..." is not made "telemetry: telemetry: ...").
+func named(name string, err error) error {
+	if strings.HasPrefix(err.Error(), name+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // closer is a component that runs once built: nothing to start, and

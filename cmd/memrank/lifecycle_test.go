@@ -180,3 +180,24 @@ func TestServersStopCleanly(t *testing.T) {
 		t.Error("the HTTP server still answers")
 	}
 }
+
+// TestLifecycleNames: a failing component's error carries its name once,
+// whether or not the error already starts with it.
+func TestLifecycleNames(t *testing.T) {
+	tests := []struct {
+		name, err, want string
+	}{
+		{"telemetry", "telemetry: tracer provider shutdown: deadline", "telemetry: tracer provider shutdown: deadline"},
+		{"store", "close: bad file", "store: close: bad file"},
+		{"tel", "telemetry: x", "tel: telemetry: x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var l lifecycle
+			l.opened(tt.name, func(context.Context) error { return errors.New(tt.err) })
+			if err := l.shutdown(context.Background()); err == nil || err.Error() != tt.want {
+				t.Errorf("shutdown: %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

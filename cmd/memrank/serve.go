@@ -407,7 +407,7 @@ func (s *stack) announce(w io.Writer, httpAddr, grpcAddr net.Addr, demoLoaded bo
 	fmt.Fprintf(w, "memrank: %s\n", tenancyLine(s.cfg.Tenancy))
 	if demoLoaded {
 		fmt.Fprintf(w, "memrank: try:\n  curl -s %s/v1/retrieve -H 'content-type: application/json' \\\n    -d '{\"collection\": \"%s\", \"text\": \"%s\", \"limit\": 3}'\n",
-			localURL(httpAddr), demo.Collection, exampleQuestion())
+			localURL(httpAddr.String(), s.cfg.Listen.TLS.CertFile != ""), demo.Collection, exampleQuestion())
 	}
 	s.tel.Settings().Logger.Info("serving", "http", httpAddr.String(), "grpc", grpcAddr.String(),
 		"upstream", s.upstreamName, "replica_id", s.replicaID, "tenancy", tenancyLine(s.cfg.Tenancy))
@@ -434,17 +434,22 @@ func nativeRoutes() []string {
 	return []string{"/v1/", "/healthz", "/livez", "/metrics"}
 }
 
-// localURL is an http URL for addr that works from the same machine: an
-// unspecified host (":6333") becomes localhost.
-func localURL(addr net.Addr) string {
-	host, port, err := net.SplitHostPort(addr.String())
+// localURL is a URL for the listen address hostport that works from the
+// same machine: an unspecified host (":6333", "0.0.0.0:6333") becomes
+// localhost; https when the listener serves TLS.
+func localURL(hostport string, https bool) string {
+	scheme := "http://"
+	if https {
+		scheme = "https://"
+	}
+	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
-		return "http://" + addr.String()
+		return scheme + hostport
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, port)
+	return scheme + net.JoinHostPort(host, port)
 }
 
 // exampleQuestion is the first demo question, for the example request.
