@@ -51,6 +51,7 @@ image: {digest: "sha256:00000000000000000000000000000000000000000000000000000000
 secrets: {existingSecret: memrank-keys}
 tenancy: {key: user_id, jwt: {claim: sub, issuer: https://issuer.example, audience: memrank, publicKeysSecretName: jwt-keys}}
 tls: {listen: {secretName: memrank-tls}, upstream: {enabled: true, caSecretName: qdrant-ca, serverName: qdrant}}
+upstream: {grpc: "qdrant:6334", rest: "https://qdrant:6333"}
 terminationGracePeriodSeconds: 60
 autoscaling: {enabled: true}
 serviceMonitor: {enabled: true}
@@ -284,8 +285,14 @@ func TestHelmRejects(t *testing.T) {
 	tests := []struct {
 		name, values, want string
 	}{
-		{"grace period too short", "terminationGracePeriodSeconds: 10", "shorter than"},
+		{"grace period too short", "terminationGracePeriodSeconds: 20", "shorter than"},
 		{"no upstream", "upstream: {grpc: \"\"}", "upstream.grpc"},
+		{"tenancy without a key", "tenancy: {jwt: {claim: sub}}", "tenancy.key is empty"},
+		{"plain REST with upstream TLS", "tls: {upstream: {enabled: true}}\nupstream: {rest: \"http://qdrant:6333\"}", "plain http"},
+		{"listen in config", "config: {listen: {http: \":8080\"}}", "config.listen"},
+		{"shutdown in config", "config: {shutdown: {grace: 30s}}", "config.shutdown"},
+		{"a secret in config", "config: {upstream: {api_key: k}}", "config.upstream.api_key"},
+		{"the spool in config", "config: {access: {spool_file: /x}}", "config.access.spool_file"},
 	}
 	ch, err := loader.Load(chartDir)
 	if err != nil {

@@ -33,7 +33,7 @@ func (f *File) Final(buildArgs map[string]string) (Image, error) {
 	globals := map[string]string{}
 	for _, in := range f.GlobalArgs {
 		if err := declareArg(in, globals, globals, buildArgs); err != nil {
-			return Image{}, err
+			return Image{}, fmt.Errorf("dockerfile: line %d: ARG: %w", in.Line, err)
 		}
 	}
 	st := f.Stages[len(f.Stages)-1]
@@ -169,7 +169,7 @@ func (img *Image) setEnv(k, v string) {
 func declareArg(in Instruction, vars, globals, buildArgs map[string]string) error {
 	ws, err := words(in.Args, vars)
 	if err != nil {
-		return fmt.Errorf("dockerfile: line %d: ARG: %w", in.Line, err)
+		return err // the caller names the line
 	}
 	for _, w := range ws {
 		name, def, hasDef := strings.Cut(w, "=")

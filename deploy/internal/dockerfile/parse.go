@@ -68,7 +68,7 @@ func Parse(r io.Reader) (*File, error) {
 	globals := map[string]string{}
 	for _, in := range f.GlobalArgs {
 		if err := declareArg(in, globals, globals, nil); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("dockerfile: line %d: ARG: %w", in.Line, err)
 		}
 	}
 	for i := range f.Stages {

@@ -60,12 +60,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "memrank.upstreamCADir" -}}/etc/memrank/upstream-ca{{- end -}}
 {{- define "memrank.jwtKeysDir" -}}/etc/memrank/jwt{{- end -}}
 
-{{/* The shutdown budget: the preStop sleep, memrank's drain and grace, and a margin. */}}
+{{/* The shutdown budget: the preStop sleep, memrank's drain, then its grace
+twice (each part of memrank's shutdown gets its own grace, in turn: the
+servers finish calls stuck on a hung Qdrant, then the final access-count
+flush retries, and only then is the spool written), and a margin. */}}
 {{- define "memrank.terminationGracePeriod" -}}
-{{- $need := add .Values.lifecycle.preStopSleepSeconds .Values.shutdown.drainSeconds .Values.shutdown.graceSeconds .Values.shutdown.marginSeconds -}}
+{{- $need := add .Values.lifecycle.preStopSleepSeconds .Values.shutdown.drainSeconds (mul 2 .Values.shutdown.graceSeconds) .Values.shutdown.marginSeconds -}}
 {{- if .Values.terminationGracePeriodSeconds -}}
 {{- if lt (int .Values.terminationGracePeriodSeconds) (int $need) -}}
-{{- fail (printf "terminationGracePeriodSeconds %v is shorter than lifecycle.preStopSleepSeconds + shutdown.drainSeconds + shutdown.graceSeconds + shutdown.marginSeconds = %v: Kubernetes would kill memrank before its final access-count flush" .Values.terminationGracePeriodSeconds $need) -}}
+{{- fail (printf "terminationGracePeriodSeconds %v is shorter than lifecycle.preStopSleepSeconds + shutdown.drainSeconds + 2 x shutdown.graceSeconds + shutdown.marginSeconds = %v: Kubernetes would kill memrank before its final access-count flush" .Values.terminationGracePeriodSeconds $need) -}}
 {{- end -}}
 {{- .Values.terminationGracePeriodSeconds -}}
 {{- else -}}
@@ -75,6 +78,26 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/* memrank's configuration file: what the chart sets from its values, with .Values.config merged over it. */}}
 {{- define "memrank.config" -}}
+{{- range $k := list "listen" "shutdown" "tenancy" -}}
+{{- if hasKey $.Values.config $k -}}
+{{- fail (printf "config.%s: set it with the chart's own values (ports, tls, shutdown, tenancy, secrets), which the probes, the grace period and the Secret references follow" $k) -}}
+{{- end -}}
+{{- end -}}
+{{- range $section, $keys := dict "access" (list "spool_file") "upstream" (list "grpc" "rest" "tls" "api_key") "embedder" (list "api_key") "judge" (list "api_key") "store" (list "api_key" "read_only_api_key") -}}
+{{- if hasKey $.Values.config $section -}}
+{{- range $keys -}}
+{{- if hasKey (index $.Values.config $section) . -}}
+{{- fail (printf "config.%s.%s: the chart sets it (upstream.*, tls.*, the spool volume) or it is a secret (secrets.existingSecret, secrets.keys), never in the ConfigMap" $section .) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.tls.upstream.enabled (hasPrefix "http://" .Values.upstream.rest) -}}
+{{- fail (printf "upstream.rest %q is plain http while tls.upstream.enabled is on: forwarded REST calls (and their api-key headers) would cross the network unencrypted; use https://" .Values.upstream.rest) -}}
+{{- end -}}
+{{- if and (not .Values.tenancy.key) (or .Values.tenancy.header .Values.tenancy.jwt.claim .Values.tenancy.jwt.publicKeysSecretName) -}}
+{{- fail "tenancy: header or jwt is set but tenancy.key is empty: memrank would run with tenancy off and every caller would see every memory" -}}
+{{- end -}}
 {{- $listen := dict "http" (printf ":%v" .Values.ports.http) "grpc" (printf ":%v" .Values.ports.grpc) -}}
 {{- if .Values.tls.listen.secretName -}}
 {{- $_ := set $listen "tls" (dict "cert_file" (printf "%s/tls.crt" (include "memrank.tlsDir" .)) "key_file" (printf "%s/tls.key" (include "memrank.tlsDir" .))) -}}
