@@ -50,7 +50,31 @@ func (e *Engine) cached(coll string) (ensured, bool) {
 func (e *Engine) remember(coll string, c ensured) {
 	e.mu.Lock()
 	e.ensured[coll] = c
+	e.verified[coll] = true
 	e.mu.Unlock()
+}
+
+func (e *Engine) isVerified(coll string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.verified[coll]
+}
+
+// refresh reads the record of a collection verified before, once its
+// cached record has expired; nil (and the collection no longer verified)
+// when the record or its companion is gone, so ensure makes sure again.
+func (e *Engine) refresh(ctx context.Context, coll string) *ensured {
+	if !e.isVerified(coll) {
+		return nil
+	}
+	rec, err := e.readRecord(ctx, coll)
+	if err != nil || rec == nil {
+		e.mu.Lock()
+		delete(e.verified, coll)
+		e.mu.Unlock()
+		return nil
+	}
+	return rec
 }
 
 func (e *Engine) forget(coll string) {
@@ -65,7 +89,14 @@ func (e *Engine) forget(coll string) {
 // when the caller supplied the vector and only the dimension can be
 // checked. It returns the tier-2 bands for the collection.
 func (e *Engine) ensure(ctx context.Context, coll string, dims int, model string) (created bool, bands embed.Bands, err error) {
-	if got, ok := e.cached(coll); ok {
+	got, ok := e.cached(coll)
+	if !ok {
+		if rec := e.refresh(ctx, coll); rec != nil {
+			e.remember(coll, *rec)
+			got, ok = *rec, true
+		}
+	}
+	if ok {
 		if err := checkRecord(coll, got, dims, model); err != nil || got.model == model || model == callerSupplied {
 			return false, e.bandsOf(got), err
 		}
@@ -124,6 +155,10 @@ func (e *Engine) recorded(ctx context.Context, coll string) (*ensured, error) {
 	}
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
+	if rec := e.refresh(ctx, coll); rec != nil {
+		e.remember(coll, *rec)
+		return rec, nil
+	}
 	exists, err := e.store.CollectionExists(ctx, auditCollection(coll))
 	if err != nil {
 		return nil, fmt.Errorf("dedup: look up collection %s: %w", auditCollection(coll), err)

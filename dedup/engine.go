@@ -208,6 +208,10 @@ type Engine struct {
 
 	mu      sync.Mutex
 	ensured map[string]ensured // collection -> the embedder recorded for it
+	// verified are the collections whose memory collection, indexes and
+	// companion this process has made sure of: once their record expires,
+	// only the record is read again.
+	verified map[string]bool
 
 	decisions [numDecisions]atomic.Int64
 
@@ -229,11 +233,12 @@ func New(store Store, cfg Config) (*Engine, error) {
 	}
 	cfg = cfg.withDefaults()
 	e := &Engine{
-		store:   store,
-		cfg:     cfg,
-		params:  cfg.Codec.Params(),
-		ensured: map[string]ensured{},
-		tracer:  cfg.Telemetry.TracerProvider.Tracer(scope),
+		store:    store,
+		cfg:      cfg,
+		params:   cfg.Codec.Params(),
+		ensured:  map[string]ensured{},
+		verified: map[string]bool{},
+		tracer:   cfg.Telemetry.TracerProvider.Tracer(scope),
 	}
 	e.codec = cfg.Codec
 	m := cfg.Telemetry.MeterProvider.Meter(scope)
