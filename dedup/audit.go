@@ -66,38 +66,56 @@ func (e *Engine) ensureMemories(ctx context.Context, coll string, dims int, mode
 	return created, e.index(ctx, coll, e.memoryIndexes()...)
 }
 
-// memoryIndexes are the keyword indexes the look-ups filter on.
-func (e *Engine) memoryIndexes() []string {
-	keys := []string{e.codec.Key(memory.FieldTextHash)}
+// memoryIndexes are the payload indexes of a memory collection: the
+// keyword ones the write path's look-ups filter on, and the ones that let
+// /v1/stats count without reading payloads (tier, confidence, memory type,
+// retrievable). superseded_by is not indexed: its ids may be integers,
+// which a keyword index leaves out, and Qdrant then answers is_empty from
+// the index alone.
+func (e *Engine) memoryIndexes() []payloadIndex {
+	k := e.codec.Key
+	keys := []payloadIndex{
+		{k(memory.FieldTextHash), qdrant.FieldType_FieldTypeKeyword},
+		{k(memory.FieldTier), qdrant.FieldType_FieldTypeKeyword},
+		{k(memory.FieldMemoryType), qdrant.FieldType_FieldTypeKeyword},
+		{k(memory.FieldRetrievable), qdrant.FieldType_FieldTypeBool},
+		{k(memory.FieldConfidence), qdrant.FieldType_FieldTypeFloat},
+	}
 	if e.tenancyOn() {
-		keys = append(keys, e.cfg.Tenancy.PayloadKey())
+		keys = append(keys, payloadIndex{e.cfg.Tenancy.PayloadKey(), qdrant.FieldType_FieldTypeKeyword})
 	}
 	return keys
 }
 
-func (e *Engine) missing(schema map[string]*qdrant.PayloadSchemaInfo, keys []string) []string {
-	var out []string
-	for _, k := range keys {
-		if _, ok := schema[k]; !ok {
-			out = append(out, k)
+// payloadIndex is one payload index: its key and type.
+type payloadIndex struct {
+	key string
+	typ qdrant.FieldType
+}
+
+func (e *Engine) missing(schema map[string]*qdrant.PayloadSchemaInfo, idx []payloadIndex) []payloadIndex {
+	var out []payloadIndex
+	for _, x := range idx {
+		if _, ok := schema[x.key]; !ok {
+			out = append(out, x)
 		}
 	}
 	return out
 }
 
-// index creates keyword payload indexes; failing to is logged, not fatal:
-// look-ups still work, only slower.
-func (e *Engine) index(ctx context.Context, coll string, keys ...string) error {
+// index creates payload indexes; failing to is logged, not fatal:
+// look-ups and counts still work, only slower.
+func (e *Engine) index(ctx context.Context, coll string, idx ...payloadIndex) error {
 	wait := true
-	for _, k := range keys {
+	for _, x := range idx {
 		_, err := e.store.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
-			CollectionName: coll, FieldName: k, FieldType: qdrant.FieldType_FieldTypeKeyword.Enum(), Wait: &wait,
+			CollectionName: coll, FieldName: x.key, FieldType: x.typ.Enum(), Wait: &wait,
 		})
 		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("dedup: index %s in %s: %w", k, coll, err)
+				return fmt.Errorf("dedup: index %s in %s: %w", x.key, coll, err)
 			}
-			e.cfg.Telemetry.Logger.WarnContext(ctx, "payload index not created", "collection", coll, "key", k, "error", err)
+			e.cfg.Telemetry.Logger.WarnContext(ctx, "payload index not created", "collection", coll, "key", x.key, "error", err)
 		}
 	}
 	return nil
@@ -119,9 +137,9 @@ func (e *Engine) ensureAudit(ctx context.Context, coll string) error {
 	if err != nil && status.Code(err) != codes.AlreadyExists {
 		return fmt.Errorf("dedup: create collection %s: %w", ac, err)
 	}
-	keys := []string{auditMemoryID, auditOutcomeOf}
+	keys := []payloadIndex{{auditMemoryID, qdrant.FieldType_FieldTypeKeyword}, {auditOutcomeOf, qdrant.FieldType_FieldTypeKeyword}}
 	if e.tenancyOn() {
-		keys = append(keys, e.cfg.Tenancy.PayloadKey())
+		keys = append(keys, payloadIndex{e.cfg.Tenancy.PayloadKey(), qdrant.FieldType_FieldTypeKeyword})
 	}
 	return e.index(ctx, ac, keys...)
 }

@@ -36,6 +36,7 @@ type Store interface {
 	CreateCollection(ctx context.Context, req *qdrant.CreateCollection) error
 	GetCollectionInfo(ctx context.Context, name string) (*qdrant.CollectionInfo, error)
 	CreateFieldIndex(ctx context.Context, req *qdrant.CreateFieldIndexCollection) (*qdrant.UpdateResult, error)
+	Count(ctx context.Context, req *qdrant.CountPoints) (uint64, error)
 }
 
 var _ Store = (*qdrant.Client)(nil)

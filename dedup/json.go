@@ -197,14 +197,37 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 512)
 	b = append(b, `{"collection":`...)
 	b = qdrantjson.AppendString(b, s.Collection)
+	b = append(b, `,"method":`...)
+	b = qdrantjson.AppendString(b, s.Method)
 	b = append(b, `,"memories":`...)
 	b = strconv.AppendInt(b, int64(s.Memories), 10)
+	b = append(b, `,"archived":`...)
+	b = strconv.AppendInt(b, int64(s.Archived), 10)
 	b = append(b, `,"superseded":`...)
 	b = strconv.AppendInt(b, int64(s.Superseded), 10)
+	b = append(b, `,"average_confidence":`...)
+	if s.Memories-s.Buckets["unscored"] > 0 {
+		b = appendFloat(b, s.Average)
+	} else {
+		b = append(b, "null"...) // nothing scored: no average, not 0
+	}
 	b = append(b, `,"buckets":`...)
 	b = appendCounts(b, s.Buckets)
-	b = append(b, `,"tiers":`...)
+	b = append(b, `,"histogram":[`...)
+	for i, n := range s.Histogram {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	b = append(b, `],"tiers":`...)
 	b = appendCounts(b, s.Tiers)
+	b = append(b, `,"tiers_as_of":`...)
+	if s.TiersAsOf.IsZero() {
+		b = append(b, "null"...)
+	} else {
+		b = qdrantjson.AppendString(b, s.TiersAsOf.UTC().Format(time.RFC3339Nano))
+	}
 	b = append(b, `,"types":`...)
 	b = appendCounts(b, s.Types)
 	b = append(b, `,"decisions":`...)

@@ -104,20 +104,28 @@ func TestMemoryViewJSON(t *testing.T) {
 }
 
 func TestStatsJSON(t *testing.T) {
-	st := Stats{Collection: "m", Memories: 120, Superseded: 4,
+	st := Stats{Collection: "m", Method: "counted", Memories: 120, Archived: 3, Superseded: 4,
+		Average:   0.71234,
 		Buckets:   map[string]int{"medium": 40, "high": 70, "low": 10},
+		Histogram: []int{0, 0, 0, 0, 10, 20, 20, 30, 40, 0},
+		Tiers:     map[string]int{"active": 120, "archived": 3},
+		TiersAsOf: time.Date(2026, 11, 1, 3, 0, 0, 0, time.FixedZone("x", 3600)),
 		Types:     map[string]int{"fact\n": 1},
 		Decisions: map[string]int64{"restatement": 300, "inserted": 124},
 		Judge:     JudgeStats{Calls: 9, CacheHits: 1, CacheMisses: 99999, Fallbacks: 1, CacheHitRate: 1e-5},
 	}
-	want := `{"collection":"m","memories":120,"superseded":4,"buckets":{"high":70,"low":10,"medium":40},"tiers":{},` +
+	want := `{"collection":"m","method":"counted","memories":120,"archived":3,"superseded":4,"average_confidence":0.71234,` +
+		`"buckets":{"high":70,"low":10,"medium":40},"histogram":[0,0,0,0,10,20,20,30,40,0],` +
+		`"tiers":{"active":120,"archived":3},"tiers_as_of":"2026-11-01T02:00:00Z",` +
 		`"types":{"fact\n":1},"decisions":{"inserted":124,"restatement":300},` +
 		`"judge":{"calls":9,"cache_hits":1,"cache_misses":99999,"fallbacks":1,"cache_hit_rate":1e-05}}`
 	if got := encodeNoHTML(t, st); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	// No look-ups: no rate, whatever the field holds.
-	want = `{"collection":"","memories":0,"superseded":0,"buckets":{},"tiers":{},"types":{},"decisions":{},` +
+	// No look-ups: no rate, whatever the field holds; nothing scored: no
+	// average; never consolidated: no tiers' time.
+	want = `{"collection":"","method":"","memories":0,"archived":0,"superseded":0,"average_confidence":null,"buckets":{},"histogram":[],` +
+		`"tiers":{},"tiers_as_of":null,"types":{},"decisions":{},` +
 		`"judge":{"calls":0,"cache_hits":0,"cache_misses":0,"fallbacks":0,"cache_hit_rate":null}}`
 	if got := encodeNoHTML(t, Stats{Judge: JudgeStats{CacheHitRate: 0.5}}); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)

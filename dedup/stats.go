@@ -3,11 +3,13 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/qdrant/go-client/qdrant"
 
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/qdrantjson"
+	"github.com/memrank/memrank/scoring"
 )
 
 // Memory returns a stored memory with its audit trail.
@@ -48,10 +50,24 @@ func (e *Engine) Memory(ctx context.Context, collection, tenant, id string) (Mem
 }
 
 // Stats counts a collection's memories (a tenant's, with tenancy on) by
-// stats bucket, tier and type, at the engine's clock, and reports this
-// process's decisions and judge use. It reads the whole collection, page by
-// page: it is an operator's endpoint, not a per-request one.
+// confidence bucket, tier and type, with the average confidence and a
+// histogram, and reports this process's decisions and judge use. The counts
+// come from payload indexes (countedStats): their cost does not grow with
+// the collection. Tiers are the stored ones, as the consolidation job last
+// wrote them (TiersAsOf).
 func (e *Engine) Stats(ctx context.Context, collection, tenant string) (Stats, error) {
+	return e.stats(ctx, collection, tenant, false)
+}
+
+// ScanStats is Stats computed by reading every memory at the engine's
+// clock, as the read path would score it: tiers as of now and the exact
+// average, for payloads other tools wrote. It reads the whole collection,
+// page by page: an operator's tool, not a per-request one.
+func (e *Engine) ScanStats(ctx context.Context, collection, tenant string) (Stats, error) {
+	return e.stats(ctx, collection, tenant, true)
+}
+
+func (e *Engine) stats(ctx context.Context, collection, tenant string, scan bool) (Stats, error) {
 	if err := checkCollection(collection); err != nil {
 		return Stats{}, err
 	}
@@ -74,13 +90,31 @@ func (e *Engine) Stats(ctx context.Context, collection, tenant string) (Stats, e
 			st.Decisions[string(d)] = e.decisions[i].Load()
 		}
 	}
-	var filter *qdrant.Filter
+	var base []*qdrant.Condition
 	if e.tenancyOn() {
-		filter = &qdrant.Filter{Must: []*qdrant.Condition{e.cfg.Tenancy.Condition(tenant)}}
+		base = []*qdrant.Condition{e.cfg.Tenancy.Condition(tenant)}
 	}
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
+	if scan {
+		return st, e.scanStats(ctx, collection, base, &st)
+	}
+	return st, e.countedStats(ctx, collection, base, &st)
+}
+
+// scanStats fills st from every point's payload, scored at the engine's
+// clock.
+func (e *Engine) scanStats(ctx context.Context, collection string, base []*qdrant.Condition, st *Stats) error {
+	var filter *qdrant.Filter
+	if len(base) > 0 {
+		filter = &qdrant.Filter{Must: base}
+	}
 	now := e.cfg.Now()
+	st.Method = "scanned"
+	st.TiersAsOf = now
+	st.Histogram = make([]int, 10)
+	var sum float64
+	var scored int
 	var offset *qdrant.PointId
 	var m memory.Memory
 	for {
@@ -89,9 +123,9 @@ func (e *Engine) Stats(ctx context.Context, collection, tenant string) (Stats, e
 			Limit: &limit, Offset: offset, WithPayload: qdrant.NewWithPayload(true)})
 		if err != nil {
 			if isNotFound(err) {
-				return Stats{}, fmt.Errorf("%w: collection %s", ErrNotFound, collection)
+				return fmt.Errorf("%w: collection %s", ErrNotFound, collection)
 			}
-			return Stats{}, fmt.Errorf("dedup: read %s: %w", collection, err)
+			return fmt.Errorf("dedup: read %s: %w", collection, err)
 		}
 		for _, p := range pts {
 			e.codec.Decode(p.GetPayload(), &m)
@@ -101,13 +135,20 @@ func (e *Engine) Stats(ctx context.Context, collection, tenant string) (Stats, e
 			}
 			in := e.codec.Inputs(&m)
 			s := e.params.Evaluate(&in, 1, now)
-			st.Memories++
 			st.Tiers[s.Tier.String()]++
+			if s.Tier == scoring.TierArchived {
+				st.Archived++
+				continue
+			}
+			st.Memories++
 			if in.Unscored {
 				st.Buckets["unscored"]++
 				st.Types["unscored"]++
 				continue
 			}
+			scored++
+			sum += s.Confidence
+			st.Histogram[min(int(s.Confidence*10), 9)]++
 			st.Buckets[s.Bucket.String()]++
 			st.Types[m.MemoryType]++
 		}
@@ -116,7 +157,11 @@ func (e *Engine) Stats(ctx context.Context, collection, tenant string) (Stats, e
 		}
 		offset = next
 	}
-	return st, nil
+	st.Average = math.NaN()
+	if scored > 0 {
+		st.Average = sum / float64(scored)
+	}
+	return nil
 }
 
 // scrollPage reads one page and the offset of the next (nil at the end).

@@ -135,13 +135,27 @@ type MemoryView struct {
 // on) and this process's judge.
 type Stats struct {
 	Collection string
-	Memories   int            // retrievable memories, superseded ones excluded
+	// Method is "counted" (payload indexes, stored tiers) or "scanned"
+	// (every payload scored at the engine's clock).
+	Method     string
+	Memories   int            // memories neither superseded nor archived
+	Archived   int            // archived memories, counted apart from Memories
 	Superseded int            // superseded memories
-	Buckets    map[string]int // stats bucket (high | medium | low) -> memories
-	Tiers      map[string]int // tier (active | dormant | stale | archived) -> memories
-	Types      map[string]int // memory type -> memories
-	Judge      JudgeStats
-	Decisions  map[string]int64 // decision -> observations since this process started
+	Buckets    map[string]int // stats bucket (high | medium | low | unscored) -> memories
+	// Average is the mean confidence of the scored memories (NaN: none);
+	// counted, it is within 0.005 of the exact mean.
+	Average float64
+	// Histogram counts the scored memories' confidence in ten bins of 0.1:
+	// [0, 0.1), ..., [0.9, 1].
+	Histogram []int
+	Tiers     map[string]int // tier (active | dormant | stale | archived) -> memories
+	// TiersAsOf is when the tiers were computed: the last consolidation for
+	// counted stats (zero: never consolidated, tiers as written), now for
+	// scanned ones.
+	TiersAsOf time.Time
+	Types     map[string]int // memory type -> memories
+	Judge     JudgeStats
+	Decisions map[string]int64 // decision -> observations since this process started
 }
 
 // JudgeStats counts the judge's work in this process.

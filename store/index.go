@@ -1,6 +1,8 @@
 package store
 
 import (
+	"math"
+
 	"github.com/qdrant/go-client/qdrant"
 
 	"github.com/memrank/memrank/internal/jsonpath"
@@ -37,7 +39,13 @@ type fieldIndex struct {
 	ints  map[int64]postings
 	bools [2]postings
 	nums  [][]float64 // by slot
-	times [][]int64   // by slot, microseconds
+	// num1 is a slot's number when it has exactly one, NaN otherwise: the
+	// common case, kept flat so that a range tests 64 slots per word without
+	// a branch instead of chasing a slice per slot. multi has the slots
+	// with several numbers (or a NaN), which ranges test from nums.
+	num1  []float64
+	multi bitset
+	times [][]int64 // by slot, microseconds
 	// intVals holds the integers of an integer index by slot: what Qdrant's
 	// numeric integer index orders by (nums also has the floats, for ranges).
 	intVals [][]int64
@@ -147,6 +155,16 @@ func (fi *fieldIndex) add(slot uint32, payload map[string]*qdrant.Value) {
 			fi.nums = append(fi.nums, nil)
 		}
 		fi.nums[slot] = nums
+		for int(slot) >= len(fi.num1) {
+			fi.num1 = append(fi.num1, math.NaN())
+		}
+		fi.num1[slot] = math.NaN()
+		fi.multi.clear(slot)
+		if len(nums) == 1 && !math.IsNaN(nums[0]) {
+			fi.num1[slot] = nums[0]
+		} else {
+			fi.multi.set(slot)
+		}
 	}
 	if ints != nil {
 		for int(slot) >= len(fi.intVals) {
@@ -196,6 +214,8 @@ func (fi *fieldIndex) remove(slot uint32, payload map[string]*qdrant.Value) {
 	})
 	if int(slot) < len(fi.nums) {
 		fi.nums[slot] = nil
+		fi.num1[slot] = math.NaN()
+		fi.multi.clear(slot)
 	}
 	if int(slot) < len(fi.times) {
 		fi.times[slot] = nil
@@ -291,16 +311,74 @@ func (fi *fieldIndex) rangeBits(r *qdrant.Range, nslots int) (bitset, bool) {
 	if fi.kind != qdrant.PayloadSchemaType_Integer && fi.kind != qdrant.PayloadSchemaType_Float {
 		return nil, false
 	}
-	out := newBitset(nslots)
-	for slot, nums := range fi.nums {
-		for _, x := range nums {
-			if inRange(r, x) {
+	out := newBitset(max(nslots, len(fi.nums)))
+	b := boundsOf(r)
+	if b.all {
+		for slot, nums := range fi.nums {
+			if len(nums) > 0 {
 				out.set(uint32(slot))
-				break
 			}
 		}
+		return out, true
 	}
+	// /v1/stats counts a hundred ranges per call over every slot: each word
+	// of 64 slots is built without a branch (NaN, for no number or several,
+	// compares false), then the slots with several numbers are tested.
+	for w := 0; w*64 < len(fi.num1); w++ {
+		var word uint64
+		for i, x := range fi.num1[w*64 : min(w*64+64, len(fi.num1))] {
+			word |= b2u(x >= b.lo) & b2u(x <= b.hi) << uint(i)
+		}
+		out[w] |= word
+	}
+	fi.multi.each(0, uint32(len(fi.nums)), func(slot uint32) {
+		for _, x := range fi.nums[slot] {
+			if x >= b.lo && x <= b.hi {
+				out.set(slot)
+				return
+			}
+		}
+	})
 	return out, true
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// bounds is a numeric range as the closed interval [lo, hi]: an open
+// bound is moved to the next float inward, which excludes exactly the
+// bound itself.
+type bounds struct {
+	lo, hi float64
+	all    bool // no bound at all: every number, NaN included, as inRange
+}
+
+func boundsOf(r *qdrant.Range) bounds {
+	b := bounds{lo: math.Inf(-1), hi: math.Inf(1)}
+	if r.Gte != nil {
+		b.lo = math.Max(b.lo, *r.Gte)
+	}
+	if r.Gt != nil {
+		b.lo = math.Max(b.lo, math.Nextafter(*r.Gt, math.Inf(1)))
+		if math.IsInf(*r.Gt, 1) {
+			b.lo = math.NaN() // nothing is above +Inf
+		}
+	}
+	if r.Lte != nil {
+		b.hi = math.Min(b.hi, *r.Lte)
+	}
+	if r.Lt != nil {
+		b.hi = math.Min(b.hi, math.Nextafter(*r.Lt, math.Inf(-1)))
+		if math.IsInf(*r.Lt, -1) {
+			b.hi = math.NaN() // nothing is below -Inf
+		}
+	}
+	b.all = r.Gte == nil && r.Gt == nil && r.Lte == nil && r.Lt == nil
+	return b
 }
 
 // datetimeBits answers a datetime range from the index, if it can.

@@ -235,3 +235,31 @@ func FuzzRecord(f *testing.F) {
 		idFromKey(b)
 	})
 }
+
+// A range tested on the flat numbers gives inRange's answer, open bounds,
+// infinities and NaN included.
+func TestBoundsMatchInRange(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	inf := math.Inf(1)
+	ranges := map[string]*qdrant.Range{
+		"gte":            {Gte: f(0.5)},
+		"gt":             {Gt: f(0.5)},
+		"lte lt":         {Lte: f(1), Lt: f(1)},
+		"gt gte tighter": {Gt: f(0.2), Gte: f(0.5)},
+		"gt above +inf":  {Gt: f(inf)},
+		"lt below -inf":  {Lt: f(-inf)},
+		"lte +inf":       {Lte: f(inf)},
+		"nan bound":      {Gte: f(math.NaN())},
+		"none":           {},
+	}
+	xs := []float64{-inf, -1, 0, math.Nextafter(0.5, 0), 0.5, math.Nextafter(0.5, 1), 1, inf, math.NaN()}
+	for name, r := range ranges {
+		b := boundsOf(r)
+		for _, x := range xs {
+			got := b.all || x >= b.lo && x <= b.hi
+			if want := inRange(r, x); got != want {
+				t.Errorf("%s: %v: got %v, want %v", name, x, got, want)
+			}
+		}
+	}
+}

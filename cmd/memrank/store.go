@@ -15,6 +15,7 @@ import (
 	"github.com/memrank/memrank/internal/bench/loadbench"
 	"github.com/memrank/memrank/internal/bench/observebench"
 	"github.com/memrank/memrank/internal/bench/proxybench"
+	"github.com/memrank/memrank/internal/bench/statsbench"
 	"github.com/memrank/memrank/internal/bench/storebench"
 	"github.com/memrank/memrank/server/restapi"
 	"github.com/memrank/memrank/store"
@@ -171,7 +172,7 @@ bytes, RSS, and the time to reopen the store.`,
 	st.Flags().IntVar(&o.Queries, "queries", d.Queries, "timed queries per scenario")
 	st.Flags().IntVar(&o.Limit, "limit", d.Limit, "top-k of each query")
 	st.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
-	cmd.AddCommand(st, newBenchProxyCmd(e), newBenchObserveCmd(e), newBenchLoadCmd(e))
+	cmd.AddCommand(st, newBenchProxyCmd(e), newBenchObserveCmd(e), newBenchLoadCmd(e), newBenchStatsCmd(e))
 	return cmd
 }
 
@@ -290,5 +291,35 @@ counting judge, and report how many reached it.`,
 	cmd.Flags().StringVar(&o.Embedder, "embedder", d.Embedder, "local embedder: semantic or local (lexical)")
 	cmd.Flags().StringVar(&where.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
 	cmd.Flags().BoolVar(&where.NoSync, "no-sync", false, "skip fsync on each commit (not durable): shows the write path's own cost")
+	return cmd
+}
+
+func newBenchStatsCmd(e *env) *cobra.Command {
+	var o statsbench.Options
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "/v1/stats latency: counted from payload indexes against a scan of every memory",
+		Long: `Load --memories memories (mixed types, ages and confidences, a tenth superseded, tiers as a
+consolidation stores them) into a temporary embedded store and time the write path's stats, as
+/v1/stats answers them: counted from payload indexes (p50, p99 of --queries calls), and with
+?exact=true, a scan that scores every memory (mean of --scans).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return usageError{err}
+			}
+			rep, err := statsbench.Run(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			_, err = rep.WriteTo(e.stdout)
+			return err
+		},
+	}
+	d := statsbench.DefaultOptions()
+	cmd.Flags().IntVar(&o.Memories, "memories", d.Memories, "memories loaded")
+	cmd.Flags().IntVar(&o.Queries, "queries", d.Queries, "timed counted calls")
+	cmd.Flags().IntVar(&o.Scans, "scans", d.Scans, "timed scans")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
 	return cmd
 }

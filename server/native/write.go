@@ -34,6 +34,7 @@ type Writer interface {
 type Inspector interface {
 	Memory(ctx context.Context, collection, tenant, id string) (dedup.MemoryView, error)
 	Stats(ctx context.Context, collection, tenant string) (dedup.Stats, error)
+	ScanStats(ctx context.Context, collection, tenant string) (dedup.Stats, error)
 }
 
 var (
@@ -613,7 +614,7 @@ func (s *Service) serveStats(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, errInspectOff)
 		return
 	}
-	collection, err := queryCollection(r)
+	collection, exact, err := statsQuery(r)
 	if err != nil {
 		s.fail(w, r, start, op, err)
 		return
@@ -625,7 +626,7 @@ func (s *Service) serveStats(w http.ResponseWriter, r *http.Request) {
 	}
 	defer cancel()
 	setWriteAttrs(ctx, collection)
-	st, err := s.cfg.Inspector.Stats(ctx, collection, tenant)
+	st, err := s.stats(ctx, collection, tenant, exact)
 	if err != nil {
 		s.fail(w, r, start, op, err)
 		return

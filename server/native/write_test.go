@@ -108,6 +108,11 @@ func (f *fakeWritePath) Stats(ctx context.Context, collection, tenant string) (d
 	return f.stats, f.err
 }
 
+func (f *fakeWritePath) ScanStats(ctx context.Context, collection, tenant string) (dedup.Stats, error) {
+	f.record(ctx, call{method: "scan-stats", collection: collection, tenant: tenant})
+	return f.stats, f.err
+}
+
 func (f *fakeWritePath) received() []call {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -474,9 +479,11 @@ func TestMemory(t *testing.T) {
 
 func TestStats(t *testing.T) {
 	f := &fakeWritePath{stats: dedup.Stats{
-		Collection: "memories", Memories: 120, Superseded: 4,
+		Collection: "memories", Method: "counted", Memories: 120, Archived: 2, Superseded: 4, Average: 0.74,
 		Buckets:   map[string]int{"high": 70, "medium": 40, "low": 10},
-		Tiers:     map[string]int{"active": 100, "dormant": 20},
+		Histogram: []int{0, 0, 0, 0, 10, 0, 20, 20, 40, 30},
+		Tiers:     map[string]int{"active": 100, "dormant": 20, "archived": 2},
+		TiersAsOf: time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC),
 		Types:     map[string]int{"fact": 80, "preference": 40},
 		Decisions: map[string]int64{"inserted": 124, "restatement": 300, "independent": 12},
 		Judge:     dedup.JudgeStats{Calls: 9, CacheHits: 27, CacheMisses: 9, Fallbacks: 1, CacheHitRate: 0.75},
@@ -491,6 +498,20 @@ func TestStats(t *testing.T) {
 	}
 	checkGolden(t, "stats.golden.json", r.body)
 
+	// ?exact=true scans; anything else but false is refused.
+	r = do(t, h, http.MethodGet, "/v1/stats?collection=memories&exact=true", "")
+	if got := f.received(); r.code != http.StatusOK || len(got) != 2 || got[1].method != "scan-stats" {
+		t.Errorf("exact: status %d, calls %+v", r.code, got)
+	}
+	for _, q := range []string{"exact=yes", "exact=true&exact=true", "limit=3"} {
+		if r = do(t, h, http.MethodGet, "/v1/stats?collection=memories&"+q, ""); r.code != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400", q, r.code)
+		}
+	}
+	if r = do(t, h, http.MethodGet, "/v1/stats?collection=memories&exact=false", ""); r.code != http.StatusOK {
+		t.Errorf("exact=false: status %d", r.code)
+	}
+
 	// An empty collection: maps are objects, never null; no look-ups, no
 	// hit rate.
 	f.stats = dedup.Stats{}
@@ -502,7 +523,8 @@ func TestStats(t *testing.T) {
 		t.Fatalf("status %d: %s", r.code, r.body)
 	}
 	wantRaw := map[string]string{
-		"collection": `"fresh"`, "memories": "0", "superseded": "0", "buckets": "{}", "tiers": "{}", "types": "{}", "decisions": "{}",
+		"collection": `"fresh"`, "method": `""`, "memories": "0", "archived": "0", "superseded": "0", "average_confidence": "null",
+		"buckets": "{}", "histogram": "[]", "tiers": "{}", "tiers_as_of": "null", "types": "{}", "decisions": "{}",
 		"judge": `{"calls":0,"cache_hits":0,"cache_misses":0,"fallbacks":0,"cache_hit_rate":null}`,
 	}
 	gotRaw := map[string]string{}
