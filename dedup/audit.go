@@ -68,7 +68,7 @@ func (e *Engine) ensureMemories(ctx context.Context, coll string, dims int, mode
 
 // memoryIndexes are the keyword indexes the look-ups filter on.
 func (e *Engine) memoryIndexes() []string {
-	keys := []string{e.codec.Key(memory.FieldTextHash)}
+	keys := []string{e.codec.Key(memory.FieldTextHash), e.codec.Key(memory.FieldSessionIDs)}
 	if e.tenancyOn() {
 		keys = append(keys, e.cfg.Tenancy.PayloadKey())
 	}
@@ -119,7 +119,7 @@ func (e *Engine) ensureAudit(ctx context.Context, coll string) error {
 	if err != nil && status.Code(err) != codes.AlreadyExists {
 		return fmt.Errorf("dedup: create collection %s: %w", ac, err)
 	}
-	keys := []string{auditMemoryID, auditOutcomeOf}
+	keys := []string{auditMemoryID, auditOutcomeOf, auditSessionID}
 	if e.tenancyOn() {
 		keys = append(keys, e.cfg.Tenancy.PayloadKey())
 	}
@@ -165,6 +165,7 @@ func (e *Engine) writeAudit(ctx context.Context, coll, tenant, obsID string, rec
 			"collection":    qdrant.NewValueString(coll),
 			"written_at_ns": qdrant.NewValueInt(time.Now().UnixNano()), // real time: orders the trail even under a fake clock
 		}
+		addEvidence(p, &r)
 		if e.tenancyOn() {
 			p[e.cfg.Tenancy.PayloadKey()] = e.cfg.Tenancy.Value(tenant)
 		}
@@ -284,6 +285,7 @@ func (e *Engine) readAudit(ctx context.Context, coll, tenant, id string) ([]Audi
 				Type: pl["type"].GetDoubleValue(), Grounding: pl["grounding"].GetStringValue(),
 				Decision: Decision(pl["decision"].GetStringValue()), Related: pl["related"].GetStringValue(),
 			})
+			readEvidence(pl, &out[len(out)-1])
 			keys = append(keys, key{pl["written_at_ns"].GetIntegerValue(), pl[auditSeq].GetIntegerValue()})
 		}
 		if next == nil {
