@@ -420,6 +420,13 @@ func (f *forget) writeAuditChanges(ctx context.Context) error {
 		handled[key] = true
 		dropped := f.deleted[rec.MemoryID] != nil
 		switch {
+		case f.policy == AuditDelete && dropped && f.deleting:
+			remove = append(remove, rec.id)
+		case rec.forgetRecord || rec.Forgotten:
+			// Already the record of a forget, or forgotten before.
+			if dropped {
+				drop = append(drop, rec.id)
+			}
 		case !forgotten:
 			if dropped {
 				drop = append(drop, rec.id)
