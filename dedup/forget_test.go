@@ -407,3 +407,89 @@ func TestForgetRacingObserve(t *testing.T) {
 		t.Errorf("n %d conf %v source %s; want 0, %v, %s", m.Observations, m.Confidence, m.Source, want.Confidence, want.Source)
 	}
 }
+
+// TestForgetAcrossMerge: a memory that merged a stored duplicate keeps the
+// duplicate's evidence when the session that caused the merge is
+// forgotten; only that session's own observation goes.
+func TestForgetAcrossMerge(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		forget, keep string
+	}{
+		{"s2", "s1"},
+		{"s1", "s2"},
+	}
+	for _, c := range cases {
+		t.Run(c.forget, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			a, b, cText := "Dana likes sushi", "Dana is really into sushi", "Sushi is what Dana likes"
+			h.emb.on("sushi", 1, a)
+			h.emb.on("sushi", 0.99, b)
+			h.emb.on("sushi", 0.97, cText)
+			first := h.observe(t, dedup.Observation{Text: a, Source: "weak_inference", SessionID: "s1"})
+			vecs, _ := h.emb.Embed(context.Background(), []string{b})
+			twin := memory.Memory{Text: b, MemoryType: "fact", Source: "direct", ExtractorModel: "gpt-4o",
+				Observations: 2, Confidence: 0.8, HasConfidence: true, Retrievable: true,
+				CreatedAt: t0.Add(-48 * time.Hour), LastObservedAt: t0.Add(-24 * time.Hour), SessionIDs: []string{"old1", "old2"}}
+			wait := true
+			if _, err := h.client.Upsert(context.Background(), &qdrant.UpsertPoints{CollectionName: "mem", Wait: &wait,
+				Points: []*qdrant.PointStruct{{Id: qdrant.NewIDNum(7), Vectors: qdrant.NewVectorsDense(vecs[0]), Payload: h.codec.Encode(&twin)}}}); err != nil {
+				t.Fatal(err)
+			}
+			h.clock.set(t0.Add(2 * time.Hour))
+			if out := h.observe(t, dedup.Observation{Text: cText, Source: "weak_inference", SessionID: "s2"}); len(out.Merged) != 1 {
+				t.Fatalf("setup: %+v, want the twin merged", out)
+			}
+			h.forget(t, "", c.forget)
+			w := h.get(t, "mem", first.MemoryID)
+			wantConf := math.Max(0.8, formula(0.95, 2, 0.85, 0.80))
+			if w.Observations != 2 || w.Source != "direct" || !within(w.Confidence, wantConf, 1e-9) {
+				t.Errorf("winner n %d source %s conf %.4f; want 2, direct, %.4f (itself merged with the twin)", w.Observations, w.Source, w.Confidence, wantConf)
+			}
+			if diff := cmp.Diff([]string{c.keep, "old1", "old2"}, w.SessionIDs); diff != "" || !w.CreatedAt.Equal(t0.Add(-48*time.Hour)) {
+				t.Errorf("winner created %v, sessions (-want +got):\n%s", w.CreatedAt, diff)
+			}
+			if l := h.get(t, "mem", "7"); l.SupersededBy != first.MemoryID || l.Retrievable || !cmp.Equal(l.SessionIDs, []string{"old1", "old2"}) {
+				t.Errorf("twin: superseded by %q, retrievable %v, sessions %v; want still merged", l.SupersededBy, l.Retrievable, l.SessionIDs)
+			}
+		})
+	}
+}
+
+// TestForgetOlderRecords: audit records written before they carried the
+// observation's evidence still give n, confidence and the levels; the
+// names are found from the levels.
+func TestForgetOlderRecords(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.observeAll(t, []string{"s1", "s2"})
+	// Strip what newer records carry, as an older memrank wrote them.
+	limit := uint32(100)
+	pts, err := h.client.Scroll(context.Background(), &qdrant.ScrollPoints{CollectionName: "mem_memrank_audit", Limit: &limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []*qdrant.PointId
+	for _, p := range pts {
+		ids = append(ids, p.GetId())
+	}
+	wait := true
+	if _, err := h.client.DeletePayload(context.Background(), &qdrant.DeletePayloadPoints{CollectionName: "mem_memrank_audit", Wait: &wait,
+		Keys:           []string{"evidence", "obs_text_hash", "modality", "entities", "source_name", "type_name", "extractor_model", "extractor_logprob"},
+		PointsSelector: qdrant.NewPointsSelectorIDs(ids)}); err != nil {
+		t.Fatal(err)
+	}
+	h.forget(t, "", "s1")
+	fresh := newHarness(t)
+	fresh.observeAll(t, []string{"s2"})
+	want, got := fresh.get(t, "mem", id), h.get(t, "mem", id)
+	if got.Observations != want.Observations || got.Confidence != want.Confidence || got.Source != want.Source ||
+		got.MemoryType != want.MemoryType || !within(got.Levels.Extractor, want.Levels.Extractor, 1e-12) {
+		t.Errorf("got n %d conf %v %s %s e %v; want n %d conf %v %s %s e %v", got.Observations, got.Confidence, got.Source, got.MemoryType,
+			got.Levels.Extractor, want.Observations, want.Confidence, want.Source, want.MemoryType, want.Levels.Extractor)
+	}
+	if !cmp.Equal(got.SessionIDs, []string{"s2"}) || !cmp.Equal(got.TurnIDs, []string{"s2:7"}) {
+		t.Errorf("sessions %v turns %v", got.SessionIDs, got.TurnIDs)
+	}
+}
