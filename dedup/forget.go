@@ -168,6 +168,9 @@ func (e *Engine) DeleteMemory(ctx context.Context, collection, tenant, id string
 		if err := f.deleteWithMerged(ctx, cur, 0); err != nil {
 			return ForgetReport{}, err
 		}
+		if err := f.recomputeWinners(ctx); err != nil {
+			return ForgetReport{}, err
+		}
 	}
 	if err := f.finish(ctx); err != nil {
 		return ForgetReport{}, err
@@ -312,6 +315,23 @@ func (f *forget) deleteWithMerged(ctx context.Context, cur *stored, depth int) e
 	}
 	if len(f.deleted) > maxForgetMemories {
 		return errTooMany("memories", maxForgetMemories)
+	}
+	return nil
+}
+
+// recomputeWinners replays the memories that superseded a deleted one:
+// the merge that folded it in, or the contradiction it lost, no longer
+// counts.
+func (f *forget) recomputeWinners(ctx context.Context) error {
+	for _, id := range mapKeys(f.deleted) {
+		f.r.drop[id] = true
+	}
+	for _, id := range mapKeys(f.deleted) {
+		if w := f.deleted[id].m.SupersededBy; w != "" && f.deleted[w] == nil && f.updated[w] == nil {
+			if err := f.recompute(ctx, w); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

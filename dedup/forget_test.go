@@ -423,24 +423,7 @@ func TestForgetAcrossMerge(t *testing.T) {
 		t.Run(c.forget, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			a, b, cText := "Dana likes sushi", "Dana is really into sushi", "Sushi is what Dana likes"
-			h.emb.on("sushi", 1, a)
-			h.emb.on("sushi", 0.99, b)
-			h.emb.on("sushi", 0.97, cText)
-			first := h.observe(t, dedup.Observation{Text: a, Source: "weak_inference", SessionID: "s1"})
-			vecs, _ := h.emb.Embed(context.Background(), []string{b})
-			twin := memory.Memory{Text: b, MemoryType: "fact", Source: "direct", ExtractorModel: "gpt-4o",
-				Observations: 2, Confidence: 0.8, HasConfidence: true, Retrievable: true,
-				CreatedAt: t0.Add(-48 * time.Hour), LastObservedAt: t0.Add(-24 * time.Hour), SessionIDs: []string{"old1", "old2"}}
-			wait := true
-			if _, err := h.client.Upsert(context.Background(), &qdrant.UpsertPoints{CollectionName: "mem", Wait: &wait,
-				Points: []*qdrant.PointStruct{{Id: qdrant.NewIDNum(7), Vectors: qdrant.NewVectorsDense(vecs[0]), Payload: h.codec.Encode(&twin)}}}); err != nil {
-				t.Fatal(err)
-			}
-			h.clock.set(t0.Add(2 * time.Hour))
-			if out := h.observe(t, dedup.Observation{Text: cText, Source: "weak_inference", SessionID: "s2"}); len(out.Merged) != 1 {
-				t.Fatalf("setup: %+v, want the twin merged", out)
-			}
+			first := h.mergedTwin(t)
 			h.forget(t, "", c.forget)
 			w := h.get(t, "mem", first.MemoryID)
 			wantConf := math.Max(0.8, formula(0.95, 2, 0.85, 0.80))
@@ -491,5 +474,90 @@ func TestForgetOlderRecords(t *testing.T) {
 	}
 	if !cmp.Equal(got.SessionIDs, []string{"s2"}) || !cmp.Equal(got.TurnIDs, []string{"s2:7"}) {
 		t.Errorf("sessions %v turns %v", got.SessionIDs, got.TurnIDs)
+	}
+}
+
+// mergedTwin stores "Dana likes sushi" (s1), a twin written by another tool
+// (point 7: direct, n 2, sessions old1 and old2), and a third wording (s2)
+// that merges the twin into the first; it returns the first's outcome.
+func (h *harness) mergedTwin(t *testing.T) dedup.Outcome {
+	t.Helper()
+	a, b, c := "Dana likes sushi", "Dana is really into sushi", "Sushi is what Dana likes"
+	h.emb.on("sushi", 1, a)
+	h.emb.on("sushi", 0.99, b)
+	h.emb.on("sushi", 0.97, c)
+	first := h.observe(t, dedup.Observation{Text: a, Source: "weak_inference", SessionID: "s1"})
+	vecs, _ := h.emb.Embed(context.Background(), []string{b})
+	twin := memory.Memory{Text: b, MemoryType: "fact", Source: "direct", ExtractorModel: "gpt-4o",
+		Observations: 2, Confidence: 0.8, HasConfidence: true, Retrievable: true,
+		CreatedAt: t0.Add(-48 * time.Hour), LastObservedAt: t0.Add(-24 * time.Hour), SessionIDs: []string{"old1", "old2"}}
+	wait := true
+	if _, err := h.client.Upsert(context.Background(), &qdrant.UpsertPoints{CollectionName: "mem", Wait: &wait,
+		Points: []*qdrant.PointStruct{{Id: qdrant.NewIDNum(7), Vectors: qdrant.NewVectorsDense(vecs[0]), Payload: h.codec.Encode(&twin)}}}); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.set(t0.Add(2 * time.Hour))
+	if out := h.observe(t, dedup.Observation{Text: c, Source: "weak_inference", SessionID: "s2"}); len(out.Merged) != 1 {
+		t.Fatalf("setup: %+v, want the twin merged", out)
+	}
+	return first
+}
+
+// TestDeleteMerged: deleting a memory deletes the duplicates merged into
+// it; deleting a merged duplicate takes its evidence out of the memory it
+// was merged into.
+func TestDeleteMerged(t *testing.T) {
+	t.Parallel()
+	t.Run("the winner", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		first := h.mergedTwin(t)
+		rep, err := h.eng.DeleteMemory(context.Background(), "mem", "", first.MemoryID)
+		if err != nil || rep.MemoriesDeleted != 2 || rep.MemoriesUpdated != 0 {
+			t.Errorf("report %+v, %v; want the memory and its merged twin deleted", rep, err)
+		}
+		if n := h.count(t, "mem"); n != 0 {
+			t.Errorf("%d memories left", n)
+		}
+	})
+	t.Run("the merged twin", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		first := h.mergedTwin(t)
+		rep, err := h.eng.DeleteMemory(context.Background(), "mem", "", "7")
+		if err != nil || rep.MemoriesDeleted != 1 || rep.MemoriesUpdated != 1 {
+			t.Errorf("report %+v, %v; want the twin deleted and the winner recomputed", rep, err)
+		}
+		w := h.get(t, "mem", first.MemoryID)
+		want := formula(0.5, 1, 0.65, 0.80)
+		if w.Observations != 1 || w.Source != "weak_inference" || !within(w.Confidence, want, 1e-9) ||
+			!cmp.Equal(w.SessionIDs, []string{"s1", "s2"}) || !w.CreatedAt.Equal(t0) {
+			t.Errorf("winner n %d %s conf %.4f sessions %v created %v; want 1, weak_inference, %.4f, s1 s2, %v",
+				w.Observations, w.Source, w.Confidence, w.SessionIDs, w.CreatedAt, want, t0)
+		}
+	})
+}
+
+// BenchmarkForgetSession forgets one of the two sessions of 200 memories
+// on the embedded store: 200 memories recomputed from their trails and
+// written back, 200 audit records redacted. The setup of each iteration
+// is not timed.
+func BenchmarkForgetSession(b *testing.B) {
+	const memories = 200
+	for b.Loop() {
+		b.StopTimer()
+		h := newHarness(b)
+		for i := range memories {
+			text := "Dana's fact number " + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + string(rune('a'+i/26))
+			h.clock.set(t0)
+			h.observe(b, dedup.Observation{Text: text, Source: "direct", SessionID: "gone", Modality: "chat"})
+			h.clock.set(t0.Add(24 * time.Hour))
+			h.observe(b, dedup.Observation{Text: text, SessionID: "kept", Modality: "email"})
+		}
+		b.StartTimer()
+		rep, err := h.eng.ForgetSession(context.Background(), "mem", "", "gone")
+		if err != nil || rep.MemoriesUpdated != memories {
+			b.Fatalf("%+v, %v", rep, err)
+		}
 	}
 }

@@ -30,12 +30,13 @@ type replayer struct {
 	mems   map[string]*stored // nil: no such memory in the tenant
 	full   map[string]*replayState
 	busy   map[string]bool // full replays in progress (contradiction cycles)
+	drop   map[string]bool // memories being deleted: absent for the replay
 }
 
 func newReplayer(e *Engine, coll, tenant, session string) *replayer {
 	return &replayer{e: e, coll: coll, tenant: tenant, session: session,
 		trails: map[string][]trailRecord{}, mems: map[string]*stored{},
-		full: map[string]*replayState{}, busy: map[string]bool{}}
+		full: map[string]*replayState{}, busy: map[string]bool{}, drop: map[string]bool{}}
 }
 
 // replayState is a memory rebuilt from the evidence that remains.
@@ -54,6 +55,9 @@ type replayState struct {
 
 // memory reads one memory of the tenant (cached; nil when absent).
 func (r *replayer) memory(ctx context.Context, id string) (*stored, error) {
+	if r.drop[id] {
+		return nil, nil
+	}
 	if st, ok := r.mems[id]; ok {
 		return st, nil
 	}
