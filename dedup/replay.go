@@ -185,6 +185,11 @@ func (r *replayer) base(cur *stored, trail []trailRecord) *replayState {
 		}
 	}
 	if born {
+		// Only the names: a record that gives levels alone keeps the stored
+		// name (and extractor model) when its level is the stored one.
+		m := &cur.m
+		st.m.Source, st.m.MemoryType, st.m.ExtractorModel = m.Source, m.MemoryType, m.ExtractorModel
+		st.m.ExtractorLogprob, st.m.HasLogprob, st.m.Levels = m.ExtractorLogprob, m.HasLogprob, m.Levels
 		return st
 	}
 	st.external, st.exact = true, false
@@ -317,7 +322,7 @@ func (r *replayer) adopt(st *replayState, rec *trailRecord) {
 	} else {
 		m.Source = r.levelName(p.SourceLevels, rec.Source, m.Source)
 		m.MemoryType = r.levelName(p.TypePriors, rec.Type, m.MemoryType)
-		if m.Levels.Extractor != rec.Extractor || (m.ExtractorModel == "" && !m.HasLogprob) {
+		if m.Levels.Extractor != rec.Extractor {
 			m.ExtractorModel, m.HasLogprob, m.ExtractorLogprob = "", rec.Extractor > 0, math.Log(rec.Extractor)
 		}
 	}
