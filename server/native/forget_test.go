@@ -2,7 +2,9 @@ package native
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/tenancy"
@@ -175,4 +178,26 @@ func TestForgetNotConfigured(t *testing.T) {
 			t.Errorf("DELETE %s: status %d: %s", p, r.code, r.body)
 		}
 	}
+}
+
+// FuzzForgetCollection: any query and body either give a collection or a
+// refusal in Qdrant's classes; never a panic, never an empty name.
+func FuzzForgetCollection(f *testing.F) {
+	f.Add("collection=mem", "")
+	f.Add("", `{"collection":"mem"}`)
+	f.Add("collection=a", `{"collection":"b"}`)
+	f.Add("collection=%zz", `{"collection":1}`)
+	f.Add("x=1", `{"collection":"mem","collection":"mem"}`)
+	f.Fuzz(func(t *testing.T, query, body string) {
+		r := httptest.NewRequest(http.MethodDelete, "/v1/sessions/s1", nil)
+		r.URL.RawQuery = query
+		c, err := forgetCollection(r, []byte(body))
+		if err == nil && c == "" {
+			t.Fatalf("query %q body %q: no error and no collection", query, body)
+		}
+		var qe *qdrantjson.Error
+		if err != nil && !errors.As(clientError(err), &qe) {
+			t.Fatalf("query %q body %q: unclassified error %T %v", query, body, err, err)
+		}
+	})
 }
