@@ -126,6 +126,9 @@ func (e *Engine) ForgetSession(ctx context.Context, collection, tenant, session 
 			return ForgetReport{}, err
 		}
 	}
+	if err := f.recomputeRelated(ctx); err != nil {
+		return ForgetReport{}, err
+	}
 	if err := f.finish(ctx); err != nil {
 		return ForgetReport{}, err
 	}
@@ -168,7 +171,7 @@ func (e *Engine) DeleteMemory(ctx context.Context, collection, tenant, id string
 		if err := f.deleteWithMerged(ctx, cur, 0); err != nil {
 			return ForgetReport{}, err
 		}
-		if err := f.recomputeWinners(ctx); err != nil {
+		if err := f.recomputeRelated(ctx); err != nil {
 			return ForgetReport{}, err
 		}
 	}
@@ -274,6 +277,9 @@ func (f *forget) recompute(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	if cur.m.SupersededBy != "" && nm.m.SupersededBy == "" {
+		f.setFreed(id, cur.m.SupersededBy)
+	}
 	f.markUpdated(nm)
 	return nil
 }
@@ -283,6 +289,15 @@ func (f *forget) markDeleted(cur *stored) {
 		f.deleted = map[string]*stored{}
 	}
 	f.deleted[cur.sid] = cur
+}
+
+// setFreed notes that a memory is no longer superseded by winner (its
+// forget record names it).
+func (f *forget) setFreed(id, winner string) {
+	if f.freed == nil {
+		f.freed = map[string]string{}
+	}
+	f.freed[id] = winner
 }
 
 func (f *forget) markUpdated(st *stored) {
@@ -319,18 +334,42 @@ func (f *forget) deleteWithMerged(ctx context.Context, cur *stored, depth int) e
 	return nil
 }
 
-// recomputeWinners replays the memories that superseded a deleted one:
-// the merge that folded it in, or the contradiction it lost, no longer
-// counts.
-func (f *forget) recomputeWinners(ctx context.Context) error {
-	for _, id := range mapKeys(f.deleted) {
+// recomputeRelated replays the memories related to a deleted one (the
+// memory it was merged into, the one that won a contradiction against it,
+// one it superseded): the merge or the contradiction no longer counts. A
+// memory left without evidence by that is deleted in turn.
+func (f *forget) recomputeRelated(ctx context.Context) error {
+	queue := mapKeys(f.deleted)
+	for _, id := range queue {
 		f.r.drop[id] = true
 	}
-	for _, id := range mapKeys(f.deleted) {
-		if w := f.deleted[id].m.SupersededBy; w != "" && f.deleted[w] == nil && f.updated[w] == nil {
-			if err := f.recompute(ctx, w); err != nil {
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		trail, err := f.r.trail(ctx, id)
+		if err != nil {
+			return err
+		}
+		related := []string{f.deleted[id].m.SupersededBy}
+		for _, rec := range trail {
+			if !isEvidence(rec.Reason) && !rec.forgetRecord && !rec.dropped {
+				related = append(related, rec.Related)
+			}
+		}
+		for _, rid := range related {
+			if rid == "" || f.deleted[rid] != nil || f.updated[rid] != nil {
+				continue
+			}
+			if err := f.recompute(ctx, rid); err != nil {
 				return err
 			}
+			if f.deleted[rid] != nil {
+				f.r.drop[rid] = true
+				queue = append(queue, rid)
+			}
+		}
+		if len(f.deleted)+len(f.updated) > maxForgetMemories {
+			return errTooMany("memories", maxForgetMemories)
 		}
 	}
 	return nil
@@ -364,10 +403,7 @@ func (f *forget) free(ctx context.Context) error {
 			nm := *cur
 			nm.dirty, nm.clearSuperseded = true, true
 			nm.m.Retrievable = cur.m.Tier != scoring.TierArchived
-			if f.freed == nil {
-				f.freed = map[string]string{}
-			}
-			f.freed[id] = cur.m.SupersededBy
+			f.setFreed(id, cur.m.SupersededBy)
 			nm.m.SupersededBy = ""
 			f.markUpdated(&nm)
 		}

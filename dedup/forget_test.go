@@ -561,3 +561,22 @@ func BenchmarkForgetSession(b *testing.B) {
 		}
 	}
 }
+
+// TestForgetLoser: when the claim a correction won against is forgotten,
+// the correction no longer counts that contradiction.
+func TestForgetLoser(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	lisbon := h.observe(t, dedup.Observation{Text: "Dana lives in Lisbon", Source: "direct", SessionID: "s1"})
+	porto := h.observe(t, dedup.Observation{Text: "Dana lives in Porto", SessionID: "s2", Corrects: lisbon.MemoryID})
+	if p := h.get(t, "mem", porto.MemoryID); p.Contradictions != 1 {
+		t.Fatalf("setup: contradictions %d", p.Contradictions)
+	}
+	rep := h.forget(t, "", "s1")
+	if rep.MemoriesDeleted != 1 || rep.MemoriesUpdated != 1 {
+		t.Errorf("report %+v, want Lisbon deleted and Porto recomputed", rep)
+	}
+	if p := h.get(t, "mem", porto.MemoryID); p.Contradictions != 0 || !p.Retrievable || !cmp.Equal(p.SessionIDs, []string{"s2"}) {
+		t.Errorf("Porto: contradictions %d retrievable %v sessions %v", p.Contradictions, p.Retrievable, p.SessionIDs)
+	}
+}
