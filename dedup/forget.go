@@ -109,7 +109,7 @@ func (e *Engine) ForgetSession(ctx context.Context, collection, tenant, session 
 	if err != nil {
 		return ForgetReport{}, err
 	}
-	recs, err := e.scrollAudit(ctx, collection, e.auditFilter(tenant, qdrant.NewMatchKeyword(auditSessionID, session)))
+	recs, err := e.scrollAudit(ctx, collection, e.auditFilter(tenant, qdrant.NewMatchKeyword(auditSessionID, session)), maxForgetMemories)
 	if err != nil {
 		return ForgetReport{}, err
 	}

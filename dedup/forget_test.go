@@ -189,6 +189,9 @@ func TestForgetAuditPolicies(t *testing.T) {
 			if c.policy == dedup.AuditRedact && (!trail[0].Forgotten || trail[0].Reason != "insert" || trail[0].SessionID != "" || trail[0].New == 0) {
 				t.Errorf("first record %+v, want the insert redacted, its confidence kept", trail[0])
 			}
+			if again := h.forget(t, "", "s1"); again != (dedup.ForgetReport{Collection: "mem", AuditPolicy: c.policy}) {
+				t.Errorf("forgetting again: %+v, want every count 0", again)
+			}
 			if m := h.get(t, "mem", id); strings.Contains(strings.Join(append(m.SessionIDs, append(m.TurnIDs, m.Entities...)...), " "), "s1") ||
 				strings.Contains(strings.Join(m.Entities, " "), "Neovim") {
 				t.Errorf("the memory still carries s1: %+v", m)

@@ -100,11 +100,16 @@ func isEvidence(reason string) bool {
 }
 
 // scrollAudit reads every audit record matching f (tenant-scoped by the
-// caller), up to maxAuditRecords, in trail order: oldest first.
-func (e *Engine) scrollAudit(ctx context.Context, coll string, f *qdrant.Filter) ([]trailRecord, error) {
+// caller), in trail order: oldest first. More than limit records is an
+// error: a replay of part of a trail would be wrong, so forgetting refuses
+// rather than guesses.
+func (e *Engine) scrollAudit(ctx context.Context, coll string, f *qdrant.Filter, limit int) ([]trailRecord, error) {
 	var out []trailRecord
 	var offset *qdrant.PointId
-	for len(out) < maxAuditRecords {
+	for {
+		if len(out) > limit {
+			return nil, errTooMany("audit records", limit)
+		}
 		limit := uint32(256)
 		pts, next, err := e.scrollPage(ctx, &qdrant.ScrollPoints{CollectionName: auditCollection(coll), Filter: f,
 			Limit: &limit, Offset: offset, WithPayload: qdrant.NewWithPayload(true)})

@@ -79,7 +79,7 @@ func (r *replayer) trail(ctx context.Context, id string) ([]trailRecord, error) 
 	if t, ok := r.trails[id]; ok {
 		return t, nil
 	}
-	t, err := r.e.scrollAudit(ctx, r.coll, r.e.auditFilter(r.tenant, qdrant.NewMatchKeyword(auditMemoryID, id)))
+	t, err := r.e.scrollAudit(ctx, r.coll, r.e.auditFilter(r.tenant, qdrant.NewMatchKeyword(auditMemoryID, id)), maxAuditRecords)
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +455,7 @@ func without(list, forgotten, kept []string) []string {
 	return out
 }
 
-// errTooMany is a forget that would touch more memories than one call may.
+// errTooMany is a forget that would read or touch more than one call may.
 func errTooMany(what string, n int) error {
 	return fmt.Errorf("dedup: more than %d %s to forget in one call", n, what)
 }
