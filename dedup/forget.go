@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -39,6 +40,10 @@ const (
 	maxForgetMemories = 100000
 	forgetBatch       = 256
 )
+
+// ErrTooLarge: a forget or a delete would read or change more than one
+// call may (docs/forgetting.md).
+var ErrTooLarge = errors.New("dedup: too much to forget in one call")
 
 // ForgetConfig is the forget section of memrank's configuration.
 type ForgetConfig struct {

@@ -457,5 +457,5 @@ func without(list, forgotten, kept []string) []string {
 
 // errTooMany is a forget that would read or touch more than one call may.
 func errTooMany(what string, n int) error {
-	return fmt.Errorf("dedup: more than %d %s to forget in one call", n, what)
+	return fmt.Errorf("%w: more than %d %s", ErrTooLarge, n, what)
 }

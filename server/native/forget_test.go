@@ -1,8 +1,10 @@
 package native
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -200,4 +202,45 @@ func FuzzForgetCollection(f *testing.F) {
 			t.Fatalf("query %q body %q: unclassified error %T %v", query, body, err, err)
 		}
 	})
+}
+
+// fakeForgetter answers every call with err.
+type fakeForgetter struct{ err error }
+
+func (f fakeForgetter) ForgetSession(context.Context, string, string, string) (dedup.ForgetReport, error) {
+	return dedup.ForgetReport{}, f.err
+}
+
+func (f fakeForgetter) DeleteMemory(context.Context, string, string, string) (dedup.ForgetReport, error) {
+	return dedup.ForgetReport{}, f.err
+}
+
+// TestForgetErrorMapping: the write path's refusals become their statuses;
+// an internal error's text never reaches the client.
+func TestForgetErrorMapping(t *testing.T) {
+	cases := []struct {
+		name   string
+		err    error
+		status int
+		hidden string // must not appear in the answer
+	}{
+		{"too large", fmt.Errorf("wrapped: %w", dedup.ErrTooLarge), http.StatusBadRequest, "wrapped"},
+		{"not found", fmt.Errorf("%w: collection x in shard 3", dedup.ErrNotFound), http.StatusNotFound, "shard"},
+		{"input", &dedup.InputError{Field: "session_id", Reason: "too long"}, http.StatusBadRequest, ""},
+		{"internal", errors.New("dial tcp 10.0.0.7:6334: refused"), http.StatusInternalServerError, "10.0.0.7"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHandler(t, Config{Ranker: &fakeRetriever{}, Forgetter: fakeForgetter{c.err}})
+			for _, p := range []string{"/v1/sessions/s1?collection=mem", "/v1/memories/7?collection=mem"} {
+				r := do(t, h, http.MethodDelete, p, "")
+				if r.code != c.status {
+					t.Errorf("%s: status %d, want %d: %s", p, r.code, c.status, r.body)
+				}
+				if msg := qdrantError(t, r); c.hidden != "" && strings.Contains(msg, c.hidden) {
+					t.Errorf("%s: the answer %q shows %q", p, msg, c.hidden)
+				}
+			}
+		})
+	}
 }
