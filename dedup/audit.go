@@ -67,7 +67,7 @@ func (e *Engine) ensureMemories(ctx context.Context, coll string, dims int, mode
 }
 
 // memoryIndexes are the payload indexes of a memory collection: the
-// keyword ones the write path's look-ups filter on, and the ones that let
+// keyword ones the write path's look-ups and forgetting filter on, and the ones that let
 // /v1/stats count without reading payloads (tier, confidence, memory type,
 // retrievable). superseded_by is not indexed: its ids may be integers,
 // which a keyword index leaves out, and Qdrant then answers is_empty from
@@ -76,6 +76,7 @@ func (e *Engine) memoryIndexes() []payloadIndex {
 	k := e.codec.Key
 	keys := []payloadIndex{
 		{k(memory.FieldTextHash), qdrant.FieldType_FieldTypeKeyword},
+		{k(memory.FieldSessionIDs), qdrant.FieldType_FieldTypeKeyword},
 		{k(memory.FieldTier), qdrant.FieldType_FieldTypeKeyword},
 		{k(memory.FieldMemoryType), qdrant.FieldType_FieldTypeKeyword},
 		{k(memory.FieldRetrievable), qdrant.FieldType_FieldTypeBool},
@@ -137,7 +138,8 @@ func (e *Engine) ensureAudit(ctx context.Context, coll string) error {
 	if err != nil && status.Code(err) != codes.AlreadyExists {
 		return fmt.Errorf("dedup: create collection %s: %w", ac, err)
 	}
-	keys := []payloadIndex{{auditMemoryID, qdrant.FieldType_FieldTypeKeyword}, {auditOutcomeOf, qdrant.FieldType_FieldTypeKeyword}}
+	keys := []payloadIndex{{auditMemoryID, qdrant.FieldType_FieldTypeKeyword}, {auditOutcomeOf, qdrant.FieldType_FieldTypeKeyword},
+		{auditSessionID, qdrant.FieldType_FieldTypeKeyword}}
 	if e.tenancyOn() {
 		keys = append(keys, payloadIndex{e.cfg.Tenancy.PayloadKey(), qdrant.FieldType_FieldTypeKeyword})
 	}
@@ -183,6 +185,7 @@ func (e *Engine) writeAudit(ctx context.Context, coll, tenant, obsID string, rec
 			"collection":    qdrant.NewValueString(coll),
 			"written_at_ns": qdrant.NewValueInt(time.Now().UnixNano()), // real time: orders the trail even under a fake clock
 		}
+		addEvidence(p, &r)
 		if e.tenancyOn() {
 			p[e.cfg.Tenancy.PayloadKey()] = e.cfg.Tenancy.Value(tenant)
 		}
@@ -302,6 +305,7 @@ func (e *Engine) readAudit(ctx context.Context, coll, tenant, id string) ([]Audi
 				Type: pl["type"].GetDoubleValue(), Grounding: pl["grounding"].GetStringValue(),
 				Decision: Decision(pl["decision"].GetStringValue()), Related: pl["related"].GetStringValue(),
 			})
+			readEvidence(pl, &out[len(out)-1])
 			keys = append(keys, key{pl["written_at_ns"].GetIntegerValue(), pl[auditSeq].GetIntegerValue()})
 		}
 		if next == nil {

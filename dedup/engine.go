@@ -105,6 +105,10 @@ type Config struct {
 	Neighbours           int     // tier-2 candidates examined; default 5
 	MaxTextBytes         int     // default 64 KiB
 
+	// Forget says what forgetting a session or deleting a memory does with
+	// the audit records (the forget section; zero: redact).
+	Forget ForgetConfig `koanf:"-"`
+
 	// Tenancy scopes every write when enabled; nil: off.
 	Tenancy TenantScope
 	// Now is the clock; nil: time.Now.
@@ -187,6 +191,9 @@ func (c Config) validateWiring() error {
 	}
 	if d.CorroborateThreshold < 0 || d.CorroborateThreshold > 1 {
 		errs = append(errs, fmt.Errorf("dedup: corroboration threshold %g outside [0, 1]", d.CorroborateThreshold))
+	}
+	if err := d.Forget.Validate(); d.Forget.Audit != "" && err != nil {
+		errs = append(errs, fmt.Errorf("dedup: forget: %w", err))
 	}
 	if d.MinIndependentGap < 0 || d.Neighbours < 0 || d.Timeout < 0 || d.MaxTextBytes < 0 {
 		errs = append(errs, errors.New("dedup: gaps, counts and timeouts must not be negative"))

@@ -187,6 +187,9 @@ func appendAudit(b []byte, a *AuditRecord) []byte {
 		b = append(b, `,"related":`...)
 		b = qdrantjson.AppendString(b, a.Related)
 	}
+	if a.Forgotten {
+		b = append(b, `,"forgotten":true`...)
+	}
 	return append(b, '}')
 }
 

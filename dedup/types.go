@@ -18,6 +18,8 @@ const (
 	DecisionRejected      Decision = "rejected"      // not stored (grounding not_supported)
 	DecisionConfirmed     Decision = "confirmed"     // an explicit confirmation (docs/scoring.md)
 	DecisionCorrected     Decision = "corrected"     // an explicit correction superseded the original
+	DecisionForgotten     Decision = "forgotten"     // a session's evidence was removed (docs/forgetting.md)
+	DecisionDeleted       Decision = "deleted"       // a memory was deleted on request (docs/forgetting.md)
 )
 
 // Observation is one candidate memory offered to the write path: what an
@@ -120,6 +122,22 @@ type AuditRecord struct {
 	Grounding     string
 	Decision      Decision
 	Related       string // the other memory of a merge or contradiction
+
+	// The rest is what the observation brought, recorded so that forgetting
+	// a session can recompute a memory from the evidence that remains
+	// (docs/forgetting.md). Records written before these fields existed
+	// have Evidence false.
+	Evidence         bool
+	TextHash         string // the observation's text hash (the independence rule's surface change)
+	Modality         string
+	Entities         []string
+	SourceName       string // the names behind Source, Type and Extractor
+	TypeName         string
+	ExtractorModel   string
+	ExtractorLogprob *float64
+	// Forgotten marks a record whose session was forgotten, or whose memory
+	// was deleted: it no longer counts as evidence.
+	Forgotten bool
 }
 
 // MemoryView is a stored memory with its audit trail, oldest first.

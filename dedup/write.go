@@ -743,7 +743,9 @@ func (w *write) record(st *stored, reason string, old scoring.Evidence, related 
 		Old: old.Confidence, New: st.m.Confidence, OldN: old.Observations, NewN: st.m.Observations,
 		At: o.at, SessionID: o.SessionID, TurnID: o.TurnID,
 		Source: o.ev.Source, Extractor: o.ev.Extractor, Type: o.ev.Type, Grounding: groundingName(o),
-		Related: related,
+		Related:  related,
+		Evidence: true, TextHash: o.hash, Modality: o.Modality, Entities: o.Entities,
+		SourceName: o.sourceName, TypeName: o.typeName, ExtractorModel: o.ExtractorModel, ExtractorLogprob: o.ExtractorLogprob,
 	})
 }
 

@@ -37,6 +37,7 @@ type Config struct {
 	Rank        rank.Config         `koanf:"rank"`
 	Dedup       dedup.Config        `koanf:"dedup"`
 	Judge       dedup.JudgeConfig   `koanf:"judge"`
+	Forget      dedup.ForgetConfig  `koanf:"forget"`
 	Embedder    embed.Config        `koanf:"embedder"`
 	Upstream    upstream.Config     `koanf:"upstream"`
 	Listen      Listen              `koanf:"listen"`
@@ -98,6 +99,7 @@ func defaultConfig() Config {
 		Rank:        rank.DefaultConfig(),
 		Dedup:       dedup.DefaultConfig(),
 		Judge:       dedup.DefaultJudgeConfig(),
+		Forget:      dedup.DefaultForgetConfig(),
 		Embedder:    embed.DefaultConfig(),
 		Upstream:    upstream.DefaultConfig(),
 		Listen:      Listen{HTTP: ":6333", GRPC: ":6334"},

@@ -60,6 +60,7 @@ func TestDefault(t *testing.T) {
 		},
 		Dedup:    dedup.Config{SameThreshold: 0.92, JudgeThreshold: 0.80, RequireSurfaceChange: true, MinIndependentGap: time.Hour, Timeout: 10 * time.Second},
 		Judge:    dedup.JudgeConfig{Enabled: false, Timeout: 5 * time.Second, CallsPerMinute: 60, CacheSize: 10000},
+		Forget:   dedup.ForgetConfig{Audit: "redact"},
 		Embedder: embed.Config{Driver: "semantic", Dimensions: 384, Timeout: 10 * time.Second, BatchSize: 64, CacheSize: 10000},
 		Upstream: upstream.Config{Timeout: 10 * time.Second, LongTimeout: 10 * time.Minute},
 		Listen:   Listen{HTTP: ":6333", GRPC: ":6334"},

@@ -205,6 +205,7 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 	dc := c.Dedup
 	dc.Codec, dc.Embedder, dc.Embedders, dc.Judging = codec, s.embedder, s.embedder, s.judging
 	dc.Telemetry = tel
+	dc.Forget = c.Forget
 	if s.policy.Enabled() {
 		dc.Tenancy = s.policy
 	}
@@ -218,6 +219,7 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 		Embedders:      s.embedder,
 		Writer:         s.engine,
 		Inspector:      s.engine,
+		Forgetter:      s.engine,
 		Ready:          s.ready,
 		Metrics:        s.tel.MetricsHandler(),
 		Tenancy:        s.policy,

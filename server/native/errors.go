@@ -30,6 +30,7 @@ var refusals = []struct {
 	{tenancy.ErrUnsupported, qdrantjson.ClassBadRequest, ""},
 	{rank.ErrInvalidRequest, qdrantjson.ClassBadRequest, "invalid request"},
 	{dedup.ErrNotFound, qdrantjson.ClassNotFound, "no such memory or collection"},
+	{dedup.ErrTooLarge, qdrantjson.ClassBadRequest, "more memories or audit records than one forget may change (100,000 memories, 10,000 audit records per memory)"},
 	{dedup.ErrEmbedderMismatch, qdrantjson.ClassConflict, "the collection was written with another embedder (model or dimension); " +
 		"write it with that embedder, or use another collection"},
 }

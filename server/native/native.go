@@ -16,6 +16,8 @@
 //	POST /v1/memories/{id}/correct        an observe body: the correction supersedes {id}
 //	GET  /v1/memories/{id}?collection=C   the stored payload and its audit trail
 //	GET  /v1/stats?collection=C           counts per bucket, tier, type and decision; the judge's work
+//	DELETE /v1/sessions/{id}?collection=C  forget a session's evidence (docs/forgetting.md)
+//	DELETE /v1/memories/{id}?collection=C  delete one memory
 //
 // A rejected observation is a decision (200, "decision": "rejected"), not an
 // error. Bodies are decoded strictly: an unknown key or a value of the wrong
@@ -109,6 +111,9 @@ type Config struct {
 	Writer Writer
 	// Inspector serves /v1/memories/{id} and /v1/stats; nil: 501.
 	Inspector Inspector
+	// Forgetter serves DELETE /v1/sessions/{id} and DELETE
+	// /v1/memories/{id}; nil: 501.
+	Forgetter Forgetter
 	// Tenancy scopes every retrieve to the request's tenant; nil or
 	// disabled: off.
 	Tenancy *tenancy.Policy
@@ -255,14 +260,15 @@ func (s *Service) Handler() http.Handler {
 	}
 	route("/v1/retrieve", "POST /v1/retrieve", s.serveRetrieve)
 	route("/v1/observe", "POST /v1/observe", s.serveObserve)
-	route("/v1/memories/{id}", "GET /v1/memories/{id}", s.serveMemory)
+	route("/v1/memories/{id}", "/v1/memories/{id}", s.serveMemoryMethods)
+	route("/v1/sessions/{id}", "DELETE /v1/sessions/{id}", s.serveForgetSession)
 	route("/v1/memories/{id}/confirm", "POST /v1/memories/{id}/confirm", s.serveConfirm)
 	route("/v1/memories/{id}/correct", "POST /v1/memories/{id}/correct", s.serveCorrect)
 	route("/v1/stats", "GET /v1/stats", s.serveStats)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		qdrantjson.WriteError(w, time.Now(), qdrantjson.Errorf(qdrantjson.ClassNotFound, "no route %s %s (memrank's native API has "+
 			"POST /v1/retrieve, POST /v1/observe, GET /v1/memories/{id}, POST /v1/memories/{id}/confirm, "+
-			"POST /v1/memories/{id}/correct and GET /v1/stats)", r.Method, r.URL.Path))
+			"POST /v1/memories/{id}/correct, GET /v1/stats, DELETE /v1/memories/{id} and DELETE /v1/sessions/{id})", r.Method, r.URL.Path))
 	})
 	mux.HandleFunc("/healthz", s.serveLive)
 	mux.HandleFunc("/livez", s.serveLive)

@@ -546,8 +546,9 @@ func TestWriteRouting(t *testing.T) {
 	}{
 		{http.MethodGet, "/v1/observe", 405, "POST"},
 		{http.MethodPut, "/v1/observe", 405, "POST"},
-		{http.MethodPost, "/v1/memories/7", 405, "GET"},
-		{http.MethodDelete, "/v1/memories/7", 405, "GET"},
+		{http.MethodPost, "/v1/memories/7", 405, "GET, DELETE"},
+		{http.MethodPut, "/v1/memories/7", 405, "GET, DELETE"},
+		{http.MethodGet, "/v1/sessions/s1", 405, "DELETE"},
 		{http.MethodGet, "/v1/memories/7/confirm", 405, "POST"},
 		{http.MethodGet, "/v1/memories/7/correct", 405, "POST"},
 		{http.MethodPost, "/v1/stats", 405, "GET"},
