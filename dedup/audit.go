@@ -165,6 +165,11 @@ func (e *Engine) writeAudit(ctx context.Context, coll, tenant, obsID string, rec
 			"collection":    qdrant.NewValueString(coll),
 			"written_at_ns": qdrant.NewValueInt(time.Now().UnixNano()), // real time: orders the trail even under a fake clock
 		}
+		for k, v := range map[string]string{"attribution": r.Attribution, "attribution_from": r.AttributionFrom, "note": r.Note} {
+			if v != "" {
+				p[k] = qdrant.NewValueString(v)
+			}
+		}
 		if e.tenancyOn() {
 			p[e.cfg.Tenancy.PayloadKey()] = e.cfg.Tenancy.Value(tenant)
 		}
@@ -283,6 +288,8 @@ func (e *Engine) readAudit(ctx context.Context, coll, tenant, id string) ([]Audi
 				Source: pl["source"].GetDoubleValue(), Extractor: pl["extractor"].GetDoubleValue(),
 				Type: pl["type"].GetDoubleValue(), Grounding: pl["grounding"].GetStringValue(),
 				Decision: Decision(pl["decision"].GetStringValue()), Related: pl["related"].GetStringValue(),
+				Attribution: pl["attribution"].GetStringValue(), AttributionFrom: pl["attribution_from"].GetStringValue(),
+				Note: pl["note"].GetStringValue(),
 			})
 			keys = append(keys, key{pl["written_at_ns"].GetIntegerValue(), pl[auditSeq].GetIntegerValue()})
 		}

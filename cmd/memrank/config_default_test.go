@@ -77,6 +77,7 @@ func TestDefault(t *testing.T) {
 			TurnIDs: "turn_ids", Entities: "entities", TextHash: "text_hash", Retrievable: "retrievable",
 			Tier: "tier", SupersededBy: "superseded_by", Corroborations: "corroborations",
 			Contradictions: "contradictions", Modalities: "modalities", Schema: "memrank_schema",
+			Attribution: "attribution", Uses: "uses", LastUsedAt: "last_used_at", Flags: "flags",
 		},
 		Telemetry: telemetry.Config{ServiceName: "memrank", LogLevel: "info", LogFormat: "json"},
 		Shutdown:  Shutdown{Drain: 3 * time.Second, Grace: 10 * time.Second},
