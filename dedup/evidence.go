@@ -147,7 +147,7 @@ func (c Config) validateEvidence(k *check.Checker) {
 // are a fallback for extractors that do not say who asserted a claim, so
 // they lean towards the unambiguous: "I think" (the speaker's own hedge)
 // is weak inference already and is not hearsay.
-var hearsayCues = regexp.MustCompile(`\b(?:i(?: have|'ve)? heard|i was told|i've been told|(?:some(?:one|body)|people|they|he|she|\w+) (?:told|tells) me|apparently|rumou?r (?:has it|is)|according to|word is|reportedly|supposedly|allegedly|people (?:say|said)|it is said|it's said|they say|(?:he|she|they|\w+) said that|so i hear)\b`)
+var hearsayCues = regexp.MustCompile(`\b(?:i(?: have|'ve)? heard|i was told|i've been told|(?:some(?:one|body)|people|they|he|she|\w+) (?:told|tells) me|apparently|rumou?r (?:has it|is)|according to|word is|reportedly|supposedly|allegedly|people (?:say|said)|it is said|it's said|they say|(?:he|she|they) said that|so i hear)\b`)
 
 // hearsayCue returns the first hearsay cue in text, "" when there is none.
 func hearsayCue(text string) string {

@@ -43,6 +43,7 @@ type stored struct {
 	dirty           bool  // payload fields memrank owns rewritten
 	clearSuperseded bool  // superseded_by removed
 	mergedAccess    int64 // new access_counts._merged, when > 0 and changed
+	usesOnly        bool  // only uses and last_used_at rewritten (a use)
 }
 
 // scored is a tier-2 neighbour with its similarity to the observation.
@@ -882,6 +883,13 @@ func (w *write) ops() []*qdrant.PointsUpdateOperation {
 		}
 		if st.isNew {
 			pts = append(pts, &qdrant.PointStruct{Id: st.id, Vectors: qdrant.NewVectorsDense(st.vec), Payload: payload})
+			continue
+		}
+		if st.usesOnly {
+			uk, lk := w.key(memory.FieldUses), w.key(memory.FieldLastUsedAt)
+			ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+				Payload:        map[string]*qdrant.Value{uk: payload[uk], lk: payload[lk]},
+				PointsSelector: qdrant.NewPointsSelector(st.id)}))
 			continue
 		}
 		if !st.dirty {
