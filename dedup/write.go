@@ -643,7 +643,9 @@ func (w *write) merge(win, lose *stored) {
 	}
 	wm.Corroborations += lm.Corroborations
 	wm.Contradictions += lm.Contradictions
-	if moved := lm.AccessCount(); moved > 0 {
+	// The loser's uses go to _merged with its reads: both feed the boost,
+	// and the write path never writes the winner's uses.
+	if moved := lm.AccessCount() + int64(lm.Uses); moved > 0 {
 		win.mergedAccess = mergedTotal(wm) + moved
 		setMerged(wm, win.mergedAccess)
 	}

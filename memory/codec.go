@@ -803,7 +803,9 @@ func (c *Codec) Inputs(m *Memory) scoring.Inputs {
 		HalfLife:     m.Levels.HalfLife,
 		LastObserved: m.LastObserved(),
 		LastAccessed: m.LastAccessedAt,
-		AccessCount:  m.AccessCount(),
+		// Outcome feedback feeds the boost as well as reads: a use is a read
+		// the user did not correct (docs/scoring.md#outcome-feedback).
+		AccessCount: m.AccessCount() + int64(m.Uses),
 	}
 	if in.Unscored {
 		return in
