@@ -74,6 +74,13 @@ hash of --seed, default the set's seed, and the topic; an item without a topic i
 unit, by its id). --guard-band, --guard-floor and --confidence-weight change memrank's row
 (and so every variant built from it), to tune and compare.
 
+--access-signal says which reads feed the access boost: returned (the set's access counts,
+as memrank counts reads), used (outcome feedback only) or both. A set records reads, not
+uses, so used and both draw them: each past read of a memory is a use with probability
+0.7 when the memory is correct, 0.15 when its role is "popular" (read by unrelated
+queries), 0.05 when it is wrong (the user corrects it), 0.5 without a label; the draws
+are deterministic for the split's seed.
+
 Where it runs:
   default     a fresh embedded store in a temporary directory (or --data DIR), the set's
               memories loaded into --collection, queried in process through go-client.
