@@ -81,3 +81,14 @@ func TestCorroborationBoostGate(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkHearsayCue: the heuristic runs on every observation without an
+// attribution.
+func BenchmarkHearsayCue(b *testing.B) {
+	texts := []string{"Dana prefers dark mode in every editor she uses at work and at home",
+		"I heard Acme is pivoting to ML", "According to Priya, the deadline moved to March"}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		hearsayCue(texts[i%len(texts)])
+	}
+}

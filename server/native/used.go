@@ -64,7 +64,11 @@ func idsField(v qdrantjson.Value) ([]string, error) {
 	items := v.Items()
 	out := make([]string, len(items))
 	for i, e := range items {
-		id, err := idField(qdrantjson.Index(key, i), e)
+		name := qdrantjson.Index(key, i)
+		id, err := idField(name, e)
+		if err == nil {
+			err = dedup.CheckMemoryID(name, id)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package native
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -182,4 +183,35 @@ func TestUsedNotConfigured(t *testing.T) {
 			t.Errorf("%s: status %d: %s", p, r.code, r.body)
 		}
 	}
+}
+
+// FuzzDecodeUsed: any body of the used routes decodes or is refused with an
+// input error, never panics; what is accepted keeps within the bounds.
+func FuzzDecodeUsed(f *testing.F) {
+	for _, s := range []string{
+		`{"collection":"m","ids":["553f9722-8ebe-5636-9720-a487cf263fc6",42],"observation_id":"t1","at":"2026-11-01T10:00:00Z"}`,
+		`{"collection":"m","session_id":"s","turn_id":"4"}`,
+		`{"ids":[1,2,3,18446744073709551616]}`,
+		`{"ids":"x"}`, `{"at":5}`, "{\"collection\":\"\xff\"}", `null`, `[]`, `{}`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		b, err := decodeUsed(body, usedBatchFields)
+		if err != nil {
+			var ie *dedup.InputError
+			if !errors.As(err, &ie) || ie.Field == "" {
+				t.Fatalf("error %T (%v) is not an input error naming a field", err, err)
+			}
+			return
+		}
+		if len(b.IDs) > dedup.MaxUseBatch {
+			t.Fatalf("%d ids accepted", len(b.IDs))
+		}
+		for i, id := range b.IDs {
+			if err := dedup.CheckMemoryID("ids", id); err != nil {
+				t.Fatalf("ids[%d] %q accepted: %v", i, id, err)
+			}
+		}
+	})
 }
