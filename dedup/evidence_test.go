@@ -281,3 +281,32 @@ func TestRecurringEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestContradictionCandidatesBudget: candidates spend the judge's budget
+// like any pair; past it the observation is a new memory and the outcome
+// says why.
+func TestContradictionCandidatesBudget(t *testing.T) {
+	h := newHarness(t, withJudge(func(string) string { return verdict("contradicts", "") }),
+		func(c *dedup.Config, h *harness) {
+			j, err := dedup.NewLLMJudge(dedup.LLMJudgeConfig{BaseURL: h.judge.srv.URL + "/v1", Model: judgeModel,
+				APIKey: "sk-test", Timeout: 2 * time.Second, MaxRetries: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Judging = mustJudging(t, dedup.JudgingConfig{Judge: j, CacheSize: 1000, CallsPerMinute: 1, Timeout: 2 * time.Second})
+		})
+	texts := []string{"Dana works at Acme in Berlin", "Dana works at Initech in Berlin", "Dana works at Globex in Berlin"}
+	h.emb.on("job", math.Sqrt(0.55), texts...)
+	ents := []string{"Dana", "Berlin"}
+	h.observe(t, dedup.Observation{Text: texts[0], Source: "direct", Entities: ents})
+	if out := h.observe(t, dedup.Observation{Text: texts[1], Source: "direct", Entities: ents}); out.Decision != dedup.DecisionContradiction {
+		t.Fatalf("within the budget: %+v", out)
+	}
+	out := h.observe(t, dedup.Observation{Text: texts[2], Source: "direct", Entities: ents})
+	if out.Decision != dedup.DecisionInserted || out.Judge == nil || out.Judge.Fallback != "budget" {
+		t.Errorf("over the budget: %+v (judge %+v)", out, out.Judge)
+	}
+	if n := h.judge.calls.Load(); n != 1 {
+		t.Errorf("judge calls %d, want 1", n)
+	}
+}
