@@ -146,6 +146,26 @@ func (e *Engine) ensureAudit(ctx context.Context, coll string) error {
 	return e.index(ctx, ac, keys...)
 }
 
+// auditRecordOf reads an audit record from its companion point's payload:
+// the one decoder of the trail, for its readers and for forgetting's
+// replay.
+func auditRecordOf(pl map[string]*qdrant.Value) AuditRecord {
+	at, _ := memory.ParseTime(pl["at"].GetStringValue())
+	r := AuditRecord{
+		MemoryID: pl[auditMemoryID].GetStringValue(), ObservationID: pl[auditObsID].GetStringValue(),
+		Reason: pl["reason"].GetStringValue(), Old: pl["old"].GetDoubleValue(), New: pl["new"].GetDoubleValue(),
+		OldN: int(pl["old_n"].GetIntegerValue()), NewN: int(pl["new_n"].GetIntegerValue()), At: at,
+		SessionID: pl[auditSessionID].GetStringValue(), TurnID: pl["turn_id"].GetStringValue(),
+		Source: pl["source"].GetDoubleValue(), Extractor: pl["extractor"].GetDoubleValue(),
+		Type: pl["type"].GetDoubleValue(), Grounding: pl["grounding"].GetStringValue(),
+		Decision: Decision(pl["decision"].GetStringValue()), Related: pl["related"].GetStringValue(),
+		Attribution: pl["attribution"].GetStringValue(), AttributionFrom: pl["attribution_from"].GetStringValue(),
+		Note: pl["note"].GetStringValue(),
+	}
+	readEvidence(pl, &r)
+	return r
+}
+
 // auditID is a record's point id: derived from the observation id when
 // there is one, so a retried write lands on the same points.
 func auditID(coll, tenant, obsID string, seq int) string {
@@ -186,6 +206,11 @@ func (e *Engine) writeAudit(ctx context.Context, coll, tenant, obsID string, rec
 			"written_at_ns": qdrant.NewValueInt(time.Now().UnixNano()), // real time: orders the trail even under a fake clock
 		}
 		addEvidence(p, &r)
+		for k, v := range map[string]string{"attribution": r.Attribution, "attribution_from": r.AttributionFrom, "note": r.Note} {
+			if v != "" {
+				p[k] = qdrant.NewValueString(v)
+			}
+		}
 		if e.tenancyOn() {
 			p[e.cfg.Tenancy.PayloadKey()] = e.cfg.Tenancy.Value(tenant)
 		}
@@ -295,17 +320,7 @@ func (e *Engine) readAudit(ctx context.Context, coll, tenant, id string) ([]Audi
 		}
 		for _, p := range pts {
 			pl := p.GetPayload()
-			at, _ := memory.ParseTime(pl["at"].GetStringValue())
-			out = append(out, AuditRecord{
-				MemoryID: pl[auditMemoryID].GetStringValue(), ObservationID: pl[auditObsID].GetStringValue(),
-				Reason: pl["reason"].GetStringValue(), Old: pl["old"].GetDoubleValue(), New: pl["new"].GetDoubleValue(),
-				OldN: int(pl["old_n"].GetIntegerValue()), NewN: int(pl["new_n"].GetIntegerValue()), At: at,
-				SessionID: pl["session_id"].GetStringValue(), TurnID: pl["turn_id"].GetStringValue(),
-				Source: pl["source"].GetDoubleValue(), Extractor: pl["extractor"].GetDoubleValue(),
-				Type: pl["type"].GetDoubleValue(), Grounding: pl["grounding"].GetStringValue(),
-				Decision: Decision(pl["decision"].GetStringValue()), Related: pl["related"].GetStringValue(),
-			})
-			readEvidence(pl, &out[len(out)-1])
+			out = append(out, auditRecordOf(pl))
 			keys = append(keys, key{pl["written_at_ns"].GetIntegerValue(), pl[auditSeq].GetIntegerValue()})
 		}
 		if next == nil {

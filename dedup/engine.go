@@ -89,6 +89,14 @@ type Config struct {
 	// Timeout bounds the store calls of one operation that has no earlier
 	// deadline; default 10s.
 	Timeout time.Duration `koanf:"timeout"`
+	// Evidence rules of the seeds (evidence.go, docs/write-path.md).
+	Hearsay                 HearsayConfig       `koanf:"hearsay"`
+	ContradictionCandidates ContradictionConfig `koanf:"contradiction_candidates"`
+	// RecurrenceFlags maps a memory type to the sightings (first plus
+	// independent re-observations) at which it is flagged as a probable
+	// recurring pattern; default {event: 5}; 0 turns a type's flag off.
+	RecurrenceFlags map[string]int      `koanf:"recurrence_flags"`
+	Corroboration   CorroborationConfig `koanf:"corroboration"`
 
 	Codec    *memory.Codec
 	Embedder embed.Embedder
@@ -144,6 +152,7 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c = c.evidenceDefaults()
 	c.Telemetry = c.Telemetry.WithDefaults()
 	return c
 }
@@ -157,6 +166,12 @@ func DefaultConfig() Config {
 		RequireSurfaceChange: true,
 		MinIndependentGap:    DefaultMinIndependentGap,
 		Timeout:              DefaultTimeout,
+		Hearsay:              HearsayConfig{CapSource: scoring.SourceWeakInference, Heuristics: true},
+		ContradictionCandidates: ContradictionConfig{MinCosine: DefaultContradictionMinCosine,
+			MaxCosine: DefaultContradictionMaxCosine, MinSharedEntities: DefaultContradictionMinShared},
+		RecurrenceFlags: map[string]int{scoring.TypeEvent: DefaultEventRecurrence},
+		Corroboration: CorroborationConfig{Boost: DefaultCorroborationBoost, ContradictionPenalty: DefaultContradictionPenalty,
+			ProtectedConfidence: DefaultEvidenceGateConfidence, MinCorroborations: DefaultEvidenceGateCorroborations},
 	}
 }
 
@@ -173,6 +188,7 @@ func (c Config) Validate() error {
 		k.Add("min_independent_gap", "%s is negative", check.Duration(c.MinIndependentGap))
 	}
 	k.Timeout("timeout", c.Timeout)
+	c.validateEvidence(&k)
 	return k.Err()
 }
 
@@ -274,6 +290,11 @@ type observation struct {
 	ev                   scoring.Evidence // n = 0
 	hash                 string
 	at                   time.Time
+
+	// attribution is "reported" (hearsay), "self" or ""; attributionFrom
+	// says who decided it, hearsayCue the heuristic's phrase.
+	attribution, attributionFrom, hearsayCue string
+	attributionInfo                          *AttributionInfo // the outcome's note of hearsay
 }
 
 // prepare validates obs and resolves its names. A not_supported grounding is
@@ -302,6 +323,7 @@ func (e *Engine) prepare(obs Observation) (observation, bool, error) {
 	if o.typeName, o.ev.Type, ok = memory.ParseType(typ, p.TypePriors); !ok {
 		return o, false, &InputError{Field: "memory_type", Reason: fmt.Sprintf("unknown memory type %q (known: %s)", truncate(obs.MemoryType), strings.Join(slices.Sorted(maps.Keys(p.TypePriors)), ", "))}
 	}
+	e.attribution(&o)
 	o.grounding = scoring.GroundingSupported
 	if obs.Grounding != "" {
 		// Validate let through only the documented spellings.
@@ -377,6 +399,7 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 		return Outcome{}, err
 	}
 	w := &write{e: e, o: o, vec: vec, coll: obs.Collection, tenant: obs.Tenant, bands: bands}
+	w.out.Attribution = o.attributionInfo
 	if !correction && e.cfg.Judging.Active() {
 		// The judge is asked before the lock is taken, so that one slow LLM
 		// call does not hold up every other write to the collection; the
@@ -583,7 +606,7 @@ func (l *keyedLocks) lock(ctx context.Context, key string) (unlock func(), err e
 }
 
 var decisionOrder = [...]Decision{DecisionInserted, DecisionRestatement, DecisionIndependent,
-	DecisionContradiction, DecisionRejected, DecisionConfirmed, DecisionCorrected}
+	DecisionContradiction, DecisionRejected, DecisionConfirmed, DecisionCorrected, DecisionUsed}
 
 const numDecisions = len(decisionOrder)
 

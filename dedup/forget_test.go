@@ -583,3 +583,64 @@ func TestForgetLoser(t *testing.T) {
 		t.Errorf("Porto: contradictions %d retrievable %v sessions %v", p.Contradictions, p.Retrievable, p.SessionIDs)
 	}
 }
+
+// TestForgetUndoesEvidenceRules: forgetting replays seed 001's boosts and
+// penalty, and seed 002's flag, as the write path applied them: a boost
+// from a forgotten session goes, one from a kept session stays; a penalty
+// goes with the contradicting claim.
+func TestForgetUndoesEvidenceRules(t *testing.T) {
+	t.Parallel()
+	t.Run("corroboration", func(t *testing.T) {
+		t.Parallel()
+		texts := []string{"Dana uses Neovim", "Neovim is the editor Dana uses", "Dana edits code in Neovim"}
+		h := newHarness(t)
+		h.emb.on("editor", math.Sqrt(0.88), texts...)
+		first := h.observe(t, dedup.Observation{Text: texts[0], Source: "direct", ExtractorModel: "gpt-4o",
+			MemoryType: "preference", Entities: []string{"Dana", "Neovim"}, SessionID: "a"})
+		h.observe(t, dedup.Observation{Text: texts[1], Source: "strong_inference", Entities: []string{"Neovim"}, SessionID: "b"})
+		h.observe(t, dedup.Observation{Text: texts[2], Source: "strong_inference", Entities: []string{"Neovim"}, SessionID: "c"})
+		if m := h.get(t, "mem", first.MemoryID); !near(m.Confidence, 0.80) {
+			t.Fatalf("boosted to %v, want 0.80", m.Confidence)
+		}
+		h.forget(t, "", "b")
+		if m := h.get(t, "mem", first.MemoryID); !near(m.Confidence, 0.765) {
+			t.Errorf("after forgetting one corroborating session: %v, want 0.765 (one boost left)", m.Confidence)
+		}
+		h.forget(t, "", "c")
+		if m := h.get(t, "mem", first.MemoryID); !near(m.Confidence, first.Confidence) {
+			t.Errorf("after forgetting both: %v, want the unboosted %v", m.Confidence, first.Confidence)
+		}
+	})
+	t.Run("contradiction penalty", func(t *testing.T) {
+		t.Parallel()
+		const stored, claim = "Dana lives in Lisbon", "Dana lives in Porto"
+		h := newHarness(t, withJudge(func(string) string { return verdict("contradicts", "two cities") }))
+		h.emb.on("home", 0.95, stored, claim)
+		first := h.observe(t, dedup.Observation{Text: stored, Source: "direct", ExtractorModel: "gpt-4o", SessionID: "a"})
+		h.observe(t, dedup.Observation{Text: claim, Source: "speculation", SessionID: "b"})
+		if m := h.get(t, "mem", first.MemoryID); !near(m.Confidence, first.Confidence-0.15) {
+			t.Fatalf("penalised to %v", m.Confidence)
+		}
+		h.forget(t, "", "b")
+		if m := h.get(t, "mem", first.MemoryID); !near(m.Confidence, first.Confidence) || m.Contradictions != 0 {
+			t.Errorf("after forgetting the contradicting session: confidence %v contradictions %d, want %v and 0",
+				m.Confidence, m.Contradictions, first.Confidence)
+		}
+	})
+	t.Run("recurring event", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		var last dedup.Outcome
+		for i, mod := range []string{"chat", "email", "calendar", "document", "voice", "sms"} {
+			h.clock.set(t0.Add(time.Duration(i) * 48 * time.Hour))
+			last = h.observe(t, dedup.Observation{Text: "Flew to Tokyo for the offsite", MemoryType: "event",
+				Source: "direct", SessionID: "s" + mod, Modality: mod})
+		}
+		h.forget(t, "", "snone") // nothing to forget: a replay must not touch it
+		h.forget(t, "", "schat")
+		m := h.get(t, "mem", last.MemoryID)
+		if m.Observations != 4 || m.Confidence > last.Confidence {
+			t.Errorf("after forgetting the first sighting: n %d confidence %v, want 4 and at most %v", m.Observations, m.Confidence, last.Confidence)
+		}
+	})
+}

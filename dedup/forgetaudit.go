@@ -7,8 +7,6 @@ import (
 	"slices"
 
 	"github.com/qdrant/go-client/qdrant"
-
-	"github.com/memrank/memrank/memory"
 )
 
 // Audit keys of the evidence an observation brought (AuditRecord.Evidence)
@@ -124,18 +122,8 @@ func (e *Engine) scrollAudit(ctx context.Context, coll string, f *qdrant.Filter,
 			if pl[auditKind].GetStringValue() != "audit" {
 				continue
 			}
-			at, _ := memory.ParseTime(pl["at"].GetStringValue())
-			r := trailRecord{id: p.GetId(), written: pl["written_at_ns"].GetIntegerValue(), seq: pl[auditSeq].GetIntegerValue()}
-			r.AuditRecord = AuditRecord{
-				MemoryID: pl[auditMemoryID].GetStringValue(), ObservationID: pl[auditObsID].GetStringValue(),
-				Reason: pl["reason"].GetStringValue(), Old: pl["old"].GetDoubleValue(), New: pl["new"].GetDoubleValue(),
-				OldN: int(pl["old_n"].GetIntegerValue()), NewN: int(pl["new_n"].GetIntegerValue()), At: at,
-				SessionID: pl[auditSessionID].GetStringValue(), TurnID: pl["turn_id"].GetStringValue(),
-				Source: pl["source"].GetDoubleValue(), Extractor: pl["extractor"].GetDoubleValue(),
-				Type: pl["type"].GetDoubleValue(), Grounding: pl["grounding"].GetStringValue(),
-				Decision: Decision(pl["decision"].GetStringValue()), Related: pl["related"].GetStringValue(),
-			}
-			readEvidence(pl, &r.AuditRecord)
+			r := trailRecord{AuditRecord: auditRecordOf(pl), id: p.GetId(),
+				written: pl["written_at_ns"].GetIntegerValue(), seq: pl[auditSeq].GetIntegerValue()}
 			r.forgetRecord = r.Reason == reasonForget || r.Reason == reasonDelete
 			r.dropped = pl[auditDropped].GetBoolValue()
 			out = append(out, r)

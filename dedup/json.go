@@ -56,12 +56,50 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 		b = append(b, `,"reason":`...)
 		b = qdrantjson.AppendString(b, o.Reason)
 	}
+	b = appendEvidence(b, &o)
 	b = append(b, `,"replayed":`...)
 	b = strconv.AppendBool(b, o.Replayed)
 	if o.CreatedCollection {
 		b = append(b, `,"created_collection":true`...)
 	}
 	return append(b, '}'), nil
+}
+
+// appendEvidence appends the members the evidence rules add to an outcome,
+// each only when it has something to say.
+func appendEvidence(b []byte, o *Outcome) []byte {
+	if a := o.Attribution; a != nil {
+		b = append(b, `,"attribution":{"attribution":`...)
+		b = qdrantjson.AppendString(b, a.Attribution)
+		b = append(b, `,"from":`...)
+		b = qdrantjson.AppendString(b, a.From)
+		if a.Cue != "" {
+			b = append(b, `,"cue":`...)
+			b = qdrantjson.AppendString(b, a.Cue)
+		}
+		b = append(b, `,"capped":`...)
+		b = strconv.AppendBool(b, a.Capped)
+		if a.SourceGiven != "" {
+			b = append(b, `,"source":`...)
+			b = qdrantjson.AppendString(b, a.SourceGiven)
+		}
+		b = append(b, '}')
+	}
+	if len(o.Flags) > 0 {
+		b = append(b, `,"flags":[`...)
+		for i, f := range o.Flags {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = qdrantjson.AppendString(b, f)
+		}
+		b = append(b, ']')
+	}
+	if o.Uses > 0 {
+		b = append(b, `,"uses":`...)
+		b = strconv.AppendInt(b, int64(o.Uses), 10)
+	}
+	return b
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it reads what MarshalJSON
@@ -189,6 +227,12 @@ func appendAudit(b []byte, a *AuditRecord) []byte {
 	}
 	if a.Forgotten {
 		b = append(b, `,"forgotten":true`...)
+	}
+	for _, kv := range [...][2]string{{"attribution", a.Attribution}, {"attribution_from", a.AttributionFrom}, {"note", a.Note}} {
+		if kv[1] != "" {
+			b = append(b, `,"`+kv[0]+`":`...)
+			b = qdrantjson.AppendString(b, kv[1])
+		}
 	}
 	return append(b, '}')
 }

@@ -29,7 +29,7 @@ func TestMergeStoredDuplicates(t *testing.T) {
 	twin := memory.Memory{Text: b, MemoryType: "fact", Source: "direct", ExtractorModel: "gpt-4o",
 		Observations: 2, Confidence: 0.8, HasConfidence: true, Retrievable: true,
 		CreatedAt: t0.Add(-48 * time.Hour), LastObservedAt: t0.Add(-24 * time.Hour),
-		SessionIDs: []string{"old1", "old2"}, AccessCounts: []memory.AccessCount{{Replica: "r1", Count: 5}}}
+		SessionIDs: []string{"old1", "old2"}, AccessCounts: []memory.AccessCount{{Replica: "r1", Count: 5}}, Uses: 3}
 	wait := true
 	if _, err := h.client.Upsert(context.Background(), &qdrant.UpsertPoints{CollectionName: "mem", Wait: &wait,
 		Points: []*qdrant.PointStruct{{Id: qdrant.NewIDNum(7), Vectors: qdrant.NewVectorsDense(vecs[0]), Payload: h.codec.Encode(&twin)}}}); err != nil {
@@ -51,7 +51,8 @@ func TestMergeStoredDuplicates(t *testing.T) {
 	if !w.CreatedAt.Equal(t0.Add(-48*time.Hour)) || !cmp.Equal(w.SessionIDs, []string{"s1", "s2", "old1", "old2"}) {
 		t.Errorf("winner created %v sessions %v", w.CreatedAt, w.SessionIDs)
 	}
-	if diff := cmp.Diff([]memory.AccessCount{{Replica: memory.MergedAccessKey, Count: 5}}, w.AccessCounts); diff != "" {
+	// 5 reads and 3 uses: both feed the boost, so both move to _merged.
+	if diff := cmp.Diff([]memory.AccessCount{{Replica: memory.MergedAccessKey, Count: 8}}, w.AccessCounts); diff != "" {
 		t.Errorf("access counts (-want +got):\n%s", diff)
 	}
 	if l.SupersededBy != win || l.Retrievable {

@@ -51,6 +51,7 @@ type replayState struct {
 	exact                  bool
 	forgotEnt, forgotModal []string
 	keptEnt, keptModal     []string
+	boosts                 int // corroboration boosts that still count
 }
 
 // memory reads one memory of the tenant (cached; nil when absent).
@@ -162,8 +163,17 @@ func (r *replayer) replay(ctx context.Context, cur *stored, until int64, depth i
 			}
 			if !lost {
 				st.m.Contradictions++
+				if rec.New < rec.Old && st.has {
+					// Seed 001's penalty was taken (docs/write-path.md,
+					// evidence rules), and the contradiction still stands.
+					st.ev.Confidence = memory.RoundConfidence(r.e.contradictionPenalty(st.ev.Confidence))
+				}
 			}
 			st.m.SupersededBy = "" // it won
+		case rec.Reason == reasonCorroboration:
+			if err := r.corroborate(ctx, st, rec); err != nil {
+				return nil, err
+			}
 		case rec.Reason == "superseded":
 			st.m.SupersededBy = rec.Related
 		}
@@ -256,7 +266,11 @@ func (r *replayer) apply(st *replayState, rec *trailRecord, memHash string) {
 		st.ev, st.has = obs, true
 		r.adopt(st, rec)
 	default:
-		next := p.Reobserve(st.ev, obs, r.independent(st, rec, memHash))
+		independent := r.independent(st, rec, memHash)
+		next := p.Reobserve(st.ev, obs, independent)
+		if independent && r.e.recurring(&st.m, next.Observations+1) {
+			next.Confidence = st.ev.Confidence // seed 002's flag: counted, not believed more
+		}
 		if obsComponents(next) == obsComponents(obs) && obsComponents(next) != obsComponents(st.ev) {
 			r.adopt(st, rec)
 		}
@@ -276,6 +290,24 @@ func (r *replayer) apply(st *replayState, rec *trailRecord, memHash string) {
 	if !rec.At.IsZero() && (m.CreatedAt.IsZero() || rec.At.Before(m.CreatedAt)) {
 		m.CreatedAt = rec.At
 	}
+}
+
+// corroborate replays seed 001's corroboration boost while the
+// corroborating observation still counts: not forgotten, and its memory
+// not gone. The evidence gate counts the boosts that remain.
+func (r *replayer) corroborate(ctx context.Context, st *replayState, rec *trailRecord) error {
+	if !st.has || rec.Forgotten || rec.forgottenHere {
+		return nil
+	}
+	if rec.Related != "" {
+		lost, err := r.gone(ctx, rec.Related)
+		if err != nil || lost {
+			return err
+		}
+	}
+	st.boosts++
+	st.ev.Confidence = memory.RoundConfidence(r.e.corroborationBoost(st.ev.Confidence, st.boosts))
+	return nil
 }
 
 // independent is the write path's independence rule against the replayed
@@ -421,6 +453,7 @@ func (r *replayer) rebuilt(ctx context.Context, cur *stored, st *replayState) (*
 		m.LastObservedAt = s.LastObservedAt
 	}
 	m.Contradictions = s.Contradictions
+	m.Flags = s.Flags
 	m.SupersededBy = s.SupersededBy
 	if m.SupersededBy != "" {
 		lost, err := r.gone(ctx, m.SupersededBy)
@@ -431,7 +464,8 @@ func (r *replayer) rebuilt(ctx context.Context, cur *stored, st *replayState) (*
 			m.SupersededBy = ""
 		}
 	}
-	out := &stored{id: cur.id, sid: cur.sid, m: m, hash: cur.hash, dirty: true}
+	out := &stored{id: cur.id, sid: cur.sid, m: m, hash: cur.hash, dirty: true,
+		clearFlags: len(cur.m.Flags) > 0 && len(m.Flags) == 0}
 	switch {
 	case m.SupersededBy != "":
 		m.Retrievable = false

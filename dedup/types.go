@@ -20,6 +20,7 @@ const (
 	DecisionCorrected     Decision = "corrected"     // an explicit correction superseded the original
 	DecisionForgotten     Decision = "forgotten"     // a session's evidence was removed (docs/forgetting.md)
 	DecisionDeleted       Decision = "deleted"       // a memory was deleted on request (docs/forgetting.md)
+	DecisionUsed          Decision = "used"          // an agent used the memory and the user did not correct it
 )
 
 // Observation is one candidate memory offered to the write path: what an
@@ -50,6 +51,11 @@ type Observation struct {
 	// Corrects is the id of a memory this observation corrects: it always
 	// wins the contradiction and supersedes that memory.
 	Corrects string
+	// Attribution is who asserted the claim, as the extractor saw it:
+	// "self" (the speaker, first hand) or "reported" (hearsay: "I heard
+	// that..."), whose source is capped (docs/write-path.md); "" unknown,
+	// when the hearsay heuristics may decide.
+	Attribution string
 }
 
 // Confirmation is an explicit confirmation of a stored memory (docs/scoring.md).
@@ -101,6 +107,14 @@ type Outcome struct {
 	// CreatedCollection is true when this observation created the
 	// collection (and its audit companion): a misspelt name shows here.
 	CreatedCollection bool `json:"created_collection,omitempty"`
+	// Attribution is set when the observation was hearsay: where that was
+	// learnt and whether its source was capped.
+	Attribution *AttributionInfo `json:"attribution,omitempty"`
+	// Flags are review marks this decision set on the memory
+	// ("recurring_event").
+	Flags []string `json:"flags,omitempty"`
+	// Uses is the memory's use count after a "used" decision.
+	Uses int `json:"uses,omitempty"`
 }
 
 // AuditRecord is one confidence change of one memory (docs/write-path.md),
@@ -138,6 +152,13 @@ type AuditRecord struct {
 	// Forgotten marks a record whose session was forgotten, or whose memory
 	// was deleted: it no longer counts as evidence.
 	Forgotten bool
+	// Attribution is "reported" for hearsay, "self" when the extractor said
+	// so; AttributionFrom says who decided: "extractor" or "heuristic".
+	Attribution     string
+	AttributionFrom string
+	// Note says what an evidence rule did (a hearsay cap, a flag, a
+	// corroboration boost, a contradiction penalty).
+	Note string
 }
 
 // MemoryView is a stored memory with its audit trail, oldest first.

@@ -106,6 +106,11 @@ func (obs Observation) Validate(maxTextBytes int) error {
 			return inputError("vector["+strconv.Itoa(i)+"]", "not a finite number")
 		}
 	}
+	if obs.Attribution != "" {
+		if _, ok := attributions[obs.Attribution]; !ok {
+			return inputError("attribution", "want one of self, reported, hearsay, got %.80q", obs.Attribution)
+		}
+	}
 	if obs.Corrects != "" {
 		return CheckMemoryID("corrects", obs.Corrects)
 	}

@@ -42,7 +42,9 @@ type stored struct {
 	isNew           bool  // upserted whole, with its vector
 	dirty           bool  // payload fields memrank owns rewritten
 	clearSuperseded bool  // superseded_by removed
+	clearFlags      bool  // flags removed (a forget took the memory back below a flag)
 	mergedAccess    int64 // new access_counts._merged, when > 0 and changed
+	usesOnly        bool  // only uses and last_used_at rewritten (a use)
 }
 
 // scored is a tier-2 neighbour with its similarity to the observation.
@@ -91,7 +93,13 @@ func (w *write) prejudge(ctx context.Context) error {
 	}
 	c := nb[0] // the nearest neighbour is the only one the tiers may judge
 	if c.score < w.bands.Judge {
-		return nil
+		// Below the band, the judge may still be asked about seed 001's
+		// contradiction candidate.
+		cand := w.contradictionCandidate(nb)
+		if cand == nil {
+			return nil
+		}
+		c = *cand
 	}
 	if c.score >= w.bands.Same && !differInClaim(c.st.m.Text, w.o.Text) {
 		return nil
@@ -314,6 +322,31 @@ func (w *write) classify(ctx context.Context, nb []scored) (match *stored, tier 
 			return c.st, 3, true
 		}
 	}
+	if !called {
+		return w.classifyCandidate(ctx, nb)
+	}
+	return nil, 0, false
+}
+
+// classifyCandidate asks the judge about seed 001's contradiction candidate
+// when the band needed no call: only a "contradicts" verdict counts (a pair
+// this far apart is never merged on the judge's "same").
+func (w *write) classifyCandidate(ctx context.Context, nb []scored) (match *stored, tier int, contradicts bool) {
+	c := w.contradictionCandidate(nb)
+	if c == nil {
+		return nil, 0, false
+	}
+	v, info := Verdict(0), JudgeInfo{}
+	if pj, ok := w.prejudged[[2]string{c.st.hash, w.o.hash}]; ok {
+		v, info = pj.v, pj.info
+	} else {
+		v, info = w.e.cfg.Judging.Decide(ctx, w.coll,
+			PairText{Hash: c.st.hash, Text: c.st.m.Text}, PairText{Hash: w.o.hash, Text: w.o.Text})
+	}
+	w.out.Judge = &info
+	if v == VerdictContradicts {
+		return c.st, 3, true
+	}
 	return nil, 0, false
 }
 
@@ -364,6 +397,13 @@ func (w *write) duplicate(st *stored, tier int) {
 		w.adoptLevels(m)
 	}
 	m.Observations = next.Observations
+	flagged := independent && w.e.recurring(m, m.Observations+1)
+	if flagged {
+		// Seed 002: a memory of this type seen this often is probably a
+		// pattern, not one happening; the sighting is counted, and it adds no
+		// confidence until someone reviews it.
+		next.Confidence = old.Confidence
+	}
 	m.Confidence, m.HasConfidence = next.Confidence, true
 	w.addProvenance(m)
 	st.dirty = true
@@ -373,6 +413,10 @@ func (w *write) duplicate(st *stored, tier int) {
 		reason, d = "independent", DecisionIndependent
 	}
 	w.record(st, reason, old, "")
+	if flagged {
+		w.noteLast(fmt.Sprintf("%s: seen %d times; not counted in confidence until reviewed", FlagRecurringEvent, m.Observations+1))
+		w.out.Flags = []string{FlagRecurringEvent}
+	}
 	w.out.Decision, w.out.Tier = d, tier
 	w.out.MemoryID, w.out.Confidence, w.out.Observations = st.sid, m.Confidence, m.Observations
 }
@@ -398,6 +442,9 @@ func (w *write) adoptLevels(m *memory.Memory) {
 		m.ExtractorLogprob = *o.ExtractorLogprob
 	}
 	m.Levels.Source, m.Levels.Type, m.Levels.Extractor = o.ev.Source, o.ev.Type, o.ev.Extractor
+	if o.attribution != "" {
+		m.Attribution = o.attribution
+	}
 }
 
 // addProvenance adds the observation's session, turn, entities and modality
@@ -480,7 +527,7 @@ func (w *write) insert(ctx context.Context, revive, force bool) (blocked bool, e
 		Text: o.Text, MemoryType: o.typeName, Source: o.sourceName, ExtractorModel: o.ExtractorModel,
 		Grounding: o.grounding, Confidence: o.ev.Confidence, HasConfidence: true,
 		DecayCategory: o.DecayCategory, CreatedAt: o.at, LastObservedAt: o.at, TextHash: o.hash,
-		Retrievable: true, Tier: scoring.TierActive, Schema: memory.SchemaVersion,
+		Retrievable: true, Tier: scoring.TierActive, Schema: memory.SchemaVersion, Attribution: o.attribution,
 	}
 	if o.ExtractorLogprob != nil {
 		m.ExtractorLogprob, m.HasLogprob = *o.ExtractorLogprob, true
@@ -492,7 +539,7 @@ func (w *write) insert(ctx context.Context, revive, force bool) (blocked bool, e
 	w.touch(st)
 	w.record(st, "insert", scoring.Evidence{}, "")
 	w.out = Outcome{Decision: DecisionInserted, MemoryID: sid, Confidence: st.m.Confidence,
-		Observations: 0, Judge: w.out.Judge}
+		Observations: 0, Judge: w.out.Judge, Attribution: w.out.Attribution}
 	return false, nil
 }
 
@@ -513,7 +560,16 @@ func (w *write) resolve(a, b *stored, correction bool) {
 	w.touch(win)
 	ev := w.evidence(&lose.m)
 	w.record(lose, "superseded", ev, win.sid)
-	w.record(win, "contradiction", w.evidence(&win.m), lose.sid)
+	winOld := w.evidence(&win.m)
+	penalised := !correction && win == b && !w.e.cfg.Corroboration.Off
+	if penalised {
+		// Seed 001: the stored claim survived, but it was contradicted.
+		win.m.Confidence, win.m.HasConfidence = w.e.contradictionPenalty(winOld.Confidence), true
+	}
+	w.record(win, "contradiction", winOld, lose.sid)
+	if penalised {
+		w.noteLast(fmt.Sprintf("contradiction penalty %s", strconv.FormatFloat(w.e.cfg.Corroboration.ContradictionPenalty, 'g', -1, 64)))
+	}
 	w.out.Superseded = lose.sid
 	if w.out.MemoryID == win.sid {
 		w.out.Confidence, w.out.Observations = win.m.Confidence, win.m.Observations
@@ -575,6 +631,10 @@ func (w *write) merge(win, lose *stored) {
 	wm.TurnIDs = union(wm.TurnIDs, lm.TurnIDs)
 	wm.Entities = union(wm.Entities, lm.Entities)
 	wm.Modalities = union(wm.Modalities, lm.Modalities)
+	wm.Flags = union(wm.Flags, lm.Flags)
+	if b.Confidence > a.Confidence && lm.Attribution != "" {
+		wm.Attribution = lm.Attribution
+	}
 	if !lm.CreatedAt.IsZero() && (wm.CreatedAt.IsZero() || lm.CreatedAt.Before(wm.CreatedAt)) {
 		wm.CreatedAt = lm.CreatedAt
 	}
@@ -583,7 +643,9 @@ func (w *write) merge(win, lose *stored) {
 	}
 	wm.Corroborations += lm.Corroborations
 	wm.Contradictions += lm.Contradictions
-	if moved := lm.AccessCount(); moved > 0 {
+	// The loser's uses go to _merged with its reads: both feed the boost,
+	// and the write path never writes the winner's uses.
+	if moved := lm.AccessCount() + int64(lm.Uses); moved > 0 {
 		win.mergedAccess = mergedTotal(wm) + moved
 		setMerged(wm, win.mergedAccess)
 	}
@@ -640,6 +702,16 @@ func (w *write) corroborate(nb []scored) {
 		s.m.Corroborations++
 		s.dirty = true
 		w.touch(s)
+		if w.e.cfg.Corroboration.Off {
+			continue
+		}
+		// Seed 001: a corroborated claim gains confidence, behind the
+		// evidence gate.
+		old := w.evidence(&s.m)
+		if next := w.e.corroborationBoost(old.Confidence, s.m.Corroborations); next != old.Confidence {
+			s.m.Confidence, s.m.HasConfidence = next, true
+			w.record(s, reasonCorroboration, old, w.out.MemoryID)
+		}
 	}
 }
 
@@ -743,10 +815,26 @@ func (w *write) record(st *stored, reason string, old scoring.Evidence, related 
 		Old: old.Confidence, New: st.m.Confidence, OldN: old.Observations, NewN: st.m.Observations,
 		At: o.at, SessionID: o.SessionID, TurnID: o.TurnID,
 		Source: o.ev.Source, Extractor: o.ev.Extractor, Type: o.ev.Type, Grounding: groundingName(o),
-		Related:  related,
+		Related: related, Attribution: o.attribution, AttributionFrom: o.attributionFrom,
 		Evidence: true, TextHash: o.hash, Modality: o.Modality, Entities: o.Entities,
 		SourceName: o.sourceName, TypeName: o.typeName, ExtractorModel: o.ExtractorModel, ExtractorLogprob: o.ExtractorLogprob,
 	})
+	switch reason {
+	case "insert", "restatement", "independent":
+		w.noteLast(o.attributionInfo.note())
+	}
+}
+
+// noteLast adds a note to the latest audit record.
+func (w *write) noteLast(note string) {
+	if note == "" || len(w.audit) == 0 {
+		return
+	}
+	r := &w.audit[len(w.audit)-1]
+	if r.Note != "" {
+		r.Note += "; "
+	}
+	r.Note += note
 }
 
 func groundingName(o *observation) string {
@@ -801,17 +889,31 @@ func (w *write) ops() []*qdrant.PointsUpdateOperation {
 			pts = append(pts, &qdrant.PointStruct{Id: st.id, Vectors: qdrant.NewVectorsDense(st.vec), Payload: payload})
 			continue
 		}
+		if st.usesOnly {
+			uk, lk := w.key(memory.FieldUses), w.key(memory.FieldLastUsedAt)
+			ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+				Payload:        map[string]*qdrant.Value{uk: payload[uk], lk: payload[lk]},
+				PointsSelector: qdrant.NewPointsSelector(st.id)}))
+			continue
+		}
 		if !st.dirty {
 			continue
 		}
 		delete(payload, w.key(memory.FieldAccessCounts))
 		delete(payload, w.key(memory.FieldLastAccessedAt))
+		// Uses belong to the used path, which writes them alone.
+		delete(payload, w.key(memory.FieldUses))
+		delete(payload, w.key(memory.FieldLastUsedAt))
 		sel := qdrant.NewPointsSelector(st.id)
 		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
 			Payload: payload, PointsSelector: sel}))
 		if st.clearSuperseded {
 			ops = append(ops, qdrant.NewPointsUpdateDeletePayload(&qdrant.PointsUpdateOperation_DeletePayload{
 				Keys: []string{w.key(memory.FieldSupersededBy)}, PointsSelector: sel}))
+		}
+		if st.clearFlags {
+			ops = append(ops, qdrant.NewPointsUpdateDeletePayload(&qdrant.PointsUpdateOperation_DeletePayload{
+				Keys: []string{w.key(memory.FieldFlags)}, PointsSelector: sel}))
 		}
 		if st.mergedAccess > 0 {
 			key := w.key(memory.FieldAccessCounts)

@@ -42,6 +42,10 @@ type Keys struct {
 	Contradictions   string `koanf:"contradictions"`
 	Modalities       string `koanf:"modalities"`
 	Schema           string `koanf:"memrank_schema"`
+	Attribution      string `koanf:"attribution"`
+	Uses             string `koanf:"uses"`
+	LastUsedAt       string `koanf:"last_used_at"`
+	Flags            string `koanf:"flags"`
 }
 
 // Validate refuses empty payload keys and two record fields stored under
@@ -91,7 +95,7 @@ func (k *Keys) fields() [numFields]*string {
 		&k.Observations, &k.Confidence, &k.DecayCategory, &k.CreatedAt, &k.LastObservedAt,
 		&k.LastAccessedAt, &k.AccessCounts, &k.SessionIDs, &k.TurnIDs, &k.Entities, &k.TextHash,
 		&k.Retrievable, &k.Tier, &k.SupersededBy, &k.Corroborations, &k.Contradictions,
-		&k.Modalities, &k.Schema,
+		&k.Modalities, &k.Schema, &k.Attribution, &k.Uses, &k.LastUsedAt, &k.Flags,
 	}
 }
 
@@ -145,7 +149,7 @@ func (c *Codec) Params() *scoring.Params { return c.params }
 // nullIsAbsent are the fields where a null value is a natural way to write
 // "none" (Python's None), so it is not reported.
 const nullIsAbsent = Fields(1<<FieldExtractorLogprob | 1<<FieldSupersededBy | 1<<FieldLastAccessedAt |
-	1<<FieldDecayCategory | 1<<FieldLastObservedAt)
+	1<<FieldDecayCategory | 1<<FieldLastObservedAt | 1<<FieldAttribution | 1<<FieldLastUsedAt)
 
 // reportedMissing are the fields whose absence from a scored memory is worth
 // telling: the score leans on a default for them.
@@ -172,7 +176,8 @@ func (c *Codec) Decode(payload map[string]*qdrant.Value, m *Memory) {
 }
 
 // provenanceFields are the lists ranking never reads.
-const provenanceFields = Fields(1<<FieldSessionIDs | 1<<FieldTurnIDs | 1<<FieldEntities | 1<<FieldModalities)
+const provenanceFields = Fields(1<<FieldSessionIDs | 1<<FieldTurnIDs | 1<<FieldEntities | 1<<FieldModalities |
+	1<<FieldFlags)
 
 // DecodeRank is Decode for the read path: it skips the provenance lists
 // (session and turn ids, entities, modalities), which ranking never reads, so
@@ -182,10 +187,10 @@ func (c *Codec) DecodeRank(payload map[string]*qdrant.Value, m *Memory) {
 }
 
 func (c *Codec) decode(payload map[string]*qdrant.Value, m *Memory, skip Fields) {
-	reuse := [...][]string{m.SessionIDs[:0], m.TurnIDs[:0], m.Entities[:0], m.Modalities[:0]}
+	reuse := [...][]string{m.SessionIDs[:0], m.TurnIDs[:0], m.Entities[:0], m.Modalities[:0], m.Flags[:0]}
 	counts, problems := m.AccessCounts[:0], m.Problems[:0]
 	*m = Memory{Retrievable: true, Grounding: scoring.GroundingSupported}
-	m.SessionIDs, m.TurnIDs, m.Entities, m.Modalities = reuse[0], reuse[1], reuse[2], reuse[3]
+	m.SessionIDs, m.TurnIDs, m.Entities, m.Modalities, m.Flags = reuse[0], reuse[1], reuse[2], reuse[3], reuse[4]
 	m.AccessCounts, m.Problems = counts, problems
 	d := decoder{c: c, m: m}
 	for k, v := range payload {
@@ -213,6 +218,7 @@ func (c *Codec) decode(payload map[string]*qdrant.Value, m *Memory, skip Fields)
 	nilUnless(&m.TurnIDs, m.Present.Has(FieldTurnIDs))
 	nilUnless(&m.Entities, m.Present.Has(FieldEntities))
 	nilUnless(&m.Modalities, m.Present.Has(FieldModalities))
+	nilUnless(&m.Flags, m.Present.Has(FieldFlags))
 	nilUnless(&m.AccessCounts, m.Present.Has(FieldAccessCounts))
 	nilUnless(&m.Problems, len(m.Problems) > 0)
 }
@@ -290,6 +296,14 @@ func (d *decoder) field(f Field, v *qdrant.Value) bool {
 		return d.count(f, v, &m.Contradictions)
 	case FieldSchema:
 		return d.count(f, v, &m.Schema)
+	case FieldAttribution:
+		return d.str(f, v, &m.Attribution)
+	case FieldUses:
+		return d.count(f, v, &m.Uses)
+	case FieldLastUsedAt:
+		return d.time(f, v, &m.LastUsedAt)
+	case FieldFlags:
+		return d.strings(f, v, &m.Flags)
 	}
 	return true
 }
@@ -745,6 +759,20 @@ func (c *Codec) Encode(m *Memory) map[string]*qdrant.Value {
 		schema = SchemaVersion
 	}
 	set(FieldSchema, qdrant.NewValueInt(int64(schema)))
+	// The evidence fields below are written only when they say something, so
+	// that memories without them keep the payload they always had.
+	if m.Attribution != "" {
+		set(FieldAttribution, qdrant.NewValueString(m.Attribution))
+	}
+	if m.Uses > 0 {
+		set(FieldUses, qdrant.NewValueInt(int64(m.Uses)))
+	}
+	if !m.LastUsedAt.IsZero() {
+		set(FieldLastUsedAt, qdrant.NewValueString(FormatTime(m.LastUsedAt)))
+	}
+	if len(m.Flags) > 0 {
+		set(FieldFlags, stringList(m.Flags))
+	}
 	return p
 }
 
@@ -775,7 +803,9 @@ func (c *Codec) Inputs(m *Memory) scoring.Inputs {
 		HalfLife:     m.Levels.HalfLife,
 		LastObserved: m.LastObserved(),
 		LastAccessed: m.LastAccessedAt,
-		AccessCount:  m.AccessCount(),
+		// Outcome feedback feeds the boost as well as reads: a use is a read
+		// the user did not correct (docs/scoring.md#outcome-feedback).
+		AccessCount: m.AccessCount() + int64(m.Uses),
 	}
 	if in.Unscored {
 		return in

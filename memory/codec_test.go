@@ -309,6 +309,16 @@ func TestInputs(t *testing.T) {
 	if diff := cmp.Diff(want, in); diff != "" {
 		t.Errorf("inputs (-want +got):\n%s", diff)
 	}
+	// Outcome feedback feeds the boost as well: 5 reads and 4 uses.
+	used := mustJSON(t, c, `{"text": "x", "source": "direct", "access_counts": {"a": 2, "b": 3}, "uses": 4,
+		"last_used_at": "2026-02-01T00:00:00Z", "attribution": "reported", "flags": ["recurring_event"]}`)
+	if in := c.Inputs(&used); in.AccessCount != 9 {
+		t.Errorf("access count with uses %d, want 9", in.AccessCount)
+	}
+	if used.Uses != 4 || used.Attribution != "reported" || !used.LastUsedAt.Equal(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)) ||
+		len(used.Flags) != 1 {
+		t.Errorf("decoded %+v", used)
+	}
 	u := mustJSON(t, c, `{"text": "foreign", "created_at": "2026-01-01T00:00:00Z"}`)
 	if in := c.Inputs(&u); !in.Unscored || in.HalfLife != 90 || in.LastObserved.IsZero() {
 		t.Errorf("unscored inputs: %+v", in)

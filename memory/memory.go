@@ -53,6 +53,15 @@ type Memory struct {
 	Contradictions   int
 	Modalities       []string
 	Schema           int
+	// Attribution is who asserted the memory: "self" (the speaker, first
+	// hand) or "reported" (hearsay, capped at weak_inference); "" unknown.
+	Attribution string
+	// Uses counts the times an agent used the memory and the user did not
+	// correct it (POST /v1/memories/{id}/used); LastUsedAt is the latest.
+	Uses       int
+	LastUsedAt time.Time
+	// Flags are review marks the write path set, e.g. "recurring_event".
+	Flags []string
 
 	// Levels are the numbers the codec resolved the record's names to, with
 	// its configured tables; Codec.Inputs reads them.
@@ -152,6 +161,10 @@ const (
 	FieldContradictions
 	FieldModalities
 	FieldSchema
+	FieldAttribution
+	FieldUses
+	FieldLastUsedAt
+	FieldFlags
 	numFields
 )
 
@@ -160,7 +173,7 @@ var fieldNames = [numFields]string{
 	"observations", "confidence", "decay_category", "created_at", "last_observed_at",
 	"last_accessed_at", "access_counts", "session_ids", "turn_ids", "entities", "text_hash",
 	"retrievable", "tier", "superseded_by", "corroborations", "contradictions", "modalities",
-	"memrank_schema",
+	"memrank_schema", "attribution", "uses", "last_used_at", "flags",
 }
 
 // String is the field's default payload key.

@@ -32,6 +32,7 @@ type evalOptions struct {
 	upstreamAPIKey   string
 	url, apiKey      string
 	fit              bool
+	accessSignal     string
 }
 
 func newEvalCmd(e *env) *cobra.Command {
@@ -73,6 +74,13 @@ hash of --seed, default the set's seed, and the topic; an item without a topic i
 unit, by its id). --guard-band, --guard-floor and --confidence-weight change memrank's row
 (and so every variant built from it), to tune and compare.
 
+--access-signal says which reads feed the access boost: returned (the set's access counts,
+as memrank counts reads), used (outcome feedback only) or both. A set records reads, not
+uses, so used and both draw them: each past read of a memory is a use with probability
+0.7 when the memory is correct, 0.15 when its role is "popular" (read by unrelated
+queries), 0.05 when it is wrong (the user corrects it), 0.5 without a label; the draws
+are deterministic for the split's seed.
+
 Where it runs:
   default     a fresh embedded store in a temporary directory (or --data DIR), the set's
               memories loaded into --collection, queried in process through go-client.
@@ -113,6 +121,7 @@ A progress bar is shown on stderr when it is a terminal (not with -q or --json).
 	f.Float64Var(&o.guardFloor, "guard-floor", 0, "memrank's relevance guard floor (default: the configured guard's)")
 	f.Float64Var(&o.confidenceWeight, "confidence-weight", 0, "memrank's confidence weight in [0, 1] (default: the configured one)")
 	f.BoolVar(&o.fit, "fit", false, "fit the confidence weights on the train split and compare them on the test split")
+	f.StringVar(&o.accessSignal, "access-signal", "returned", "reads that feed the access boost: returned (the set's), used (simulated uses only) or both")
 	f.StringVar(&o.data, "data", "", "data directory of the embedded store (default: a temporary one, removed afterwards)")
 	f.StringVar(&o.upstream, "upstream", "", "a running Qdrant's gRPC address HOST:PORT, instead of the embedded store")
 	f.StringVar(&o.upstreamAPIKey, "upstream-api-key", "", "api-key sent to --upstream")
@@ -131,7 +140,7 @@ func runEval(cmd *cobra.Command, e *env, o *evalOptions, path string) (err error
 		return usageError{fmt.Errorf("--limit %d is outside [1, %d] (0: each query's own)", o.limit, eval.MaxLimit)}
 	}
 	if o.url != "" {
-		for _, name := range []string{"data", "upstream", "upstream-api-key", "fit", "guard-band", "guard-floor", "confidence-weight"} {
+		for _, name := range []string{"data", "upstream", "upstream-api-key", "fit", "guard-band", "guard-floor", "confidence-weight", "access-signal"} {
 			if flags.Changed(name) {
 				return usageError{fmt.Errorf("--%s does not go with --url: a running memrank ranks as it is configured", name)}
 			}
@@ -144,6 +153,10 @@ func runEval(cmd *cobra.Command, e *env, o *evalOptions, path string) (err error
 	}
 	if flags.Changed("upstream-api-key") && o.upstream == "" {
 		return usageError{errors.New("--upstream-api-key goes with --upstream")}
+	}
+	signal, err := eval.ParseAccessSignal(o.accessSignal)
+	if err != nil {
+		return usageError{fmt.Errorf("--access-signal %w", err)}
 	}
 	if flags.Changed("confidence-weight") && !(o.confidenceWeight >= 0 && o.confidenceWeight <= 1) {
 		return usageError{fmt.Errorf("--confidence-weight %v is outside [0, 1]", o.confidenceWeight)}
@@ -191,6 +204,10 @@ func runEval(cmd *cobra.Command, e *env, o *evalOptions, path string) (err error
 	if err != nil {
 		return err
 	}
+	if signal != eval.SignalReturned {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("access signal %q: the access counts were replaced by simulated uses (%+v)",
+			signal, eval.DefaultUseModel()))
+	}
 	if o.asJSON {
 		return rep.WriteJSON(e.stdout)
 	}
@@ -223,6 +240,9 @@ func evalStore(ctx context.Context, e *env, cmd *cobra.Command, o *evalOptions, 
 	if err := guard.Validate(); err != nil {
 		return nil, nil, usageError{fmt.Errorf("--guard-band/--guard-floor: %w", err)}
 	}
+	// Outcome feedback: which reads feed the boost (docs/scoring.md).
+	signal, _ := eval.ParseAccessSignal(o.accessSignal) // checked by runEval
+	eval.SimulateUse(cfg.Set, c.PayloadKeys, signal, eval.DefaultUseModel(), cfg.Seed)
 	base := eval.Setting{Guard: guard, ConfidenceWeight: codec.Params().ConfidenceWeight}
 	if cmd.Flags().Changed("confidence-weight") {
 		base.ConfidenceWeight = o.confidenceWeight

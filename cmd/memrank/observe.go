@@ -109,7 +109,7 @@ type observeOptions struct {
 type observeFields struct {
 	collection, text, memoryType, source, extractorModel, grounding string
 	session, turn, observedAt, modality, decayCategory              string
-	observationID, corrects                                         string
+	observationID, corrects, attribution                            string
 	logprob                                                         float64
 	entities                                                        []string
 }
@@ -120,7 +120,7 @@ var observeFlagKeys = []struct{ flag, key string }{
 	{"extractor-model", "extractor_model"}, {"extractor-logprob", "extractor_logprob"}, {"grounding", "grounding"},
 	{"session", "session_id"}, {"turn", "turn_id"}, {"observed-at", "observed_at"}, {"modality", "modality"},
 	{"entity", "entities"}, {"decay-category", "decay_category"}, {"observation-id", "observation_id"},
-	{"corrects", "corrects"},
+	{"corrects", "corrects"}, {"attribution", "attribution"},
 }
 
 func newObserveCmd(e *env) *cobra.Command { return observeCommand(e, openObserver) }
@@ -198,6 +198,7 @@ names the tenant.`,
 	f.StringVar(&p.decayCategory, "decay-category", "", "decay category (sets the half-life)")
 	f.StringVar(&p.observationID, "observation-id", "", "idempotency key: sent again, the earlier decision is returned")
 	f.StringVar(&p.corrects, "corrects", "", "id of a memory this observation corrects (it always wins)")
+	f.StringVar(&p.attribution, "attribution", "", "who asserted it: self, or reported (hearsay: its source is capped)")
 	f.StringVar(&o.json, "json", "", "the observation as a /v1/observe JSON body, or - to read it from stdin")
 	f.StringVarP(&o.output, "output", "o", "text", "text or json")
 	o.write.addFlags(f)
@@ -258,6 +259,7 @@ func (o *observeOptions) observation(fs *pflag.FlagSet, stdin io.Reader) (dedup.
 		{"extractor_model", p.extractorModel}, {"grounding", p.grounding}, {"session_id", p.session},
 		{"turn_id", p.turn}, {"observed_at", p.observedAt}, {"modality", p.modality},
 		{"decay_category", p.decayCategory}, {"observation_id", p.observationID}, {"corrects", p.corrects},
+		{"attribution", p.attribution},
 	} {
 		if kv.v != "" || kv.key == "text" {
 			body[kv.key] = kv.v

@@ -13,6 +13,8 @@
 //
 //	POST /v1/observe                      one observation (DecodeObserveRequest) -> its decision
 //	POST /v1/memories/{id}/confirm        {collection, observation_id?, session_id?, turn_id?, at?}
+//	POST /v1/memories/{id}/used           {collection, observation_id?, session_id?, turn_id?, at?}
+//	POST /v1/memories/used                {collection, ids, observation_id?, session_id?, turn_id?, at?}
 //	POST /v1/memories/{id}/correct        an observe body: the correction supersedes {id}
 //	GET  /v1/memories/{id}?collection=C   the stored payload and its audit trail
 //	GET  /v1/stats?collection=C           counts per bucket, tier, type and decision; the judge's work
@@ -264,11 +266,13 @@ func (s *Service) Handler() http.Handler {
 	route("/v1/sessions/{id}", "DELETE /v1/sessions/{id}", s.serveForgetSession)
 	route("/v1/memories/{id}/confirm", "POST /v1/memories/{id}/confirm", s.serveConfirm)
 	route("/v1/memories/{id}/correct", "POST /v1/memories/{id}/correct", s.serveCorrect)
+	route("/v1/memories/{id}/used", "POST /v1/memories/{id}/used", s.serveUsed)
+	route("/v1/memories/used", "POST /v1/memories/used", s.serveUsedBatch)
 	route("/v1/stats", "GET /v1/stats", s.serveStats)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		qdrantjson.WriteError(w, time.Now(), qdrantjson.Errorf(qdrantjson.ClassNotFound, "no route %s %s (memrank's native API has "+
 			"POST /v1/retrieve, POST /v1/observe, GET /v1/memories/{id}, POST /v1/memories/{id}/confirm, "+
-			"POST /v1/memories/{id}/correct, GET /v1/stats, DELETE /v1/memories/{id} and DELETE /v1/sessions/{id})", r.Method, r.URL.Path))
+			"POST /v1/memories/{id}/correct, POST /v1/memories/{id}/used, POST /v1/memories/used, GET /v1/stats, DELETE /v1/memories/{id} and DELETE /v1/sessions/{id})", r.Method, r.URL.Path))
 	})
 	mux.HandleFunc("/healthz", s.serveLive)
 	mux.HandleFunc("/livez", s.serveLive)

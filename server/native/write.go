@@ -47,7 +47,7 @@ var (
 var observeFields = []string{
 	"collection", "text", "memory_type", "source", "extractor_model", "extractor_logprob", "grounding",
 	"session_id", "turn_id", "observed_at", "modality", "entities", "decay_category", "vector",
-	"observation_id", "corrects",
+	"observation_id", "corrects", "attribution",
 }
 
 var confirmFields = []string{"collection", "observation_id", "session_id", "turn_id", "at"}
@@ -111,6 +111,8 @@ func DecodeObserveRequest(data []byte) (dedup.Observation, error) {
 			obs.ObservationID, err = jsonString(key, v)
 		case "corrects":
 			obs.Corrects, err = idField(key, v)
+		case "attribution":
+			obs.Attribution, err = jsonString(key, v)
 		}
 		return err
 	})
@@ -187,6 +189,7 @@ func EncodeObserveRequest(obs dedup.Observation) ([]byte, error) {
 	}
 	str("observation_id", obs.ObservationID)
 	str("corrects", obs.Corrects)
+	str("attribution", obs.Attribution)
 	return append(b, '}'), nil
 }
 
