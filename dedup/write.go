@@ -365,7 +365,11 @@ func (w *write) duplicate(st *stored, tier int) {
 	}
 	m.Observations = next.Observations
 	m.Confidence, m.HasConfidence = next.Confidence, true
+	before := m.LastObservedAt
 	w.addProvenance(m)
+	if independent || m.LastObservedAt.After(before) {
+		revive(m)
+	}
 	st.dirty = true
 	w.touch(st)
 	reason, d := "restatement", DecisionRestatement
@@ -588,6 +592,7 @@ func (w *write) merge(win, lose *stored) {
 		setMerged(wm, win.mergedAccess)
 	}
 	lm.SupersededBy, lm.Retrievable = win.sid, false
+	revive(wm)
 	win.dirty, lose.dirty = true, true
 	w.touch(win)
 	w.touch(lose)
@@ -671,6 +676,7 @@ func (w *write) confirm(st *stored) {
 	m.Observations = next.Observations
 	m.Confidence, m.HasConfidence = next.Confidence, true
 	w.addProvenance(m)
+	revive(m)
 	st.dirty = true
 	w.touch(st)
 	w.record(st, "confirm", old, "")
@@ -715,8 +721,20 @@ func (w *write) correct(ctx context.Context) error {
 		}
 	}
 	w.resolve(win, target, true)
+	revive(&win.m)
 	w.out.Decision = DecisionCorrected
 	return nil
+}
+
+// revive makes a reinforced memory active and retrievable again
+// (docs/consolidation.md): consolidation may have archived it, and the
+// write path still matches archived memories, so seeing the fact again
+// brings it back instead of making a duplicate. A superseded memory stays
+// out.
+func revive(m *memory.Memory) {
+	if m.SupersededBy == "" {
+		m.Tier, m.Retrievable = scoring.TierActive, true
+	}
 }
 
 func (w *write) touch(st *stored) {
