@@ -117,14 +117,21 @@ func (h *harness) observe(t testing.TB, o dedup.Observation) dedup.Outcome {
 	return out
 }
 
-// seed stores n memories observed at ages spread over two years before t0.
+// seed stores n memories observed at ages spread over two years before t0,
+// half of them direct statements of a sure extractor.
 func (h *harness) seed(t testing.TB, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range n {
 		age := time.Duration(i*730/n) * 24 * time.Hour
-		out := h.observe(t, dedup.Observation{Text: text(i), Source: scoring.SourceStrongInference,
-			SessionID: fmt.Sprintf("s%d", i), ObservedAt: t0.Add(-age), Modality: "chat"})
+		o := dedup.Observation{Text: text(i), Source: scoring.SourceStrongInference,
+			SessionID: fmt.Sprintf("s%d", i), ObservedAt: t0.Add(-age), Modality: "chat"}
+		if i%2 == 0 {
+			// Sure enough to pass through stale before the decay floor.
+			lp := 0.0
+			o.Source, o.ExtractorLogprob = scoring.SourceDirect, &lp
+		}
+		out := h.observe(t, o)
 		ids[i] = out.MemoryID
 	}
 	return ids

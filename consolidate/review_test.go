@@ -1,0 +1,113 @@
+package consolidate_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memrank/memrank/consolidate"
+	"github.com/memrank/memrank/scoring"
+)
+
+func TestReviewQueueAndArchive(t *testing.T) {
+	h := newHarness(t)
+	h.seed(t, 60)
+	ctx := context.Background()
+	j := h.job(t, consolidate.Config{}, "r1")
+	empty, err := j.Review(ctx, consolidate.ReviewRequest{Collection: "mem"})
+	if err != nil || empty.Total != 0 {
+		t.Fatalf("before any consolidation: %+v, %v; want an empty queue", empty, err)
+	}
+	rep, err := j.Run(ctx, consolidate.Request{Collection: "mem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := j.Review(ctx, consolidate.ReviewRequest{Collection: "mem", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Total != rep.ReviewQueue || q.Total == 0 || len(q.Items) != min(3, q.Total) {
+		t.Fatalf("queue total %d (%d items), the run counted %d stale", q.Total, len(q.Items), rep.ReviewQueue)
+	}
+	for i, it := range q.Items {
+		if it.Tier != "stale" || it.Why == "" {
+			t.Errorf("item %d: %+v", i, it)
+		}
+		if i > 0 && it.IdleDays > q.Items[i-1].IdleDays {
+			t.Errorf("not oldest first: %v after %v", it.IdleDays, q.Items[i-1].IdleDays)
+		}
+	}
+	if !q.ConsolidatedAt.Equal(t0) {
+		t.Errorf("consolidated_at %s, want %s", q.ConsolidatedAt, t0)
+	}
+	withDormant, err := j.Review(ctx, consolidate.ReviewRequest{Collection: "mem", Limit: 1000, DormantIdle: time.Hour})
+	if err != nil || withDormant.Total < q.Total {
+		t.Errorf("with dormant: %d, %v; want at least %d", withDormant.Total, err, q.Total)
+	}
+
+	target := q.Items[0].ID
+	out, err := j.Archive(ctx, "mem", "", target)
+	if err != nil || !out.Archived || out.From != "stale" {
+		t.Fatalf("archive: %+v, %v", out, err)
+	}
+	if m, _ := h.get(t, target); m.Tier != scoring.TierArchived || m.Retrievable {
+		t.Errorf("stored %s/%v after archive", m.Tier, m.Retrievable)
+	}
+	if again, err := j.Archive(ctx, "mem", "", target); err != nil || again.Archived {
+		t.Errorf("second archive: %+v, %v; want nothing changed", again, err)
+	}
+	if n := h.tierRecords(t, "archive")[target]; n != 1 {
+		t.Errorf("%d archive records, want 1", n)
+	}
+	trail, err := h.eng.Memory(ctx, "mem", "", target)
+	if err != nil || trail.Audit[len(trail.Audit)-1].Reason != "archive" {
+		t.Errorf("the memory's trail does not end with the archive: %v", err)
+	}
+	// A run does not bring an archived memory back; only reinforcement does.
+	if _, err := j.Run(ctx, consolidate.Request{Collection: "mem"}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := h.get(t, target); m.Tier != scoring.TierArchived {
+		t.Errorf("a run un-archived a reviewed memory: %s", m.Tier)
+	}
+	if _, err := j.Archive(ctx, "mem", "", "1234"); !errors.Is(err, consolidate.ErrNotFound) {
+		t.Errorf("unknown memory: %v, want ErrNotFound", err)
+	}
+	if _, err := j.Archive(ctx, "mem", "", "nope"); !errors.Is(err, consolidate.ErrInput) {
+		t.Errorf("bad id: %v, want ErrInput", err)
+	}
+}
+
+func TestSchedulerRunsMemoryCollectionsUnderALease(t *testing.T) {
+	h := newHarness(t)
+	h.seed(t, 10)
+	cfg := consolidate.DefaultConfig()
+	cfg.Interval, cfg.Rate = time.Minute, 0
+	var mu sync.Mutex
+	var runs []string
+	onRun := func(r consolidate.Report, err error) {
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+		mu.Lock()
+		runs = append(runs, r.Collection)
+		mu.Unlock()
+	}
+	a := h.job(t, cfg, "a").Schedule(h.client, onRun)
+	b := h.job(t, cfg, "b").Schedule(h.client, onRun)
+	a.RunOnce(context.Background())
+	b.RunOnce(context.Background()) // a holds the lease
+	if len(runs) != 1 || runs[0] != "mem" {
+		t.Errorf("runs %v, want one of mem (the companion is not a memory collection; b had no lease)", runs)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := a.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
