@@ -49,7 +49,7 @@ func (j *Job) compactBefore(now time.Time) time.Time {
 // replica's access recorder when it flushes).
 func (j *Job) deadReplicas(ctx context.Context, coll string, before time.Time) (*liveness, error) {
 	l := &liveness{before: before, gone: map[string]bool{}}
-	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(kindKey, kindHeartbeat)}}
+	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(kindKey, memory.HeartbeatKind)}}
 	var offset *qdrant.PointId
 	for {
 		limit := uint32(256)
@@ -63,8 +63,8 @@ func (j *Job) deadReplicas(ctx context.Context, coll string, before time.Time) (
 		}
 		for _, p := range pts {
 			pl := p.GetPayload()
-			at, _ := memory.ParseTime(pl[keyFlushedAt].GetStringValue())
-			l.gone[pl[keyReplica].GetStringValue()] = at.Before(before)
+			at, _ := memory.ParseTime(pl[memory.HeartbeatFlushedKey].GetStringValue())
+			l.gone[pl[memory.HeartbeatReplicaKey].GetStringValue()] = at.Before(before)
 		}
 		if next == nil {
 			return l, nil
@@ -166,27 +166,12 @@ func quote(key string) string {
 	return `"` + key + `"`
 }
 
-// HeartbeatID is the id of a replica's access heartbeat in a companion.
-func HeartbeatID(replica string) *qdrant.PointId {
-	return qdrant.NewID(memory.DeterministicID("memrank-access-heartbeat", replica))
-}
-
-// HeartbeatPoint is a replica's access heartbeat: it flushed access counts
-// to the companion's collection at at.
-func HeartbeatPoint(replica string, at time.Time) *qdrant.PointStruct {
-	return &qdrant.PointStruct{Id: HeartbeatID(replica), Vectors: qdrant.NewVectorsDense([]float32{1}),
-		Payload: map[string]*qdrant.Value{
-			kindKey:      qdrant.NewValueString(kindHeartbeat),
-			keyReplica:   qdrant.NewValueString(replica),
-			keyFlushedAt: qdrant.NewValueString(memory.FormatTime(at)),
-		}}
-}
-
-// WriteHeartbeat records that replica flushed access counts to coll at at.
+// WriteHeartbeat records that replica wrote access counts to coll at at
+// (the access recorder does it as it flushes).
 func WriteHeartbeat(ctx context.Context, w Writer, coll, replica string, at time.Time) error {
 	wait := true
 	_, err := w.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: memory.AuditCollection(coll), Wait: &wait,
-		Points: []*qdrant.PointStruct{HeartbeatPoint(replica, at)}})
+		Points: []*qdrant.PointStruct{memory.HeartbeatPoint(replica, at)}})
 	if err != nil {
 		return fmt.Errorf("consolidate: access heartbeat in %s: %w", coll, err)
 	}

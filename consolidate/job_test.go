@@ -11,6 +11,8 @@ import (
 
 	"github.com/memrank/memrank/consolidate"
 	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 )
 
@@ -229,5 +231,31 @@ func TestCompactAccessCounts(t *testing.T) {
 	}
 	if rep, err := h.job(t, consolidate.Config{}, "r2").Run(ctx, consolidate.Request{Collection: "mem"}); err != nil || rep.CompactedKeys != 0 {
 		t.Errorf("second run: %d keys, %v; want none", rep.CompactedKeys, err)
+	}
+}
+
+// The access recorder leaves its heartbeat in the companion as it flushes;
+// compaction reads it.
+func TestRecorderWritesItsHeartbeat(t *testing.T) {
+	h := newHarness(t)
+	id := h.observe(t, dedup.Observation{Text: text(1), Source: scoring.SourceDirect}).MemoryID
+	rec, err := rank.NewRecorder(h.client, rank.RecorderConfig{ReplicaID: "pod-a", Now: h.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Record("mem", qdrant.NewID(id), 0)
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pts, err := h.client.Get(context.Background(), &qdrant.GetPoints{CollectionName: "mem" + memory.AuditSuffix,
+		Ids: []*qdrant.PointId{memory.HeartbeatID("pod-a")}, WithPayload: qdrant.NewWithPayload(true)})
+	if err != nil || len(pts) != 1 {
+		t.Fatalf("heartbeat: %d points, %v", len(pts), err)
+	}
+	if got := pts[0].GetPayload()[memory.HeartbeatFlushedKey].GetStringValue(); got != memory.FormatTime(t0) {
+		t.Errorf("flushed_at %q, want %s", got, memory.FormatTime(t0))
+	}
+	if err := rec.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

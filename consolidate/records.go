@@ -21,7 +21,6 @@ const (
 	kindAudit       = "audit"
 	kindRun         = "consolidation"
 	kindLease       = "consolidation_lease"
-	kindHeartbeat   = "access_heartbeat" // written by the access recorder (rank)
 	decisionUpkeep  = "consolidated"
 	decisionReview  = "reviewed"
 	keyOldTier      = "old_tier"
@@ -29,8 +28,6 @@ const (
 	keyCollection   = "collection"
 	keyFinishedAt   = "finished_at"
 	keyComputedAt   = "computed_at"
-	keyReplica      = "replica"
-	keyFlushedAt    = "flushed_at"
 	keyLeaseHolder  = "holder"
 	keyLeaseExpires = "expires_at"
 )
