@@ -398,6 +398,9 @@ func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadat
 		}
 		vector = v
 	}
+	if req.IncludeArchived {
+		ctx = rank.WithArchived(ctx)
+	}
 	res, err := s.cfg.Ranker.QueryAs(ctx, req.Query(vector, filter), req.Mode)
 	if err != nil {
 		return nil, err
