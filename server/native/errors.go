@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/memrank/memrank/consolidate"
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/rank"
@@ -30,6 +31,8 @@ var refusals = []struct {
 	{tenancy.ErrUnsupported, qdrantjson.ClassBadRequest, ""},
 	{rank.ErrInvalidRequest, qdrantjson.ClassBadRequest, "invalid request"},
 	{dedup.ErrNotFound, qdrantjson.ClassNotFound, "no such memory or collection"},
+	{consolidate.ErrNotFound, qdrantjson.ClassNotFound, "no such memory or collection"},
+	{consolidate.ErrInput, qdrantjson.ClassBadRequest, ""},
 	{dedup.ErrEmbedderMismatch, qdrantjson.ClassConflict, "the collection was written with another embedder (model or dimension); " +
 		"write it with that embedder, or use another collection"},
 }

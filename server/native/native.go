@@ -109,6 +109,9 @@ type Config struct {
 	Writer Writer
 	// Inspector serves /v1/memories/{id} and /v1/stats; nil: 501.
 	Inspector Inspector
+	// Review serves GET /v1/review and the archive answer of POST
+	// /v1/review/{id} (confirm and correct go to Writer); nil: 501.
+	Review Reviewer
 	// Tenancy scopes every retrieve to the request's tenant; nil or
 	// disabled: off.
 	Tenancy *tenancy.Policy
@@ -259,6 +262,8 @@ func (s *Service) Handler() http.Handler {
 	route("/v1/memories/{id}/confirm", "POST /v1/memories/{id}/confirm", s.serveConfirm)
 	route("/v1/memories/{id}/correct", "POST /v1/memories/{id}/correct", s.serveCorrect)
 	route("/v1/stats", "GET /v1/stats", s.serveStats)
+	route("/v1/review", "GET /v1/review", s.serveReview)
+	route("/v1/review/{id}", "POST /v1/review/{id}", s.serveReviewAnswer)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		qdrantjson.WriteError(w, time.Now(), qdrantjson.Errorf(qdrantjson.ClassNotFound, "no route %s %s (memrank's native API has "+
 			"POST /v1/retrieve, POST /v1/observe, GET /v1/memories/{id}, POST /v1/memories/{id}/confirm, "+
