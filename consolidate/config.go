@@ -48,6 +48,7 @@ type Config struct {
 // DefaultConfig returns the section's defaults: off, nightly.
 func DefaultConfig() Config {
 	return Config{
+		Collections:          []string{},
 		Interval:             DefaultInterval,
 		BatchSize:            DefaultBatchSize,
 		Rate:                 DefaultRate,

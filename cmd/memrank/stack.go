@@ -10,6 +10,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 
+	"github.com/memrank/memrank/consolidate"
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/internal/demo"
@@ -44,6 +45,7 @@ type stack struct {
 	embedder *embed.Service
 	judging  *dedup.Judging
 	engine   *dedup.Engine
+	upkeep   *consolidate.Job
 	native   *native.Service
 
 	life lifecycle
@@ -211,6 +213,9 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 	if s.engine, err = dedup.New(s.source, dc); err != nil {
 		return err
 	}
+	if s.upkeep, err = s.newUpkeep(codec, tel); err != nil {
+		return err
+	}
 	s.native, err = native.NewService(native.Config{
 		Ranker:         s.ranker,
 		Embedder:       s.embedder,
@@ -218,6 +223,7 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 		Embedders:      s.embedder,
 		Writer:         s.engine,
 		Inspector:      s.engine,
+		Review:         s.upkeep,
 		Ready:          s.ready,
 		Metrics:        s.tel.MetricsHandler(),
 		Tenancy:        s.policy,
