@@ -143,7 +143,16 @@ func (j *Job) Run(ctx context.Context, req Request) (Report, error) {
 	now := j.now().UTC()
 	rep := Report{Collection: req.Collection, DryRun: req.DryRun, At: now,
 		Transitions: map[string]int{}, Tiers: map[string]int{}}
-	deadline := j.compactBefore(now)
+	// Heartbeats are read once: a replica that resumes writing during the
+	// run is still safe (docs/consolidation.md), and the companion is not
+	// indexed on kind, so reading it per page would scan it per page.
+	var dead *liveness
+	if deadline := j.compactBefore(now); !deadline.IsZero() {
+		var err error
+		if dead, err = j.deadReplicas(ctx, req.Collection, deadline); err != nil {
+			return Report{}, err
+		}
+	}
 	pace := newPacer(j.cfg.Rate)
 	var offset *qdrant.PointId
 	for {
@@ -155,12 +164,6 @@ func (j *Job) Run(ctx context.Context, req Request) (Report, error) {
 				return rep, fmt.Errorf("%w: collection %s", ErrNotFound, req.Collection)
 			}
 			return rep, fmt.Errorf("consolidate: read %s: %w", req.Collection, err)
-		}
-		var dead *liveness
-		if !deadline.IsZero() {
-			if dead, err = j.deadReplicas(ctx, req.Collection, deadline); err != nil {
-				return rep, err
-			}
 		}
 		if err := j.page(ctx, req, now, pts, dead, &rep); err != nil {
 			return rep, err

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memrank/memrank/consolidate"
+	"github.com/memrank/memrank/internal/bench/consolidatebench"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/telemetry/settings"
 )
@@ -129,4 +130,31 @@ func printReport(w io.Writer, rep consolidate.Report) {
 	if !rep.DryRun {
 		fmt.Fprintf(w, "writes: %d, audit records: %d, conflicts (left for the next run): %d\n", rep.Written, rep.Audited, rep.Conflicts)
 	}
+}
+
+func newBenchConsolidateCmd(e *env) *cobra.Command {
+	var o consolidatebench.Options
+	var where consolidatebench.Embedded
+	cmd := &cobra.Command{
+		Use:   "consolidate",
+		Short: "Time the consolidation job over generated memories of realistic ages",
+		Long: `Load --memories memories (ages over two years, a mix of sources and types, a fifth read in the
+last month) into a temporary embedded store (fsync on, as in production), consolidate them once
+(the first run writes every transition and its audit record) and again at the same clock (the
+idempotent re-run writes nothing), and report time and writes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := consolidatebench.RunEmbedded(cmd.Context(), where, o)
+			if err != nil {
+				return err
+			}
+			_, err = res.WriteTo(e.stdout)
+			return err
+		},
+	}
+	cmd.Flags().IntVar(&o.Memories, "memories", 50000, "memories to consolidate")
+	cmd.Flags().IntVar(&o.BatchSize, "batch", consolidate.DefaultBatchSize, "points per page and per write batch")
+	cmd.Flags().StringVar(&where.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
+	cmd.Flags().BoolVar(&where.NoSync, "no-sync", false, "skip fsync on each commit (not durable)")
+	return cmd
 }
