@@ -40,6 +40,7 @@ var _ Store = (*qdrant.Client)(nil)
 type TenantScope interface {
 	Enabled() bool
 	PayloadKey() string
+	Value(tenant string) *qdrant.Value
 	Condition(tenant string) *qdrant.Condition
 }
 

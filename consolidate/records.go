@@ -124,16 +124,7 @@ func (j *Job) recordRun(ctx context.Context, req Request, rep Report) error {
 	}
 	if j.tenancyOn() && req.Tenant != "" {
 		// The tenant's own record is visible to the tenant only.
-		if c := j.tenant.Condition(req.Tenant); c != nil {
-			if m := c.GetField().GetMatch(); m != nil {
-				switch v := m.GetMatchValue().(type) {
-				case *qdrant.Match_Keyword:
-					p[j.tenant.PayloadKey()] = qdrant.NewValueString(v.Keyword)
-				case *qdrant.Match_Integer:
-					p[j.tenant.PayloadKey()] = qdrant.NewValueInt(v.Integer)
-				}
-			}
-		}
+		p[j.tenant.PayloadKey()] = j.tenant.Value(req.Tenant)
 	}
 	pt := &qdrant.PointStruct{Id: runID(req.Collection, req.Tenant), Vectors: qdrant.NewVectorsDense([]float32{1}), Payload: p}
 	return j.upsert(ctx, memory.AuditCollection(req.Collection), []*qdrant.PointStruct{pt})

@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/memrank/memrank/consolidate"
+	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/tenancy"
 )
 
 func TestReviewQueueAndArchive(t *testing.T) {
@@ -62,8 +65,12 @@ func TestReviewQueueAndArchive(t *testing.T) {
 		t.Errorf("%d archive records, want 1", n)
 	}
 	trail, err := h.eng.Memory(ctx, "mem", "", target)
-	if err != nil || trail.Audit[len(trail.Audit)-1].Reason != "archive" {
-		t.Errorf("the memory's trail does not end with the archive: %v", err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := trail.Audit[len(trail.Audit)-1]; last.Reason != "archive" || last.OldTier != "stale" || last.NewTier != "archived" ||
+		last.Decision != "reviewed" {
+		t.Errorf("the memory's trail ends with %+v, want the archive stale -> archived", last)
 	}
 	// A run does not bring an archived memory back; only reinforcement does.
 	if _, err := j.Run(ctx, consolidate.Request{Collection: "mem"}); err != nil {
@@ -109,5 +116,53 @@ func TestSchedulerRunsMemoryCollectionsUnderALease(t *testing.T) {
 		if err := a.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// With tenancy on, a tenant's run touches only the tenant's memories, its
+// audit records carry the tenant (so the tenant's trail shows them), and
+// the tenant's queue and archive never reach another tenant's memory.
+func TestTenantScoped(t *testing.T) {
+	h := newHarness(t)
+	policy := &tenancy.Policy{Key: "user_id", Header: "x-tenant"}
+	emb, err := embed.NewLocal(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.eng, err = dedup.New(h.client, dedup.Config{Codec: h.codec, Embedder: emb, Tenancy: policy, Now: h.clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	old := t0.Add(-5 * 365 * 24 * time.Hour)
+	ids := map[string]string{}
+	for _, tenant := range []string{"alice", "bob"} {
+		ids[tenant] = h.observe(t, dedup.Observation{Tenant: tenant, Text: text(1), Source: scoring.SourceDirect, ObservedAt: old}).MemoryID
+	}
+	cfg := consolidate.DefaultConfig()
+	cfg.Rate = 0
+	j, err := consolidate.New(h.client, consolidate.Options{Config: cfg, Codec: h.codec, Tenancy: policy, Now: h.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := j.Run(ctx, consolidate.Request{Collection: "mem", Tenant: "alice"})
+	if err != nil || rep.Memories != 1 || rep.Archived != 1 {
+		t.Fatalf("alice's run: %+v, %v", rep, err)
+	}
+	if m, _ := h.get(t, ids["bob"]); m.Tier != scoring.TierActive {
+		t.Errorf("bob's memory changed by alice's run: %s", m.Tier)
+	}
+	view, err := h.eng.Memory(ctx, "mem", "alice", ids["alice"])
+	if err != nil || view.Audit[len(view.Audit)-1].Reason != "tier" {
+		t.Errorf("alice's trail lacks the transition: %+v, %v", view.Audit, err)
+	}
+	if _, err := j.Archive(ctx, "mem", "alice", ids["bob"]); !errors.Is(err, consolidate.ErrNotFound) {
+		t.Errorf("alice archived bob's memory: %v", err)
+	}
+	if _, ok, err := j.LastRun(ctx, "mem", "alice"); err != nil || !ok {
+		t.Errorf("alice's last run: %v, %v", ok, err)
+	}
+	// The operator's run (no tenant) covers every tenant.
+	if rep, err := j.Run(ctx, consolidate.Request{Collection: "mem"}); err != nil || rep.Memories != 2 || rep.Archived != 1 {
+		t.Errorf("operator's run: %+v, %v", rep, err)
 	}
 }

@@ -283,6 +283,7 @@ func (e *Engine) readAudit(ctx context.Context, coll, tenant, id string) ([]Audi
 				Source: pl["source"].GetDoubleValue(), Extractor: pl["extractor"].GetDoubleValue(),
 				Type: pl["type"].GetDoubleValue(), Grounding: pl["grounding"].GetStringValue(),
 				Decision: Decision(pl["decision"].GetStringValue()), Related: pl["related"].GetStringValue(),
+				OldTier: pl["old_tier"].GetStringValue(), NewTier: pl["new_tier"].GetStringValue(),
 			})
 			keys = append(keys, key{pl["written_at_ns"].GetIntegerValue(), pl[auditSeq].GetIntegerValue()})
 		}

@@ -187,6 +187,12 @@ func appendAudit(b []byte, a *AuditRecord) []byte {
 		b = append(b, `,"related":`...)
 		b = qdrantjson.AppendString(b, a.Related)
 	}
+	if a.OldTier != "" || a.NewTier != "" {
+		b = append(b, `,"old_tier":`...)
+		b = qdrantjson.AppendString(b, a.OldTier)
+		b = append(b, `,"new_tier":`...)
+		b = qdrantjson.AppendString(b, a.NewTier)
+	}
 	return append(b, '}')
 }
 

@@ -120,6 +120,11 @@ type AuditRecord struct {
 	Grounding     string
 	Decision      Decision
 	Related       string // the other memory of a merge or contradiction
+	// OldTier and NewTier are a tier transition's (reason tier, written by
+	// consolidation, or archive, a reviewer's): "" on the write path's
+	// records.
+	OldTier string
+	NewTier string
 }
 
 // MemoryView is a stored memory with its audit trail, oldest first.
