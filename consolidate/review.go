@@ -84,7 +84,7 @@ func (j *Job) Review(ctx context.Context, req ReviewRequest) (ReviewQueue, error
 		f.Must = append(f.Must, s.Must...)
 	}
 	now := j.now().UTC()
-	q := ReviewQueue{Collection: req.Collection}
+	q := ReviewQueue{Collection: req.Collection, Items: []ReviewItem{}}
 	var offset *qdrant.PointId
 	for {
 		lim := uint32(j.cfg.BatchSize)
