@@ -15,11 +15,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestRunEmbedded(t *testing.T) {
 	res, err := consolidatebench.RunEmbedded(context.Background(), consolidatebench.Embedded{Dir: t.TempDir(), NoSync: true},
-		consolidatebench.Options{Memories: 2000})
+		consolidatebench.Options{Memories: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.First.Memories != 2000 || res.First.Written == 0 || res.First.Audited != res.First.Written || res.First.Archived == 0 {
+	if res.First.Memories != 1000 || res.First.Written == 0 || res.First.Audited != res.First.Written || res.First.Archived == 0 {
 		t.Errorf("first run: %+v", res.First)
 	}
 	if res.Second.Written != 0 || res.Second.Audited != 0 {
