@@ -43,6 +43,12 @@ type stored struct {
 	dirty           bool  // payload fields memrank owns rewritten
 	clearSuperseded bool  // superseded_by removed
 	mergedAccess    int64 // new access_counts._merged, when > 0 and changed
+	// loaded is the tier and retrievable read: they are written back only
+	// when this write changes them (a revival, a supersession), so a write
+	// that does not never undoes a consolidation that ran meanwhile.
+	loadedTier scoring.Tier
+	loadedRetr bool
+	revived    bool // reinforced: tier and retrievable written whatever was read
 }
 
 // scored is a tier-2 neighbour with its similarity to the observation.
@@ -119,6 +125,7 @@ func (w *write) scope() *qdrant.Filter {
 func (w *write) decode(id *qdrant.PointId, payload map[string]*qdrant.Value, vecs *qdrant.VectorsOutput) *stored {
 	st := &stored{id: id, sid: idString(id), m: w.e.codec.DecodeQdrant(payload), vec: denseVector(vecs)}
 	st.hash = st.m.Hash()
+	st.loadedTier, st.loadedRetr = st.m.Tier, st.m.Retrievable
 	return st
 }
 
@@ -368,7 +375,7 @@ func (w *write) duplicate(st *stored, tier int) {
 	before := m.LastObservedAt
 	w.addProvenance(m)
 	if independent || m.LastObservedAt.After(before) {
-		revive(m)
+		revive(st)
 	}
 	st.dirty = true
 	w.touch(st)
@@ -592,7 +599,7 @@ func (w *write) merge(win, lose *stored) {
 		setMerged(wm, win.mergedAccess)
 	}
 	lm.SupersededBy, lm.Retrievable = win.sid, false
-	revive(wm)
+	revive(win)
 	win.dirty, lose.dirty = true, true
 	w.touch(win)
 	w.touch(lose)
@@ -676,7 +683,7 @@ func (w *write) confirm(st *stored) {
 	m.Observations = next.Observations
 	m.Confidence, m.HasConfidence = next.Confidence, true
 	w.addProvenance(m)
-	revive(m)
+	revive(st)
 	st.dirty = true
 	w.touch(st)
 	w.record(st, "confirm", old, "")
@@ -721,7 +728,7 @@ func (w *write) correct(ctx context.Context) error {
 		}
 	}
 	w.resolve(win, target, true)
-	revive(&win.m)
+	revive(win)
 	w.out.Decision = DecisionCorrected
 	return nil
 }
@@ -731,9 +738,10 @@ func (w *write) correct(ctx context.Context) error {
 // write path still matches archived memories, so seeing the fact again
 // brings it back instead of making a duplicate. A superseded memory stays
 // out.
-func revive(m *memory.Memory) {
-	if m.SupersededBy == "" {
-		m.Tier, m.Retrievable = scoring.TierActive, true
+func revive(st *stored) {
+	if st.m.SupersededBy == "" {
+		st.m.Tier, st.m.Retrievable = scoring.TierActive, true
+		st.revived = true
 	}
 }
 
@@ -822,6 +830,11 @@ func (w *write) ops() []*qdrant.PointsUpdateOperation {
 		}
 		delete(payload, w.key(memory.FieldAccessCounts))
 		delete(payload, w.key(memory.FieldLastAccessedAt))
+		if !st.revived && st.m.Tier == st.loadedTier && st.m.Retrievable == st.loadedRetr {
+			// Consolidation's keys between reinforcements (docs/consolidation.md).
+			delete(payload, w.key(memory.FieldTier))
+			delete(payload, w.key(memory.FieldRetrievable))
+		}
 		sel := qdrant.NewPointsSelector(st.id)
 		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
 			Payload: payload, PointsSelector: sel}))
