@@ -138,9 +138,6 @@ func (j *Job) Run(ctx context.Context, req Request) (Report, error) {
 	if req.Collection == "" || memory.IsAuditCollection(req.Collection) {
 		return Report{}, fmt.Errorf("%w: %q is not a memory collection", ErrInput, req.Collection)
 	}
-	if j.tenancyOn() && req.Tenant != "" && j.tenant.Condition(req.Tenant) == nil {
-		return Report{}, fmt.Errorf("%w: tenant", ErrInput)
-	}
 	now := j.now().UTC()
 	rep := Report{Collection: req.Collection, DryRun: req.DryRun, At: now,
 		Transitions: map[string]int{}, Tiers: map[string]int{}}

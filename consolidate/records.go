@@ -131,8 +131,10 @@ func (j *Job) recordRun(ctx context.Context, req Request, rep Report) error {
 }
 
 // ReadLastRun reads the record of a collection's last completed run
-// (tenant "": the operator's run over every tenant). ok is false when the
-// collection was never consolidated.
+// (tenant "": the operator's run over every tenant, which is what `serve`'s
+// schedule and `memrank consolidate` without --tenant write; a tenant sees
+// the later of its own and that one). ok is false when the collection was
+// never consolidated.
 func ReadLastRun(ctx context.Context, r Reader, coll, tenant string) (run LastRun, ok bool, err error) {
 	pts, err := r.Get(ctx, &qdrant.GetPoints{CollectionName: memory.AuditCollection(coll),
 		Ids: []*qdrant.PointId{runID(coll, tenant)}, WithPayload: qdrant.NewWithPayload(true)})

@@ -111,9 +111,7 @@ func (j *Job) Review(ctx context.Context, req ReviewRequest) (ReviewQueue, error
 	})
 	q.Total = len(q.Items)
 	q.Items = q.Items[:min(limit, len(q.Items))]
-	if run, ok, err := j.LastRun(ctx, req.Collection, req.Tenant); err == nil && ok {
-		q.ConsolidatedAt = run.ComputedAt
-	}
+	q.ConsolidatedAt = j.consolidatedAt(ctx, req.Collection, req.Tenant)
 	return q, nil
 }
 
@@ -214,4 +212,21 @@ func parseID(s string) (*qdrant.PointId, error) {
 		return nil, fmt.Errorf("%w: id %.80q is neither an unsigned integer nor a UUID", ErrInput, s)
 	}
 	return qdrant.NewID(u.String()), nil
+}
+
+// consolidatedAt is when the tiers a tenant sees were computed: the later
+// of the tenant's own run and the operator's run over every tenant (zero
+// when neither ran, or the record cannot be read: the queue is still
+// answered).
+func (j *Job) consolidatedAt(ctx context.Context, coll, tenant string) time.Time {
+	var at time.Time
+	for _, t := range []string{tenant, ""} {
+		if run, ok, err := j.LastRun(ctx, coll, t); err == nil && ok && run.ComputedAt.After(at) {
+			at = run.ComputedAt
+		}
+		if t == "" {
+			break
+		}
+	}
+	return at
 }

@@ -161,8 +161,14 @@ func TestTenantScoped(t *testing.T) {
 	if _, ok, err := j.LastRun(ctx, "mem", "alice"); err != nil || !ok {
 		t.Errorf("alice's last run: %v, %v", ok, err)
 	}
+	if q, err := j.Review(ctx, consolidate.ReviewRequest{Collection: "mem", Tenant: "bob"}); err != nil || !q.ConsolidatedAt.IsZero() {
+		t.Errorf("bob's queue before any run covering bob: %v, %v", q.ConsolidatedAt, err)
+	}
 	// The operator's run (no tenant) covers every tenant.
 	if rep, err := j.Run(ctx, consolidate.Request{Collection: "mem"}); err != nil || rep.Memories != 2 || rep.Archived != 1 {
 		t.Errorf("operator's run: %+v, %v", rep, err)
+	}
+	if q, err := j.Review(ctx, consolidate.ReviewRequest{Collection: "mem", Tenant: "bob"}); err != nil || !q.ConsolidatedAt.Equal(t0) {
+		t.Errorf("bob's queue after the operator's run: consolidated at %v, %v", q.ConsolidatedAt, err)
 	}
 }
