@@ -160,7 +160,7 @@ func auditRecordOf(pl map[string]*qdrant.Value) AuditRecord {
 		Type: pl["type"].GetDoubleValue(), Grounding: pl["grounding"].GetStringValue(),
 		Decision: Decision(pl["decision"].GetStringValue()), Related: pl["related"].GetStringValue(),
 		Attribution: pl["attribution"].GetStringValue(), AttributionFrom: pl["attribution_from"].GetStringValue(),
-		Note: pl["note"].GetStringValue(),
+		Note: pl["note"].GetStringValue(), OldTier: pl["old_tier"].GetStringValue(), NewTier: pl["new_tier"].GetStringValue(),
 	}
 	readEvidence(pl, &r)
 	return r

@@ -121,6 +121,10 @@ type Config struct {
 	Tenancy TenantScope
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// TiersAsOf says when a collection's stored tiers were last computed
+	// (the last consolidation the tenant sees), for /v1/stats; ok false:
+	// never. nil: unknown, and stats say so.
+	TiersAsOf func(ctx context.Context, collection, tenant string) (at time.Time, ok bool, err error)
 
 	// Telemetry is where the write path's logs, spans and metrics go; nil
 	// members record nothing.

@@ -234,6 +234,12 @@ func appendAudit(b []byte, a *AuditRecord) []byte {
 			b = qdrantjson.AppendString(b, kv[1])
 		}
 	}
+	if a.OldTier != "" || a.NewTier != "" {
+		b = append(b, `,"old_tier":`...)
+		b = qdrantjson.AppendString(b, a.OldTier)
+		b = append(b, `,"new_tier":`...)
+		b = qdrantjson.AppendString(b, a.NewTier)
+	}
 	return append(b, '}')
 }
 

@@ -465,6 +465,7 @@ func (r *replayer) rebuilt(ctx context.Context, cur *stored, st *replayState) (*
 		}
 	}
 	out := &stored{id: cur.id, sid: cur.sid, m: m, hash: cur.hash, dirty: true,
+		loadedTier: cur.loadedTier, loadedRetr: cur.loadedRetr,
 		clearFlags: len(cur.m.Flags) > 0 && len(m.Flags) == 0}
 	switch {
 	case m.SupersededBy != "":

@@ -99,7 +99,7 @@ func (e *Engine) stats(ctx context.Context, collection, tenant string, scan bool
 	if scan {
 		return st, e.scanStats(ctx, collection, base, &st)
 	}
-	return st, e.countedStats(ctx, collection, base, &st)
+	return st, e.countedStats(ctx, collection, tenant, base, &st)
 }
 
 // scanStats fills st from every point's payload, scored at the engine's
@@ -111,6 +111,9 @@ func (e *Engine) scanStats(ctx context.Context, collection string, base []*qdran
 	}
 	now := e.cfg.Now()
 	st.Method = "scanned"
+	for _, b := range []scoring.Bucket{scoring.BucketHigh, scoring.BucketMedium, scoring.BucketLow} {
+		st.Buckets[b.String()] = 0 // as the counted answer: every bucket, empty or not
+	}
 	st.TiersAsOf = now
 	st.Histogram = make([]int, 10)
 	var sum float64
@@ -135,11 +138,12 @@ func (e *Engine) scanStats(ctx context.Context, collection string, base []*qdran
 			}
 			in := e.codec.Inputs(&m)
 			s := e.params.Evaluate(&in, 1, now)
-			st.Tiers[s.Tier.String()]++
-			if s.Tier == scoring.TierArchived {
+			if archivedNow(&m, &s) {
+				st.Tiers[scoring.TierArchived.String()]++
 				st.Archived++
 				continue
 			}
+			st.Tiers[s.Tier.String()]++
 			st.Memories++
 			if in.Unscored {
 				st.Buckets["unscored"]++
@@ -162,6 +166,17 @@ func (e *Engine) scanStats(ctx context.Context, collection string, base []*qdran
 		st.Average = sum / float64(scored)
 	}
 	return nil
+}
+
+// archivedNow is consolidation's verdict (docs/consolidation.md), which is
+// the read path's: a memory stored archived or not retrievable, past its
+// decay floor, or below the stale tier is archived.
+func archivedNow(m *memory.Memory, s *scoring.Score) bool {
+	if m.Unscored() {
+		return false
+	}
+	return m.Tier == scoring.TierArchived || !m.Retrievable ||
+		!s.Flags.Has(scoring.FlagRetrievable) || s.Tier == scoring.TierArchived
 }
 
 // scrollPage reads one page and the offset of the next (nil at the end).

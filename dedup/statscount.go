@@ -35,7 +35,7 @@ type countJob struct {
 }
 
 // countedStats fills st from indexed counts.
-func (e *Engine) countedStats(ctx context.Context, collection string, base []*qdrant.Condition, st *Stats) error {
+func (e *Engine) countedStats(ctx context.Context, collection, tenant string, base []*qdrant.Condition, st *Stats) error {
 	k := func(f memory.Field) string { return e.codec.Key(f) }
 	// Superseded memories are the ones not retrievable and not archived:
 	// the write path sets retrievable false when it supersedes one, and
@@ -109,6 +109,15 @@ func (e *Engine) countedStats(ctx context.Context, collection string, base []*qd
 		st.Types["unscored"] = unscored
 	}
 	st.fromEdges(scored, edges, atLeast, e.params.StatsMedium, e.params.StatsHigh)
+	if e.cfg.TiersAsOf != nil {
+		at, ok, err := e.cfg.TiersAsOf(ctx, collection, tenant)
+		if err != nil {
+			return fmt.Errorf("dedup: when the tiers of %s were computed: %w", collection, err)
+		}
+		if ok {
+			st.TiersAsOf = at
+		}
+	}
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/scoring"
 )
 
 // fillStatsCollection writes n memories of every kind /v1/stats tells
@@ -56,7 +57,7 @@ func fillStatsCollection(t *testing.T, h *harness, coll string, n int, tenant st
 			if m.SupersededBy == "" { // consolidation leaves superseded memories alone
 				stored := h.codec.DecodeQdrant(payload)
 				in := h.codec.Inputs(&stored)
-				payload["tier"] = qdrant.NewValueString(params.Evaluate(&in, 1, now).Tier.String())
+				payload["tier"], payload["retrievable"] = consolidated(params.Evaluate(&in, 1, now))
 			}
 		}
 		pts = append(pts, &qdrant.PointStruct{Id: qdrant.NewIDNum(uint64(1000 + i)), Vectors: qdrant.NewVectorsDense(make([]float32, 256)), Payload: payload})
@@ -118,4 +119,13 @@ func TestCountedStatsMatchScan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// consolidated is what consolidation stores for a score: archived and not
+// retrievable past the decay floor or below the stale tier, else the tier.
+func consolidated(s scoring.Score) (tier, retrievable *qdrant.Value) {
+	if !s.Flags.Has(scoring.FlagRetrievable) || s.Tier == scoring.TierArchived {
+		return qdrant.NewValueString("archived"), qdrant.NewValueBool(false)
+	}
+	return qdrant.NewValueString(s.Tier.String()), qdrant.NewValueBool(true)
 }

@@ -159,6 +159,11 @@ type AuditRecord struct {
 	// Note says what an evidence rule did (a hearsay cap, a flag, a
 	// corroboration boost, a contradiction penalty).
 	Note string
+	// OldTier and NewTier are a tier transition's (reason tier, written by
+	// consolidation, or archive, a reviewer's): "" on the write path's
+	// records.
+	OldTier string
+	NewTier string
 }
 
 // MemoryView is a stored memory with its audit trail, oldest first.

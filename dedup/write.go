@@ -45,6 +45,12 @@ type stored struct {
 	clearFlags      bool  // flags removed (a forget took the memory back below a flag)
 	mergedAccess    int64 // new access_counts._merged, when > 0 and changed
 	usesOnly        bool  // only uses and last_used_at rewritten (a use)
+	// loaded is the tier and retrievable read: they are written back only
+	// when this write changes them (a revival, a supersession), so a write
+	// that does not never undoes a consolidation that ran meanwhile.
+	loadedTier scoring.Tier
+	loadedRetr bool
+	revived    bool // reinforced: tier and retrievable written whatever was read
 }
 
 // scored is a tier-2 neighbour with its similarity to the observation.
@@ -127,6 +133,7 @@ func (w *write) scope() *qdrant.Filter {
 func (w *write) decode(id *qdrant.PointId, payload map[string]*qdrant.Value, vecs *qdrant.VectorsOutput) *stored {
 	st := &stored{id: id, sid: idString(id), m: w.e.codec.DecodeQdrant(payload), vec: denseVector(vecs)}
 	st.hash = st.m.Hash()
+	st.loadedTier, st.loadedRetr = st.m.Tier, st.m.Retrievable
 	return st
 }
 
@@ -405,7 +412,11 @@ func (w *write) duplicate(st *stored, tier int) {
 		next.Confidence = old.Confidence
 	}
 	m.Confidence, m.HasConfidence = next.Confidence, true
+	before := m.LastObservedAt
 	w.addProvenance(m)
+	if independent || m.LastObservedAt.After(before) {
+		revive(st)
+	}
 	st.dirty = true
 	w.touch(st)
 	reason, d := "restatement", DecisionRestatement
@@ -650,6 +661,7 @@ func (w *write) merge(win, lose *stored) {
 		setMerged(wm, win.mergedAccess)
 	}
 	lm.SupersededBy, lm.Retrievable = win.sid, false
+	revive(win)
 	win.dirty, lose.dirty = true, true
 	w.touch(win)
 	w.touch(lose)
@@ -743,6 +755,7 @@ func (w *write) confirm(st *stored) {
 	m.Observations = next.Observations
 	m.Confidence, m.HasConfidence = next.Confidence, true
 	w.addProvenance(m)
+	revive(st)
 	st.dirty = true
 	w.touch(st)
 	w.record(st, "confirm", old, "")
@@ -787,8 +800,21 @@ func (w *write) correct(ctx context.Context) error {
 		}
 	}
 	w.resolve(win, target, true)
+	revive(win)
 	w.out.Decision = DecisionCorrected
 	return nil
+}
+
+// revive makes a reinforced memory active and retrievable again
+// (docs/consolidation.md): consolidation may have archived it, and the
+// write path still matches archived memories, so seeing the fact again
+// brings it back instead of making a duplicate. A superseded memory stays
+// out.
+func revive(st *stored) {
+	if st.m.SupersededBy == "" {
+		st.m.Tier, st.m.Retrievable = scoring.TierActive, true
+		st.revived = true
+	}
 }
 
 func (w *write) touch(st *stored) {
@@ -904,6 +930,11 @@ func (w *write) ops() []*qdrant.PointsUpdateOperation {
 		// Uses belong to the used path, which writes them alone.
 		delete(payload, w.key(memory.FieldUses))
 		delete(payload, w.key(memory.FieldLastUsedAt))
+		if !st.revived && st.m.Tier == st.loadedTier && st.m.Retrievable == st.loadedRetr {
+			// Consolidation's keys between reinforcements (docs/consolidation.md).
+			delete(payload, w.key(memory.FieldTier))
+			delete(payload, w.key(memory.FieldRetrievable))
+		}
 		sel := qdrant.NewPointsSelector(st.id)
 		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
 			Payload: payload, PointsSelector: sel}))

@@ -123,7 +123,7 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 	w.dropped = w.dropped[:0]
 	for _, s := range w.scores {
 		m := &w.mems[s.Seq]
-		if m.Exclusion(s) != "" {
+		if m.Exclusion(s) != "" && (m.SupersededBy != "" || !includesArchived(ctx)) {
 			reason := exclusionReason(m, s)
 			excluded[reason]++
 			w.dropped = append(w.dropped, droppedSeq{s.Seq, exclusionReasons[reason]})
@@ -275,6 +275,7 @@ func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan
 		Score:       l.ret,
 		Guard:       w.decision[i],
 		Explanation: r.params.Explain(&w.ins[i], l.score, w.bases[i], now),
+		Archived:    w.mems[i].Exclusion(l.score), // "" unless archived ones were asked for
 	}
 	if len(l.folded) > 0 {
 		e.FoldedIDs = make([]*qdrant.PointId, len(l.folded))

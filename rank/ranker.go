@@ -452,7 +452,7 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 	}
 	for i := range leaders {
 		res.Points[i], res.Explanations[i] = r.output(w, &leaders[i], points, p, now)
-		if record {
+		if record && res.Explanations[i].Archived == "" {
 			r.record(req.GetCollectionName(), w, &leaders[i], points)
 		}
 	}

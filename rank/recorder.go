@@ -210,6 +210,9 @@ type Recorder struct {
 	// of other replica ids, kept for them.
 	spoolLoaded  bool
 	spoolForeign [][]byte
+	// beats is when this replica last wrote its heartbeat to each
+	// collection's companion.
+	beats map[string]time.Time
 
 	flushMu sync.Mutex
 
@@ -259,7 +262,7 @@ func NewRecorder(dst Payloads, cfg RecorderConfig) (*Recorder, error) {
 		log:     cfg.Telemetry.Logger,
 		tracer:  cfg.Telemetry.TracerProvider.Tracer(instrumentation),
 		pending: make(map[recKey]*pendingEntry),
-		known:   newLRU[recKey, int64](cfg.MaxKnown, 0),
+		known:   newLRU[recKey, int64](cfg.MaxKnown, knownTTL),
 		stop:    make(chan struct{}),
 	}
 	m := cfg.Telemetry.MeterProvider.Meter(instrumentation)
@@ -500,6 +503,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 
+	r.heartbeat(ctx, batch, errs, now)
 	ok := len(batch) - failed - gone
 	r.stats.written.Add(int64(ok))
 	r.stats.failed.Add(int64(failed))

@@ -91,6 +91,10 @@ type Explanation struct {
 	JudgeNote      string
 	// Problems are the memory's payload decoding problems.
 	Problems []string
+	// Archived says why the memory is archived (stored as archived or not
+	// retrievable, or past its decay floor); "" for a live memory. Only a
+	// query under WithArchived returns archived memories.
+	Archived string
 }
 
 // Why a request was passed through un-reranked.

@@ -385,11 +385,23 @@ func (c *collection) filterSlots(ctx context.Context, f node, pts *bolt.Bucket) 
 		out.and(b)
 		return out, nil
 	}
+	// The conditions of a must that the indexes (or has_id) answer narrow
+	// the points the rest is evaluated on: a compare-and-set selecting one
+	// id with a few unindexed conditions reads one payload, not every one.
+	cand := c.live
+	if and, ok := f.(andNode); ok {
+		for _, child := range and {
+			if b, ok := bitsOf(child, c); ok {
+				cand = append(bitset(nil), cand...)
+				cand.and(b)
+			}
+		}
+	}
 	out := newBitset(len(c.ids))
 	var ferr error
 	i := 0
 	e := evalCtx{pts: pts, dim: c.dim, ctx: ctx}
-	c.live.each(0, uint32(len(c.ids)), func(slot uint32) {
+	cand.each(0, uint32(len(c.ids)), func(slot uint32) {
 		if ferr != nil {
 			return
 		}

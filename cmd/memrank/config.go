@@ -11,6 +11,7 @@ import (
 	"github.com/memrank/memrank/admission"
 	"github.com/memrank/memrank/config"
 	"github.com/memrank/memrank/config/check"
+	"github.com/memrank/memrank/consolidate"
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
@@ -49,6 +50,8 @@ type Config struct {
 	PayloadKeys memory.Keys         `koanf:"payload_keys"`
 	Telemetry   telemetry.Config    `koanf:"telemetry"`
 	Shutdown    Shutdown            `koanf:"shutdown"`
+	// Consolidation is the upkeep job (docs/consolidation.md).
+	Consolidation consolidate.Config `koanf:"consolidation"`
 }
 
 // Listen holds the addresses memrank serves on, and their TLS.
@@ -110,6 +113,8 @@ func defaultConfig() Config {
 		PayloadKeys: memory.DefaultKeys(),
 		Telemetry:   telemetry.DefaultConfig(),
 		Shutdown:    Shutdown{Drain: 3 * time.Second, Grace: 10 * time.Second},
+
+		Consolidation: consolidate.DefaultConfig(),
 	}
 }
 

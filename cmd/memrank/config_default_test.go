@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memrank/memrank/admission"
+	"github.com/memrank/memrank/consolidate"
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
@@ -87,6 +88,8 @@ func TestDefault(t *testing.T) {
 		},
 		Telemetry: telemetry.Config{ServiceName: "memrank", LogLevel: "info", LogFormat: "json"},
 		Shutdown:  Shutdown{Drain: 3 * time.Second, Grace: 10 * time.Second},
+		Consolidation: consolidate.Config{Collections: []string{}, Interval: 24 * time.Hour, BatchSize: 256, Rate: 2000,
+			CompactReplicasAfter: 7 * 24 * time.Hour, Lease: time.Hour, Timeout: 30 * time.Second},
 	}
 	if diff := cmp.Diff(want, defaultConfig()); diff != "" {
 		t.Errorf("defaultConfig() differs from the schema's defaults (-want +got):\n%s", diff)

@@ -186,6 +186,9 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	if err := s.life.start(runCtx, "servers", servers); err != nil {
 		return err
 	}
+	if err := s.startUpkeep(runCtx); err != nil {
+		return err
+	}
 	s.announce(e.stderr, httpLis.Addr(), grpcLis.Addr(), loadDemo)
 
 	<-runCtx.Done()

@@ -10,6 +10,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 
+	"github.com/memrank/memrank/consolidate"
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/internal/demo"
@@ -44,6 +45,7 @@ type stack struct {
 	embedder *embed.Service
 	judging  *dedup.Judging
 	engine   *dedup.Engine
+	upkeep   *consolidate.Job
 	native   *native.Service
 
 	life lifecycle
@@ -206,10 +208,17 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 	dc.Codec, dc.Embedder, dc.Embedders, dc.Judging = codec, s.embedder, s.embedder, s.judging
 	dc.Telemetry = tel
 	dc.Forget = c.Forget
+	dc.TiersAsOf = func(ctx context.Context, coll, tenant string) (time.Time, bool, error) {
+		run, ok, err := consolidate.ReadLastRun(ctx, s.source, coll, tenant)
+		return run.ComputedAt, ok, err
+	}
 	if s.policy.Enabled() {
 		dc.Tenancy = s.policy
 	}
 	if s.engine, err = dedup.New(s.source, dc); err != nil {
+		return err
+	}
+	if s.upkeep, err = s.newUpkeep(codec, tel); err != nil {
 		return err
 	}
 	s.native, err = native.NewService(native.Config{
@@ -220,6 +229,7 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 		Writer:         s.engine,
 		Inspector:      s.engine,
 		Forgetter:      s.engine,
+		Review:         s.upkeep,
 		Ready:          s.ready,
 		Metrics:        s.tel.MetricsHandler(),
 		Tenancy:        s.policy,

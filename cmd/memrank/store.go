@@ -173,6 +173,7 @@ bytes, RSS, and the time to reopen the store.`,
 	st.Flags().IntVar(&o.Limit, "limit", d.Limit, "top-k of each query")
 	st.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
 	cmd.AddCommand(st, newBenchProxyCmd(e), newBenchObserveCmd(e), newBenchLoadCmd(e), newBenchStatsCmd(e))
+	cmd.AddCommand(newBenchConsolidateCmd(e))
 	return cmd
 }
 

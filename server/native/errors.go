@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/memrank/memrank/consolidate"
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/rank"
@@ -31,6 +32,8 @@ var refusals = []struct {
 	{rank.ErrInvalidRequest, qdrantjson.ClassBadRequest, "invalid request"},
 	{dedup.ErrNotFound, qdrantjson.ClassNotFound, "no such memory or collection"},
 	{dedup.ErrTooLarge, qdrantjson.ClassBadRequest, "more memories or audit records than one forget may change (100,000 memories, 10,000 audit records per memory)"},
+	{consolidate.ErrNotFound, qdrantjson.ClassNotFound, "no such memory or collection"},
+	{consolidate.ErrInput, qdrantjson.ClassBadRequest, ""},
 	{dedup.ErrEmbedderMismatch, qdrantjson.ClassConflict, "the collection was written with another embedder (model or dimension); " +
 		"write it with that embedder, or use another collection"},
 }

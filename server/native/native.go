@@ -116,6 +116,9 @@ type Config struct {
 	// Forgetter serves DELETE /v1/sessions/{id} and DELETE
 	// /v1/memories/{id}; nil: 501.
 	Forgetter Forgetter
+	// Review serves GET /v1/review and the archive answer of POST
+	// /v1/review/{id} (confirm and correct go to Writer); nil: 501.
+	Review Reviewer
 	// Tenancy scopes every retrieve to the request's tenant; nil or
 	// disabled: off.
 	Tenancy *tenancy.Policy
@@ -269,6 +272,8 @@ func (s *Service) Handler() http.Handler {
 	route("/v1/memories/{id}/used", "POST /v1/memories/{id}/used", s.serveUsed)
 	route("/v1/memories/used", "POST /v1/memories/used", s.serveUsedBatch)
 	route("/v1/stats", "GET /v1/stats", s.serveStats)
+	route("/v1/review", "GET /v1/review", s.serveReview)
+	route("/v1/review/{id}", "POST /v1/review/{id}", s.serveReviewAnswer)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		qdrantjson.WriteError(w, time.Now(), qdrantjson.Errorf(qdrantjson.ClassNotFound, "no route %s %s (memrank's native API has "+
 			"POST /v1/retrieve, POST /v1/observe, GET /v1/memories/{id}, POST /v1/memories/{id}/confirm, "+
@@ -407,6 +412,9 @@ func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadat
 			return nil, err
 		}
 		vector = v
+	}
+	if req.IncludeArchived {
+		ctx = rank.WithArchived(ctx)
 	}
 	res, err := s.cfg.Ranker.QueryAs(ctx, req.Query(vector, filter), req.Mode)
 	if err != nil {

@@ -28,8 +28,9 @@ const (
 //	 "score_threshold": 0.2,                 // optional: on the similarity, as Qdrant applies it
 //	 "explain": true,                        // default true: every factor per result
 //	 "with_payload": true,                   // default true; or a list of keys to include
-//	 "mode": "off"}                          // optional: off (the store's own answer) or auto (the
+//	 "mode": "off",                          // optional: off (the store's own answer) or auto (the
 //	                                         // collection's mode), this request only
+//	 "include_archived": true}               // optional: archived and decayed memories too, marked
 type RetrieveRequest struct {
 	Collection     string
 	Vector         []float32 // set when the caller sent a vector
@@ -45,9 +46,12 @@ type RetrieveRequest struct {
 	// Mode replaces the collection's read-path mode for this request
 	// (rank.ModeAuto: the configured one).
 	Mode rank.Mode
+	// IncludeArchived returns archived and decayed memories too, marked
+	// archived (docs/consolidation.md); superseded ones stay out.
+	IncludeArchived bool
 }
 
-var retrieveFields = []string{"collection", "vector", "text", "using", "filter", "limit", "offset", "score_threshold", "explain", "with_payload", "mode"}
+var retrieveFields = []string{"collection", "vector", "text", "using", "filter", "limit", "offset", "score_threshold", "explain", "with_payload", "mode", "include_archived"}
 
 // DecodeRetrieveRequest parses and validates a /v1/retrieve body with the
 // REST front's parser, so that a body that is not JSON, an unknown or
@@ -86,6 +90,12 @@ func DecodeRetrieveRequest(body []byte) (*RetrieveRequest, error) {
 			return nil, qdrantjson.FormatError("explain", "want true or false")
 		}
 		req.Explain = ev.Bool
+	}
+	if av, ok := o.Get("include_archived"); ok {
+		if av.Kind != qdrantjson.KindBool {
+			return nil, qdrantjson.FormatError("include_archived", "want true or false")
+		}
+		req.IncludeArchived = av.Bool
 	}
 	if pv, ok := o.Get("with_payload"); ok {
 		if req.WithPayload, err = qdrantjson.WithPayload(pv, "with_payload"); err != nil {

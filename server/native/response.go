@@ -167,22 +167,25 @@ type Result struct {
 	// Confidence and Bucket are null for an unscored point (one carrying
 	// none of the confidence fields: a foreign point, never gated). Every
 	// factor is null when the request was passed through (Reranked false).
-	Confidence     *Float          `json:"confidence"`
-	Freshness      *Float          `json:"freshness"`
-	AccessCount    *int64          `json:"access_count"`
-	AccessBoost    *Float          `json:"access_boost"`
-	Render         bool            `json:"render"`
-	BelowGate      bool            `json:"below_gate"`
-	Tier           *string         `json:"tier"`
-	Bucket         *string         `json:"bucket"`
-	Retrievable    bool            `json:"retrievable"`
-	Protected      bool            `json:"protected"`
-	FoldedIDs      []PointID       `json:"folded_ids"`
-	Dedup          *string         `json:"dedup"` // how duplicates were folded: text_hash, vector, judge_cache; null: none
-	JudgeConsulted bool            `json:"judge_consulted"`
-	Problems       []string        `json:"problems"`
-	Payload        json.RawMessage `json:"payload,omitempty"`
-	Explanation    *Explanation    `json:"explanation,omitempty"`
+	Confidence     *Float    `json:"confidence"`
+	Freshness      *Float    `json:"freshness"`
+	AccessCount    *int64    `json:"access_count"`
+	AccessBoost    *Float    `json:"access_boost"`
+	Render         bool      `json:"render"`
+	BelowGate      bool      `json:"below_gate"`
+	Tier           *string   `json:"tier"`
+	Bucket         *string   `json:"bucket"`
+	Retrievable    bool      `json:"retrievable"`
+	Protected      bool      `json:"protected"`
+	FoldedIDs      []PointID `json:"folded_ids"`
+	Dedup          *string   `json:"dedup"` // how duplicates were folded: text_hash, vector, judge_cache; null: none
+	JudgeConsulted bool      `json:"judge_consulted"`
+	Problems       []string  `json:"problems"`
+	// Archived says why an archived memory is in the answer (only with
+	// include_archived): stored as archived, past its decay floor, ...
+	Archived    string          `json:"archived,omitempty"`
+	Payload     json.RawMessage `json:"payload,omitempty"`
+	Explanation *Explanation    `json:"explanation,omitempty"`
 }
 
 // Explanation is every factor behind a score (scoring.Explanation). Values
@@ -341,6 +344,10 @@ func buildResults(res *rank.Result, explain bool) []Result {
 		r.Freshness, r.AccessBoost, r.AccessCount, r.Tier = &fresh, &boost, &count, &tier
 		r.Render, r.BelowGate = x.Render, x.BelowGate
 		r.Retrievable, r.Protected = x.Retrievable, x.Protected
+		if r.Archived = e.Archived; r.Archived != "" {
+			archived := "archived"
+			r.Tier, r.Retrievable = &archived, false
+		}
 		for _, id := range e.FoldedIDs {
 			r.FoldedIDs = append(r.FoldedIDs, NewPointID(id))
 		}

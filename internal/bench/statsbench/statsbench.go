@@ -184,7 +184,13 @@ func load(ctx context.Context, client *qdrant.Client, eng *dedup.Engine, codec *
 			if m.SupersededBy == "" {
 				stored := codec.DecodeQdrant(payload)
 				in := codec.Inputs(&stored)
-				payload[codec.Key(memory.FieldTier)] = qdrant.NewValueString(params.Evaluate(&in, 1, now).Tier.String())
+				s := params.Evaluate(&in, 1, now)
+				tier, retrievable := s.Tier, true
+				if !s.Flags.Has(scoring.FlagRetrievable) || s.Tier == scoring.TierArchived {
+					tier, retrievable = scoring.TierArchived, false // as consolidation stores it
+				}
+				payload[codec.Key(memory.FieldTier)] = qdrant.NewValueString(tier.String())
+				payload[codec.Key(memory.FieldRetrievable)] = qdrant.NewValueBool(retrievable)
 			}
 			vec := make([]float32, dims)
 			vec[i%dims] = 1

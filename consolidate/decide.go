@@ -1,0 +1,251 @@
+package consolidate
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/scoring"
+)
+
+// state is what the job materialises: the tier and retrievable keys.
+type state struct {
+	tier        scoring.Tier
+	retrievable bool
+}
+
+func (s state) String() string { return s.tier.String() }
+
+// change is one memory's transition, with the raw values it was decided
+// from: the write only applies while they are unchanged.
+type change struct {
+	id    *qdrant.PointId
+	sid   string
+	from  state
+	to    state
+	basis map[string]*qdrant.Value // key -> the stored value (nil: absent)
+	// materialise: the stored keys are absent or unreadable although their
+	// defaults equal the target; written, not audited.
+	materialise bool
+	tenant      *qdrant.Value // the tenancy key's value, copied onto the audit record
+	confidence  float64
+	n           int
+	reason      string // audit reason: "tier", or "archive" for a review answer
+}
+
+func (c change) label() string { return c.from.String() + "->" + c.to.String() }
+
+// basisFields are the keys whose change between the read and the write
+// means the decision is out of date: the write path's reinforcement, an
+// access, a supersession, another replica's write.
+var basisFields = []memory.Field{memory.FieldTier, memory.FieldRetrievable, memory.FieldSupersededBy,
+	memory.FieldConfidence, memory.FieldObservations, memory.FieldLastObservedAt, memory.FieldCreatedAt,
+	memory.FieldLastAccessedAt}
+
+// decide computes a memory's state at now as the read path would exclude
+// or keep it. ok is false for points the job never writes: unscored or
+// foreign points, and superseded memories (never un-superseded).
+func (j *Job) decide(p *qdrant.RetrievedPoint, now time.Time) (change, bool) {
+	payload := p.GetPayload()
+	m := j.codec.DecodeQdrant(payload)
+	if m.Unscored() || !m.IsRecord() || m.SupersededBy != "" {
+		return change{}, false
+	}
+	in := j.codec.Inputs(&m)
+	s := j.params.Evaluate(&in, 1, now)
+	c := change{id: p.GetId(), sid: idString(p.GetId()), from: state{m.Tier, m.Retrievable},
+		confidence: s.Confidence, n: m.Observations, reason: "tier"}
+	switch {
+	case m.Tier == scoring.TierArchived || !m.Retrievable:
+		// Archived stays archived (a review's archive included) until the
+		// write path reinforces the memory; a memory another writer took out
+		// of answers is archived with it.
+		c.to = state{scoring.TierArchived, false}
+	case !s.Flags.Has(scoring.FlagRetrievable) || s.Tier == scoring.TierArchived:
+		c.to = state{scoring.TierArchived, false}
+	default:
+		c.to = state{s.Tier, true}
+	}
+	c.materialise = !m.Present.Has(memory.FieldTier) || !m.Present.Has(memory.FieldRetrievable)
+	c.basis = j.basis(payload)
+	if j.tenancyOn() {
+		c.tenant = payload[j.tenant.PayloadKey()]
+	}
+	return c, true
+}
+
+func (j *Job) basis(payload map[string]*qdrant.Value) map[string]*qdrant.Value {
+	b := make(map[string]*qdrant.Value, len(basisFields))
+	for _, f := range basisFields {
+		k := j.codec.Key(f)
+		b[k] = payload[k]
+	}
+	return b
+}
+
+// selector selects the point only while every basis value is unchanged: a
+// compare-and-set. A value no condition can express (an object or a list)
+// is left out of the condition.
+func selector(id *qdrant.PointId, basis map[string]*qdrant.Value) *qdrant.PointsSelector {
+	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewHasID(id)}}
+	for k, v := range basis {
+		if c := equals(k, v); c != nil {
+			f.Must = append(f.Must, c)
+		}
+	}
+	return qdrant.NewPointsSelectorFilter(f)
+}
+
+// equals is the condition "key holds v" (v nil or null: absent or null).
+func equals(key string, v *qdrant.Value) *qdrant.Condition {
+	switch k := v.GetKind().(type) {
+	case nil, *qdrant.Value_NullValue:
+		return qdrant.NewIsEmpty(key)
+	case *qdrant.Value_StringValue:
+		return qdrant.NewMatchKeyword(key, k.StringValue)
+	case *qdrant.Value_IntegerValue:
+		return qdrant.NewMatchInt(key, k.IntegerValue)
+	case *qdrant.Value_BoolValue:
+		return qdrant.NewMatchBool(key, k.BoolValue)
+	case *qdrant.Value_DoubleValue:
+		return qdrant.NewRange(key, &qdrant.Range{Gte: &k.DoubleValue, Lte: &k.DoubleValue})
+	}
+	return nil
+}
+
+// apply writes the changes as compare-and-sets in one batch, reads them
+// back, and audits the transitions that hold: the stored state is the
+// target and the basis is the one decided from (this job's write or an
+// identical one of another replica, which then shares the record's id).
+func (j *Job) apply(ctx context.Context, coll string, changes []change, rep *Report) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	tierKey, retrKey := j.codec.Key(memory.FieldTier), j.codec.Key(memory.FieldRetrievable)
+	ops := make([]*qdrant.PointsUpdateOperation, len(changes))
+	for i, c := range changes {
+		ops[i] = qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+			Payload: map[string]*qdrant.Value{
+				tierKey: qdrant.NewValueString(c.to.tier.String()),
+				retrKey: qdrant.NewValueBool(c.to.retrievable),
+			},
+			PointsSelector: selector(c.id, c.basis),
+		})
+	}
+	wait := true
+	wctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
+	_, err := j.store.UpdateBatch(wctx, &qdrant.UpdateBatchPoints{CollectionName: coll, Wait: &wait, Operations: ops})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("consolidate: write tiers to %s: %w", coll, err)
+	}
+	held, err := j.held(ctx, coll, changes)
+	if err != nil {
+		return err
+	}
+	var recs []*qdrant.PointStruct
+	for i, c := range changes {
+		if !held[i] {
+			rep.Conflicts++
+			continue
+		}
+		rep.Written++
+		if c.from == c.to {
+			continue
+		}
+		rep.Transitions[c.label()]++
+		if c.to.tier == scoring.TierArchived {
+			rep.Archived++
+		}
+		recs = append(recs, j.auditPoint(coll, c))
+	}
+	if err := j.upsert(ctx, memory.AuditCollection(coll), recs); err != nil {
+		return err
+	}
+	rep.Audited += len(recs)
+	return nil
+}
+
+// held reads the changed points back and reports, per change, whether the
+// stored state is its target with its basis otherwise unchanged.
+func (j *Job) held(ctx context.Context, coll string, changes []change) ([]bool, error) {
+	ids := make([]*qdrant.PointId, len(changes))
+	for i, c := range changes {
+		ids[i] = c.id
+	}
+	gctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
+	pts, err := j.store.Get(gctx, &qdrant.GetPoints{CollectionName: coll, Ids: ids, WithPayload: qdrant.NewWithPayload(true)})
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("consolidate: read back %s: %w", coll, err)
+	}
+	byID := make(map[string]map[string]*qdrant.Value, len(pts))
+	for _, p := range pts {
+		byID[idString(p.GetId())] = p.GetPayload()
+	}
+	tierKey, retrKey := j.codec.Key(memory.FieldTier), j.codec.Key(memory.FieldRetrievable)
+	out := make([]bool, len(changes))
+	for i, c := range changes {
+		pl, ok := byID[c.sid]
+		if !ok || pl[tierKey].GetStringValue() != c.to.tier.String() {
+			continue
+		}
+		if b, isBool := pl[retrKey].GetKind().(*qdrant.Value_BoolValue); !isBool || b.BoolValue != c.to.retrievable {
+			continue
+		}
+		out[i] = true
+		for k, v := range c.basis {
+			if k == tierKey || k == retrKey {
+				continue
+			}
+			if !sameValue(pl[k], v) {
+				out[i] = false
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func sameValue(a, b *qdrant.Value) bool {
+	if a.GetKind() == nil || b.GetKind() == nil {
+		_, an := a.GetKind().(*qdrant.Value_NullValue)
+		_, bn := b.GetKind().(*qdrant.Value_NullValue)
+		return (a.GetKind() == nil || an) && (b.GetKind() == nil || bn)
+	}
+	return proto.Equal(a, b)
+}
+
+// valueKey is a value's canonical text, for deterministic ids.
+func valueKey(v *qdrant.Value) string {
+	switch k := v.GetKind().(type) {
+	case nil, *qdrant.Value_NullValue:
+		return "-"
+	case *qdrant.Value_StringValue:
+		return "s" + k.StringValue
+	case *qdrant.Value_IntegerValue:
+		return "i" + strconv.FormatInt(k.IntegerValue, 10)
+	case *qdrant.Value_DoubleValue:
+		return "d" + strconv.FormatFloat(k.DoubleValue, 'g', -1, 64)
+	case *qdrant.Value_BoolValue:
+		return "b" + strconv.FormatBool(k.BoolValue)
+	}
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(v)
+	return "x" + string(b)
+}
+
+// idString is a point id as memrank's APIs show it.
+func idString(id *qdrant.PointId) string {
+	switch v := id.GetPointIdOptions().(type) {
+	case *qdrant.PointId_Num:
+		return strconv.FormatUint(v.Num, 10)
+	case *qdrant.PointId_Uuid:
+		return v.Uuid
+	}
+	return ""
+}

@@ -1,0 +1,205 @@
+package native
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/memrank/memrank/consolidate"
+	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/qdrantjson"
+	"github.com/memrank/memrank/scoring"
+)
+
+// Reviewer serves the stale-review queue and its archive answer
+// (docs/consolidation.md); *consolidate.Job satisfies it.
+type Reviewer interface {
+	Review(ctx context.Context, req consolidate.ReviewRequest) (consolidate.ReviewQueue, error)
+	Archive(ctx context.Context, collection, tenant, id string) (consolidate.ArchiveOutcome, error)
+}
+
+var _ Reviewer = (*consolidate.Job)(nil)
+
+var (
+	errReviewOff = qdrantjson.Errorf(qdrantjson.ClassNotImplemented, "consolidation is not configured on this server, so there is no review queue")
+	reviewFields = []string{"collection", "action", "text", "memory_type", "source", "session_id", "turn_id", "observation_id"}
+)
+
+// reviewAnswer is a POST /v1/review/{id} body.
+type reviewAnswer struct {
+	action string
+	obs    dedup.Observation // collection, and the correction's text and fields
+}
+
+func decodeReviewAnswer(data []byte) (reviewAnswer, error) {
+	var a reviewAnswer
+	err := decodeObject(data, reviewFields, func(key string, v qdrantjson.Value) error {
+		var err error
+		switch key {
+		case "collection":
+			a.obs.Collection, err = jsonString(key, v)
+		case "action":
+			a.action, err = jsonString(key, v)
+		case "text":
+			a.obs.Text, err = jsonString(key, v)
+		case "memory_type":
+			a.obs.MemoryType, err = jsonString(key, v)
+		case "source":
+			a.obs.Source, err = jsonString(key, v)
+		case "session_id":
+			a.obs.SessionID, err = jsonString(key, v)
+		case "turn_id":
+			a.obs.TurnID, err = jsonString(key, v)
+		case "observation_id":
+			a.obs.ObservationID, err = jsonString(key, v)
+		}
+		return err
+	})
+	if err != nil {
+		return reviewAnswer{}, err
+	}
+	switch a.action {
+	case "confirm", "archive":
+		if a.obs.Text != "" || a.obs.MemoryType != "" || a.obs.Source != "" {
+			return reviewAnswer{}, inputError("text", "only a correct answer carries a text, memory_type or source")
+		}
+	case "correct":
+		if a.obs.Text == "" {
+			return reviewAnswer{}, inputError("text", "required: the corrected fact")
+		}
+	case "":
+		return reviewAnswer{}, inputError("action", "required: confirm, correct or archive")
+	default:
+		return reviewAnswer{}, inputError("action", "%.40q is not confirm, correct or archive", a.action)
+	}
+	if a.obs.Collection == "" {
+		return reviewAnswer{}, inputError("collection", "required")
+	}
+	return a, nil
+}
+
+// reviewQuery reads GET /v1/review's parameters: collection, limit and
+// dormant_idle_days.
+func reviewQuery(r *http.Request) (consolidate.ReviewRequest, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return consolidate.ReviewRequest{}, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "the query string is malformed")
+	}
+	var req consolidate.ReviewRequest
+	for k, vs := range q {
+		if len(vs) > 1 {
+			return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "%.40s: given twice", k)
+		}
+		v := vs[0]
+		switch k {
+		case "collection":
+			req.Collection = v
+		case "limit":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > consolidate.MaxReviewLimit {
+				return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "limit: want 1 to %d", consolidate.MaxReviewLimit)
+			}
+			req.Limit = n
+		case "dormant_idle_days":
+			d, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(d > 0) || d > 36500 {
+				return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "dormant_idle_days: want a number of days above 0")
+			}
+			req.DormantIdle = time.Duration(d * 24 * float64(time.Hour))
+		default:
+			return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "unknown query parameter %.80q (known: collection, limit, dormant_idle_days)", k)
+		}
+	}
+	if req.Collection == "" {
+		return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: required (?collection=NAME)")
+	}
+	return req, nil
+}
+
+func (s *Service) serveReview(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	const op = "review"
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	if s.cfg.Review == nil {
+		s.fail(w, r, start, op, errReviewOff)
+		return
+	}
+	req, err := reviewQuery(r)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	ctx, cancel, tenant, err := s.writeContext(r)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	defer cancel()
+	setWriteAttrs(ctx, req.Collection)
+	req.Tenant = tenant
+	q, err := s.cfg.Review.Review(ctx, req)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	s.answer(w, r, start, op, q)
+}
+
+// serveReviewAnswer answers one queued memory: confirm and correct go
+// through the write path, archive through consolidation.
+func (s *Service) serveReviewAnswer(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	const op = "review answer"
+	if !allow(w, r, http.MethodPost) {
+		return
+	}
+	if s.cfg.Review == nil || s.cfg.Writer == nil {
+		s.fail(w, r, start, op, errReviewOff)
+		return
+	}
+	id, err := pathID(r)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	body, err := qdrantjson.ReadBody(w, r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	a, err := decodeReviewAnswer(body)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	ctx, cancel, tenant, err := s.writeContext(r)
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	defer cancel()
+	setWriteAttrs(ctx, a.obs.Collection)
+	var out any
+	switch a.action {
+	case "archive":
+		out, err = s.cfg.Review.Archive(ctx, a.obs.Collection, tenant, id)
+	case "confirm":
+		out, err = s.cfg.Writer.Confirm(ctx, dedup.Confirmation{Collection: a.obs.Collection, Tenant: tenant, MemoryID: id,
+			ObservationID: a.obs.ObservationID, SessionID: a.obs.SessionID, TurnID: a.obs.TurnID})
+	case "correct":
+		a.obs.Tenant, a.obs.Corrects = tenant, id
+		if a.obs.Source == "" {
+			a.obs.Source = scoring.SourceDirect // the reviewer's own statement
+		}
+		out, err = s.cfg.Writer.Correct(ctx, a.obs)
+	}
+	if err != nil {
+		s.fail(w, r, start, op, err)
+		return
+	}
+	s.answer(w, r, start, op, out)
+}
