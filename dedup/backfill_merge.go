@@ -1,0 +1,114 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/memory"
+)
+
+// survivor is a stored memory (backfilled on an earlier page, or written
+// by memrank) that a backfilled duplicate was merged into.
+type survivor struct {
+	st  *stored
+	raw *qdrant.RetrievedPoint // as read, for its original and its write set
+}
+
+// merge is tier 1 of the write path for backfilled memories: a memory
+// whose text_hash (and mapping scope) equals an earlier one's is merged
+// into it as the write path merges (n adds up, the more confident levels,
+// the loser superseded and not retrievable). The earlier one is on this
+// page, or already stored. It returns the stored survivors to write.
+func (bf *backfiller) merge(ctx context.Context, items []*item) ([]survivor, error) {
+	wins := map[string]*stored{}
+	var survivors []survivor
+	for _, it := range items {
+		k := it.key()
+		if win, ok := wins[k]; ok {
+			bf.mergeInto(win, it)
+			continue
+		}
+		if bf.b.DryRun && bf.seen[k] { // an earlier page's memory, not written
+			bf.rep.Merged++
+			continue
+		}
+		s, raw, err := bf.findStored(ctx, it)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			wins[k] = s
+			survivors = append(survivors, survivor{st: s, raw: raw})
+			bf.mergeInto(s, it)
+			continue
+		}
+		wins[k] = it.st
+		if bf.b.DryRun {
+			bf.seen[k] = true
+		}
+	}
+	return survivors, nil
+}
+
+// mergeInto folds a backfilled memory into win with the write path's merge.
+func (bf *backfiller) mergeInto(win *stored, it *item) {
+	w := &write{e: bf.e, o: it.o, coll: bf.b.Collection, tenant: it.tenant, bands: bf.bands}
+	w.merge(win, it.st)
+	it.audit = append(it.audit, w.audit...)
+	bf.rep.Merged++
+}
+
+// findStored looks up a stored memory with the item's text hash, in its
+// tenant and mapping scope, that is not superseded.
+func (bf *backfiller) findStored(ctx context.Context, it *item) (*stored, *qdrant.RetrievedPoint, error) {
+	e := bf.e
+	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(e.codec.Key(memory.FieldTextHash), it.o.hash)}}
+	if e.tenancyOn() {
+		f.Must = append(f.Must, e.cfg.Tenancy.Condition(it.tenant))
+	}
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	limit := uint32(maxMerges + 1 + supersededSlack)
+	pts, err := e.store.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: bf.b.Collection, Filter: f, Limit: &limit,
+		WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("dedup: tier 1 look-up in %s: %w", bf.b.Collection, err)
+	}
+	schemaKey := e.codec.Key(memory.FieldSchema)
+	for _, p := range pts {
+		if idString(p.GetId()) == it.st.sid || isNullValue(p.GetPayload()[schemaKey]) {
+			continue
+		}
+		if bf.b.Mapping.Read(p.GetPayload()).Scope != it.scope {
+			continue
+		}
+		w := &write{e: e}
+		if st := w.decode(p.GetId(), p.GetPayload(), p.GetVectors()); st.m.SupersededBy == "" {
+			return st, p, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+// survivorOps are the writes of a stored survivor: the fields memrank owns
+// that changed (never access_counts or last_accessed_at, which belong to
+// the access recorders, except the _merged key), as the write path writes.
+func (bf *backfiller) survivorOps(s survivor) []*qdrant.PointsUpdateOperation {
+	e := bf.e
+	s.st.m.Tier = bf.score(&s.st.m).Tier
+	enc := e.codec.Encode(&s.st.m)
+	delete(enc, e.codec.Key(memory.FieldAccessCounts))
+	delete(enc, e.codec.Key(memory.FieldLastAccessedAt))
+	sel := qdrant.NewPointsSelector(s.st.id)
+	ops := []*qdrant.PointsUpdateOperation{qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+		Payload: bf.writeSet(s.raw.GetPayload(), enc), PointsSelector: sel})}
+	if s.st.mergedAccess > 0 {
+		key := e.codec.Key(memory.FieldAccessCounts)
+		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+			Payload:        map[string]*qdrant.Value{memory.MergedAccessKey: qdrant.NewValueInt(s.st.mergedAccess)},
+			PointsSelector: sel, Key: &key}))
+	}
+	return ops
+}
