@@ -44,7 +44,7 @@ func Companion(collection, job string) string { return collection + Suffix + job
 const (
 	DefaultBatchSize = 256
 	DefaultTimeout   = 10 * time.Second
-	MaxBatchSize     = 10000
+	MaxBatchSize     = 5000 // a page asks for one point more; the embedded store answers at most 10,000
 )
 
 // Config says which collection a job runs over.
@@ -148,7 +148,15 @@ func (r *Runner) Run(ctx context.Context, options string, state any, page Page, 
 		}
 		res.Resumed = true
 	} else {
+		// Saved at once, so that a run stopped on its first page resumes
+		// (and the job's state, what it set up, is kept).
 		cp = Checkpoint{Options: options}
+		if cp.State, err = json.Marshal(state); err != nil {
+			return res, fmt.Errorf("batchjob: encode the state: %w", err)
+		}
+		if err := r.saveCheckpoint(ctx, cp); err != nil {
+			return res, err
+		}
 	}
 	offset, err := parseOffset(cp.Offset)
 	if err != nil {

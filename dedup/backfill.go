@@ -181,12 +181,10 @@ type backfiller struct {
 }
 
 func (bf *backfiller) options(dims int) string {
-	at := ""
-	if !bf.b.AssumeTime.IsZero() {
-		at = memory.FormatTime(bf.b.AssumeTime)
-	}
-	return fmt.Sprintf("mapping=%s embedder=%s dims=%d extractor=%q merge=%t leave_unscored=%t assume_time=%s",
-		bf.b.Mapping.Name, bf.rep.Embedder, dims, bf.b.ExtractorModel, bf.b.MergeDuplicates, bf.b.LeaveUnscored, at)
+	// --leave-unscored and --assume-time may change on a resume: the run
+	// stops at the first point they would have left or dated.
+	return fmt.Sprintf("mapping=%s embedder=%s dims=%d extractor=%q merge=%t",
+		bf.b.Mapping.Name, bf.rep.Embedder, dims, bf.b.ExtractorModel, bf.b.MergeDuplicates)
 }
 
 // setup checks the collection and its embedder and, unless dry, records

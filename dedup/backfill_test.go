@@ -48,20 +48,34 @@ func seedForeign(t testing.TB, c *qdrant.Client, coll string, payloads []map[str
 	}
 }
 
-// pointPayloads reads every point's payload by id.
+// pointPayloads reads every point's payload by id ("42" or the UUID).
 func pointPayloads(t testing.TB, c *qdrant.Client, coll string) map[string]map[string]*qdrant.Value {
 	t.Helper()
-	limit := uint32(100000)
-	pts, err := c.Scroll(context.Background(), &qdrant.ScrollPoints{CollectionName: coll, Limit: &limit,
-		WithPayload: qdrant.NewWithPayload(true)})
-	if err != nil {
-		t.Fatalf("scroll %s: %v", coll, err)
-	}
 	out := map[string]map[string]*qdrant.Value{}
-	for _, p := range pts {
-		out[fmt.Sprint(p.GetId().GetNum())] = p.GetPayload()
+	var offset *qdrant.PointId
+	for {
+		limit := uint32(2001)
+		pts, err := c.Scroll(context.Background(), &qdrant.ScrollPoints{CollectionName: coll, Limit: &limit, Offset: offset,
+			WithPayload: qdrant.NewWithPayload(true)})
+		if err != nil {
+			t.Fatalf("scroll %s: %v", coll, err)
+		}
+		offset = nil
+		if len(pts) == int(limit) {
+			offset = pts[len(pts)-1].GetId()
+			pts = pts[:len(pts)-1]
+		}
+		for _, p := range pts {
+			id := p.GetId().GetUuid()
+			if id == "" {
+				id = fmt.Sprint(p.GetId().GetNum())
+			}
+			out[id] = p.GetPayload()
+		}
+		if offset == nil {
+			return out
+		}
 	}
-	return out
 }
 
 func exists(t testing.TB, c *qdrant.Client, coll string) bool {
