@@ -226,4 +226,3 @@ func runAndKill(t *testing.T, dir string) int {
 		}
 	}
 }
-
