@@ -307,7 +307,14 @@ func ParseTime(v *qdrant.Value) (time.Time, bool) {
 	case *qdrant.Value_StringValue:
 		return memory.ParseTime(k.StringValue)
 	case *qdrant.Value_IntegerValue:
-		secs = float64(k.IntegerValue)
+		n := k.IntegerValue
+		switch {
+		case n <= 0 || n > 1e14: // past the year 5000 even as milliseconds: not a time
+			return time.Time{}, false
+		case n >= 1e11:
+			return time.UnixMilli(n).UTC(), true
+		}
+		return time.Unix(n, 0).UTC(), true
 	case *qdrant.Value_DoubleValue:
 		secs = k.DoubleValue
 	default:
@@ -322,8 +329,7 @@ func ParseTime(v *qdrant.Value) (time.Time, bool) {
 	if secs > 1e11 { // past the year 5000: not a time
 		return time.Time{}, false
 	}
-	whole, frac := math.Modf(secs)
-	return time.Unix(int64(whole), int64(frac*1e9)).UTC(), true
+	return time.UnixMicro(int64(math.Round(secs * 1e6))).UTC(), true // a double holds microseconds exactly
 }
 
 // scalar is a scope value as text.
