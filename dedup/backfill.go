@@ -178,6 +178,11 @@ type backfiller struct {
 	// seen are the merge keys of a dry run's memories so far: with nothing
 	// written, a dry run finds earlier duplicates only here.
 	seen map[string]bool
+	// indexed: the collection has the text_hash index, so stored memories
+	// can be looked up by hash. Without it (a dry run on a collection memrank
+	// never wrote) there are none to find, and each look-up would read
+	// every point.
+	indexed bool
 }
 
 func (bf *backfiller) options(dims int) string {
@@ -235,9 +240,11 @@ func (bf *backfiller) setup(ctx context.Context) (int, error) {
 		b, _ := embed.CalibratedBands(model)
 		bf.bands = embed.BandsFor(model, b, embed.Bands{Same: e.cfg.SameThreshold, Judge: e.cfg.JudgeThreshold})
 	}
+	bf.indexed = len(e.missing(info.GetPayloadSchema(), []string{e.codec.Key(memory.FieldTextHash)})) == 0
 	if bf.b.DryRun {
 		return dims, nil
 	}
+	bf.indexed = true
 	return dims, bf.prepareCollection(ctx, info, rec, model, dims)
 }
 

@@ -22,6 +22,10 @@ type survivor struct {
 // the loser superseded and not retrievable). The earlier one is on this
 // page, or already stored. It returns the stored survivors to write.
 func (bf *backfiller) merge(ctx context.Context, items []*item) ([]survivor, error) {
+	found, err := bf.findStored(ctx, items)
+	if err != nil {
+		return nil, err
+	}
 	wins := map[string]*stored{}
 	var survivors []survivor
 	for _, it := range items {
@@ -34,14 +38,10 @@ func (bf *backfiller) merge(ctx context.Context, items []*item) ([]survivor, err
 			bf.rep.Merged++
 			continue
 		}
-		s, raw, err := bf.findStored(ctx, it)
-		if err != nil {
-			return nil, err
-		}
-		if s != nil {
-			wins[k] = s
-			survivors = append(survivors, survivor{st: s, raw: raw})
-			bf.mergeInto(s, it)
+		if s, ok := found[k]; ok {
+			wins[k] = s.st
+			survivors = append(survivors, s)
+			bf.mergeInto(s.st, it)
 			continue
 		}
 		wins[k] = it.st
@@ -60,36 +60,51 @@ func (bf *backfiller) mergeInto(win *stored, it *item) {
 	bf.rep.Merged++
 }
 
-// findStored looks up a stored memory with the item's text hash, in its
-// tenant and mapping scope, that is not superseded.
-func (bf *backfiller) findStored(ctx context.Context, it *item) (*stored, *qdrant.RetrievedPoint, error) {
+// findStored looks up, in one read, the stored memories that are not
+// superseded and share a text hash with the page's items, by merge key
+// (tenant and mapping scope, and hash); the page's own points are not
+// among them.
+func (bf *backfiller) findStored(ctx context.Context, items []*item) (map[string]survivor, error) {
 	e := bf.e
-	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(e.codec.Key(memory.FieldTextHash), it.o.hash)}}
-	if e.tenancyOn() {
-		f.Must = append(f.Must, e.cfg.Tenancy.Condition(it.tenant))
+	out := map[string]survivor{}
+	if !bf.indexed || len(items) == 0 {
+		return out, nil
 	}
+	hashes := make([]string, 0, len(items))
+	own := make(map[string]bool, len(items))
+	for _, it := range items {
+		hashes = append(hashes, it.o.hash)
+		own[it.st.sid] = true
+	}
+	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeywords(e.codec.Key(memory.FieldTextHash), hashes...)}}
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	limit := uint32(maxMerges + 1 + supersededSlack)
+	// A hash may have superseded copies; the embedded store answers at most
+	// 10,000 points.
+	limit := uint32(min(len(items)*(maxMerges+1+supersededSlack), 10000))
 	pts, err := e.store.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: bf.b.Collection, Filter: f, Limit: &limit,
 		WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true)})
 	if err != nil {
-		return nil, nil, fmt.Errorf("dedup: tier 1 look-up in %s: %w", bf.b.Collection, err)
+		return nil, fmt.Errorf("dedup: tier 1 look-up in %s: %w", bf.b.Collection, err)
 	}
 	schemaKey := e.codec.Key(memory.FieldSchema)
+	w := &write{e: e}
 	for _, p := range pts {
-		if idString(p.GetId()) == it.st.sid || isNullValue(p.GetPayload()[schemaKey]) {
+		if own[idString(p.GetId())] || isNullValue(p.GetPayload()[schemaKey]) {
 			continue
 		}
-		if bf.b.Mapping.Read(p.GetPayload()).Scope != it.scope {
+		tenant := ""
+		if e.tenancyOn() {
+			tenant = scalarString(p.GetPayload()[e.cfg.Tenancy.PayloadKey()])
+		}
+		st := w.decode(p.GetId(), p.GetPayload(), p.GetVectors())
+		k := tenant + "\x01" + bf.b.Mapping.Read(p.GetPayload()).Scope + "\x00" + st.hash
+		if _, dup := out[k]; dup || st.m.SupersededBy != "" {
 			continue
 		}
-		w := &write{e: e}
-		if st := w.decode(p.GetId(), p.GetPayload(), p.GetVectors()); st.m.SupersededBy == "" {
-			return st, p, nil
-		}
+		out[k] = survivor{st: st, raw: p}
 	}
-	return nil, nil, nil
+	return out, nil
 }
 
 // survivorOps are the writes of a stored survivor: the fields memrank owns

@@ -25,7 +25,7 @@ type item struct {
 	audit  []AuditRecord
 }
 
-func (it *item) key() string { return it.scope + "\x00" + it.o.hash }
+func (it *item) key() string { return it.tenant + "\x01" + it.scope + "\x00" + it.o.hash }
 
 // page handles one page: computes the memory of every point that is not one
 // yet, merges duplicates when asked, and (unless dry) writes originals,

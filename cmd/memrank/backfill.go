@@ -18,6 +18,7 @@ import (
 	"github.com/memrank/memrank/batchjob"
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/foreign"
+	"github.com/memrank/memrank/internal/bench/backfillbench"
 )
 
 type backfillOptions struct {
@@ -207,4 +208,36 @@ func orNone(s string) string {
 		return "not named: --embedder-model is required to run"
 	}
 	return s
+}
+
+func newBenchBackfillCmd(e *env) *cobra.Command {
+	var o backfillbench.Options
+	cmd := &cobra.Command{
+		Use:   "backfill",
+		Short: "Backfill throughput: a generated mem0-shaped collection, dry run, run and rollback",
+		Long: `Generate a mem0-shaped collection of --points points in a temporary embedded store (fsync on,
+as in production, unless --no-sync) and time a dry run, a backfill with the mem0 mapping and a
+rollback of it, each in points per second.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return usageError{err}
+			}
+			res, err := backfillbench.Run(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			_, err = res.WriteTo(e.stdout)
+			return err
+		},
+	}
+	d := backfillbench.DefaultOptions()
+	f := cmd.Flags()
+	f.IntVar(&o.Points, "points", d.Points, "points of the generated collection")
+	f.IntVar(&o.Dimensions, "dim", d.Dimensions, "vector dimensions")
+	f.IntVar(&o.BatchSize, "batch", d.BatchSize, "points per page")
+	f.BoolVar(&o.Merge, "merge-duplicates", false, "merge the repeated texts (a fifth of them)")
+	f.BoolVar(&o.NoSync, "no-sync", false, "skip the fsync of each commit (not durable)")
+	f.StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
+	return cmd
 }
