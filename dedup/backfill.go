@@ -134,7 +134,7 @@ func (e *Engine) Backfill(ctx context.Context, b Backfill) (BackfillReport, erro
 		return rep, fmt.Errorf("%w %s: the store cannot run batch jobs", ErrBackfill, b.Collection)
 	}
 	runner, err := batchjob.New(js, batchjob.Config{Collection: b.Collection, Job: BackfillJob, BatchSize: b.BatchSize,
-		WithVectors: false, Timeout: e.cfg.Timeout})
+		WithVectors: b.MergeDuplicates, Timeout: e.cfg.Timeout})
 	if err != nil {
 		return rep, err
 	}
@@ -232,6 +232,7 @@ func (bf *backfiller) setup(ctx context.Context) (int, error) {
 		bf.bands = e.bandsOf(*rec)
 	case model == "" && bf.b.DryRun:
 		bf.rep.problem("embedder_not_named")
+		bf.bands = embed.Bands{Same: e.cfg.SameThreshold, Judge: e.cfg.JudgeThreshold}
 	case model == "":
 		return 0, fmt.Errorf("%w %s: say which model made its vectors (--embedder-model, e.g. text-embedding-3-small for mem0's default); "+
 			"memrank does not guess, and later writes and queries embed with it", ErrBackfill, coll)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 
+	"github.com/memrank/memrank/internal/vecmath"
 	"github.com/memrank/memrank/memory"
 )
 
@@ -16,18 +17,30 @@ type survivor struct {
 	raw *qdrant.RetrievedPoint // as read, for its original and its write set
 }
 
-// merge is tier 1 of the write path for backfilled memories: a memory
-// whose text_hash (and mapping scope) equals an earlier one's is merged
-// into it as the write path merges (n adds up, the more confident levels,
-// the loser superseded and not retrievable). The earlier one is on this
-// page, or already stored. It returns the stored survivors to write.
+// merge applies the write path's tiers 1 and 2 to the backfilled memories
+// of a page: a memory whose text_hash (tier 1), or whose vector at or above
+// the collection's same band with no negation or number between the texts
+// (tier 2), matches an earlier one in the same tenant and mapping scope is
+// merged into it as the write path merges (n adds up, the more confident
+// levels, the loser superseded and not retrievable). The earlier one is on
+// this page, or already stored. It returns the stored survivors to write.
 func (bf *backfiller) merge(ctx context.Context, items []*item) ([]survivor, error) {
 	found, err := bf.findStored(ctx, items)
 	if err != nil {
 		return nil, err
 	}
-	wins := map[string]*stored{}
+	wins := map[string]*stored{} // by merge key: tier 1
+	var page []*item             // this page's memories that stay: tier 2
 	var survivors []survivor
+	kept := map[string]*stored{} // stored survivors by id, so two matches share one
+	keep := func(s survivor) *stored {
+		if st, ok := kept[s.st.sid]; ok {
+			return st
+		}
+		kept[s.st.sid] = s.st
+		survivors = append(survivors, s)
+		return s.st
+	}
 	for _, it := range items {
 		k := it.key()
 		if win, ok := wins[k]; ok {
@@ -39,17 +52,94 @@ func (bf *backfiller) merge(ctx context.Context, items []*item) ([]survivor, err
 			continue
 		}
 		if s, ok := found[k]; ok {
-			wins[k] = s.st
-			survivors = append(survivors, s)
-			bf.mergeInto(s.st, it)
+			win := keep(s)
+			wins[k] = win
+			bf.mergeInto(win, it)
 			continue
 		}
-		wins[k] = it.st
-		if bf.b.DryRun {
-			bf.seen[k] = true
+		win, s, err := bf.tier2(ctx, it, page)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case win != nil:
+			bf.mergeInto(win, it)
+		case s != nil:
+			bf.mergeInto(keep(*s), it)
+		default:
+			wins[k] = it.st
+			page = append(page, it)
+			if bf.b.DryRun {
+				bf.seen[k] = true
+			}
 		}
 	}
 	return survivors, nil
+}
+
+// tier2 finds the memory a backfilled one duplicates by its vector: one of
+// the page's (win) or a stored one (s); neither when none is at or above
+// the same band with the same claim.
+func (bf *backfiller) tier2(ctx context.Context, it *item, page []*item) (win *stored, s *survivor, err error) {
+	same := bf.bands.Same
+	if len(it.vec) == 0 || same <= 0 {
+		return nil, nil, nil
+	}
+	best := 0.0
+	for _, o := range page {
+		if o.tenant != it.tenant || o.scope != it.scope || len(o.vec) != len(it.vec) || differInClaim(o.o.Text, it.o.Text) {
+			continue
+		}
+		if c := float64(vecmath.Cosine(o.vec, it.vec)); c >= same && c > best {
+			win, best = o.st, c
+		}
+	}
+	if win != nil || !bf.indexed {
+		return win, nil, nil
+	}
+	s, err = bf.nearestStored(ctx, it)
+	return nil, s, err
+}
+
+// nearestStored is the stored memory nearest to it's vector that is at or
+// above the same band, in its tenant and scope, with the same claim.
+func (bf *backfiller) nearestStored(ctx context.Context, it *item) (*survivor, error) {
+	e := bf.e
+	// No condition on memrank_schema: no index serves it, so the store
+	// would read every payload per look-up. Points not yet backfilled among
+	// the nearest are skipped; a duplicate among them finds this memory
+	// when its own page comes.
+	f := &qdrant.Filter{}
+	if e.tenancyOn() {
+		f.Must = append(f.Must, e.cfg.Tenancy.Condition(it.tenant))
+	}
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	limit := uint64(e.cfg.Neighbours + supersededSlack)
+	pts, err := e.store.Query(ctx, &qdrant.QueryPoints{CollectionName: bf.b.Collection, Query: qdrant.NewQueryDense(it.vec),
+		Filter: f, Limit: &limit, WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true)})
+	if err != nil {
+		return nil, fmt.Errorf("dedup: tier 2 search in %s: %w", bf.b.Collection, err)
+	}
+	var best *survivor
+	bestCos := 0.0
+	w := &write{e: e}
+	for _, p := range pts {
+		v := denseVector(p.GetVectors())
+		if idString(p.GetId()) == it.st.sid || len(v) != len(it.vec) || isNullValue(p.GetPayload()[e.codec.Key(memory.FieldSchema)]) {
+			continue
+		}
+		c := float64(vecmath.Cosine(v, it.vec))
+		if c < bf.bands.Same || c <= bestCos {
+			continue
+		}
+		st := w.decode(p.GetId(), p.GetPayload(), p.GetVectors())
+		if st.m.SupersededBy != "" || differInClaim(st.m.Text, it.o.Text) || bf.b.Mapping.Read(p.GetPayload()).Scope != it.scope {
+			continue
+		}
+		best, bestCos = &survivor{st: st, raw: &qdrant.RetrievedPoint{Id: p.GetId(), Payload: p.GetPayload(), Vectors: p.GetVectors()}}, c
+	}
+	return best, nil
 }
 
 // mergeInto folds a backfilled memory into win with the write path's merge.

@@ -21,7 +21,8 @@ type item struct {
 	st     *stored
 	o      observation
 	tenant string
-	scope  string // the mapping's scope values: only equal scopes merge
+	scope  string    // the mapping's scope values: only equal scopes merge
+	vec    []float32 // read only to merge duplicates
 	audit  []AuditRecord
 }
 
@@ -140,7 +141,7 @@ func (bf *backfiller) compute(p *qdrant.RetrievedPoint, payload map[string]*qdra
 	st := &stored{id: p.GetId(), sid: idString(p.GetId()), hash: o.hash}
 	st.m = e.codec.DecodeQdrant(e.codec.Encode(&m))
 	st.m.Tier = bf.score(&st.m).Tier
-	it := &item{p: p, orig: payload, st: st, o: o, tenant: tenant, scope: f.Scope}
+	it := &item{p: p, orig: payload, st: st, o: o, tenant: tenant, scope: f.Scope, vec: denseVector(p.GetVectors())}
 	if k := bf.conflict(payload, e.codec.Encode(&st.m)); k != "" {
 		rep.problem("key_conflict:" + k)
 		return nil, nil

@@ -405,17 +405,29 @@ func TestBackfillMergeDuplicates(t *testing.T) {
 		mem0Payload("Dana uses Neovim!", "dana", "2026-04-03T10:00:00Z", ""),
 		mem0Payload("Dana uses Neovim", "bob", "2026-04-01T10:00:00Z", ""),
 	})
+	// Tier 2: point 1's vector with another wording merges; with a negation
+	// it does not.
+	v1 := pointVector(t, h.client, "dup", 1)
+	wait := true
+	if _, err := h.client.Upsert(context.Background(), &qdrant.UpsertPoints{CollectionName: "dup", Wait: &wait, Points: []*qdrant.PointStruct{
+		{Id: qdrant.NewIDNum(6), Vectors: qdrant.NewVectorsDense(v1),
+			Payload: qdrant.NewValueMap(mem0Payload("Dana's main editor is Neovim", "dana", "2026-04-05T10:00:00Z", ""))},
+		{Id: qdrant.NewIDNum(7), Vectors: qdrant.NewVectorsDense(v1),
+			Payload: qdrant.NewValueMap(mem0Payload("Dana does not use Neovim", "dana", "2026-04-06T10:00:00Z", ""))},
+	}}); err != nil {
+		t.Fatal(err)
+	}
 	before := pointPayloads(t, h.client, "dup")
 	rep := h.backfill(t, dedup.Backfill{Collection: "dup", Mapping: foreign.Mem0(), EmbedderModel: "e", MergeDuplicates: true, BatchSize: 3})
-	if rep.Merged != 2 || rep.Backfilled != 5 {
+	if rep.Merged != 3 || rep.Backfilled != 7 {
 		t.Errorf("report %+v", rep)
 	}
 	win := h.get(t, "dup", "1")
 	if win.SupersededBy != "" || win.Observations != 0 || !win.CreatedAt.Equal(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)) ||
-		!win.LastObservedAt.Equal(time.Date(2026, 4, 3, 10, 0, 0, 0, time.UTC)) {
+		!win.LastObservedAt.Equal(time.Date(2026, 4, 5, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("survivor %+v", win)
 	}
-	for _, id := range []string{"3", "4"} {
+	for _, id := range []string{"3", "4", "6"} {
 		if m := h.get(t, "dup", id); m.SupersededBy != "1" || m.Retrievable {
 			t.Errorf("duplicate %s: superseded_by %q, retrievable %t", id, m.SupersededBy, m.Retrievable)
 		}
@@ -423,11 +435,14 @@ func TestBackfillMergeDuplicates(t *testing.T) {
 	if m := h.get(t, "dup", "5"); m.SupersededBy != "" {
 		t.Errorf("another user's memory was merged into %s", m.SupersededBy)
 	}
+	if m := h.get(t, "dup", "7"); m.SupersededBy != "" {
+		t.Errorf("a negated claim was merged into %s", m.SupersededBy)
+	}
 	var reasons []string
 	for _, r := range h.audit(t, "dup", "1") {
 		reasons = append(reasons, r.Reason)
 	}
-	if !cmp.Equal(reasons, []string{"backfill", "merge", "merge"}) {
+	if !cmp.Equal(reasons, []string{"backfill", "merge", "merge", "merge"}) {
 		t.Errorf("survivor's audit %v", reasons)
 	}
 	if _, err := h.eng.RollbackBackfill(context.Background(), dedup.BackfillRollback{Collection: "dup"}); err != nil {
@@ -436,4 +451,14 @@ func TestBackfillMergeDuplicates(t *testing.T) {
 	if diff := cmp.Diff(before, pointPayloads(t, h.client, "dup"), protocmp.Transform()); diff != "" {
 		t.Errorf("after rollback (-orig +now):\n%s", diff)
 	}
+}
+
+func pointVector(t testing.TB, c *qdrant.Client, coll string, id uint64) []float32 {
+	t.Helper()
+	pts, err := c.Get(context.Background(), &qdrant.GetPoints{CollectionName: coll, Ids: []*qdrant.PointId{qdrant.NewIDNum(id)},
+		WithVectors: qdrant.NewWithVectors(true)})
+	if err != nil || len(pts) != 1 {
+		t.Fatalf("get %d: %v", id, err)
+	}
+	return pts[0].GetVectors().GetVector().GetDense().GetData()
 }
