@@ -225,6 +225,8 @@ func (bf *backfiller) setup(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	switch {
+	case rec != nil && rec.migrating != "":
+		return 0, &MigratingError{Collection: coll, From: rec.model, To: rec.migrating}
 	case rec != nil && model != "" && rec.model != model:
 		return 0, fmt.Errorf("%w %s: its companion records the embedder %s, not %s", ErrBackfill, coll, rec.model, model)
 	case rec != nil:

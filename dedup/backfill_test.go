@@ -18,6 +18,7 @@ import (
 	"github.com/memrank/memrank/foreign"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/tenancy"
 )
 
 const bfDims = 8
@@ -461,4 +462,37 @@ func pointVector(t testing.TB, c *qdrant.Client, coll string, id uint64) []float
 		t.Fatalf("get %d: %v", id, err)
 	}
 	return pts[0].GetVectors().GetVector().GetDense().GetData()
+}
+
+// TestBackfillTenancy: with tenancy on, each memory's tenant is its
+// payload's tenancy key; a point without one is left unscored; the audit
+// is read in the tenant, and a rollback removes it.
+func TestBackfillTenancy(t *testing.T) {
+	h := newHarness(t, func(c *dedup.Config, _ *harness) {
+		c.Tenancy = &tenancy.Policy{Key: "user_id", Header: "x-tenant"}
+	})
+	seedForeign(t, h.client, "tn", []map[string]any{
+		mem0Payload("Dana uses Neovim", "dana", "2026-04-01T10:00:00Z", ""),
+		mem0Payload("Dana uses Neovim", "bob", "2026-04-01T10:00:00Z", ""),
+		{"data": "Nobody's fact", "created_at": "2026-04-01T10:00:00Z"},
+	})
+	before := pointPayloads(t, h.client, "tn")
+	rep := h.backfill(t, dedup.Backfill{Collection: "tn", Mapping: foreign.Mem0(), EmbedderModel: "e", MergeDuplicates: true, LeaveUnscored: true})
+	if rep.Backfilled != 2 || rep.Merged != 0 || rep.Unscored != 1 || rep.Problems["no_tenant"] != 1 {
+		t.Errorf("report %+v", rep)
+	}
+	v, err := h.eng.Memory(context.Background(), "tn", "dana", "1")
+	if err != nil || len(v.Audit) != 1 || v.Audit[0].Reason != "backfill" {
+		t.Fatalf("dana's memory: %+v, %v", v, err)
+	}
+	if _, err := h.eng.Memory(context.Background(), "tn", "dana", "2"); !errors.Is(err, dedup.ErrNotFound) {
+		t.Errorf("bob's memory read as dana's: %v", err)
+	}
+	rb, err := h.eng.RollbackBackfill(context.Background(), dedup.BackfillRollback{Collection: "tn"})
+	if err != nil || !rb.RemovedAudit {
+		t.Fatalf("rollback %+v, %v", rb, err)
+	}
+	if diff := cmp.Diff(before, pointPayloads(t, h.client, "tn"), protocmp.Transform()); diff != "" {
+		t.Errorf("after rollback:\n%s", diff)
+	}
 }
