@@ -186,6 +186,9 @@ func backfillText(r dedup.BackfillReport) string {
 			fmt.Fprintf(&b, "  %-28s %d\n", k, r.Problems[k])
 		}
 	}
+	if r.DryRun && r.Problems["no_text"]+r.Problems["no_time"] > 0 {
+		b.WriteString("a run stops at the first point with no text or no time unless --leave-unscored (or --assume-time) is given\n")
+	}
 	if len(r.Assumptions) > 0 {
 		b.WriteString("assumptions:\n")
 		for _, a := range r.Assumptions {
