@@ -200,7 +200,9 @@ func (bf *backfiller) findStored(ctx context.Context, items []*item) (map[string
 // survivorOps are the writes of a stored survivor: the fields memrank owns
 // that changed (never access_counts or last_accessed_at, which belong to
 // the access recorders, except the _merged key), as the write path writes.
-func (bf *backfiller) survivorOps(s survivor) []*qdrant.PointsUpdateOperation {
+// orig is its payload before the backfill, when the backfill made it a
+// memory (nil for a memory memrank wrote): its keys are left as they are.
+func (bf *backfiller) survivorOps(s survivor, orig map[string]*qdrant.Value) []*qdrant.PointsUpdateOperation {
 	e := bf.e
 	s.st.m.Tier = bf.score(&s.st.m).Tier
 	enc := e.codec.Encode(&s.st.m)
@@ -208,7 +210,7 @@ func (bf *backfiller) survivorOps(s survivor) []*qdrant.PointsUpdateOperation {
 	delete(enc, e.codec.Key(memory.FieldLastAccessedAt))
 	sel := qdrant.NewPointsSelector(s.st.id)
 	ops := []*qdrant.PointsUpdateOperation{qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
-		Payload: bf.writeSet(s.raw.GetPayload(), enc), PointsSelector: sel})}
+		Payload: bf.writeSet(orig, s.raw.GetPayload(), enc), PointsSelector: sel})}
 	if s.st.mergedAccess > 0 {
 		key := e.codec.Key(memory.FieldAccessCounts)
 		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{

@@ -262,14 +262,16 @@ func (bf *backfiller) same(f memory.Field, ov, v *qdrant.Value) bool {
 	return false
 }
 
-// writeSet is enc without the keys the payload already holds with the
-// same meaning: what a SetPayload must write.
-func (bf *backfiller) writeSet(cur, enc map[string]*qdrant.Value) map[string]*qdrant.Value {
+// writeSet is enc without the keys a SetPayload must leave: those the
+// point's original payload holds (another tool's keys are never changed,
+// even when a merge moves the memory's value: compute made sure they meant
+// the same before) and those cur already holds with the same meaning.
+func (bf *backfiller) writeSet(orig, cur, enc map[string]*qdrant.Value) map[string]*qdrant.Value {
 	out := make(map[string]*qdrant.Value, len(enc))
 	for f := memory.FieldText; f <= memory.FieldSchema; f++ {
 		k := bf.e.codec.Key(f)
 		v, ok := enc[k]
-		if !ok {
+		if !ok || !isNullValue(orig[k]) {
 			continue
 		}
 		if ov := cur[k]; !isNullValue(ov) && bf.same(f, ov, v) {
@@ -318,10 +320,20 @@ func (bf *backfiller) write(ctx context.Context, items []*item, survivors []surv
 		}
 		it.st.m.Tier = bf.score(&it.st.m).Tier
 		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
-			Payload: bf.writeSet(it.orig, e.codec.Encode(&it.st.m)), PointsSelector: qdrant.NewPointsSelector(it.p.GetId())}))
+			Payload: bf.writeSet(it.orig, it.orig, e.codec.Encode(&it.st.m)), PointsSelector: qdrant.NewPointsSelector(it.p.GetId())}))
 	}
-	for _, s := range survivors {
-		ops = append(ops, bf.survivorOps(s)...)
+	if len(survivors) > 0 {
+		ids := make([]*qdrant.PointId, len(survivors))
+		for i, s := range survivors {
+			ids[i] = s.st.id
+		}
+		origs, err := bf.runner.Originals(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for _, s := range survivors {
+			ops = append(ops, bf.survivorOps(s, origs[s.st.sid])...)
+		}
 	}
 	wctx, cancel := e.deadline(ctx)
 	defer cancel()

@@ -424,7 +424,9 @@ func TestBackfillMergeDuplicates(t *testing.T) {
 		t.Errorf("report %+v", rep)
 	}
 	win := h.get(t, "dup", "1")
-	if win.SupersededBy != "" || win.Observations != 0 || !win.CreatedAt.Equal(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)) ||
+	// created_at is mem0's own key: it keeps the survivor's value although
+	// a duplicate is older; last_observed_at is memrank's and moves.
+	if win.SupersededBy != "" || win.Observations != 0 || !win.CreatedAt.Equal(time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC)) ||
 		!win.LastObservedAt.Equal(time.Date(2026, 4, 5, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("survivor %+v", win)
 	}
