@@ -66,10 +66,8 @@ func (j *Job) decide(p *qdrant.RetrievedPoint, now time.Time) (change, bool) {
 		// write path reinforces the memory; a memory another writer took out
 		// of answers is archived with it.
 		c.to = state{scoring.TierArchived, false}
-	case !s.Flags.Has(scoring.FlagRetrievable) || s.Tier == scoring.TierArchived:
-		c.to = state{scoring.TierArchived, false}
 	default:
-		c.to = state{s.Tier, true}
+		c.to.tier, c.to.retrievable = s.Materialised()
 	}
 	c.materialise = !m.Present.Has(memory.FieldTier) || !m.Present.Has(memory.FieldRetrievable)
 	c.basis = j.basis(payload)

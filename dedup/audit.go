@@ -183,53 +183,57 @@ func (e *Engine) writeAudit(ctx context.Context, coll, tenant, obsID string, rec
 	}
 	pts := make([]*qdrant.PointStruct, len(recs))
 	for i, r := range recs {
-		p := map[string]*qdrant.Value{
-			auditKind:       qdrant.NewValueString("audit"),
-			auditMemoryID:   qdrant.NewValueString(r.MemoryID),
-			auditObsID:      qdrant.NewValueString(r.ObservationID),
-			"reason":        qdrant.NewValueString(r.Reason),
-			"old":           qdrant.NewValueDouble(r.Old),
-			"new":           qdrant.NewValueDouble(r.New),
-			"old_n":         qdrant.NewValueInt(int64(r.OldN)),
-			"new_n":         qdrant.NewValueInt(int64(r.NewN)),
-			"at":            qdrant.NewValueString(memory.FormatTime(r.At)),
-			"session_id":    qdrant.NewValueString(r.SessionID),
-			"turn_id":       qdrant.NewValueString(r.TurnID),
-			"source":        qdrant.NewValueDouble(r.Source),
-			"extractor":     qdrant.NewValueDouble(r.Extractor),
-			"type":          qdrant.NewValueDouble(r.Type),
-			"grounding":     qdrant.NewValueString(r.Grounding),
-			"decision":      qdrant.NewValueString(string(r.Decision)),
-			"related":       qdrant.NewValueString(r.Related),
-			auditSeq:        qdrant.NewValueInt(int64(i)),
-			"collection":    qdrant.NewValueString(coll),
-			"written_at_ns": qdrant.NewValueInt(time.Now().UnixNano()), // real time: orders the trail even under a fake clock
-		}
-		addEvidence(p, &r)
-		for k, v := range map[string]string{"attribution": r.Attribution, "attribution_from": r.AttributionFrom, "note": r.Note} {
-			if v != "" {
-				p[k] = qdrant.NewValueString(v)
-			}
-		}
-		if e.tenancyOn() {
-			p[e.cfg.Tenancy.PayloadKey()] = e.cfg.Tenancy.Value(tenant)
-		}
+		pts[i] = e.auditPoint(coll, tenant, auditID(coll, tenant, obsID, i), i, r)
 		if i == 0 && obsID != "" {
 			b, err := json.Marshal(out)
 			if err != nil {
 				return fmt.Errorf("dedup: encode outcome: %w", err)
 			}
-			p[auditOutcomeOf] = qdrant.NewValueString(obsID)
-			p[auditOutcome] = qdrant.NewValueString(string(b))
+			pts[i].Payload[auditOutcomeOf] = qdrant.NewValueString(obsID)
+			pts[i].Payload[auditOutcome] = qdrant.NewValueString(string(b))
 		}
-		pts[i] = &qdrant.PointStruct{Id: qdrant.NewID(auditID(coll, tenant, obsID, i)),
-			Vectors: qdrant.NewVectorsDense([]float32{1}), Payload: p}
 	}
 	wait := true
 	if _, err := e.store.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: auditCollection(coll), Wait: &wait, Points: pts}); err != nil {
 		return fmt.Errorf("dedup: write audit of %s: %w", coll, err)
 	}
 	return nil
+}
+
+// auditPoint is one audit record as a point of the companion, with id.
+func (e *Engine) auditPoint(coll, tenant, id string, seq int, r AuditRecord) *qdrant.PointStruct {
+	p := map[string]*qdrant.Value{
+		auditKind:       qdrant.NewValueString("audit"),
+		auditMemoryID:   qdrant.NewValueString(r.MemoryID),
+		auditObsID:      qdrant.NewValueString(r.ObservationID),
+		"reason":        qdrant.NewValueString(r.Reason),
+		"old":           qdrant.NewValueDouble(r.Old),
+		"new":           qdrant.NewValueDouble(r.New),
+		"old_n":         qdrant.NewValueInt(int64(r.OldN)),
+		"new_n":         qdrant.NewValueInt(int64(r.NewN)),
+		"at":            qdrant.NewValueString(memory.FormatTime(r.At)),
+		"session_id":    qdrant.NewValueString(r.SessionID),
+		"turn_id":       qdrant.NewValueString(r.TurnID),
+		"source":        qdrant.NewValueDouble(r.Source),
+		"extractor":     qdrant.NewValueDouble(r.Extractor),
+		"type":          qdrant.NewValueDouble(r.Type),
+		"grounding":     qdrant.NewValueString(r.Grounding),
+		"decision":      qdrant.NewValueString(string(r.Decision)),
+		"related":       qdrant.NewValueString(r.Related),
+		auditSeq:        qdrant.NewValueInt(int64(seq)),
+		"collection":    qdrant.NewValueString(coll),
+		"written_at_ns": qdrant.NewValueInt(time.Now().UnixNano()), // real time: orders the trail even under a fake clock
+	}
+	addEvidence(p, &r)
+	for k, v := range map[string]string{"attribution": r.Attribution, "attribution_from": r.AttributionFrom, "note": r.Note} {
+		if v != "" {
+			p[k] = qdrant.NewValueString(v)
+		}
+	}
+	if e.tenancyOn() {
+		p[e.cfg.Tenancy.PayloadKey()] = e.cfg.Tenancy.Value(tenant)
+	}
+	return &qdrant.PointStruct{Id: qdrant.NewID(id), Vectors: qdrant.NewVectorsDense([]float32{1}), Payload: p}
 }
 
 // writeAuditRetrying writes the audit records, retrying a failed write a few

@@ -8,6 +8,7 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 
+	"github.com/memrank/memrank/batchjob"
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
 )
@@ -103,16 +104,83 @@ func (e *Engine) Reembed(ctx context.Context, r Reembed) (ReembedReport, error) 
 			return rep, err
 		}
 	}
-	rep.Points = 0
-	if err := e.scan(ctx, r, &rep, e.rewriteVectors); err != nil {
+	if err := e.rewritePages(ctx, r, &rep); err != nil {
 		return rep, err
 	}
 	if rep.NoText > 0 { // written while the run went on: the mark stays
 		return rep, fmt.Errorf("%w %s: %d points without a text appeared during the run; give them a text or delete them, "+
 			"then run it again to finish", ErrReembed, r.Collection, rep.NoText)
 	}
-	return rep, e.putRecord(ctx, memory.EmbedderRecord{Model: rep.To, Dimensions: rec.dims, Collection: r.Collection,
-		SameThreshold: rep.Bands.Same, JudgeThreshold: rep.Bands.Judge})
+	if err := e.putRecord(ctx, memory.EmbedderRecord{Model: rep.To, Dimensions: rec.dims, Collection: r.Collection,
+		SameThreshold: rep.Bands.Same, JudgeThreshold: rep.Bands.Judge}); err != nil {
+		return rep, err
+	}
+	return rep, e.dropReembedJob(ctx, r)
+}
+
+// ReembedJob names re-embedding's checkpoint companion,
+// <collection>_memrank_reembed, which exists while a run is unfinished.
+const ReembedJob = "reembed"
+
+// reembedState is the rewrite pass's progress, kept in its checkpoint.
+type reembedState struct {
+	Points     int `json:"points"`
+	Reembedded int `json:"reembedded"`
+	NoText     int `json:"no_text"`
+}
+
+// rewritePages re-embeds every page of the collection through a batch job,
+// so that an interrupted run, run again, goes on from the page it stopped
+// at instead of the first. A store that cannot run batch jobs is paged
+// through from the start.
+func (e *Engine) rewritePages(ctx context.Context, r Reembed, rep *ReembedReport) error {
+	js, ok := e.store.(batchjob.Store)
+	if !ok {
+		rep.Points = 0
+		return e.scan(ctx, r, rep, e.rewriteVectors)
+	}
+	runner, err := batchjob.New(js, batchjob.Config{Collection: r.Collection, Job: ReembedJob, BatchSize: r.BatchSize, Timeout: e.cfg.Timeout})
+	if err != nil {
+		return err
+	}
+	textKey := e.codec.Key(memory.FieldText)
+	var st reembedState
+	_, err = runner.Run(ctx, "to="+rep.To, &st, func(ctx context.Context, pts []*qdrant.RetrievedPoint, _ bool) error {
+		var ids []*qdrant.PointId
+		var texts []string
+		for _, p := range pts {
+			t := p.GetPayload()[textKey].GetStringValue()
+			if t == "" {
+				st.NoText++
+				continue
+			}
+			ids, texts = append(ids, p.GetId()), append(texts, t)
+		}
+		st.Points += len(pts)
+		if len(texts) == 0 {
+			return nil
+		}
+		if err := e.rewriteVectors(ctx, r, ids, texts); err != nil {
+			return err
+		}
+		st.Reembedded += len(texts)
+		return nil
+	}, r.Progress)
+	rep.Points, rep.Reembedded, rep.NoText = st.Points, st.Reembedded, st.NoText
+	return err
+}
+
+// dropReembedJob deletes the finished run's checkpoint companion.
+func (e *Engine) dropReembedJob(ctx context.Context, r Reembed) error {
+	js, ok := e.store.(batchjob.Store)
+	if !ok {
+		return nil
+	}
+	runner, err := batchjob.New(js, batchjob.Config{Collection: r.Collection, Job: ReembedJob, Timeout: e.cfg.Timeout})
+	if err != nil {
+		return err
+	}
+	return runner.Drop(ctx)
 }
 
 // moveable reads the collection's record and checks that it can move to

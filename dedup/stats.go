@@ -175,8 +175,8 @@ func archivedNow(m *memory.Memory, s *scoring.Score) bool {
 	if m.Unscored() {
 		return false
 	}
-	return m.Tier == scoring.TierArchived || !m.Retrievable ||
-		!s.Flags.Has(scoring.FlagRetrievable) || s.Tier == scoring.TierArchived
+	tier, _ := s.Materialised()
+	return m.Tier == scoring.TierArchived || !m.Retrievable || tier == scoring.TierArchived
 }
 
 // scrollPage reads one page and the offset of the next (nil at the end).

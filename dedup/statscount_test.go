@@ -121,11 +121,8 @@ func TestCountedStatsMatchScan(t *testing.T) {
 	}
 }
 
-// consolidated is what consolidation stores for a score: archived and not
-// retrievable past the decay floor or below the stale tier, else the tier.
+// consolidated is what consolidation stores for a score.
 func consolidated(s scoring.Score) (tier, retrievable *qdrant.Value) {
-	if !s.Flags.Has(scoring.FlagRetrievable) || s.Tier == scoring.TierArchived {
-		return qdrant.NewValueString("archived"), qdrant.NewValueBool(false)
-	}
-	return qdrant.NewValueString(s.Tier.String()), qdrant.NewValueBool(true)
+	t, r := s.Materialised()
+	return qdrant.NewValueString(t.String()), qdrant.NewValueBool(r)
 }

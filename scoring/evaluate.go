@@ -207,3 +207,13 @@ func (p *Params) Explain(in *Inputs, s Score, base float64, now time.Time) Expla
 	}
 	return e
 }
+
+// Materialised is the tier and retrievable flag that consolidation stores
+// for the score (docs/consolidation.md): archived and not retrievable past
+// the decay floor or below the stale tier, else its tier, retrievable.
+func (s *Score) Materialised() (Tier, bool) {
+	if !s.Flags.Has(FlagRetrievable) || s.Tier == TierArchived {
+		return TierArchived, false
+	}
+	return s.Tier, true
+}

@@ -172,7 +172,7 @@ bytes, RSS, and the time to reopen the store.`,
 	st.Flags().IntVar(&o.Queries, "queries", d.Queries, "timed queries per scenario")
 	st.Flags().IntVar(&o.Limit, "limit", d.Limit, "top-k of each query")
 	st.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
-	cmd.AddCommand(st, newBenchProxyCmd(e), newBenchObserveCmd(e), newBenchLoadCmd(e), newBenchStatsCmd(e))
+	cmd.AddCommand(st, newBenchProxyCmd(e), newBenchObserveCmd(e), newBenchLoadCmd(e), newBenchStatsCmd(e), newBenchBackfillCmd(e))
 	cmd.AddCommand(newBenchConsolidateCmd(e))
 	return cmd
 }

@@ -185,10 +185,7 @@ func load(ctx context.Context, client *qdrant.Client, eng *dedup.Engine, codec *
 				stored := codec.DecodeQdrant(payload)
 				in := codec.Inputs(&stored)
 				s := params.Evaluate(&in, 1, now)
-				tier, retrievable := s.Tier, true
-				if !s.Flags.Has(scoring.FlagRetrievable) || s.Tier == scoring.TierArchived {
-					tier, retrievable = scoring.TierArchived, false // as consolidation stores it
-				}
+				tier, retrievable := s.Materialised() // as consolidation stores it
 				payload[codec.Key(memory.FieldTier)] = qdrant.NewValueString(tier.String())
 				payload[codec.Key(memory.FieldRetrievable)] = qdrant.NewValueBool(retrievable)
 			}
