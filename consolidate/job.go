@@ -135,7 +135,7 @@ type Report struct {
 // work already done is found done).
 func (j *Job) Run(ctx context.Context, req Request) (Report, error) {
 	start := time.Now()
-	if req.Collection == "" || memory.IsAuditCollection(req.Collection) {
+	if req.Collection == "" || memory.IsCompanion(req.Collection) {
 		return Report{}, fmt.Errorf("%w: %q is not a memory collection", ErrInput, req.Collection)
 	}
 	now := j.now().UTC()

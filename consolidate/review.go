@@ -65,7 +65,7 @@ type ReviewQueue struct {
 // consolidation stored, so a collection never consolidated has an empty
 // queue.
 func (j *Job) Review(ctx context.Context, req ReviewRequest) (ReviewQueue, error) {
-	if req.Collection == "" || memory.IsAuditCollection(req.Collection) {
+	if req.Collection == "" || memory.IsCompanion(req.Collection) {
 		return ReviewQueue{}, fmt.Errorf("%w: %q is not a memory collection", ErrInput, req.Collection)
 	}
 	limit := req.Limit

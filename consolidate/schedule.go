@@ -135,7 +135,7 @@ func (s *Scheduler) collections(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for _, n := range names {
-		if !memory.IsAuditCollection(n) && slices.Contains(names, memory.AuditCollection(n)) {
+		if !memory.IsCompanion(n) && slices.Contains(names, memory.AuditCollection(n)) {
 			out = append(out, n)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/textnorm"
 )
 
@@ -180,7 +181,8 @@ func isHex(c byte) bool {
 
 // errAuditCollection refuses writes and reads of memrank's own audit
 // companions through the memory API: their records must not be rewritten.
-var errAuditCollection = &InputError{Field: "collection", Reason: "names an audit companion (" + AuditSuffix + "), not a memory collection"}
+var errAuditCollection = &InputError{Field: "collection", Reason: "names one of memrank's companions (" + AuditSuffix + ", " +
+	memory.BackfillSuffix + ", " + memory.ReembedSuffix + "), not a memory collection"}
 
 // checkCollection is the rule for a collection every operation names.
 func checkCollection(c string) error {
@@ -190,7 +192,7 @@ func checkCollection(c string) error {
 	if err := checkString("collection", c, MaxCollectionBytes); err != nil {
 		return err
 	}
-	if strings.HasSuffix(c, AuditSuffix) {
+	if memory.IsCompanion(c) {
 		return errAuditCollection
 	}
 	return nil

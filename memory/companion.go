@@ -24,6 +24,31 @@ func AuditCollection(collection string) string { return collection + AuditSuffix
 // own records, never a memory collection.
 func IsAuditCollection(name string) bool { return strings.HasSuffix(name, AuditSuffix) }
 
+// Job companions keep a batch job's checkpoint and the payloads it will
+// restore: <collection>_memrank_backfill (memrank backfill) and
+// <collection>_memrank_reembed (memrank reembed).
+const (
+	BackfillSuffix = "_memrank_backfill"
+	ReembedSuffix  = "_memrank_reembed"
+)
+
+// CompanionWhat names what a companion holds, for messages: "audit trail"
+// or "job state".
+func CompanionWhat(name string) string {
+	if IsAuditCollection(name) {
+		return "audit trail"
+	}
+	return "job state"
+}
+
+// IsCompanion reports whether name is one of memrank's own collections (an
+// audit companion or a job companion): never a memory collection, and
+// read-only to callers, since a forged checkpoint or original would be
+// restored by a rollback.
+func IsCompanion(name string) bool {
+	return IsAuditCollection(name) || strings.HasSuffix(name, BackfillSuffix) || strings.HasSuffix(name, ReembedSuffix)
+}
+
 // idNamespace is the UUIDv5 namespace of memrank's deterministic ids.
 var idNamespace = uuid.MustParse("6f1c1f5e-3b0a-5c7e-9a43-0d2f4b8e7a11")
 

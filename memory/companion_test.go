@@ -38,3 +38,17 @@ func TestEmbedderRecordRoundTrip(t *testing.T) {
 		t.Errorf("integer band: %+v", got)
 	}
 }
+
+func TestIsCompanion(t *testing.T) {
+	for name, want := range map[string]bool{
+		"m_memrank_audit": true, "m_memrank_backfill": true, "m_memrank_reembed": true,
+		"m": false, "team_memrank_notes": false, "m_memrank_backfills": false, "_memrank_audit_x": false,
+	} {
+		if got := IsCompanion(name); got != want {
+			t.Errorf("IsCompanion(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if CompanionWhat("m_memrank_audit") != "audit trail" || CompanionWhat("m_memrank_backfill") != "job state" {
+		t.Error("CompanionWhat names the wrong kind")
+	}
+}

@@ -234,8 +234,8 @@ func (c Config) Validate() error {
 			k.Add("collections", "has an entry with an empty name")
 			continue
 		}
-		if memory.IsAuditCollection(name) {
-			k.Add(key, "names an audit companion: memrank's own records are never re-ranked")
+		if memory.IsCompanion(name) {
+			k.Add(key, "names a companion (%s): memrank's own records are never re-ranked", memory.CompanionWhat(name))
 		}
 		if m := c.Collections[name].Mode; m > ModeOff {
 			k.Add(key+".mode", "%d is not a mode", m)

@@ -110,7 +110,7 @@ func newDetector(probe Prober, codec *memory.Codec, cfg DetectConfig, now func()
 // one caller's cancellation (under Timeout), so a caller that gives up does
 // not fail the others.
 func (d *detector) get(ctx context.Context, name string) verdict {
-	if memory.IsAuditCollection(name) {
+	if memory.IsCompanion(name) {
 		return verdict{rule: ruleAudit}
 	}
 	if d.probe == nil {

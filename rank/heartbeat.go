@@ -42,7 +42,7 @@ func (r *Recorder) heartbeat(ctx context.Context, batch []flushItem, errs []erro
 	due := map[string]bool{}
 	for i, err := range errs {
 		c := batch[i].key.collection
-		if err == nil && !due[c] && now.Sub(r.beats[c]) >= HeartbeatEvery && !memory.IsAuditCollection(c) {
+		if err == nil && !due[c] && now.Sub(r.beats[c]) >= HeartbeatEvery && !memory.IsCompanion(c) {
 			due[c] = true
 		}
 	}

@@ -115,7 +115,7 @@ func (r *Ranker) Reranks(ctx context.Context, collection string) bool {
 // detection resolves a collection's mode; override, unless ModeAuto,
 // replaces the configured one for one request.
 func (r *Ranker) detection(ctx context.Context, collection string, override Mode) Detection {
-	if memory.IsAuditCollection(collection) {
+	if memory.IsCompanion(collection) {
 		return Detection{Mode: ModeOff, Rule: ruleAudit}
 	}
 	cc := r.cfg.Collections[collection]
@@ -165,7 +165,7 @@ var ErrNoRecord = errors.New("rank: the collection's embedder record cannot be r
 // RecordedEmbedder says which embedder collection records, whatever its
 // mode, from detection's cached verdict (read with ctx when not cached).
 func (r *Ranker) RecordedEmbedder(ctx context.Context, collection string) (Recorded, error) {
-	if memory.IsAuditCollection(collection) {
+	if memory.IsCompanion(collection) {
 		return Recorded{}, nil
 	}
 	v := r.detect.get(ctx, collection)

@@ -151,7 +151,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "oversample negative", mut: func(c *rank.Config) { c.Oversample = -1 }, wantErr: "oversample: -1 is less than 1"},
 		{name: "max candidates negative", mut: func(c *rank.Config) { c.MaxCandidates = -5 }, wantErr: "max_candidates: -5 is less than 1"},
 		{name: "empty collection name", mut: func(c *rank.Config) { c.Collections = map[string]rank.CollectionConfig{" ": {}} }, wantErr: "collections: has an entry with an empty name"},
-		{name: "an audit companion listed", mut: func(c *rank.Config) { c.Collections = map[string]rank.CollectionConfig{"m_memrank_audit": {}} }, wantErr: "collections.m_memrank_audit: names an audit companion"},
+		{name: "an audit companion listed", mut: func(c *rank.Config) { c.Collections = map[string]rank.CollectionConfig{"m_memrank_audit": {}} }, wantErr: "collections.m_memrank_audit: names a companion (audit trail)"},
 		{name: "unknown mode", mut: func(c *rank.Config) { c.Mode = 9 }, wantErr: "mode: 9 is not a mode"},
 		{name: "negative band", mut: func(c *rank.Config) { c.Guard.Band = -0.1 }, wantErr: "guard.band: -0.1 is not a non-negative number"},
 		{name: "relative band above 1", mut: func(c *rank.Config) { c.Guard.RelativeBand = 2 }, wantErr: "guard.relative_band: 2 is outside [0, 1]"},

@@ -90,7 +90,7 @@ func TestValidate(t *testing.T) {
 		{"rank collections", func(c *Config) {
 			c.Rank.Collections = map[string]rank.CollectionConfig{"": {}, "a": {Mode: rank.ModeOff}, "m_memrank_audit": {Mode: rank.ModeRerank}}
 		}, "config: rank.collections: has an entry with an empty name\n" +
-			"config: rank.collections.m_memrank_audit: names an audit companion: memrank's own records are never re-ranked"},
+			"config: rank.collections.m_memrank_audit: names a companion (audit trail): memrank's own records are never re-ranked"},
 		{"guards", func(c *Config) {
 			c.Rank.Guard.Band = -1
 			c.Rank.Collections = map[string]rank.CollectionConfig{"a": {Guard: rank.GuardPatch{Band: ptr(0.1), Floor: ptr(math.NaN())}}}

@@ -321,12 +321,13 @@ func companionWrite(r *http.Request, body []byte) error {
 	}
 	segs := strings.Split(r.URL.Path, "/")
 	for i := 0; i+1 < len(segs); i++ {
-		if segs[i] == "collections" && memory.IsAuditCollection(segs[i+1]) {
-			return qdrantjson.Errorf(qdrantjson.ClassForbidden, "%.200q is memrank's audit trail, read-only to callers (memrank alone writes it)", segs[i+1])
+		if segs[i] == "collections" && memory.IsCompanion(segs[i+1]) {
+			return qdrantjson.Errorf(qdrantjson.ClassForbidden, "%.200q is memrank's %s, read-only to callers (memrank alone writes it)", segs[i+1], memory.CompanionWhat(segs[i+1]))
 		}
 	}
 	if r.URL.Path == "/collections/aliases" && aliasNamesCompanion(r, body) {
-		return qdrantjson.Errorf(qdrantjson.ClassForbidden, "an alias cannot name memrank's audit trail (a collection ending in %s)", memory.AuditSuffix)
+		return qdrantjson.Errorf(qdrantjson.ClassForbidden, "an alias cannot name memrank's audit trail or job state (a collection ending in %s, %s or %s)",
+			memory.AuditSuffix, memory.BackfillSuffix, memory.ReembedSuffix)
 	}
 	return nil
 }
@@ -347,7 +348,7 @@ func aliasNamesCompanion(r *http.Request, body []byte) bool {
 	walk = func(v qdrantjson.Value) bool {
 		switch v.Kind {
 		case qdrantjson.KindString:
-			return memory.IsAuditCollection(v.Text)
+			return memory.IsCompanion(v.Text)
 		case qdrantjson.KindArray:
 			for _, e := range v.Items() {
 				if walk(e) {

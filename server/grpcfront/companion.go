@@ -38,7 +38,7 @@ func companionTarget(method string, req []byte) (string, bool) {
 				a.GetRenameAlias().GetOldAliasName(), a.GetRenameAlias().GetNewAliasName(),
 				a.GetDeleteAlias().GetAliasName(),
 			} {
-				if memory.IsAuditCollection(name) {
+				if memory.IsCompanion(name) {
 					return name, true
 				}
 			}
@@ -46,7 +46,7 @@ func companionTarget(method string, req []byte) (string, bool) {
 		return "", false
 	}
 	name := stringField1(req)
-	return name, memory.IsAuditCollection(name)
+	return name, memory.IsCompanion(name)
 }
 
 // stringField1 is the last value of field 1 when it is length-delimited
@@ -89,7 +89,7 @@ func (c *call) guardCompanions() error {
 		return err
 	}
 	if name, ok := companionTarget(c.method, in.b); ok {
-		return fmt.Errorf("%w: %.200q is memrank's audit trail, read-only to callers (memrank alone writes it)", errCompanion, name)
+		return fmt.Errorf("%w: %.200q is memrank's %s, read-only to callers (memrank alone writes it)", errCompanion, name, memory.CompanionWhat(name))
 	}
 	c.ss = &replayStream{ServerStream: c.ss, first: &in}
 	return nil

@@ -24,6 +24,10 @@ func TestCompanionTarget(t *testing.T) {
 	}{
 		{"upsert", "/qdrant.Points/Upsert", enc(&qdrant.UpsertPoints{CollectionName: "m_memrank_audit", Wait: qdrant.PtrOf(true)}), true},
 		{"upsert elsewhere", "/qdrant.Points/Upsert", enc(&qdrant.UpsertPoints{CollectionName: "m"}), false},
+		// A job companion's originals are what a rollback restores.
+		{"upsert into a backfill's originals", "/qdrant.Points/Upsert", enc(&qdrant.UpsertPoints{CollectionName: "m_memrank_backfill"}), true},
+		{"drop a reembed's checkpoint", "/qdrant.Collections/Delete", enc(&qdrant.DeleteCollection{CollectionName: "m_memrank_reembed"}), true},
+		{"a name merely containing memrank", "/qdrant.Points/Upsert", enc(&qdrant.UpsertPoints{CollectionName: "team_memrank_notes"}), false},
 		{"delete", "/qdrant.Points/Delete", enc(&qdrant.DeletePoints{CollectionName: "m_memrank_audit", Points: qdrant.NewPointsSelectorFilter(&qdrant.Filter{})}), true},
 		{"drop", "/qdrant.Collections/Delete", enc(&qdrant.DeleteCollection{CollectionName: "m_memrank_audit"}), true},
 		{"alias", "/qdrant.Collections/UpdateAliases", enc(&qdrant.ChangeAliases{Actions: []*qdrant.AliasOperations{
