@@ -24,8 +24,8 @@ type BackfillRollbackReport struct {
 	// Restored are the points whose original payloads were written back.
 	Restored int `json:"restored"`
 	// What the backfill had created and the rollback removed.
-	RemovedRecord bool `json:"removed_embedder_record"`
-	RemovedAudit  bool `json:"removed_audit_companion"`
+	RemovedRecord  bool     `json:"removed_embedder_record"`
+	RemovedAudit   bool     `json:"removed_audit_companion"`
 	RemovedIndexes []string `json:"removed_indexes,omitempty"`
 }
 
