@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qdrant/go-client/qdrant"
+
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/scoring"
 )
@@ -308,5 +310,84 @@ func TestContradictionCandidatesBudget(t *testing.T) {
 	}
 	if n := h.judge.calls.Load(); n != 1 {
 		t.Errorf("judge calls %d, want 1", n)
+	}
+}
+
+// TestReassertedClaimLeavesTheArchive: a claim consolidation archived, then
+// superseded, then asserted again (an old restatement: no reinforcement of
+// its own) comes out of supersession and out of the archive together, so
+// no memory is ever retrievable yet stored archived.
+func TestReassertedClaimLeavesTheArchive(t *testing.T) {
+	const stored, claim = "Dana lives in Lisbon", "Dana lives in Porto"
+	h := newHarness(t, withJudge(func(string) string { return verdict("contradicts", "two cities") }))
+	h.emb.on("home", 0.95, stored, claim)
+	a := h.observe(t, dedup.Observation{Text: stored, Source: "speculation", SessionID: "s1", ObservedAt: t0})
+	wait := true
+	if _, err := h.client.SetPayload(context.Background(), &qdrant.SetPayloadPoints{CollectionName: "mem", Wait: &wait,
+		Payload:        map[string]*qdrant.Value{"tier": qdrant.NewValueString("archived"), "retrievable": qdrant.NewValueBool(false)},
+		PointsSelector: qdrant.NewPointsSelector(qdrant.NewID(a.MemoryID))}); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.set(t0.Add(time.Hour))
+	b := h.observe(t, dedup.Observation{Text: claim, Source: "strong_inference", SessionID: "s2"})
+	if b.Superseded != a.MemoryID {
+		t.Fatalf("the archived speculation should lose: %+v", b)
+	}
+	h.clock.set(t0.Add(2 * time.Hour))
+	h.observe(t, dedup.Observation{Text: stored, Source: "direct", ExtractorModel: "gpt-4o", SessionID: "s1", ObservedAt: t0})
+	for _, id := range []string{a.MemoryID, b.MemoryID} {
+		m := h.get(t, "mem", id)
+		if m.Retrievable && m.Tier == scoring.TierArchived {
+			t.Errorf("%s is retrievable yet stored archived: the read path drops it until the next consolidation", id)
+		}
+	}
+}
+
+// TestOldDuplicateFoldedDoesNotRevive: folding an older duplicate (another
+// tool's copy of the text) into an archived memory, on an old restatement,
+// leaves the archive alone; a fresher duplicate brings it back.
+func TestOldDuplicateFoldedDoesNotRevive(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		copyAge   time.Duration // the copy's last observation, before the memory's
+		wantTier  scoring.Tier
+		wantRetrv bool
+	}{
+		{"older copy", 24 * time.Hour, scoring.TierArchived, false},
+		{"fresher copy", -24 * time.Hour, scoring.TierActive, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			ctx := context.Background()
+			h.clock.set(t0.Add(48 * time.Hour))
+			out := h.observe(t, dedup.Observation{Text: "Dana collects stamps", Source: "direct", SessionID: "s1", ObservedAt: t0.Add(48 * time.Hour)})
+			orig := h.get(t, "mem", out.MemoryID)
+			cp := orig
+			cp.CreatedAt, cp.LastObservedAt = orig.CreatedAt.Add(-tt.copyAge), orig.LastObservedAt.Add(-tt.copyAge)
+			cp.SessionIDs = []string{"other-tool"}
+			vecs, err := h.emb.Embed(ctx, []string{"Dana collects stamps"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait := true
+			if _, err := h.client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "mem", Wait: &wait, Points: []*qdrant.PointStruct{{
+				Id: qdrant.NewIDNum(7), Vectors: qdrant.NewVectorsDense(vecs[0]), Payload: h.codec.Encode(&cp)}}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.client.SetPayload(ctx, &qdrant.SetPayloadPoints{CollectionName: "mem", Wait: &wait,
+				Payload:        map[string]*qdrant.Value{"tier": qdrant.NewValueString("archived"), "retrievable": qdrant.NewValueBool(false)},
+				PointsSelector: qdrant.NewPointsSelector(qdrant.NewID(out.MemoryID))}); err != nil {
+				t.Fatal(err)
+			}
+			// An old transcript: the same session, an old time.
+			h.observe(t, dedup.Observation{Text: "Dana collects stamps", Source: "direct", SessionID: "s1", ObservedAt: t0})
+			m := h.get(t, "mem", out.MemoryID)
+			if m.Tier != tt.wantTier || m.Retrievable != tt.wantRetrv {
+				t.Errorf("after folding the copy: tier %v retrievable %v, want %v %v", m.Tier, m.Retrievable, tt.wantTier, tt.wantRetrv)
+			}
+			if cp := h.get(t, "mem", "7"); cp.SupersededBy != out.MemoryID {
+				t.Errorf("the copy was not folded in: superseded_by %q", cp.SupersededBy)
+			}
+		})
 	}
 }

@@ -133,7 +133,14 @@ func (e *Engine) scanStats(ctx context.Context, collection string, base []*qdran
 		for _, p := range pts {
 			e.codec.Decode(p.GetPayload(), &m)
 			if m.SupersededBy != "" {
-				st.Superseded++
+				// As counted: a memory superseded after consolidation
+				// archived it keeps its stored tier, and counts as archived.
+				if m.Tier == scoring.TierArchived {
+					st.Tiers[scoring.TierArchived.String()]++
+					st.Archived++
+				} else {
+					st.Superseded++
+				}
 				continue
 			}
 			in := e.codec.Inputs(&m)

@@ -415,7 +415,7 @@ func (w *write) duplicate(st *stored, tier int) {
 	before := m.LastObservedAt
 	w.addProvenance(m)
 	if independent || m.LastObservedAt.After(before) {
-		revive(st)
+		reinforce(st)
 	}
 	st.dirty = true
 	w.touch(st)
@@ -521,7 +521,11 @@ func (w *write) insert(ctx context.Context, revive, force bool) (blocked bool, e
 				blocked = corrected
 			}
 			if !blocked {
-				prev.m.SupersededBy, prev.m.Retrievable = "", true
+				// The claim is asserted again: out of supersession, and out
+				// of an archive consolidation put it in meanwhile, or it
+				// would be retrievable yet still stored archived.
+				prev.m.SupersededBy = ""
+				reinforce(prev)
 				prev.clearSuperseded = true
 			}
 		}
@@ -628,6 +632,7 @@ func (w *write) mergeInto(win *stored, sameHash []*stored, nb []scored) {
 }
 
 func (w *write) merge(win, lose *stored) {
+	lastBefore := win.m.LastObservedAt
 	a, b := w.evidence(&win.m), w.evidence(&lose.m)
 	next := w.e.params.Merge(a, b)
 	wm, lm := &win.m, &lose.m
@@ -661,7 +666,12 @@ func (w *write) merge(win, lose *stored) {
 		setMerged(wm, win.mergedAccess)
 	}
 	lm.SupersededBy, lm.Retrievable = win.sid, false
-	revive(win)
+	if wm.LastObservedAt.After(lastBefore) {
+		// The loser brought later evidence; an old duplicate folded in
+		// does not undo an archive (the observation itself revived the
+		// winner already if it was a reinforcement).
+		reinforce(win)
+	}
 	win.dirty, lose.dirty = true, true
 	w.touch(win)
 	w.touch(lose)
@@ -755,7 +765,7 @@ func (w *write) confirm(st *stored) {
 	m.Observations = next.Observations
 	m.Confidence, m.HasConfidence = next.Confidence, true
 	w.addProvenance(m)
-	revive(st)
+	reinforce(st)
 	st.dirty = true
 	w.touch(st)
 	w.record(st, "confirm", old, "")
@@ -800,17 +810,17 @@ func (w *write) correct(ctx context.Context) error {
 		}
 	}
 	w.resolve(win, target, true)
-	revive(win)
+	reinforce(win)
 	w.out.Decision = DecisionCorrected
 	return nil
 }
 
-// revive makes a reinforced memory active and retrievable again
+// reinforce makes a reinforced memory active and retrievable again
 // (docs/consolidation.md): consolidation may have archived it, and the
 // write path still matches archived memories, so seeing the fact again
 // brings it back instead of making a duplicate. A superseded memory stays
 // out.
-func revive(st *stored) {
+func reinforce(st *stored) {
 	if st.m.SupersededBy == "" {
 		st.m.Tier, st.m.Retrievable = scoring.TierActive, true
 		st.revived = true
