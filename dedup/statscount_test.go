@@ -54,7 +54,7 @@ func fillStatsCollection(t *testing.T, h *harness, coll string, n int, tenant st
 			for k, v := range h.codec.Encode(&m) {
 				payload[k] = v
 			}
-			if i%22 == 0 { // archived, then superseded: it keeps its stored tier
+			if i%44 == 0 { // archived, then superseded: it keeps its stored tier
 				payload["tier"] = qdrant.NewValueString("archived")
 			}
 			if m.SupersededBy == "" { // consolidation leaves superseded memories alone
