@@ -96,6 +96,15 @@ func (e *Engine) stats(ctx context.Context, collection, tenant string, scan bool
 	}
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
+	if !scan {
+		// Without its indexes every count would read every payload: one
+		// scan is cheaper. The write path adds them at its first write.
+		indexed, err := e.statsIndexed(ctx, collection)
+		if err != nil {
+			return Stats{}, err
+		}
+		scan = !indexed
+	}
 	if scan {
 		return st, e.scanStats(ctx, collection, base, &st)
 	}

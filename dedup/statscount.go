@@ -121,6 +121,28 @@ func (e *Engine) countedStats(ctx context.Context, collection, tenant string, ba
 	return nil
 }
 
+// statsIndexed reports whether the collection has every payload index the
+// counts filter on.
+func (e *Engine) statsIndexed(ctx context.Context, collection string) (bool, error) {
+	info, err := e.store.GetCollectionInfo(ctx, collection)
+	if err != nil {
+		if isNotFound(err) {
+			return false, fmt.Errorf("%w: collection %s", ErrNotFound, collection)
+		}
+		return false, fmt.Errorf("dedup: read %s: %w", collection, err)
+	}
+	schema := info.GetPayloadSchema()
+	for _, x := range e.memoryIndexes() {
+		if x.key == e.codec.Key(memory.FieldTextHash) || x.key == e.codec.Key(memory.FieldSessionIDs) {
+			continue // the write path's look-ups, not the counts
+		}
+		if _, ok := schema[x.key]; !ok {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // confidenceEdges are the cumulative edges: 0.01 apart from 0.01 to 1, and
 // the two bucket thresholds when they fall between.
 func confidenceEdges(medium, high float64) []float64 {

@@ -2,6 +2,7 @@ package dedup_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -128,4 +129,33 @@ func TestCountedStatsMatchScan(t *testing.T) {
 func consolidated(s scoring.Score) (tier, retrievable *qdrant.Value) {
 	t, r := s.Materialised()
 	return qdrant.NewValueString(t.String()), qdrant.NewValueBool(r)
+}
+
+// A collection without the counts' indexes (another tool's, or one from
+// before them) is scanned once rather than counted a hundred times by
+// reading every payload.
+func TestStatsWithoutIndexesScan(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	if err := h.client.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "foreign",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 256, Distance: qdrant.Distance_Cosine})}); err != nil {
+		t.Fatal(err)
+	}
+	m := memory.Memory{Text: "Dana likes figs", MemoryType: "fact", Source: "direct", Confidence: 0.7, HasConfidence: true,
+		CreatedAt: t0, LastObservedAt: t0, Retrievable: true, Schema: 1}
+	wait := true
+	if _, err := h.client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "foreign", Wait: &wait, Points: []*qdrant.PointStruct{
+		{Id: qdrant.NewIDNum(1), Vectors: qdrant.NewVectorsDense(make([]float32, 256)), Payload: h.codec.Encode(&m)}}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.eng.Stats(ctx, "foreign", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Method != "scanned" || st.Memories != 1 || st.Buckets["medium"] != 1 {
+		t.Errorf("stats %+v, want one medium memory, scanned", st)
+	}
+	if _, err := h.eng.Stats(ctx, "missing", ""); !errors.Is(err, dedup.ErrNotFound) {
+		t.Errorf("stats of a missing collection: %v, want ErrNotFound", err)
+	}
 }
