@@ -2,11 +2,15 @@ package consolidate_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/memrank/memrank/consolidate"
 	"github.com/memrank/memrank/memory"
@@ -179,5 +183,57 @@ func TestRacingReplicasAuditOnce(t *testing.T) {
 		if recs[id] != want {
 			t.Errorf("%s (%s): %d audit records, want %d", id, m.Tier, recs[id], want)
 		}
+	}
+}
+
+// failingStore refuses every tier write with err.
+type failingStore struct {
+	*qdrant.Client
+	err error
+}
+
+func (s *failingStore) UpdateBatch(context.Context, *qdrant.UpdateBatchPoints) ([]*qdrant.UpdateResult, error) {
+	return nil, s.err
+}
+
+// Qdrant's strict mode refuses the compare-and-set's filters on unindexed
+// fields; the job's error says so and what to do, other errors stay as
+// they are.
+func TestStrictModeRefusalIsNamed(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    error
+		strict bool
+	}{
+		{"index required", status.Error(codes.InvalidArgument, `Bad request: Index required but not found for "observations" `+
+			`of one of the following types: [integer]. Help: Create an index for this key or use a different filter.`), true},
+		{"other refusal", status.Error(codes.InvalidArgument, "Bad request: something else"), false},
+	}
+	h := newHarness(t)
+	h.seed(t, 6)
+	h.clock.set(t0.Add(24 * time.Hour))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j, err := consolidate.New(&failingStore{Client: h.client, err: tc.err}, consolidate.Options{Config: consolidate.DefaultConfig(),
+				Codec: h.codec, Now: h.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = j.Run(context.Background(), consolidate.Request{Collection: "mem"})
+			if err == nil {
+				t.Fatal("the run succeeded on a store that refuses writes")
+			}
+			if got := errors.Is(err, consolidate.ErrIndexRequired); got != tc.strict {
+				t.Errorf("errors.Is(%v, ErrIndexRequired) = %v, want %v", err, got, tc.strict)
+			}
+			if tc.strict && (!strings.Contains(err.Error(), "create payload indexes") || !strings.Contains(err.Error(), "strict mode")) {
+				t.Errorf("%v: want the fix named", err)
+			}
+			// The store's own error stays in the chain, for the logs.
+			var se interface{ GRPCStatus() *status.Status }
+			if !errors.As(err, &se) || se.GRPCStatus().Code() != codes.InvalidArgument {
+				t.Errorf("%v: the store's error is not in the chain", err)
+			}
+		})
 	}
 }
