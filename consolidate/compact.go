@@ -59,7 +59,7 @@ func (j *Job) deadReplicas(ctx context.Context, coll string, before time.Time) (
 			if status.Code(err) == codes.NotFound {
 				return l, nil // no companion: no heartbeats
 			}
-			return nil, fmt.Errorf("consolidate: read the access heartbeats of %s: %w", coll, err)
+			return nil, storeError("read the access heartbeats of "+coll, err)
 		}
 		for _, p := range pts {
 			pl := p.GetPayload()
@@ -153,7 +153,7 @@ func (j *Job) compact(ctx context.Context, coll string, folds []fold, rep *Repor
 	ctx, cancel := context.WithTimeout(ctx, j.cfg.Timeout)
 	defer cancel()
 	if _, err := j.store.UpdateBatch(ctx, &qdrant.UpdateBatchPoints{CollectionName: coll, Wait: &wait, Operations: ops}); err != nil {
-		return fmt.Errorf("consolidate: compact access counts of %s: %w", coll, err)
+		return storeError("compact access counts of "+coll, err)
 	}
 	return nil
 }

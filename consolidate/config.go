@@ -15,6 +15,14 @@ const (
 	DefaultLease                = time.Hour
 	DefaultTimeout              = 30 * time.Second
 	maxBatchSize                = 10000
+	// MinCompactReplicasAfter is the least compact_replicas_after (other
+	// than 0, never). A live replica refreshes its heartbeat every 10
+	// minutes (rank.HeartbeatEvery) and builds on the totals it sent for an
+	// hour after (rank.KnownTTL): a key folded sooner than their sum after
+	// the replica's last heartbeat can be written again in full, and its
+	// reads counted twice. Two hours leaves room for slow flushes and clock
+	// skew between replicas.
+	MinCompactReplicasAfter = 2 * time.Hour
 )
 
 // Config is the consolidation section of memrank's configuration
@@ -72,6 +80,9 @@ func (c Config) Validate() error {
 	}
 	if c.CompactReplicasAfter < 0 {
 		k.Add("compact_replicas_after", "%s is negative", check.Duration(c.CompactReplicasAfter))
+	} else if c.CompactReplicasAfter > 0 && c.CompactReplicasAfter < MinCompactReplicasAfter {
+		k.Add("compact_replicas_after", "%s is shorter than %s: a live replica's access counts would be counted twice "+
+			"(0 never compacts)", check.Duration(c.CompactReplicasAfter), check.Duration(MinCompactReplicasAfter))
 	}
 	if c.Lease < 0 {
 		k.Add("lease", "%s is negative", check.Duration(c.Lease))

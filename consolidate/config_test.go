@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memrank/memrank/consolidate"
+	"github.com/memrank/memrank/rank"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -22,6 +23,9 @@ func TestConfigValidate(t *testing.T) {
 		{"batch zero", func(c *consolidate.Config) { c.BatchSize = 0 }, "batch_size"},
 		{"negative rate", func(c *consolidate.Config) { c.Rate = -1 }, "rate"},
 		{"negative compaction", func(c *consolidate.Config) { c.CompactReplicasAfter = -time.Hour }, "compact_replicas_after"},
+		{"compaction at the minimum", func(c *consolidate.Config) { c.CompactReplicasAfter = consolidate.MinCompactReplicasAfter }, ""},
+		{"compaction below the minimum", func(c *consolidate.Config) { c.CompactReplicasAfter = time.Hour }, "compact_replicas_after"},
+		{"compaction of a minute", func(c *consolidate.Config) { c.CompactReplicasAfter = time.Minute }, "compact_replicas_after"},
 		{"negative lease", func(c *consolidate.Config) { c.Lease = -time.Hour }, "lease"},
 		{"empty collection", func(c *consolidate.Config) { c.Collections = []string{"a", ""} }, "collections"},
 	}
@@ -37,5 +41,15 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want an error naming %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// The minimum guards the access recorder's own timings: a key is folded
+// only after its replica has forgotten the totals it sent and has missed
+// a heartbeat.
+func TestMinCompactReplicasAfterCoversTheRecorder(t *testing.T) {
+	if need := rank.KnownTTL + rank.HeartbeatEvery; consolidate.MinCompactReplicasAfter <= need {
+		t.Errorf("MinCompactReplicasAfter %s, want above the recorder's %s (KnownTTL + HeartbeatEvery)",
+			consolidate.MinCompactReplicasAfter, need)
 	}
 }

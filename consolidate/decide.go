@@ -116,23 +116,34 @@ func equals(key string, v *qdrant.Value) *qdrant.Condition {
 	return nil
 }
 
+// changeKey is the payload key a transition writes next to tier and
+// retrievable: the id of its audit record. It is the per-change token that
+// tells the read-back whose write the stored state is: only consolidation
+// writes it, and the write path's partial writes leave it alone.
+const changeKey = "memrank_tier_change"
+
 // apply writes the changes as compare-and-sets in one batch, reads them
-// back, and audits the transitions that hold: the stored state is the
-// target and the basis is the one decided from (this job's write or an
-// identical one of another replica, which then shares the record's id).
+// back, and audits the transitions whose write applied: the point carries
+// the change's token (this job's write, or an identical one of another
+// replica, which shares the record's id).
 func (j *Job) apply(ctx context.Context, coll string, changes []change, rep *Report) error {
 	if len(changes) == 0 {
 		return nil
 	}
 	tierKey, retrKey := j.codec.Key(memory.FieldTier), j.codec.Key(memory.FieldRetrievable)
 	ops := make([]*qdrant.PointsUpdateOperation, len(changes))
+	tokens := make([]string, len(changes))
 	for i, c := range changes {
+		payload := map[string]*qdrant.Value{
+			tierKey: qdrant.NewValueString(c.to.tier.String()),
+			retrKey: qdrant.NewValueBool(c.to.retrievable),
+		}
+		if c.from != c.to {
+			tokens[i] = j.auditID(coll, c)
+			payload[changeKey] = qdrant.NewValueString(tokens[i])
+		}
 		ops[i] = qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
-			Payload: map[string]*qdrant.Value{
-				tierKey: qdrant.NewValueString(c.to.tier.String()),
-				retrKey: qdrant.NewValueBool(c.to.retrievable),
-			},
-			PointsSelector: selector(c.id, c.basis),
+			Payload: payload, PointsSelector: selector(c.id, c.basis),
 		})
 	}
 	wait := true
@@ -140,9 +151,9 @@ func (j *Job) apply(ctx context.Context, coll string, changes []change, rep *Rep
 	_, err := j.store.UpdateBatch(wctx, &qdrant.UpdateBatchPoints{CollectionName: coll, Wait: &wait, Operations: ops})
 	cancel()
 	if err != nil {
-		return fmt.Errorf("consolidate: write tiers to %s: %w", coll, err)
+		return storeError(fmt.Sprintf("write tiers to %s", coll), err)
 	}
-	held, err := j.held(ctx, coll, changes)
+	held, err := j.held(ctx, coll, changes, tokens)
 	if err != nil {
 		return err
 	}
@@ -169,9 +180,15 @@ func (j *Job) apply(ctx context.Context, coll string, changes []change, rep *Rep
 	return nil
 }
 
-// held reads the changed points back and reports, per change, whether the
-// stored state is its target with its basis otherwise unchanged.
-func (j *Job) held(ctx context.Context, coll string, changes []change) ([]bool, error) {
+// held reads the changed points back and reports, per change, whether its
+// write applied. A transition applied when the point carries its token,
+// whatever else changed since: an access counted or a corroboration
+// written after the write does not undo it, and checking those would leave
+// it unaudited for good (the next run finds from == to). A change of
+// another replica decided from other values carries another token, and
+// that replica audits it. A materialisation (no token) applied when the
+// point holds its target.
+func (j *Job) held(ctx context.Context, coll string, changes []change, tokens []string) ([]bool, error) {
 	ids := make([]*qdrant.PointId, len(changes))
 	for i, c := range changes {
 		ids[i] = c.id
@@ -180,7 +197,7 @@ func (j *Job) held(ctx context.Context, coll string, changes []change) ([]bool, 
 	pts, err := j.store.Get(gctx, &qdrant.GetPoints{CollectionName: coll, Ids: ids, WithPayload: qdrant.NewWithPayload(true)})
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("consolidate: read back %s: %w", coll, err)
+		return nil, storeError(fmt.Sprintf("read back %s", coll), err)
 	}
 	byID := make(map[string]map[string]*qdrant.Value, len(pts))
 	for _, p := range pts {
@@ -190,33 +207,16 @@ func (j *Job) held(ctx context.Context, coll string, changes []change) ([]bool, 
 	out := make([]bool, len(changes))
 	for i, c := range changes {
 		pl, ok := byID[c.sid]
-		if !ok || pl[tierKey].GetStringValue() != c.to.tier.String() {
-			continue
-		}
-		if b, isBool := pl[retrKey].GetKind().(*qdrant.Value_BoolValue); !isBool || b.BoolValue != c.to.retrievable {
-			continue
-		}
-		out[i] = true
-		for k, v := range c.basis {
-			if k == tierKey || k == retrKey {
-				continue
-			}
-			if !sameValue(pl[k], v) {
-				out[i] = false
-				break
-			}
+		switch {
+		case !ok:
+		case tokens[i] != "":
+			out[i] = pl[changeKey].GetStringValue() == tokens[i]
+		default:
+			b, isBool := pl[retrKey].GetKind().(*qdrant.Value_BoolValue)
+			out[i] = pl[tierKey].GetStringValue() == c.to.tier.String() && isBool && b.BoolValue == c.to.retrievable
 		}
 	}
 	return out, nil
-}
-
-func sameValue(a, b *qdrant.Value) bool {
-	if a.GetKind() == nil || b.GetKind() == nil {
-		_, an := a.GetKind().(*qdrant.Value_NullValue)
-		_, bn := b.GetKind().(*qdrant.Value_NullValue)
-		return (a.GetKind() == nil || an) && (b.GetKind() == nil || bn)
-	}
-	return proto.Equal(a, b)
 }
 
 // valueKey is a value's canonical text, for deterministic ids.

@@ -12,6 +12,13 @@
 // is a compare-and-set (a SetPayload whose filter requires the fields the
 // decision was computed from to be unchanged), and audit records have ids
 // derived from the memory, the transition and the state it started from,
-// so two replicas making the same transition write one record. The lease
-// recorded in the companion only spares replicas the duplicate work.
+// so two replicas making the same transition write one record. A
+// transition also writes its record's id into the point
+// (memrank_tier_change): the read-back audits exactly the writes that
+// applied, whatever changed after them. The lease recorded in the
+// companion only spares replicas the duplicate work.
+//
+// With tenancy on, a request that names no tenant is refused unless it is
+// the operator's (Request.Operator and its kin): a missing tenant never
+// widens a request to every tenant.
 package consolidate

@@ -95,9 +95,12 @@ func New(store Store, o Options) (*Job, error) {
 // Request is one run.
 type Request struct {
 	Collection string
-	// Tenant limits the run to one tenant's memories when tenancy is on;
-	// "" runs over every tenant (the operator's run).
+	// Tenant limits the run to one tenant's memories when tenancy is on.
 	Tenant string
+	// Operator says the caller is the operator: with tenancy on and no
+	// Tenant, the run spans every tenant. Without it such a run is refused,
+	// so a missing tenant never widens a request to every tenant.
+	Operator bool
 	// DryRun computes and reports; nothing is written.
 	DryRun bool
 	// Progress, when set, is called after each page with the points
@@ -138,6 +141,10 @@ func (j *Job) Run(ctx context.Context, req Request) (Report, error) {
 	if req.Collection == "" || memory.IsCompanion(req.Collection) {
 		return Report{}, fmt.Errorf("%w: %q is not a memory collection", ErrInput, req.Collection)
 	}
+	scope, err := j.scope(req.Tenant, req.Operator)
+	if err != nil {
+		return Report{}, err
+	}
 	now := j.now().UTC()
 	rep := Report{Collection: req.Collection, DryRun: req.DryRun, At: now,
 		Transitions: map[string]int{}, Tiers: map[string]int{}}
@@ -146,7 +153,6 @@ func (j *Job) Run(ctx context.Context, req Request) (Report, error) {
 	// indexed on kind, so reading it per page would scan it per page.
 	var dead *liveness
 	if deadline := j.compactBefore(now); !deadline.IsZero() {
-		var err error
 		if dead, err = j.deadReplicas(ctx, req.Collection, deadline); err != nil {
 			return Report{}, err
 		}
@@ -155,13 +161,13 @@ func (j *Job) Run(ctx context.Context, req Request) (Report, error) {
 	var offset *qdrant.PointId
 	for {
 		limit := uint32(j.cfg.BatchSize)
-		pts, next, err := j.scroll(ctx, &qdrant.ScrollPoints{CollectionName: req.Collection, Filter: j.scope(req.Tenant),
+		pts, next, err := j.scroll(ctx, &qdrant.ScrollPoints{CollectionName: req.Collection, Filter: scope,
 			Limit: &limit, Offset: offset, WithPayload: qdrant.NewWithPayload(true)})
 		if err != nil {
 			if status.Code(err) == codes.NotFound {
 				return rep, fmt.Errorf("%w: collection %s", ErrNotFound, req.Collection)
 			}
-			return rep, fmt.Errorf("consolidate: read %s: %w", req.Collection, err)
+			return rep, storeError("read "+req.Collection, err)
 		}
 		if err := j.page(ctx, req, now, pts, dead, &rep); err != nil {
 			return rep, err
@@ -190,12 +196,20 @@ func (j *Job) Run(ctx context.Context, req Request) (Report, error) {
 
 func (j *Job) tenancyOn() bool { return j.tenant != nil && j.tenant.Enabled() }
 
-// scope is the tenant filter of a tenant's run; nil for the operator's.
-func (j *Job) scope(tenant string) *qdrant.Filter {
-	if !j.tenancyOn() || tenant == "" {
-		return nil
+// scope is the tenant filter of a tenant's request; nil with tenancy off
+// and for the operator's request over every tenant. With tenancy on, a
+// request without a tenant is refused unless it is the operator's: fail
+// closed.
+func (j *Job) scope(tenant string, operator bool) (*qdrant.Filter, error) {
+	switch {
+	case !j.tenancyOn():
+		return nil, nil
+	case tenant != "":
+		return &qdrant.Filter{Must: []*qdrant.Condition{j.tenant.Condition(tenant)}}, nil
+	case operator:
+		return nil, nil
 	}
-	return &qdrant.Filter{Must: []*qdrant.Condition{j.tenant.Condition(tenant)}}
+	return nil, fmt.Errorf("%w: tenancy is on and the request names no tenant", ErrInput)
 }
 
 func (j *Job) scroll(ctx context.Context, req *qdrant.ScrollPoints) ([]*qdrant.RetrievedPoint, *qdrant.PointId, error) {
@@ -277,4 +291,7 @@ var (
 	ErrNotFound = errors.New("consolidate: not found")
 	// ErrInput: the request is not usable; the text says why.
 	ErrInput = errors.New("consolidate: invalid request")
+	// ErrBusy: the memory kept changing under the request (other writers
+	// won every attempt); asking again later is the answer.
+	ErrBusy = errors.New("consolidate: the memory kept changing")
 )

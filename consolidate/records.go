@@ -103,7 +103,8 @@ type LastRun struct {
 	FinishedAt time.Time
 	// ComputedAt is the clock the tiers were computed at.
 	ComputedAt time.Time
-	// Tiers counts the memories by tier as that run left them.
+	// Tiers counts the memories by tier as that run left them (nil for a
+	// tenant reading the operator's run).
 	Tiers map[string]int
 }
 
@@ -130,31 +131,49 @@ func (j *Job) recordRun(ctx context.Context, req Request, rep Report) error {
 	return j.upsert(ctx, memory.AuditCollection(req.Collection), []*qdrant.PointStruct{pt})
 }
 
-// ReadLastRun reads the record of a collection's last completed run
-// (tenant "": the operator's run over every tenant, which is what `serve`'s
-// schedule and `memrank consolidate` without --tenant write; a tenant sees
-// the later of its own and that one). ok is false when the collection was
-// never consolidated.
+// ReadLastRun reads the record of the last completed run that computed
+// the tiers a tenant sees. Tenant "" reads the operator's run over every
+// tenant (what `serve`'s schedule and `memrank consolidate` without
+// --tenant write); a tenant gets the later of its own run and the
+// operator's, since both computed its memories' tiers. When the operator's
+// is the later, Tiers is nil: that run counted every tenant's memories.
+// ok is false when no such run completed.
 func ReadLastRun(ctx context.Context, r Reader, coll, tenant string) (run LastRun, ok bool, err error) {
-	pts, err := r.Get(ctx, &qdrant.GetPoints{CollectionName: memory.AuditCollection(coll),
-		Ids: []*qdrant.PointId{runID(coll, tenant)}, WithPayload: qdrant.NewWithPayload(true)})
+	ids := []*qdrant.PointId{runID(coll, "")}
+	if tenant != "" {
+		ids = append(ids, runID(coll, tenant))
+	}
+	pts, err := r.Get(ctx, &qdrant.GetPoints{CollectionName: memory.AuditCollection(coll), Ids: ids,
+		WithPayload: qdrant.NewWithPayload(true)})
 	if err != nil {
 		if status.Code(err) == codes.NotFound {
 			return LastRun{}, false, nil
 		}
 		return LastRun{}, false, fmt.Errorf("consolidate: read the last run of %s: %w", coll, err)
 	}
-	if len(pts) == 0 {
-		return LastRun{}, false, nil
+	operator := idString(ids[0])
+	for _, p := range pts {
+		got := lastRunOf(p.GetPayload())
+		if idString(p.GetId()) == operator && tenant != "" {
+			got.Tiers = nil
+		}
+		// On a tie the tenant's own record wins: it has the tenant's counts.
+		if !ok || got.ComputedAt.After(run.ComputedAt) || (got.ComputedAt.Equal(run.ComputedAt) && got.Tiers != nil) {
+			run, ok = got, true
+		}
 	}
-	pl := pts[0].GetPayload()
+	return run, ok, nil
+}
+
+func lastRunOf(pl map[string]*qdrant.Value) LastRun {
+	var run LastRun
 	run.FinishedAt, _ = memory.ParseTime(pl[keyFinishedAt].GetStringValue())
 	run.ComputedAt, _ = memory.ParseTime(pl[keyComputedAt].GetStringValue())
 	run.Tiers = map[string]int{}
 	for k, v := range pl["tiers"].GetStructValue().GetFields() {
 		run.Tiers[k] = int(v.GetIntegerValue())
 	}
-	return run, true, nil
+	return run
 }
 
 // LastRun is ReadLastRun on the job's store.

@@ -1,11 +1,9 @@
 package consolidate
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"time"
 
@@ -27,8 +25,12 @@ const (
 // ReviewRequest asks for a collection's stale-review queue.
 type ReviewRequest struct {
 	Collection string
-	Tenant     string // "" with tenancy on: every tenant (the operator)
-	Limit      int    // 0: DefaultReviewLimit
+	// Tenant scopes the queue to one tenant's memories when tenancy is on.
+	Tenant string
+	// Operator allows, with tenancy on, a queue of every tenant's memories
+	// (no Tenant); without it such a request is refused.
+	Operator bool
+	Limit    int // 0: DefaultReviewLimit
 	// DormantIdle, when positive, adds dormant memories unused for at least
 	// this long.
 	DormantIdle time.Duration
@@ -80,11 +82,18 @@ func (j *Job) Review(ctx context.Context, req ReviewRequest) (ReviewQueue, error
 		tiers = append(tiers, scoring.TierDormant.String())
 	}
 	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeywords(j.codec.Key(memory.FieldTier), tiers...)}}
-	if s := j.scope(req.Tenant); s != nil {
+	s, err := j.scope(req.Tenant, req.Operator)
+	if err != nil {
+		return ReviewQueue{}, err
+	}
+	if s != nil {
 		f.Must = append(f.Must, s.Must...)
 	}
 	now := j.now().UTC()
-	q := ReviewQueue{Collection: req.Collection, Items: []ReviewItem{}}
+	q := ReviewQueue{Collection: req.Collection}
+	// Only the first limit items are kept while scrolling: a queue of a
+	// million stale memories costs limit items of memory, not a million.
+	kept := &oldest{limit: limit}
 	var offset *qdrant.PointId
 	for {
 		lim := uint32(j.cfg.BatchSize)
@@ -94,11 +103,12 @@ func (j *Job) Review(ctx context.Context, req ReviewRequest) (ReviewQueue, error
 			if status.Code(err) == codes.NotFound {
 				return ReviewQueue{}, fmt.Errorf("%w: collection %s", ErrNotFound, req.Collection)
 			}
-			return ReviewQueue{}, fmt.Errorf("consolidate: read %s: %w", req.Collection, err)
+			return ReviewQueue{}, storeError("read "+req.Collection, err)
 		}
 		for _, p := range pts {
 			if it, ok := j.reviewItem(p, now, req.DormantIdle); ok {
-				q.Items = append(q.Items, it)
+				q.Total++
+				kept.offer(it)
 			}
 		}
 		if next == nil {
@@ -106,11 +116,7 @@ func (j *Job) Review(ctx context.Context, req ReviewRequest) (ReviewQueue, error
 		}
 		offset = next
 	}
-	slices.SortStableFunc(q.Items, func(a, b ReviewItem) int {
-		return cmp.Or(-cmp.Compare(a.IdleDays, b.IdleDays), cmp.Compare(a.ID, b.ID))
-	})
-	q.Total = len(q.Items)
-	q.Items = q.Items[:min(limit, len(q.Items))]
+	q.Items = kept.sorted()
 	q.ConsolidatedAt = j.consolidatedAt(ctx, req.Collection, req.Tenant)
 	return q, nil
 }
@@ -153,20 +159,39 @@ type ArchiveOutcome struct {
 	Archived bool `json:"archived"`
 }
 
+// ArchiveRequest is a reviewer's archive of one memory.
+type ArchiveRequest struct {
+	Collection string
+	ID         string
+	// Tenant scopes the memory to one tenant's when tenancy is on.
+	Tenant string
+	// Operator allows, with tenancy on, an archive without a Tenant (any
+	// tenant's memory); without it such a request is refused.
+	Operator bool
+}
+
 // Archive archives one memory on a reviewer's word: tier archived,
 // retrievable false, audited (reason "archive"). The memory stays
 // readable (GET /v1/memories/{id}, include_archived) and a new
 // observation of the fact revives it.
-func (j *Job) Archive(ctx context.Context, coll, tenant, id string) (ArchiveOutcome, error) {
+func (j *Job) Archive(ctx context.Context, req ArchiveRequest) (ArchiveOutcome, error) {
+	coll, id := req.Collection, req.ID
+	if coll == "" || memory.IsCompanion(coll) {
+		return ArchiveOutcome{}, fmt.Errorf("%w: %q is not a memory collection", ErrInput, coll)
+	}
 	pid, err := parseID(id)
 	if err != nil {
 		return ArchiveOutcome{}, err
 	}
 	f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewHasID(pid)}}
-	if s := j.scope(tenant); s != nil {
+	s, err := j.scope(req.Tenant, req.Operator)
+	if err != nil {
+		return ArchiveOutcome{}, err
+	}
+	if s != nil {
 		f.Must = append(f.Must, s.Must...)
 	}
-	for attempt := 0; attempt < 3; attempt++ {
+	for range archiveAttempts {
 		one := uint32(1)
 		pts, _, err := j.scroll(ctx, &qdrant.ScrollPoints{CollectionName: coll, Filter: f, Limit: &one,
 			WithPayload: qdrant.NewWithPayload(true)})
@@ -174,7 +199,7 @@ func (j *Job) Archive(ctx context.Context, coll, tenant, id string) (ArchiveOutc
 			if status.Code(err) == codes.NotFound {
 				return ArchiveOutcome{}, fmt.Errorf("%w: collection %s", ErrNotFound, coll)
 			}
-			return ArchiveOutcome{}, fmt.Errorf("consolidate: read %s in %s: %w", id, coll, err)
+			return ArchiveOutcome{}, storeError(fmt.Sprintf("read %s in %s", id, coll), err)
 		}
 		if len(pts) == 0 {
 			return ArchiveOutcome{}, fmt.Errorf("%w: memory %s in %s", ErrNotFound, id, coll)
@@ -199,8 +224,12 @@ func (j *Job) Archive(ctx context.Context, coll, tenant, id string) (ArchiveOutc
 		}
 		// The memory changed between the read and the write: decide again.
 	}
-	return ArchiveOutcome{}, fmt.Errorf("consolidate: memory %s kept changing; archive it again", id)
+	return ArchiveOutcome{}, fmt.Errorf("%w: memory %s, after %d attempts; archive it again", ErrBusy, id, archiveAttempts)
 }
+
+// archiveAttempts bounds Archive's read-decide-write rounds when other
+// writers keep changing the memory in between.
+const archiveAttempts = 3
 
 // parseID reads a point id: an unsigned integer or a UUID.
 func parseID(s string) (*qdrant.PointId, error) {
@@ -214,19 +243,12 @@ func parseID(s string) (*qdrant.PointId, error) {
 	return qdrant.NewID(u.String()), nil
 }
 
-// consolidatedAt is when the tiers a tenant sees were computed: the later
-// of the tenant's own run and the operator's run over every tenant (zero
-// when neither ran, or the record cannot be read: the queue is still
-// answered).
+// consolidatedAt is when the tiers a tenant sees were computed
+// (ReadLastRun); zero when no run covered them, or the record cannot be
+// read: the queue is still answered.
 func (j *Job) consolidatedAt(ctx context.Context, coll, tenant string) time.Time {
-	var at time.Time
-	for _, t := range []string{tenant, ""} {
-		if run, ok, err := j.LastRun(ctx, coll, t); err == nil && ok && run.ComputedAt.After(at) {
-			at = run.ComputedAt
-		}
-		if t == "" {
-			break
-		}
+	if run, ok, err := j.LastRun(ctx, coll, tenant); err == nil && ok {
+		return run.ComputedAt
 	}
-	return at
+	return time.Time{}
 }

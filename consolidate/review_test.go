@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/memrank/memrank/consolidate"
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/embed"
@@ -51,14 +53,14 @@ func TestReviewQueueAndArchive(t *testing.T) {
 	}
 
 	target := q.Items[0].ID
-	out, err := j.Archive(ctx, "mem", "", target)
+	out, err := j.Archive(ctx, consolidate.ArchiveRequest{Collection: "mem", ID: target})
 	if err != nil || !out.Archived || out.From != "stale" {
 		t.Fatalf("archive: %+v, %v", out, err)
 	}
 	if m, _ := h.get(t, target); m.Tier != scoring.TierArchived || m.Retrievable {
 		t.Errorf("stored %s/%v after archive", m.Tier, m.Retrievable)
 	}
-	if again, err := j.Archive(ctx, "mem", "", target); err != nil || again.Archived {
+	if again, err := j.Archive(ctx, consolidate.ArchiveRequest{Collection: "mem", ID: target}); err != nil || again.Archived {
 		t.Errorf("second archive: %+v, %v; want nothing changed", again, err)
 	}
 	if n := h.tierRecords(t, "archive")[target]; n != 1 {
@@ -79,10 +81,10 @@ func TestReviewQueueAndArchive(t *testing.T) {
 	if m, _ := h.get(t, target); m.Tier != scoring.TierArchived {
 		t.Errorf("a run un-archived a reviewed memory: %s", m.Tier)
 	}
-	if _, err := j.Archive(ctx, "mem", "", "1234"); !errors.Is(err, consolidate.ErrNotFound) {
+	if _, err := j.Archive(ctx, consolidate.ArchiveRequest{Collection: "mem", ID: "1234"}); !errors.Is(err, consolidate.ErrNotFound) {
 		t.Errorf("unknown memory: %v, want ErrNotFound", err)
 	}
-	if _, err := j.Archive(ctx, "mem", "", "nope"); !errors.Is(err, consolidate.ErrInput) {
+	if _, err := j.Archive(ctx, consolidate.ArchiveRequest{Collection: "mem", ID: "nope"}); !errors.Is(err, consolidate.ErrInput) {
 		t.Errorf("bad id: %v, want ErrInput", err)
 	}
 }
@@ -155,7 +157,7 @@ func TestTenantScoped(t *testing.T) {
 	if err != nil || view.Audit[len(view.Audit)-1].Reason != "tier" {
 		t.Errorf("alice's trail lacks the transition: %+v, %v", view.Audit, err)
 	}
-	if _, err := j.Archive(ctx, "mem", "alice", ids["bob"]); !errors.Is(err, consolidate.ErrNotFound) {
+	if _, err := j.Archive(ctx, consolidate.ArchiveRequest{Collection: "mem", Tenant: "alice", ID: ids["bob"]}); !errors.Is(err, consolidate.ErrNotFound) {
 		t.Errorf("alice archived bob's memory: %v", err)
 	}
 	if _, ok, err := j.LastRun(ctx, "mem", "alice"); err != nil || !ok {
@@ -164,11 +166,124 @@ func TestTenantScoped(t *testing.T) {
 	if q, err := j.Review(ctx, consolidate.ReviewRequest{Collection: "mem", Tenant: "bob"}); err != nil || !q.ConsolidatedAt.IsZero() {
 		t.Errorf("bob's queue before any run covering bob: %v, %v", q.ConsolidatedAt, err)
 	}
-	// The operator's run (no tenant) covers every tenant.
-	if rep, err := j.Run(ctx, consolidate.Request{Collection: "mem"}); err != nil || rep.Memories != 2 || rep.Archived != 1 {
+	// Without a tenant, only the operator's explicit request spans every
+	// tenant: a missing tenant never widens a request.
+	if _, err := j.Run(ctx, consolidate.Request{Collection: "mem"}); !errors.Is(err, consolidate.ErrInput) {
+		t.Errorf("run without a tenant or the operator's flag: %v, want ErrInput", err)
+	}
+	if _, err := j.Review(ctx, consolidate.ReviewRequest{Collection: "mem"}); !errors.Is(err, consolidate.ErrInput) {
+		t.Errorf("queue without a tenant or the operator's flag: %v, want ErrInput", err)
+	}
+	if _, err := j.Archive(ctx, consolidate.ArchiveRequest{Collection: "mem", ID: ids["bob"]}); !errors.Is(err, consolidate.ErrInput) {
+		t.Errorf("archive without a tenant or the operator's flag: %v, want ErrInput", err)
+	}
+	if m, _ := h.get(t, ids["bob"]); m.Tier != scoring.TierActive {
+		t.Errorf("bob's memory changed by refused requests: %s", m.Tier)
+	}
+	// The operator's run covers every tenant.
+	if rep, err := j.Run(ctx, consolidate.Request{Collection: "mem", Operator: true}); err != nil || rep.Memories != 2 || rep.Archived != 1 {
 		t.Errorf("operator's run: %+v, %v", rep, err)
 	}
 	if q, err := j.Review(ctx, consolidate.ReviewRequest{Collection: "mem", Tenant: "bob"}); err != nil || !q.ConsolidatedAt.Equal(t0) {
 		t.Errorf("bob's queue after the operator's run: consolidated at %v, %v", q.ConsolidatedAt, err)
+	}
+}
+
+// A short queue is the head of the long one, with the same total.
+func TestReviewLimitIsTheHeadOfTheQueue(t *testing.T) {
+	h := newHarness(t)
+	h.seed(t, 80)
+	ctx := context.Background()
+	j := h.job(t, consolidate.Config{BatchSize: 7, Interval: time.Hour, Timeout: time.Second}, "r1")
+	if _, err := j.Run(ctx, consolidate.Request{Collection: "mem"}); err != nil {
+		t.Fatal(err)
+	}
+	req := consolidate.ReviewRequest{Collection: "mem", DormantIdle: time.Hour, Limit: consolidate.MaxReviewLimit}
+	all, err := j.Review(ctx, req)
+	if err != nil || all.Total < 10 || len(all.Items) != all.Total {
+		t.Fatalf("whole queue: %d of %d, %v; want at least 10, all listed", len(all.Items), all.Total, err)
+	}
+	req.Limit = 4
+	head, err := j.Review(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head.Total != all.Total {
+		t.Errorf("total %d with a limit, %d without", head.Total, all.Total)
+	}
+	if diff := cmp.Diff(all.Items[:4], head.Items); diff != "" {
+		t.Errorf("limited queue is not the head of the whole one (-whole +limited):\n%s", diff)
+	}
+}
+
+// A tenant's last run is the later of its own and the operator's: the
+// scheduled run writes only the operator's record, and a tenant must see
+// it (GET /v1/stats' tiers_as_of reads ReadLastRun).
+func TestReadLastRunIsTheLaterOfTheTenantsAndTheOperators(t *testing.T) {
+	h := newHarness(t)
+	policy := &tenancy.Policy{Key: "user_id", Header: "x-tenant"}
+	emb, err := embed.NewLocal(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.eng, err = dedup.New(h.client, dedup.Config{Codec: h.codec, Embedder: emb, Tenancy: policy, Now: h.clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tenant := range []string{"alice", "bob"} {
+		h.observe(t, dedup.Observation{Tenant: tenant, Text: text(1), Source: scoring.SourceDirect, ObservedAt: t0})
+	}
+	cfg := consolidate.DefaultConfig()
+	cfg.Rate = 0
+	j, err := consolidate.New(h.client, consolidate.Options{Config: cfg, Codec: h.codec, Tenancy: policy, Now: h.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := consolidate.ReadLastRun(ctx, h.client, "mem", "bob"); ok || err != nil {
+		t.Errorf("before any run: ok %v, %v", ok, err)
+	}
+	if _, err := j.Run(ctx, consolidate.Request{Collection: "mem", Operator: true}); err != nil {
+		t.Fatal(err)
+	}
+	later := t0.Add(time.Hour)
+	h.clock.set(later)
+	if _, err := j.Run(ctx, consolidate.Request{Collection: "mem", Tenant: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, tenant string
+		at           time.Time
+		memories     int // the run's counted memories; -1: not given (the operator's, seen by a tenant)
+	}{
+		{"the operator", "", t0, 2},
+		{"a tenant with only the operator's run", "bob", t0, -1},
+		{"a tenant whose own run is later", "alice", later, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			run, ok, err := consolidate.ReadLastRun(ctx, h.client, "mem", tc.tenant)
+			if err != nil || !ok || !run.ComputedAt.Equal(tc.at) {
+				t.Fatalf("ReadLastRun = %v, %v, %v; want computed at %v", run.ComputedAt, ok, err, tc.at)
+			}
+			sum := 0
+			for _, n := range run.Tiers {
+				sum += n
+			}
+			if tc.memories < 0 && run.Tiers != nil || tc.memories >= 0 && sum != tc.memories {
+				t.Errorf("tiers %v, want %d memories counted", run.Tiers, tc.memories)
+			}
+			q, err := j.Review(ctx, consolidate.ReviewRequest{Collection: "mem", Tenant: tc.tenant, Operator: tc.tenant == ""})
+			if err != nil || !q.ConsolidatedAt.Equal(tc.at) {
+				t.Errorf("queue consolidated at %v, %v; want %v", q.ConsolidatedAt, err, tc.at)
+			}
+		})
+	}
+	// Alice's later run does not move the operator's record.
+	h.clock.set(later.Add(time.Hour))
+	if _, err := j.Run(ctx, consolidate.Request{Collection: "mem", Operator: true}); err != nil {
+		t.Fatal(err)
+	}
+	if run, _, err := consolidate.ReadLastRun(ctx, h.client, "mem", "alice"); err != nil || !run.ComputedAt.Equal(later.Add(time.Hour)) {
+		t.Errorf("alice after a later operator's run: %v, %v", run.ComputedAt, err)
 	}
 }

@@ -103,7 +103,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) {
 			s.job.log.InfoContext(ctx, "consolidation: another replica holds the lease", "collection", c)
 			continue
 		}
-		rep, err := s.job.Run(ctx, Request{Collection: c})
+		rep, err := s.job.Run(ctx, Request{Collection: c, Operator: true})
 		s.report(rep, err)
 	}
 }

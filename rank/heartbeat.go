@@ -9,14 +9,19 @@ import (
 	"github.com/memrank/memrank/memory"
 )
 
-// knownTTL bounds how long a total sent is remembered. A read fetched
+// KnownTTL bounds how long a total sent is remembered. A read fetched
 // before a flush committed is seconds old, so an hour keeps the guard; and
 // a replica that has not written a point for longer no longer builds on
 // its own memory of it, only on the stored value. That is what lets the
 // consolidation job fold the access_counts key of a replica that stopped
 // writing a collection long ago: if the replica comes back it starts from
 // the stored value (now absent, so 0) and never writes a total twice.
-const knownTTL = time.Hour
+//
+// consolidation.compact_replicas_after must exceed KnownTTL plus
+// HeartbeatEvery, or a live replica's key could be folded while it still
+// builds on its memory of it; consolidate.MinCompactReplicasAfter enforces
+// that.
+const KnownTTL = time.Hour
 
 // HeartbeatEvery is how often a replica refreshes its access heartbeat in
 // a collection's audit companion while it writes access counts there.

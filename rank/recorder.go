@@ -262,7 +262,7 @@ func NewRecorder(dst Payloads, cfg RecorderConfig) (*Recorder, error) {
 		log:     cfg.Telemetry.Logger,
 		tracer:  cfg.Telemetry.TracerProvider.Tracer(instrumentation),
 		pending: make(map[recKey]*pendingEntry),
-		known:   newLRU[recKey, int64](cfg.MaxKnown, knownTTL),
+		known:   newLRU[recKey, int64](cfg.MaxKnown, KnownTTL),
 		stop:    make(chan struct{}),
 	}
 	m := cfg.Telemetry.MeterProvider.Meter(instrumentation)

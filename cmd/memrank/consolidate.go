@@ -87,7 +87,8 @@ func runConsolidate(cmd *cobra.Command, e *env, o *consolidateOptions) error {
 		return err
 	}
 	defer s.close(context.Background())
-	req := consolidate.Request{Collection: o.collection, Tenant: o.tenant, DryRun: o.dryRun}
+	// The command line is the operator's: without --tenant it spans every tenant.
+	req := consolidate.Request{Collection: o.collection, Tenant: o.tenant, Operator: o.tenant == "", DryRun: o.dryRun}
 	if !o.quiet && isTerminal(e.stderr) {
 		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(e.stderr),
 			progressbar.OptionSetDescription("consolidating "+o.collection), progressbar.OptionThrottle(100*time.Millisecond),

@@ -86,7 +86,9 @@ func runReview(cmd *cobra.Command, e *env, o *reviewOptions) error {
 	defer s.close(context.Background())
 	ctx = s.cfg.Upstream.OwnContext(ctx)
 	if !answering {
-		q, err := s.upkeep.Review(ctx, consolidate.ReviewRequest{Collection: o.collection, Tenant: o.tenant, Limit: o.limit,
+		// The command line is the operator's: without --tenant the queue
+		// spans every tenant.
+		q, err := s.upkeep.Review(ctx, consolidate.ReviewRequest{Collection: o.collection, Tenant: o.tenant, Operator: o.tenant == "", Limit: o.limit,
 			DormantIdle: time.Duration(o.dormantDays * 24 * float64(time.Hour))})
 		if err != nil {
 			return err
@@ -113,7 +115,8 @@ func answerReview(ctx context.Context, w io.Writer, s *stack, o *reviewOptions) 
 		fmt.Fprintf(w, "corrected %s: now %s (confidence %.3f)\n", o.correct, out.MemoryID, out.Confidence)
 	}
 	for _, id := range o.archive {
-		out, err := s.upkeep.Archive(ctx, o.collection, o.tenant, id)
+		out, err := s.upkeep.Archive(ctx, consolidate.ArchiveRequest{Collection: o.collection, Tenant: o.tenant, ID: id,
+			Operator: o.tenant == ""})
 		if err != nil {
 			return fmt.Errorf("archive %s: %w", id, err)
 		}

@@ -34,6 +34,9 @@ var refusals = []struct {
 	{dedup.ErrTooLarge, qdrantjson.ClassBadRequest, "more memories or audit records than one forget may change (100,000 memories, 10,000 audit records per memory)"},
 	{consolidate.ErrNotFound, qdrantjson.ClassNotFound, "no such memory or collection"},
 	{consolidate.ErrInput, qdrantjson.ClassBadRequest, ""},
+	{consolidate.ErrBusy, qdrantjson.ClassConflict, "the memory kept changing while it was being archived; archive it again"},
+	{consolidate.ErrIndexRequired, qdrantjson.ClassInternal, "the store requires payload indexes that consolidation's filters use " +
+		"(docs/consolidation.md, \"Real Qdrant\")"},
 	{dedup.ErrEmbedderMismatch, qdrantjson.ClassConflict, "the collection was written with another embedder (model or dimension); " +
 		"write it with that embedder, or use another collection"},
 }

@@ -17,7 +17,7 @@ import (
 // (docs/consolidation.md); *consolidate.Job satisfies it.
 type Reviewer interface {
 	Review(ctx context.Context, req consolidate.ReviewRequest) (consolidate.ReviewQueue, error)
-	Archive(ctx context.Context, collection, tenant, id string) (consolidate.ArchiveOutcome, error)
+	Archive(ctx context.Context, req consolidate.ArchiveRequest) (consolidate.ArchiveOutcome, error)
 }
 
 var _ Reviewer = (*consolidate.Job)(nil)
@@ -64,6 +64,11 @@ func decodeReviewAnswer(data []byte) (reviewAnswer, error) {
 	case "confirm", "archive":
 		if a.obs.Text != "" || a.obs.MemoryType != "" || a.obs.Source != "" {
 			return reviewAnswer{}, inputError("text", "only a correct answer carries a text, memory_type or source")
+		}
+		// An archive is no observation: it has no provenance to keep, and
+		// silently dropping one would let a caller believe it was recorded.
+		if a.action == "archive" && (a.obs.SessionID != "" || a.obs.TurnID != "" || a.obs.ObservationID != "") {
+			return reviewAnswer{}, inputError("action", "an archive answer carries no session_id, turn_id or observation_id")
 		}
 	case "correct":
 		if a.obs.Text == "" {
@@ -157,7 +162,7 @@ func (s *Service) serveReviewAnswer(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodPost) {
 		return
 	}
-	if s.cfg.Review == nil || s.cfg.Writer == nil {
+	if s.cfg.Review == nil {
 		s.fail(w, r, start, op, errReviewOff)
 		return
 	}
@@ -176,6 +181,12 @@ func (s *Service) serveReviewAnswer(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, err)
 		return
 	}
+	if a.action != "archive" && s.cfg.Writer == nil {
+		// Confirm and correct are the write path's; archive needs only
+		// consolidation.
+		s.fail(w, r, start, op, errWriteOff)
+		return
+	}
 	ctx, cancel, tenant, err := s.writeContext(r)
 	if err != nil {
 		s.fail(w, r, start, op, err)
@@ -186,7 +197,9 @@ func (s *Service) serveReviewAnswer(w http.ResponseWriter, r *http.Request) {
 	var out any
 	switch a.action {
 	case "archive":
-		out, err = s.cfg.Review.Archive(ctx, a.obs.Collection, tenant, id)
+		// The request's tenant, never the operator's every-tenant scope:
+		// with tenancy on, writeContext refused a request without one.
+		out, err = s.cfg.Review.Archive(ctx, consolidate.ArchiveRequest{Collection: a.obs.Collection, Tenant: tenant, ID: id})
 	case "confirm":
 		out, err = s.cfg.Writer.Confirm(ctx, dedup.Confirmation{Collection: a.obs.Collection, Tenant: tenant, MemoryID: id,
 			ObservationID: a.obs.ObservationID, SessionID: a.obs.SessionID, TurnID: a.obs.TurnID})

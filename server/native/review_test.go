@@ -33,9 +33,9 @@ func (f *fakeReviewer) Review(_ context.Context, req consolidate.ReviewRequest) 
 		Items: []consolidate.ReviewItem{{ID: memID, Tier: "stale", Why: "stale: ..."}}}, f.err
 }
 
-func (f *fakeReviewer) Archive(_ context.Context, coll, tenant, id string) (consolidate.ArchiveOutcome, error) {
-	f.note(fmt.Sprintf("archive %s tenant=%s %s", coll, tenant, id))
-	return consolidate.ArchiveOutcome{MemoryID: id, From: "stale", Archived: true}, f.err
+func (f *fakeReviewer) Archive(_ context.Context, req consolidate.ArchiveRequest) (consolidate.ArchiveOutcome, error) {
+	f.note(fmt.Sprintf("archive %s tenant=%s operator=%v %s", req.Collection, req.Tenant, req.Operator, req.ID))
+	return consolidate.ArchiveOutcome{MemoryID: req.ID, From: "stale", Archived: true}, f.err
 }
 
 func (f *fakeReviewer) received() []string {
@@ -58,13 +58,19 @@ func TestReviewRoutes(t *testing.T) {
 		{"queue: bad limit", http.MethodGet, "/v1/review?collection=mem&limit=0", "", 400, "", ""},
 		{"queue is GET", http.MethodPost, "/v1/review?collection=mem", "", 405, "", ""},
 		{"archive", http.MethodPost, "/v1/review/" + memID, `{"collection":"mem","action":"archive"}`, 200,
-			"archive mem tenant= " + memID, ""},
+			"archive mem tenant= operator=false " + memID, ""},
 		{"confirm", http.MethodPost, "/v1/review/" + memID, `{"collection":"mem","action":"confirm"}`, 200, "", "confirm"},
 		{"correct", http.MethodPost, "/v1/review/" + memID, `{"collection":"mem","action":"correct","text":"Dana uses Helix"}`, 200, "", "correct"},
 		{"correct needs a text", http.MethodPost, "/v1/review/" + memID, `{"collection":"mem","action":"correct"}`, 400, "", ""},
 		{"unknown action", http.MethodPost, "/v1/review/" + memID, `{"collection":"mem","action":"delete"}`, 400, "", ""},
 		{"unknown field", http.MethodPost, "/v1/review/" + memID, `{"collection":"mem","action":"archive","x":1}`, 400, "", ""},
 		{"bad id", http.MethodPost, "/v1/review/nope", `{"collection":"mem","action":"archive"}`, 400, "", ""},
+		{"archive: session_id", http.MethodPost, "/v1/review/" + memID, `{"collection":"mem","action":"archive","session_id":"s1"}`, 400, "", ""},
+		{"archive: turn_id", http.MethodPost, "/v1/review/" + memID, `{"collection":"mem","action":"archive","turn_id":"t1"}`, 400, "", ""},
+		{"archive: observation_id", http.MethodPost, "/v1/review/" + memID,
+			`{"collection":"mem","action":"archive","observation_id":"o1"}`, 400, "", ""},
+		{"confirm keeps its provenance", http.MethodPost, "/v1/review/" + memID,
+			`{"collection":"mem","action":"confirm","session_id":"s1","turn_id":"t1","observation_id":"o1"}`, 200, "", "confirm"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +110,7 @@ func TestReviewFailsClosed(t *testing.T) {
 		}
 	}
 	got := rv.received()
-	if len(got) != 2 || got[0] != "review mem tenant=alice limit=0 dormant=0s" || got[1] != "archive mem tenant=alice "+memID {
+	if len(got) != 2 || got[0] != "review mem tenant=alice limit=0 dormant=0s" || got[1] != "archive mem tenant=alice operator=false "+memID {
 		t.Errorf("calls %q", got)
 	}
 	// Unconfigured: 501.
@@ -131,5 +137,45 @@ func TestDecodeIncludeArchived(t *testing.T) {
 	}
 	if _, err := DecodeRetrieveRequest([]byte(`{"collection":"mem","vector":[1,0],"include_archived":"yes"}`)); err == nil {
 		t.Error("a string include_archived was accepted")
+	}
+}
+
+// The reviewer's refusals map to statuses whose text names no internals,
+// and an archive needs only the reviewer, not the write path.
+func TestReviewAnswerStatuses(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    error
+		status int
+	}{
+		{"kept changing", fmt.Errorf("wrapped: %w: memory x, after 3 attempts", consolidate.ErrBusy), http.StatusConflict},
+		{"strict mode", fmt.Errorf("wrapped: %w: internal detail", consolidate.ErrIndexRequired), http.StatusInternalServerError},
+		{"no tenant", fmt.Errorf("%w: tenancy is on and the request names no tenant", consolidate.ErrInput), http.StatusBadRequest},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := writeHandler(t, &fakeWritePath{}, Config{Review: &fakeReviewer{err: tc.err}})
+			r := do(t, h, http.MethodPost, "/v1/review/"+memID, `{"collection":"mem","action":"archive"}`)
+			msg := qdrantError(t, r)
+			if r.code != tc.status || strings.Contains(msg, "wrapped") || strings.Contains(msg, "internal detail") {
+				t.Errorf("status %d %q, want %d without internals", r.code, msg, tc.status)
+			}
+		})
+	}
+}
+
+func TestReviewArchiveWithoutTheWritePath(t *testing.T) {
+	rv := &fakeReviewer{}
+	h := newHandler(t, Config{Ranker: &fakeRetriever{}, Review: rv})
+	if r := do(t, h, http.MethodPost, "/v1/review/"+memID, `{"collection":"mem","action":"archive"}`); r.code != http.StatusOK {
+		t.Errorf("archive without the write path: %d %s, want 200", r.code, r.body)
+	}
+	for _, body := range []string{`{"collection":"mem","action":"confirm"}`, `{"collection":"mem","action":"correct","text":"x"}`} {
+		if r := do(t, h, http.MethodPost, "/v1/review/"+memID, body); r.code != http.StatusNotImplemented {
+			t.Errorf("%s without the write path: %d %s, want 501", body, r.code, r.body)
+		}
+	}
+	if got := rv.received(); len(got) != 1 {
+		t.Errorf("reviewer calls %q, want the archive only", got)
 	}
 }
