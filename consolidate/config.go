@@ -53,9 +53,12 @@ type Config struct {
 	Timeout time.Duration `koanf:"timeout"`
 }
 
-// DefaultConfig returns the section's defaults: off, nightly.
+// DefaultConfig returns the section's defaults: on, nightly. Only
+// memrank's own memory collections (those with an audit companion) and
+// only memory records in them are ever written.
 func DefaultConfig() Config {
 	return Config{
+		Enabled:              true,
 		Collections:          []string{},
 		Interval:             DefaultInterval,
 		BatchSize:            DefaultBatchSize,

@@ -106,7 +106,15 @@ func TestSchedulerRunsMemoryCollectionsUnderALease(t *testing.T) {
 	}
 	a := h.job(t, cfg, "a").Schedule(h.client, onRun)
 	b := h.job(t, cfg, "b").Schedule(h.client, onRun)
+	// Never consolidated: due at the loop's first wake-up, whenever the
+	// replica started.
+	if due, err := a.Due(context.Background(), "mem"); err != nil || !due {
+		t.Errorf("before any run: due %v, %v; want due", due, err)
+	}
 	a.RunOnce(context.Background())
+	if due, err := b.Due(context.Background(), "mem"); err != nil || due {
+		t.Errorf("right after a's run: due %v, %v for b; want not due for an Interval", due, err)
+	}
 	b.RunOnce(context.Background()) // a holds the lease
 	if len(runs) != 1 || runs[0] != "mem" {
 		t.Errorf("runs %v, want one of mem (the companion is not a memory collection; b had no lease)", runs)

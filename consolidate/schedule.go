@@ -35,14 +35,22 @@ func (j *Job) Schedule(list Lister, onRun func(Report, error)) *Scheduler {
 	return &Scheduler{job: j, list: list, onRun: onRun, stop: make(chan struct{})}
 }
 
-// Start runs the loop until Shutdown; ctx lends it its values. The first
-// run comes one Interval after the start, so that a fleet restarting at
-// once does not consolidate at once.
+// checkEvery bounds how long a due collection waits: the loop wakes this
+// often (or every Interval, if shorter) and runs the collections whose
+// last run is an Interval old.
+const checkEvery = 10 * time.Minute
+
+// Start runs the loop until Shutdown; ctx lends it its values. A collection
+// is due when its last completed run (any replica's, read from its
+// companion) is an Interval old, or it never ran: so a fleet that restarts
+// more often than every Interval still consolidates, and replicas that
+// wake together skip what one of them has just done (the lease keeps two
+// from running at once).
 func (s *Scheduler) Start(ctx context.Context) error {
 	s.startOnce.Do(func() {
 		ctx := context.WithoutCancel(ctx)
 		s.wg.Go(func() {
-			t := time.NewTicker(s.job.cfg.Interval)
+			t := time.NewTicker(min(s.job.cfg.Interval, checkEvery))
 			defer t.Stop()
 			for {
 				select {
@@ -58,7 +66,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 					}
 					cancel()
 				}()
-				s.RunOnce(rctx)
+				s.run(rctx, true)
 				cancel()
 			}
 		})
@@ -84,7 +92,11 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 }
 
 // RunOnce consolidates every scheduled collection whose lease it gets.
-func (s *Scheduler) RunOnce(ctx context.Context) {
+func (s *Scheduler) RunOnce(ctx context.Context) { s.run(ctx, false) }
+
+// run consolidates the scheduled collections (only the due ones when
+// onlyDue is set) whose lease it gets.
+func (s *Scheduler) run(ctx context.Context, onlyDue bool) {
 	colls, err := s.collections(ctx)
 	if err != nil {
 		s.report(Report{}, err)
@@ -93,6 +105,16 @@ func (s *Scheduler) RunOnce(ctx context.Context) {
 	for _, c := range colls {
 		if ctx.Err() != nil {
 			return
+		}
+		if onlyDue {
+			due, err := s.due(ctx, c)
+			if err != nil {
+				s.report(Report{Collection: c}, err)
+				continue
+			}
+			if !due {
+				continue
+			}
 		}
 		ok, err := s.job.acquire(ctx, c)
 		if err != nil {
@@ -106,6 +128,18 @@ func (s *Scheduler) RunOnce(ctx context.Context) {
 		rep, err := s.job.Run(ctx, Request{Collection: c, Operator: true})
 		s.report(rep, err)
 	}
+}
+
+// due reports whether c's last completed run is an Interval old (or it
+// never ran).
+func (s *Scheduler) due(ctx context.Context, c string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.job.cfg.Timeout)
+	defer cancel()
+	last, ok, err := ReadLastRun(ctx, s.job.store, c, "")
+	if err != nil || !ok {
+		return err == nil, err
+	}
+	return time.Since(last.FinishedAt) >= s.job.cfg.Interval, nil
 }
 
 func (s *Scheduler) report(rep Report, err error) {

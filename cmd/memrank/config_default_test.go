@@ -88,7 +88,7 @@ func TestDefault(t *testing.T) {
 		},
 		Telemetry: telemetry.Config{ServiceName: "memrank", LogLevel: "info", LogFormat: "json"},
 		Shutdown:  Shutdown{Drain: 3 * time.Second, Grace: 10 * time.Second},
-		Consolidation: consolidate.Config{Collections: []string{}, Interval: 24 * time.Hour, BatchSize: 256, Rate: 2000,
+		Consolidation: consolidate.Config{Enabled: true, Collections: []string{}, Interval: 24 * time.Hour, BatchSize: 256, Rate: 2000,
 			CompactReplicasAfter: 7 * 24 * time.Hour, Lease: time.Hour, Timeout: 30 * time.Second},
 	}
 	if diff := cmp.Diff(want, defaultConfig()); diff != "" {

@@ -56,7 +56,7 @@ of replicas that wrote none for consolidation.compact_replicas_after are folded 
 
 A run is idempotent (run it again: nothing changes) and resumable (an interrupted run is
 finished by running it again). It runs in process on the configured upstream (--upstream, or
-the embedded store in --data); serve runs it on a schedule when consolidation.enabled is set.
+the embedded store in --data); serve runs it on a schedule (consolidation.enabled, on by default).
 --dry-run reports and writes nothing.`,
 		Example: `  memrank consolidate --collection memories --dry-run
   memrank consolidate --collection memories`,
