@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/memrank/memrank/dedup"
@@ -63,12 +62,8 @@ func (s *Service) serveDeleteMemory(w http.ResponseWriter, r *http.Request) {
 // deadline, the answer.
 func (s *Service) serveForget(w http.ResponseWriter, r *http.Request, op string,
 	call func(ctx context.Context, collection, tenant string) (dedup.ForgetReport, error)) {
-	start := time.Now()
-	if !allow(w, r, http.MethodDelete) {
-		return
-	}
-	if s.cfg.Forgetter == nil {
-		s.fail(w, r, start, op, errForgetOff)
+	start, ok := s.begin(w, r, op, http.MethodDelete, offUnless(s.cfg.Forgetter != nil, errForgetOff))
+	if !ok {
 		return
 	}
 	body, err := qdrantjson.ReadBody(w, r, s.cfg.MaxBodyBytes)
@@ -81,40 +76,19 @@ func (s *Service) serveForget(w http.ResponseWriter, r *http.Request, op string,
 		s.fail(w, r, start, op, err)
 		return
 	}
-	ctx, cancel, tenant, err := s.writeContext(r)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	defer cancel()
-	setWriteAttrs(ctx, collection)
-	rep, err := call(ctx, collection, tenant)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	s.answer(w, r, start, op, rep)
+	respond(s, w, r, start, op, collection, func(ctx context.Context, tenant string) (dedup.ForgetReport, error) {
+		return call(ctx, collection, tenant)
+	})
 }
 
 // forgetCollection is the collection of a DELETE: ?collection=C, or the
 // body {"collection": "C"}; both may be given if they agree.
 func forgetCollection(r *http.Request, body []byte) (string, error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	q, err := queryParams(r, "collection")
 	if err != nil {
-		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "the query string is malformed")
+		return "", err
 	}
-	for k := range q {
-		if k != "collection" {
-			return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "unknown query parameter %.80q (known: collection)", k)
-		}
-	}
-	if len(q["collection"]) > 1 {
-		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: given twice")
-	}
-	var fromQuery, fromBody string
-	if c := q["collection"]; len(c) == 1 {
-		fromQuery = c[0]
-	}
+	fromQuery, fromBody := q["collection"], ""
 	if len(bytes.TrimSpace(body)) > 0 {
 		err := decodeObject(body, []string{"collection"}, func(key string, v qdrantjson.Value) error {
 			var err error

@@ -3,7 +3,6 @@ package native
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -88,49 +87,35 @@ func decodeReviewAnswer(data []byte) (reviewAnswer, error) {
 // reviewQuery reads GET /v1/review's parameters: collection, limit and
 // dormant_idle_days.
 func reviewQuery(r *http.Request) (consolidate.ReviewRequest, error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return consolidate.ReviewRequest{}, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "the query string is malformed")
-	}
 	var req consolidate.ReviewRequest
-	for k, vs := range q {
-		if len(vs) > 1 {
-			return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "%.40s: given twice", k)
-		}
-		v := vs[0]
-		switch k {
-		case "collection":
-			req.Collection = v
-		case "limit":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > consolidate.MaxReviewLimit {
-				return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "limit: want 1 to %d", consolidate.MaxReviewLimit)
-			}
-			req.Limit = n
-		case "dormant_idle_days":
-			d, err := strconv.ParseFloat(v, 64)
-			if err != nil || !(d > 0) || d > 36500 {
-				return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "dormant_idle_days: want a number of days above 0")
-			}
-			req.DormantIdle = time.Duration(d * 24 * float64(time.Hour))
-		default:
-			return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "unknown query parameter %.80q (known: collection, limit, dormant_idle_days)", k)
-		}
+	q, err := queryParams(r, "collection", "limit", "dormant_idle_days")
+	if err != nil {
+		return req, err
 	}
-	if req.Collection == "" {
-		return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: required (?collection=NAME)")
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > consolidate.MaxReviewLimit {
+			return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "limit: want 1 to %d", consolidate.MaxReviewLimit)
+		}
+		req.Limit = n
+	}
+	if v, ok := q["dormant_idle_days"]; ok {
+		d, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(d > 0) || d > 36500 {
+			return req, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "dormant_idle_days: want a number of days above 0")
+		}
+		req.DormantIdle = time.Duration(d * 24 * float64(time.Hour))
+	}
+	if req.Collection = q["collection"]; req.Collection == "" {
+		return req, errNoCollection
 	}
 	return req, nil
 }
 
 func (s *Service) serveReview(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	const op = "review"
-	if !allow(w, r, http.MethodGet) {
-		return
-	}
-	if s.cfg.Review == nil {
-		s.fail(w, r, start, op, errReviewOff)
+	start, ok := s.begin(w, r, op, http.MethodGet, offUnless(s.cfg.Review != nil, errReviewOff))
+	if !ok {
 		return
 	}
 	req, err := reviewQuery(r)
@@ -138,32 +123,18 @@ func (s *Service) serveReview(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, err)
 		return
 	}
-	ctx, cancel, tenant, err := s.writeContext(r)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	defer cancel()
-	setWriteAttrs(ctx, req.Collection)
-	req.Tenant = tenant
-	q, err := s.cfg.Review.Review(ctx, req)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	s.answer(w, r, start, op, q)
+	respond(s, w, r, start, op, req.Collection, func(ctx context.Context, tenant string) (consolidate.ReviewQueue, error) {
+		req.Tenant = tenant
+		return s.cfg.Review.Review(ctx, req)
+	})
 }
 
 // serveReviewAnswer answers one queued memory: confirm and correct go
 // through the write path, archive through consolidation.
 func (s *Service) serveReviewAnswer(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	const op = "review answer"
-	if !allow(w, r, http.MethodPost) {
-		return
-	}
-	if s.cfg.Review == nil {
-		s.fail(w, r, start, op, errReviewOff)
+	start, ok := s.begin(w, r, op, http.MethodPost, offUnless(s.cfg.Review != nil, errReviewOff))
+	if !ok {
 		return
 	}
 	id, err := pathID(r)
@@ -187,32 +158,21 @@ func (s *Service) serveReviewAnswer(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, errWriteOff)
 		return
 	}
-	ctx, cancel, tenant, err := s.writeContext(r)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	defer cancel()
-	setWriteAttrs(ctx, a.obs.Collection)
-	var out any
-	switch a.action {
-	case "archive":
-		// The request's tenant, never the operator's every-tenant scope:
-		// with tenancy on, writeContext refused a request without one.
-		out, err = s.cfg.Review.Archive(ctx, consolidate.ArchiveRequest{Collection: a.obs.Collection, Tenant: tenant, ID: id})
-	case "confirm":
-		out, err = s.cfg.Writer.Confirm(ctx, dedup.Confirmation{Collection: a.obs.Collection, Tenant: tenant, MemoryID: id,
-			ObservationID: a.obs.ObservationID, SessionID: a.obs.SessionID, TurnID: a.obs.TurnID})
-	case "correct":
+	respond(s, w, r, start, op, a.obs.Collection, func(ctx context.Context, tenant string) (any, error) {
+		switch a.action {
+		case "archive":
+			// The request's tenant, never the operator's every-tenant
+			// scope: with tenancy on, writeContext refused a request
+			// without one.
+			return s.cfg.Review.Archive(ctx, consolidate.ArchiveRequest{Collection: a.obs.Collection, Tenant: tenant, ID: id})
+		case "confirm":
+			return s.cfg.Writer.Confirm(ctx, dedup.Confirmation{Collection: a.obs.Collection, Tenant: tenant, MemoryID: id,
+				ObservationID: a.obs.ObservationID, SessionID: a.obs.SessionID, TurnID: a.obs.TurnID})
+		}
 		a.obs.Tenant, a.obs.Corrects = tenant, id
 		if a.obs.Source == "" {
 			a.obs.Source = scoring.SourceDirect // the reviewer's own statement
 		}
-		out, err = s.cfg.Writer.Correct(ctx, a.obs)
-	}
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	s.answer(w, r, start, op, out)
+		return s.cfg.Writer.Correct(ctx, a.obs)
+	})
 }

@@ -3,7 +3,6 @@ package native
 import (
 	"context"
 	"net/http"
-	"net/url"
 
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/qdrantjson"
@@ -12,31 +11,20 @@ import (
 // statsQuery reads /v1/stats' query: collection (required, once) and exact
 // (optional: true scans every payload instead of counting from indexes).
 func statsQuery(r *http.Request) (collection string, exact bool, err error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	q, err := queryParams(r, "collection", "exact")
 	if err != nil {
-		return "", false, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "the query string is malformed")
+		return "", false, err
 	}
-	for k := range q {
-		if k != "collection" && k != "exact" {
-			return "", false, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "unknown query parameter %.80q (known: collection, exact)", k)
-		}
-	}
-	switch x := q["exact"]; {
-	case len(x) > 1:
-		return "", false, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "exact: given twice")
-	case len(x) == 1 && x[0] == "true":
+	switch x, given := q["exact"]; {
+	case x == "true":
 		exact = true
-	case len(x) == 1 && x[0] != "false":
-		return "", false, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "exact: %.20q is not true or false", x[0])
+	case given && x != "false":
+		return "", false, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "exact: %.20q is not true or false", x)
 	}
-	c := q["collection"]
-	switch {
-	case len(c) == 0 || c[0] == "":
-		return "", false, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: required (?collection=NAME)")
-	case len(c) > 1:
-		return "", false, qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: given twice")
+	if q["collection"] == "" {
+		return "", false, errNoCollection
 	}
-	return c[0], exact, nil
+	return q["collection"], exact, nil
 }
 
 // stats answers from indexed counts, or with ?exact=true from a scan.

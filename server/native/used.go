@@ -3,7 +3,6 @@ package native
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/qdrantjson"
@@ -122,14 +121,10 @@ type UsedResult struct {
 }
 
 func (s *Service) serveUsedBatch(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	const op = "used"
-	if !allow(w, r, http.MethodPost) {
-		return
-	}
-	rec, ok := s.useRecorder()
-	if s.cfg.Writer == nil || !ok {
-		s.fail(w, r, start, op, errUsedOff)
+	rec, recorder := s.useRecorder()
+	start, ok := s.begin(w, r, op, http.MethodPost, offUnless(s.cfg.Writer != nil && recorder, errUsedOff))
+	if !ok {
 		return
 	}
 	body, err := qdrantjson.ReadBody(w, r, s.cfg.MaxBodyBytes)
@@ -145,20 +140,11 @@ func (s *Service) serveUsedBatch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, err)
 		return
 	}
-	ctx, cancel, tenant, err := s.writeContext(r)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	defer cancel()
-	setWriteAttrs(ctx, b.Collection)
-	b.Tenant = tenant
-	res, err := rec.UsedBatch(ctx, b)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	s.answer(w, r, start, op, usedResults(res))
+	respond(s, w, r, start, op, b.Collection, func(ctx context.Context, tenant string) (usedResults, error) {
+		b.Tenant = tenant
+		res, err := rec.UsedBatch(ctx, b)
+		return usedResults(res), err
+	})
 }
 
 // usedResults is the batch answer, written by hand like the write path's

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -434,23 +433,14 @@ func pathID(r *http.Request) (string, error) {
 
 // queryCollection reads ?collection=C, the only parameter of the GET routes.
 func queryCollection(r *http.Request) (string, error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	q, err := queryParams(r, "collection")
 	if err != nil {
-		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "the query string is malformed")
+		return "", err
 	}
-	for k := range q {
-		if k != "collection" {
-			return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "unknown query parameter %.80q (known: collection)", k)
-		}
+	if q["collection"] == "" {
+		return "", errNoCollection
 	}
-	c := q["collection"]
-	switch {
-	case len(c) == 0 || c[0] == "":
-		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: required (?collection=NAME)")
-	case len(c) > 1:
-		return "", qdrantjson.Errorf(qdrantjson.ClassBadRequest, "collection: given twice")
-	}
-	return c[0], nil // its rules are the write path's
+	return q["collection"], nil // its rules are the write path's
 }
 
 func (s *Service) serveObserve(w http.ResponseWriter, r *http.Request) {
@@ -573,13 +563,9 @@ func (s *Service) serveWrite(w http.ResponseWriter, r *http.Request, op string,
 }
 
 func (s *Service) serveMemory(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	const op = "memory"
-	if !allow(w, r, http.MethodGet) {
-		return
-	}
-	if s.cfg.Inspector == nil {
-		s.fail(w, r, start, op, errInspectOff)
+	start, ok := s.begin(w, r, op, http.MethodGet, offUnless(s.cfg.Inspector != nil, errInspectOff))
+	if !ok {
 		return
 	}
 	id, err := pathID(r)
@@ -592,29 +578,15 @@ func (s *Service) serveMemory(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, err)
 		return
 	}
-	ctx, cancel, tenant, err := s.writeContext(r)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	defer cancel()
-	setWriteAttrs(ctx, collection)
-	view, err := s.cfg.Inspector.Memory(ctx, collection, tenant, id)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	s.answer(w, r, start, op, view)
+	respond(s, w, r, start, op, collection, func(ctx context.Context, tenant string) (dedup.MemoryView, error) {
+		return s.cfg.Inspector.Memory(ctx, collection, tenant, id)
+	})
 }
 
 func (s *Service) serveStats(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	const op = "stats"
-	if !allow(w, r, http.MethodGet) {
-		return
-	}
-	if s.cfg.Inspector == nil {
-		s.fail(w, r, start, op, errInspectOff)
+	start, ok := s.begin(w, r, op, http.MethodGet, offUnless(s.cfg.Inspector != nil, errInspectOff))
+	if !ok {
 		return
 	}
 	collection, exact, err := statsQuery(r)
@@ -622,22 +594,13 @@ func (s *Service) serveStats(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, start, op, err)
 		return
 	}
-	ctx, cancel, tenant, err := s.writeContext(r)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	defer cancel()
-	setWriteAttrs(ctx, collection)
-	st, err := s.stats(ctx, collection, tenant, exact)
-	if err != nil {
-		s.fail(w, r, start, op, err)
-		return
-	}
-	if st.Collection == "" {
-		st.Collection = collection
-	}
-	s.answer(w, r, start, op, st)
+	respond(s, w, r, start, op, collection, func(ctx context.Context, tenant string) (dedup.Stats, error) {
+		st, err := s.stats(ctx, collection, tenant, exact)
+		if st.Collection == "" {
+			st.Collection = collection
+		}
+		return st, err
+	})
 }
 
 // answer writes a 200 with result in Qdrant's envelope. The write path's
