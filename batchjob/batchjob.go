@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 )
 
 // Store is what a job needs from Qdrant; go-client's *qdrant.Client
@@ -509,15 +510,7 @@ func (r *Runner) Drop(ctx context.Context) error {
 
 // idString is a point id as memrank shows it: the number in decimal, or the
 // UUID; "" for nil.
-func idString(id *qdrant.PointId) string {
-	switch v := id.GetPointIdOptions().(type) {
-	case *qdrant.PointId_Num:
-		return strconv.FormatUint(v.Num, 10)
-	case *qdrant.PointId_Uuid:
-		return v.Uuid
-	}
-	return ""
-}
+func idString(id *qdrant.PointId) string { return qdrantjson.PointIDString(id) }
 
 // parseOffset reads idString's form back; nil for "".
 func parseOffset(s string) (*qdrant.PointId, error) {

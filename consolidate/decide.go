@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/scoring"
 )
 
@@ -238,12 +239,4 @@ func valueKey(v *qdrant.Value) string {
 }
 
 // idString is a point id as memrank's APIs show it.
-func idString(id *qdrant.PointId) string {
-	switch v := id.GetPointIdOptions().(type) {
-	case *qdrant.PointId_Num:
-		return strconv.FormatUint(v.Num, 10)
-	case *qdrant.PointId_Uuid:
-		return v.Uuid
-	}
-	return ""
-}
+func idString(id *qdrant.PointId) string { return qdrantjson.PointIDString(id) }

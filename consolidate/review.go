@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/scoring"
 )
 
@@ -233,14 +232,10 @@ const archiveAttempts = 3
 
 // parseID reads a point id: an unsigned integer or a UUID.
 func parseID(s string) (*qdrant.PointId, error) {
-	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
-		return qdrant.NewIDNum(n), nil
+	if id, ok := qdrantjson.ParsePointID(s); ok {
+		return id, nil
 	}
-	u, err := uuid.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("%w: id %.80q is neither an unsigned integer nor a UUID", ErrInput, s)
-	}
-	return qdrant.NewID(u.String()), nil
+	return nil, fmt.Errorf("%w: id %.80q is neither an unsigned integer nor a UUID", ErrInput, s)
 }
 
 // consolidatedAt is when the tiers a tenant sees were computed

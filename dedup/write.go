@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -16,6 +15,7 @@ import (
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/internal/vecmath"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/textnorm"
 )
@@ -971,26 +971,14 @@ func (w *write) ops() []*qdrant.PointsUpdateOperation {
 
 // idString is a point id as memrank's APIs show it: the number in decimal,
 // or the UUID.
-func idString(id *qdrant.PointId) string {
-	switch v := id.GetPointIdOptions().(type) {
-	case *qdrant.PointId_Num:
-		return strconv.FormatUint(v.Num, 10)
-	case *qdrant.PointId_Uuid:
-		return v.Uuid
-	}
-	return ""
-}
+func idString(id *qdrant.PointId) string { return qdrantjson.PointIDString(id) }
 
 // parseID reads a point id: an unsigned integer or a UUID.
 func parseID(s string) (*qdrant.PointId, error) {
-	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
-		return qdrant.NewIDNum(n), nil
+	if id, ok := qdrantjson.ParsePointID(s); ok {
+		return id, nil
 	}
-	u, err := uuid.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("%q is neither an unsigned integer nor a UUID", truncate(s))
-	}
-	return qdrant.NewID(u.String()), nil
+	return nil, fmt.Errorf("%q is neither an unsigned integer nor a UUID", truncate(s))
 }
 
 func denseVector(v *qdrant.VectorsOutput) []float32 {

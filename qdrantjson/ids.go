@@ -65,6 +65,18 @@ func ParsePointID(s string) (*qdrant.PointId, bool) {
 	return nil, false
 }
 
+// PointIDString is a point id as memrank's APIs and records show it: the
+// number in decimal, or the UUID; "" for nil.
+func PointIDString(id *qdrant.PointId) string {
+	switch v := id.GetPointIdOptions().(type) {
+	case *qdrant.PointId_Num:
+		return strconv.FormatUint(v.Num, 10)
+	case *qdrant.PointId_Uuid:
+		return v.Uuid
+	}
+	return ""
+}
+
 // AppendPointID appends a point id as Qdrant writes it: an integer, or the
 // UUID as a string.
 func AppendPointID(b []byte, id *qdrant.PointId) []byte {
