@@ -650,36 +650,51 @@ func (f *forget) upkeepOps(ctx context.Context) ([]*qdrant.PointsUpdateOperation
 	if ok, err := f.e.store.CollectionExists(ctx, auditCollection(f.coll)); err != nil || !ok {
 		return nil, err
 	}
+	dropped := map[string]*qdrant.Value{auditDropped: qdrant.NewValueBool(true)}
 	var ops []*qdrant.PointsUpdateOperation
 	for _, ids := range chunk(mapKeys(f.deleted), forgetBatch) {
-		if f.deleting {
-			sel := qdrant.NewPointsSelectorFilter(f.e.upkeepFilter(f.tenant, ids, true))
-			exact := true
-			n, err := f.e.store.Count(ctx, &qdrant.CountPoints{CollectionName: auditCollection(f.coll),
-				Filter: f.e.upkeepFilter(f.tenant, ids, true), Exact: &exact})
-			if err != nil && !isNotFound(err) {
-				return nil, fmt.Errorf("dedup: count the audit of %s: %w", f.coll, err)
-			}
-			switch f.policy {
-			case AuditDelete:
-				f.rep.AuditDeleted += int(n)
-				ops = append(ops, qdrant.NewPointsUpdateDeletePoints(&qdrant.PointsUpdateOperation_DeletePoints{
-					Points: qdrant.NewPointsSelectorFilter(f.e.upkeepFilter(f.tenant, ids, false))}))
-				continue
-			case AuditKeep:
-				f.rep.AuditKept += int(n)
-			default:
-				f.rep.AuditRedacted += int(n)
-				// Redacted before marked: the mark is what the selection excludes.
-				ops = append(ops, qdrant.NewPointsUpdateDeletePayload(&qdrant.PointsUpdateOperation_DeletePayload{
-					Keys: redactedKeys, PointsSelector: sel}))
-			}
+		all := qdrant.NewPointsSelectorFilter(f.e.upkeepFilter(f.tenant, ids, false))
+		if !f.deleting {
+			// A forget: the session's uses are among f.records; the others
+			// only no longer count for anything.
 			ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
-				Payload: f.forgottenMark(), PointsSelector: sel}))
+				Payload: dropped, PointsSelector: all}))
+			continue
 		}
+		exact := true
+		n, err := f.e.store.Count(ctx, &qdrant.CountPoints{CollectionName: auditCollection(f.coll),
+			Filter: f.e.upkeepFilter(f.tenant, ids, true), Exact: &exact})
+		if err != nil {
+			return nil, fmt.Errorf("dedup: count the audit of %s: %w", f.coll, err)
+		}
+		if f.policy == AuditDelete {
+			f.rep.AuditDeleted += int(n)
+			ops = append(ops, qdrant.NewPointsUpdateDeletePoints(&qdrant.PointsUpdateOperation_DeletePoints{Points: all}))
+			continue
+		}
+		sel := qdrant.NewPointsSelectorFilter(f.e.upkeepFilter(f.tenant, ids, true))
+		if f.policy == AuditKeep {
+			f.rep.AuditKept += int(n)
+		} else {
+			f.rep.AuditRedacted += int(n)
+			// Redacted before marked: the mark is what the selection excludes.
+			ops = append(ops, qdrant.NewPointsUpdateDeletePayload(&qdrant.PointsUpdateOperation_DeletePayload{
+				Keys: redactedKeys, PointsSelector: sel}))
+		}
+		mark := f.forgottenMark()
+		mark[auditDropped] = qdrant.NewValueBool(true)
 		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
-			Payload:        map[string]*qdrant.Value{auditDropped: qdrant.NewValueBool(true)},
-			PointsSelector: qdrant.NewPointsSelectorFilter(f.e.upkeepFilter(f.tenant, ids, false))}))
+			Payload: mark, PointsSelector: sel}))
+		// Those forgotten before are marked dropped only.
+		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+			Payload: dropped, PointsSelector: qdrant.NewPointsSelectorFilter(f.droppedFilter(ids))}))
 	}
 	return ops, nil
+}
+
+// droppedFilter selects the upkeep records of ids not yet marked dropped.
+func (f *forget) droppedFilter(ids []string) *qdrant.Filter {
+	flt := f.e.upkeepFilter(f.tenant, ids, false)
+	flt.MustNot = append(flt.MustNot, qdrant.NewMatchBool(auditDropped, true))
+	return flt
 }

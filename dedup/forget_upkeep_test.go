@@ -63,21 +63,23 @@ func (h *harness) auditCount(t *testing.T, id string, must, mustNot []*qdrant.Co
 // TestForgetHeavilyUsed: a memory with more upkeep records (uses, tier
 // changes) than a replay may read can still be forgotten and deleted, and
 // the upkeep records of the forgotten session, or of the deleted memory,
-// are redacted with the rest.
+// are redacted or deleted with the rest.
 func TestForgetHeavilyUsed(t *testing.T) {
 	t.Parallel()
 	const bulk = 10300 // past the replay's bound of 10,000 records by more than a page
 	deleteRecord := qdrant.NewMatchKeyword("reason", "delete")
-	setup := func(t *testing.T) (*harness, string) {
-		h := newHarness(t)
+	setup := func(t *testing.T, policy string) (*harness, string) {
+		// Some 10,000 payload rewrites take seconds under -race on a busy
+		// machine: the deadline is not what this test is about.
+		h := newHarness(t, func(cfg *dedup.Config, _ *harness) { cfg.Forget.Audit, cfg.Timeout = policy, 2*time.Minute })
 		id := h.observeAll(t, []string{"s1", "s2"})
 		h.use(t, id, "u", t0.Add(30*time.Hour))
 		h.upkeepRecords(t, id, bulk)
 		return h, id
 	}
-	t.Run("forget", func(t *testing.T) {
+	t.Run("redact", func(t *testing.T) {
 		t.Parallel()
-		h, id := setup(t)
+		h, id := setup(t, dedup.AuditRedact)
 		rep := h.forget(t, "", "u")
 		if rep.AuditRedacted != 1 || rep.MemoriesUpdated != 1 {
 			t.Errorf("forgetting the session of one use: %+v, want its record redacted", rep)
@@ -92,17 +94,15 @@ func TestForgetHeavilyUsed(t *testing.T) {
 		if m := h.get(t, "mem", id); !slices.Equal(m.SessionIDs, []string{"s2"}) {
 			t.Errorf("sessions %v, want s2", m.SessionIDs)
 		}
-	})
-	t.Run("delete", func(t *testing.T) {
-		t.Parallel()
-		h, id := setup(t)
-		total := int(h.auditCount(t, id, nil, nil))
+		// Not yet forgotten: the bulk and the evidence of s2 (the use of u,
+		// the insert of s1 and the two forget records were).
+		want := bulk + 1
 		rep, err := h.eng.DeleteMemory(context.Background(), "mem", "", id)
-		if err != nil || rep.MemoriesDeleted != 1 || rep.AuditRedacted != total {
-			t.Fatalf("delete: %+v, %v; want the memory deleted and its %d records redacted", rep, err, total)
+		if err != nil || rep.MemoriesDeleted != 1 || rep.AuditRedacted != want {
+			t.Fatalf("delete: %+v, %v; want the memory deleted and %d records redacted", rep, err, want)
 		}
-		if n := h.auditCount(t, id, []*qdrant.Condition{qdrant.NewMatchKeywords("session_id", "bulk", "u")}, nil); n != 0 {
-			t.Errorf("%d use records still name their session", n)
+		if n := h.auditCount(t, id, []*qdrant.Condition{qdrant.NewMatchKeywords("session_id", "bulk", "u", "s2")}, nil); n != 0 {
+			t.Errorf("%d records still name their session", n)
 		}
 		if n := h.auditCount(t, id, nil, []*qdrant.Condition{qdrant.NewMatchBool("memory_deleted", true), deleteRecord}); n != 0 {
 			t.Errorf("%d records (besides the delete's) not marked as of a deleted memory", n)
@@ -111,11 +111,9 @@ func TestForgetHeavilyUsed(t *testing.T) {
 			t.Errorf("deleting again: %+v, %v", again, err)
 		}
 	})
-	t.Run("delete with forget.audit delete", func(t *testing.T) {
+	t.Run("delete", func(t *testing.T) {
 		t.Parallel()
-		h := newHarness(t, func(cfg *dedup.Config, _ *harness) { cfg.Forget.Audit = dedup.AuditDelete })
-		id := h.observeAll(t, []string{"s1"})
-		h.upkeepRecords(t, id, bulk)
+		h, id := setup(t, dedup.AuditDelete)
 		total := int(h.auditCount(t, id, nil, nil))
 		rep, err := h.eng.DeleteMemory(context.Background(), "mem", "", id)
 		if err != nil || rep.AuditDeleted != total {
