@@ -139,7 +139,10 @@ func (e *Engine) ensureAudit(ctx context.Context, coll string) error {
 		return fmt.Errorf("dedup: create collection %s: %w", ac, err)
 	}
 	keys := []payloadIndex{{auditMemoryID, qdrant.FieldType_FieldTypeKeyword}, {auditOutcomeOf, qdrant.FieldType_FieldTypeKeyword},
-		{auditSessionID, qdrant.FieldType_FieldTypeKeyword}}
+		{auditSessionID, qdrant.FieldType_FieldTypeKeyword},
+		// Forgetting's filters (docs/forgetting.md).
+		{"reason", qdrant.FieldType_FieldTypeKeyword}, {auditForgotten, qdrant.FieldType_FieldTypeBool},
+		{auditDropped, qdrant.FieldType_FieldTypeBool}}
 	if e.tenancyOn() {
 		keys = append(keys, payloadIndex{e.cfg.Tenancy.PayloadKey(), qdrant.FieldType_FieldTypeKeyword})
 	}

@@ -34,8 +34,9 @@ const (
 	fromHeuristic = "heuristic"
 )
 
-// reasonCorroboration is the audit reason of seed 001's boost to a
-// corroborated memory; Related is the corroborating memory.
+// reasonCorroboration is the audit reason of a corroboration, with seed
+// 001's boost or without one (old == new); Related is the corroborating
+// memory.
 const reasonCorroboration = "corroboration"
 
 // FlagRecurringEvent marks a memory whose type is seen too often to be one

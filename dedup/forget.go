@@ -124,6 +124,9 @@ func (e *Engine) ForgetSession(ctx context.Context, collection, tenant, session 
 		}
 		f.records = append(f.records, rec)
 		ids = append(ids, rec.MemoryID)
+		if rec.Reason == reasonUsed {
+			f.noteUse(rec)
+		}
 	}
 	slices.Sort(ids)
 	for _, id := range slices.Compact(ids) {
@@ -229,6 +232,9 @@ type forget struct {
 	deleted map[string]*stored // memories to delete
 	freed   map[string]string  // memory -> the deleted winner it is no longer superseded by
 	rep     ForgetReport
+
+	uses        map[string]forgottenUses // the forgotten session's uses, by memory
+	usesChanged map[string]bool          // updated memories whose uses to write
 }
 
 // sessionMemories are the ids of the tenant's memories whose session_ids
@@ -280,6 +286,9 @@ func (f *forget) recompute(ctx context.Context, id string) error {
 	}
 	nm, err := f.r.rebuilt(ctx, cur, st)
 	if err != nil {
+		return err
+	}
+	if err := f.dropUses(ctx, nm); err != nil {
 		return err
 	}
 	if cur.m.SupersededBy != "" && nm.m.SupersededBy == "" {
@@ -452,6 +461,7 @@ func (f *forget) writeMemories(ctx context.Context) error {
 		w.touched = append(w.touched, f.updated[id])
 	}
 	ops = append(ops, w.ops()...)
+	ops = append(ops, f.usesOps()...)
 	return f.e.batch(ctx, f.coll, ops)
 }
 
@@ -497,7 +507,7 @@ func (f *forget) writeAuditChanges(ctx context.Context) error {
 			if dropped {
 				drop = append(drop, rec.id)
 			}
-		case f.policy == AuditDelete && (isEvidence(rec.Reason) || dropped):
+		case f.policy == AuditDelete && (isEvidence(rec.Reason) || rec.Reason == reasonUsed || dropped):
 			remove = append(remove, rec.id)
 		default:
 			redact = append(redact, rec.id)
@@ -532,8 +542,7 @@ func (f *forget) writeAuditChanges(ctx context.Context) error {
 		}
 	}
 	f.rep.AuditRedacted, f.rep.AuditDeleted, f.rep.AuditKept = len(redact), len(remove), len(keep)
-	mark := map[string]*qdrant.Value{auditForgotten: qdrant.NewValueBool(true),
-		auditForgottenAt: qdrant.NewValueString(memory.FormatTime(f.now))}
+	mark := f.forgottenMark()
 	var ops []*qdrant.PointsUpdateOperation
 	for _, b := range chunk(append(slices.Clip(redact), keep...), forgetBatch) {
 		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
@@ -551,6 +560,11 @@ func (f *forget) writeAuditChanges(ctx context.Context) error {
 		ops = append(ops, qdrant.NewPointsUpdateDeletePoints(&qdrant.PointsUpdateOperation_DeletePoints{
 			Points: qdrant.NewPointsSelectorIDs(b)}))
 	}
+	up, err := f.upkeepOps(ctx)
+	if err != nil {
+		return err
+	}
+	ops = append(ops, up...)
 	if len(ops) == 0 {
 		return nil
 	}
@@ -617,4 +631,70 @@ func chunk[T any](s []T, n int) [][]T {
 		out = append(out, s)
 	}
 	return out
+}
+
+func (f *forget) forgottenMark() map[string]*qdrant.Value {
+	return map[string]*qdrant.Value{auditForgotten: qdrant.NewValueBool(true),
+		auditForgottenAt: qdrant.NewValueString(memory.FormatTime(f.now))}
+}
+
+// upkeepOps treats the upkeep records (uses, tier changes) of the deleted
+// memories, which the replay does not read: selected by filter, so a
+// memory used a million times is deleted as easily as one used once. The
+// forgotten session's own uses are among f.records already; a delete
+// forgets them all, as writeAuditChanges does the memory's other records.
+func (f *forget) upkeepOps(ctx context.Context) ([]*qdrant.PointsUpdateOperation, error) {
+	if len(f.deleted) == 0 {
+		return nil, nil
+	}
+	if ok, err := f.e.store.CollectionExists(ctx, auditCollection(f.coll)); err != nil || !ok {
+		return nil, err
+	}
+	dropped := map[string]*qdrant.Value{auditDropped: qdrant.NewValueBool(true)}
+	var ops []*qdrant.PointsUpdateOperation
+	for _, ids := range chunk(mapKeys(f.deleted), forgetBatch) {
+		all := qdrant.NewPointsSelectorFilter(f.e.upkeepFilter(f.tenant, ids, false))
+		if !f.deleting {
+			// A forget: the session's uses are among f.records; the others
+			// only no longer count for anything.
+			ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+				Payload: dropped, PointsSelector: all}))
+			continue
+		}
+		exact := true
+		n, err := f.e.store.Count(ctx, &qdrant.CountPoints{CollectionName: auditCollection(f.coll),
+			Filter: f.e.upkeepFilter(f.tenant, ids, true), Exact: &exact})
+		if err != nil {
+			return nil, fmt.Errorf("dedup: count the audit of %s: %w", f.coll, err)
+		}
+		if f.policy == AuditDelete {
+			f.rep.AuditDeleted += int(n)
+			ops = append(ops, qdrant.NewPointsUpdateDeletePoints(&qdrant.PointsUpdateOperation_DeletePoints{Points: all}))
+			continue
+		}
+		sel := qdrant.NewPointsSelectorFilter(f.e.upkeepFilter(f.tenant, ids, true))
+		if f.policy == AuditKeep {
+			f.rep.AuditKept += int(n)
+		} else {
+			f.rep.AuditRedacted += int(n)
+			// Redacted before marked: the mark is what the selection excludes.
+			ops = append(ops, qdrant.NewPointsUpdateDeletePayload(&qdrant.PointsUpdateOperation_DeletePayload{
+				Keys: redactedKeys, PointsSelector: sel}))
+		}
+		mark := f.forgottenMark()
+		mark[auditDropped] = qdrant.NewValueBool(true)
+		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+			Payload: mark, PointsSelector: sel}))
+		// Those forgotten before are marked dropped only.
+		ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+			Payload: dropped, PointsSelector: qdrant.NewPointsSelectorFilter(f.droppedFilter(ids))}))
+	}
+	return ops, nil
+}
+
+// droppedFilter selects the upkeep records of ids not yet marked dropped.
+func (f *forget) droppedFilter(ids []string) *qdrant.Filter {
+	flt := f.e.upkeepFilter(f.tenant, ids, false)
+	flt.MustNot = append(flt.MustNot, qdrant.NewMatchBool(auditDropped, true))
+	return flt
 }

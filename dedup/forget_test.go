@@ -481,9 +481,10 @@ func TestForgetOlderRecords(t *testing.T) {
 }
 
 // mergedTwin stores "Dana likes sushi" (s1), a twin written by another tool
-// (point 7: direct, n 2, sessions old1 and old2), and a third wording (s2)
-// that merges the twin into the first; it returns the first's outcome.
-func (h *harness) mergedTwin(t *testing.T) dedup.Outcome {
+// (point 7: direct, n 2, sessions old1 and old2, then changed by twin), and
+// a third wording (s2) that merges the twin into the first; it returns the
+// first's outcome.
+func (h *harness) mergedTwin(t *testing.T, twinOpts ...func(*memory.Memory)) dedup.Outcome {
 	t.Helper()
 	a, b, c := "Dana likes sushi", "Dana is really into sushi", "Sushi is what Dana likes"
 	h.emb.on("sushi", 1, a)
@@ -494,6 +495,9 @@ func (h *harness) mergedTwin(t *testing.T) dedup.Outcome {
 	twin := memory.Memory{Text: b, MemoryType: "fact", Source: "direct", ExtractorModel: "gpt-4o",
 		Observations: 2, Confidence: 0.8, HasConfidence: true, Retrievable: true,
 		CreatedAt: t0.Add(-48 * time.Hour), LastObservedAt: t0.Add(-24 * time.Hour), SessionIDs: []string{"old1", "old2"}}
+	for _, o := range twinOpts {
+		o(&twin)
+	}
 	wait := true
 	if _, err := h.client.Upsert(context.Background(), &qdrant.UpsertPoints{CollectionName: "mem", Wait: &wait,
 		Points: []*qdrant.PointStruct{{Id: qdrant.NewIDNum(7), Vectors: qdrant.NewVectorsDense(vecs[0]), Payload: h.codec.Encode(&twin)}}}); err != nil {

@@ -105,12 +105,9 @@ func (e *Engine) scrollAudit(ctx context.Context, coll string, f *qdrant.Filter,
 	var out []trailRecord
 	var offset *qdrant.PointId
 	for {
-		if len(out) > limit {
-			return nil, errTooMany("audit records", limit)
-		}
-		limit := uint32(256)
+		page := uint32(256)
 		pts, next, err := e.scrollPage(ctx, &qdrant.ScrollPoints{CollectionName: auditCollection(coll), Filter: f,
-			Limit: &limit, Offset: offset, WithPayload: qdrant.NewWithPayload(true)})
+			Limit: &page, Offset: offset, WithPayload: qdrant.NewWithPayload(true)})
 		if err != nil {
 			if isNotFound(err) {
 				return nil, nil
@@ -128,6 +125,9 @@ func (e *Engine) scrollAudit(ctx context.Context, coll string, f *qdrant.Filter,
 			r.dropped = pl[auditDropped].GetBoolValue()
 			out = append(out, r)
 		}
+		if len(out) > limit {
+			return nil, errTooMany("audit records", limit)
+		}
 		if next == nil {
 			break
 		}
@@ -140,6 +140,34 @@ func (e *Engine) scrollAudit(ctx context.Context, coll string, f *qdrant.Filter,
 		return cmp.Compare(a.seq, b.seq)
 	})
 	return out, nil
+}
+
+// Audit reasons of a memory's upkeep rather than its evidence: a use
+// (outcome feedback) and consolidation's tier changes.
+const reasonUsed = "used"
+
+// upkeepReasons are never replayed: they change no confidence, n or list.
+// A heavily used memory has many (one per use), so a replay does not read
+// them and they do not count against its bound (docs/forgetting.md).
+var upkeepReasons = []string{reasonUsed, "tier", "archive"}
+
+// trailFilter selects the records a replay of memory id reads: all but
+// the upkeep ones.
+func (e *Engine) trailFilter(tenant, id string) *qdrant.Filter {
+	f := e.auditFilter(tenant, qdrant.NewMatchKeyword(auditMemoryID, id))
+	f.MustNot = append(f.MustNot, qdrant.NewMatchKeywords("reason", upkeepReasons...))
+	return f
+}
+
+// upkeepFilter selects the upkeep records of the memories ids; with
+// unforgotten, only those not forgotten before.
+func (e *Engine) upkeepFilter(tenant string, ids []string, unforgotten bool) *qdrant.Filter {
+	f := e.auditFilter(tenant, qdrant.NewMatchKeywords(auditMemoryID, ids...))
+	f.Must = append(f.Must, qdrant.NewMatchKeywords("reason", upkeepReasons...))
+	if unforgotten {
+		f.MustNot = append(f.MustNot, qdrant.NewMatchBool(auditForgotten, true))
+	}
+	return f
 }
 
 // auditFilter is a condition on the audit companion, in the tenant.

@@ -7,8 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/qdrant/go-client/qdrant"
-
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
 )
@@ -51,7 +49,10 @@ type replayState struct {
 	exact                  bool
 	forgotEnt, forgotModal []string
 	keptEnt, keptModal     []string
-	boosts                 int // corroboration boosts that still count
+	// corrobAll is the corroborations that counted before this forget:
+	// when the stored count is that, every corroboration has a record and
+	// m.Corroborations (those that still count) replaces it.
+	corrobAll int
 }
 
 // memory reads one memory of the tenant (cached; nil when absent).
@@ -80,7 +81,7 @@ func (r *replayer) trail(ctx context.Context, id string) ([]trailRecord, error) 
 	if t, ok := r.trails[id]; ok {
 		return t, nil
 	}
-	t, err := r.e.scrollAudit(ctx, r.coll, r.e.auditFilter(r.tenant, qdrant.NewMatchKeyword(auditMemoryID, id)), maxAuditRecords)
+	t, err := r.e.scrollAudit(ctx, r.coll, r.e.trailFilter(r.tenant, id), maxAuditRecords)
 	if err != nil {
 		return nil, err
 	}
@@ -208,12 +209,15 @@ func (r *replayer) base(cur *stored, trail []trailRecord) *replayState {
 	st.m.SupersededBy = ""
 	named := map[string]bool{r.session: r.session != ""}
 	turns := map[string]bool{}
-	wins := 0
+	wins, corrob := 0, 0
 	for _, t := range trail {
 		named[t.SessionID] = t.SessionID != ""
 		turns[turnKey(t.SessionID, t.TurnID)] = true
-		if t.Reason == "contradiction" {
+		switch {
+		case t.Reason == "contradiction":
 			wins++
+		case t.Reason == reasonCorroboration && !t.Forgotten && !t.dropped && !t.forgetRecord:
+			corrob++
 		}
 	}
 	for _, s := range cur.m.SessionIDs {
@@ -227,6 +231,9 @@ func (r *replayer) base(cur *stored, trail []trailRecord) *replayState {
 		}
 	}
 	st.m.Contradictions = max(0, cur.m.Contradictions-wins)
+	// What the other tool counted stays; the records add theirs again.
+	st.m.Corroborations = max(0, cur.m.Corroborations-corrob)
+	st.corrobAll = st.m.Corroborations
 	w := &write{e: r.e}
 	st.ev = w.evidence(&cur.m)
 	if len(trail) > 0 {
@@ -292,11 +299,17 @@ func (r *replayer) apply(st *replayState, rec *trailRecord, memHash string) {
 	}
 }
 
-// corroborate replays seed 001's corroboration boost while the
-// corroborating observation still counts: not forgotten, and its memory
-// not gone. The evidence gate counts the boosts that remain.
+// corroborate replays one corroboration while the corroborating
+// observation still counts: not forgotten, and its memory not gone. It
+// counts, and seed 001's boost is decided again behind the evidence gate,
+// which counts the corroborations that remain as the write path counted
+// them all (the write path records each one, boost or not).
 func (r *replayer) corroborate(ctx context.Context, st *replayState, rec *trailRecord) error {
-	if !st.has || rec.Forgotten || rec.forgottenHere {
+	if rec.Forgotten {
+		return nil // forgotten by an earlier forget: out of the count already
+	}
+	st.corrobAll++
+	if rec.forgottenHere {
 		return nil
 	}
 	if rec.Related != "" {
@@ -305,8 +318,10 @@ func (r *replayer) corroborate(ctx context.Context, st *replayState, rec *trailR
 			return err
 		}
 	}
-	st.boosts++
-	st.ev.Confidence = memory.RoundConfidence(r.e.corroborationBoost(st.ev.Confidence, st.boosts))
+	st.m.Corroborations++
+	if st.has && !r.e.cfg.Corroboration.Off {
+		st.ev.Confidence = memory.RoundConfidence(r.e.corroborationBoost(st.ev.Confidence, st.m.Corroborations))
+	}
 	return nil
 }
 
@@ -351,6 +366,9 @@ func (r *replayer) adopt(st *replayState, rec *trailRecord) {
 		if m.HasLogprob {
 			m.ExtractorLogprob = *rec.ExtractorLogprob
 		}
+		if rec.Attribution != "" {
+			m.Attribution = rec.Attribution // as the write path adopts it
+		}
 	} else {
 		m.Source = r.levelName(p.SourceLevels, rec.Source, m.Source)
 		m.MemoryType = r.levelName(p.TypePriors, rec.Type, m.MemoryType)
@@ -388,7 +406,7 @@ func (r *replayer) merge(ctx context.Context, st *replayState, rec *trailRecord,
 			return err
 		}
 	} else {
-		l = &replayState{m: lcur.m, ev: (&write{e: r.e}).evidence(&lcur.m), has: true}
+		l = &replayState{m: lcur.m, ev: (&write{e: r.e}).evidence(&lcur.m), has: true, corrobAll: lcur.m.Corroborations}
 	}
 	if !l.has {
 		return nil
@@ -398,33 +416,19 @@ func (r *replayer) merge(ctx context.Context, st *replayState, rec *trailRecord,
 	st.keptEnt = union(st.keptEnt, l.keptEnt)
 	st.keptModal = union(st.keptModal, l.keptModal)
 	st.exact = st.exact && l.exact
+	st.corrobAll += l.corrobAll
 	wm, lm := &st.m, &l.m
 	if !st.has {
-		sup, wins := wm.SupersededBy, wm.Contradictions
+		sup, wins, corrob := wm.SupersededBy, wm.Contradictions, wm.Corroborations
 		*wm = *lm
-		wm.SupersededBy, wm.Contradictions = sup, wins+lm.Contradictions
+		wm.SupersededBy, wm.Contradictions, wm.Corroborations = sup, wins+lm.Contradictions, corrob+lm.Corroborations
 		st.ev, st.has = l.ev, true
 		return nil
 	}
 	next := r.e.params.Merge(st.ev, l.ev)
-	if l.ev.Confidence > st.ev.Confidence {
-		wm.Source, wm.MemoryType, wm.Grounding = lm.Source, lm.MemoryType, lm.Grounding
-		wm.ExtractorModel, wm.ExtractorLogprob, wm.HasLogprob = lm.ExtractorModel, lm.ExtractorLogprob, lm.HasLogprob
-		wm.Levels.Source, wm.Levels.Type, wm.Levels.Extractor = lm.Levels.Source, lm.Levels.Type, lm.Levels.Extractor
-	}
+	foldLoser(wm, lm, l.ev.Confidence > st.ev.Confidence) // as the write path's merge
 	st.ev = next
 	st.ev.Confidence = memory.RoundConfidence(st.ev.Confidence)
-	wm.SessionIDs = union(wm.SessionIDs, lm.SessionIDs)
-	wm.TurnIDs = union(wm.TurnIDs, lm.TurnIDs)
-	wm.Entities = union(wm.Entities, lm.Entities)
-	wm.Modalities = union(wm.Modalities, lm.Modalities)
-	if !lm.CreatedAt.IsZero() && (wm.CreatedAt.IsZero() || lm.CreatedAt.Before(wm.CreatedAt)) {
-		wm.CreatedAt = lm.CreatedAt
-	}
-	if lm.LastObserved().After(wm.LastObservedAt) {
-		wm.LastObservedAt = lm.LastObserved()
-	}
-	wm.Contradictions += lm.Contradictions
 	return nil
 }
 
@@ -453,6 +457,16 @@ func (r *replayer) rebuilt(ctx context.Context, cur *stored, st *replayState) (*
 		m.LastObservedAt = s.LastObservedAt
 	}
 	m.Contradictions = s.Contradictions
+	if st.corrobAll == cur.m.Corroborations {
+		// Every corroboration has its record: the count is what remains.
+		// Otherwise (records from before every corroboration was recorded)
+		// the stored count stays.
+		m.Corroborations = s.Corroborations
+	}
+	if st.exact {
+		// Attribution is recorded with the evidence; older records lack it.
+		m.Attribution = s.Attribution
+	}
 	m.Flags = s.Flags
 	m.SupersededBy = s.SupersededBy
 	if m.SupersededBy != "" {

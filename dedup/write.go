@@ -636,29 +636,9 @@ func (w *write) merge(win, lose *stored) {
 	a, b := w.evidence(&win.m), w.evidence(&lose.m)
 	next := w.e.params.Merge(a, b)
 	wm, lm := &win.m, &lose.m
-	if b.Confidence > a.Confidence {
-		wm.Source, wm.MemoryType, wm.Grounding = lm.Source, lm.MemoryType, lm.Grounding
-		wm.ExtractorModel, wm.ExtractorLogprob, wm.HasLogprob = lm.ExtractorModel, lm.ExtractorLogprob, lm.HasLogprob
-		wm.Levels.Source, wm.Levels.Type, wm.Levels.Extractor = lm.Levels.Source, lm.Levels.Type, lm.Levels.Extractor
-	}
+	foldLoser(wm, lm, b.Confidence > a.Confidence) // as forgetting's replay folds it
 	wm.Observations = next.Observations
 	wm.Confidence, wm.HasConfidence = next.Confidence, true
-	wm.SessionIDs = union(wm.SessionIDs, lm.SessionIDs)
-	wm.TurnIDs = union(wm.TurnIDs, lm.TurnIDs)
-	wm.Entities = union(wm.Entities, lm.Entities)
-	wm.Modalities = union(wm.Modalities, lm.Modalities)
-	wm.Flags = union(wm.Flags, lm.Flags)
-	if b.Confidence > a.Confidence && lm.Attribution != "" {
-		wm.Attribution = lm.Attribution
-	}
-	if !lm.CreatedAt.IsZero() && (wm.CreatedAt.IsZero() || lm.CreatedAt.Before(wm.CreatedAt)) {
-		wm.CreatedAt = lm.CreatedAt
-	}
-	if lm.LastObserved().After(wm.LastObservedAt) {
-		wm.LastObservedAt = lm.LastObserved()
-	}
-	wm.Corroborations += lm.Corroborations
-	wm.Contradictions += lm.Contradictions
 	// The loser's uses go to _merged with its reads: both feed the boost,
 	// and the write path never writes the winner's uses.
 	if moved := lm.AccessCount() + int64(lm.Uses); moved > 0 {
@@ -724,16 +704,14 @@ func (w *write) corroborate(nb []scored) {
 		s.m.Corroborations++
 		s.dirty = true
 		w.touch(s)
-		if w.e.cfg.Corroboration.Off {
-			continue
-		}
 		// Seed 001: a corroborated claim gains confidence, behind the
-		// evidence gate.
+		// evidence gate. Every corroboration is recorded, boost or not:
+		// forgetting's replay counts them for the gate and the count.
 		old := w.evidence(&s.m)
-		if next := w.e.corroborationBoost(old.Confidence, s.m.Corroborations); next != old.Confidence {
+		if next := w.e.corroborationBoost(old.Confidence, s.m.Corroborations); next != old.Confidence && !w.e.cfg.Corroboration.Off {
 			s.m.Confidence, s.m.HasConfidence = next, true
-			w.record(s, reasonCorroboration, old, w.out.MemoryID)
 		}
+		w.record(s, reasonCorroboration, old, w.out.MemoryID)
 	}
 }
 
