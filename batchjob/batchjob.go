@@ -262,7 +262,13 @@ func (r *Runner) checkpointID() *qdrant.PointId {
 }
 
 func (r *Runner) originalID(id *qdrant.PointId) *qdrant.PointId {
-	return qdrant.NewID(memory.DeterministicID("batchjob-original", r.cfg.Collection, idString(id)))
+	return OriginalID(r.cfg.Collection, id)
+}
+
+// OriginalID is the id, in a job's companion, of the kept original of
+// point id of collection: erasing a point erases its original with it.
+func OriginalID(collection string, id *qdrant.PointId) *qdrant.PointId {
+	return qdrant.NewID(memory.DeterministicID("batchjob-original", collection, idString(id)))
 }
 
 // ensureCompanion creates the companion (1-dimension vectors, like the

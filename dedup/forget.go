@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memrank/memrank/batchjob"
 	"github.com/memrank/memrank/config/check"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
@@ -462,7 +463,33 @@ func (f *forget) writeMemories(ctx context.Context) error {
 	}
 	ops = append(ops, w.ops()...)
 	ops = append(ops, f.usesOps()...)
-	return f.e.batch(ctx, f.coll, ops)
+	if err := f.e.batch(ctx, f.coll, ops); err != nil {
+		return err
+	}
+	return f.eraseOriginals(ctx)
+}
+
+// eraseOriginals deletes the payloads a backfill kept of the deleted
+// memories (docs/backfill.md): an erased memory's text must not survive
+// in <collection>_memrank_backfill for a rollback to bring back. A
+// collection never backfilled has no such companion.
+func (f *forget) eraseOriginals(ctx context.Context) error {
+	if len(f.deleted) == 0 {
+		return nil
+	}
+	companion := batchjob.Companion(f.coll, BackfillJob)
+	var ids []*qdrant.PointId
+	for _, id := range mapKeys(f.deleted) {
+		ids = append(ids, batchjob.OriginalID(f.coll, f.deleted[id].id))
+	}
+	var ops []*qdrant.PointsUpdateOperation
+	for _, b := range chunk(ids, forgetBatch) {
+		ops = append(ops, qdrant.NewPointsUpdateDeletePoints(&qdrant.PointsUpdateOperation_DeletePoints{Points: qdrant.NewPointsSelectorIDs(b)}))
+	}
+	if err := f.e.batch(ctx, companion, ops); err != nil && !isNotFound(errors.Unwrap(err)) {
+		return err
+	}
+	return nil
 }
 
 // batch applies ops in batches of forgetBatch.

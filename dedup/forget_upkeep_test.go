@@ -12,6 +12,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 
 	"github.com/memrank/memrank/dedup"
+	"github.com/memrank/memrank/foreign"
 	"github.com/memrank/memrank/memory"
 )
 
@@ -250,5 +251,49 @@ func TestForgetKeepsMergedFlags(t *testing.T) {
 	h.forget(t, "", "s1")
 	if w := h.get(t, "mem", first.MemoryID); !slices.Equal(w.Flags, []string{dedup.FlagRecurringEvent}) || w.Attribution != "reported" {
 		t.Errorf("after forgetting s1: flags %v attribution %q, want the twin's kept", w.Flags, w.Attribution)
+	}
+}
+
+// TestDeleteErasesBackfillOriginal: a deleted memory's payload as a
+// backfill kept it (its text) goes with it, so a rollback cannot bring the
+// erased text back; the other memories' originals stay.
+func TestDeleteErasesBackfillOriginal(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	seedForeign(t, h.client, "m0", []map[string]any{
+		mem0Payload("Dana uses Neovim", "dana", "2026-04-01T10:00:00Z", ""),
+		mem0Payload("Dana has two cats", "dana", "2026-04-02T10:00:00Z", ""),
+	})
+	h.backfill(t, dedup.Backfill{Collection: "m0", Mapping: foreign.Mem0(), EmbedderModel: "text-embedding-3-small"})
+	companion := "m0_memrank_backfill"
+	originals := func() int {
+		t.Helper()
+		exact := true
+		n, err := h.client.Count(ctx, &qdrant.CountPoints{CollectionName: companion, Exact: &exact,
+			Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("kind", "original")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(n)
+	}
+	if n := originals(); n != 2 {
+		t.Fatalf("%d originals kept, want 2", n)
+	}
+	if _, err := h.eng.DeleteMemory(ctx, "m0", "", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := originals(); n != 1 {
+		t.Errorf("%d originals after deleting one memory, want 1: the erased text survives for a rollback", n)
+	}
+	if _, err := h.eng.RollbackBackfill(ctx, dedup.BackfillRollback{Collection: "m0"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := pointPayloads(t, h.client, "m0"); len(got) != 1 || got["2"] == nil {
+		t.Errorf("after rollback: %d points, want only the memory that was not deleted", len(got))
+	}
+	// A collection never backfilled has no companion: deleting still works.
+	out := h.observe(t, dedup.Observation{Text: "Dana likes figs", SessionID: "s"})
+	if _, err := h.eng.DeleteMemory(ctx, "mem", "", out.MemoryID); err != nil {
+		t.Errorf("delete without a backfill companion: %v", err)
 	}
 }
