@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/memrank/memrank/batchjob"
@@ -127,17 +126,12 @@ func runBackfill(cmd *cobra.Command, e *env, o *backfillOptions) error {
 		return err
 	}
 	defer s.close(context.Background())
-	progress := func(int) {}
-	if !o.quiet && isTerminal(e.stderr) {
-		verb := "backfilling "
-		if o.rollback {
-			verb = "rolling back "
-		}
-		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(e.stderr), progressbar.OptionSetDescription(verb+o.collection),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-		progress = func(done int) { _ = bar.Set(done) }
-		defer bar.Clear()
+	verb := "backfilling "
+	if o.rollback {
+		verb = "rolling back "
 	}
+	progress, done := e.progress(verb+o.collection, o.quiet)
+	defer done()
 	ctx = s.cfg.Upstream.OwnContext(ctx)
 	if o.rollback {
 		rep, err := s.engine.RollbackBackfill(ctx, dedup.BackfillRollback{Collection: o.collection, BatchSize: o.batch, Progress: progress})

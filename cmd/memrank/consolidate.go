@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/memrank/memrank/consolidate"
@@ -89,13 +88,9 @@ func runConsolidate(cmd *cobra.Command, e *env, o *consolidateOptions) error {
 	defer s.close(context.Background())
 	// The command line is the operator's: without --tenant it spans every tenant.
 	req := consolidate.Request{Collection: o.collection, Tenant: o.tenant, Operator: o.tenant == "", DryRun: o.dryRun}
-	if !o.quiet && isTerminal(e.stderr) {
-		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(e.stderr),
-			progressbar.OptionSetDescription("consolidating "+o.collection), progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish())
-		req.Progress = func(done int) { _ = bar.Set(done) }
-		defer bar.Clear()
-	}
+	progress, done := e.progress("consolidating "+o.collection, o.quiet)
+	defer done()
+	req.Progress = progress
 	rep, err := s.upkeep.Run(s.cfg.Upstream.OwnContext(ctx), req)
 	if err != nil {
 		return err

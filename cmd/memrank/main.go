@@ -14,7 +14,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -75,6 +77,18 @@ func (e *env) loadConfig(fs *pflag.FlagSet, keys map[string]string) (Config, err
 }
 
 // isTerminal reports whether w is a terminal, where progress bars go.
+// progress is the bar of a batch command (backfill, consolidate, reembed):
+// points done so far, on stderr when it is a terminal and not quiet; done
+// clears it. Elsewhere both do nothing.
+func (e *env) progress(desc string, quiet bool) (set func(done int), done func()) {
+	if quiet || !isTerminal(e.stderr) {
+		return func(int) {}, func() {}
+	}
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(e.stderr), progressbar.OptionSetDescription(desc),
+		progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+	return func(n int) { _ = bar.Set(n) }, func() { _ = bar.Clear() }
+}
+
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))

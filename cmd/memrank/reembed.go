@@ -7,7 +7,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/memrank/memrank/dedup"
@@ -87,13 +86,9 @@ func runReembed(cmd *cobra.Command, e *env, o *reembedOptions) error {
 	if o.settle <= 0 {
 		req.Settle = -1 // none
 	}
-	if !o.quiet && isTerminal(e.stderr) {
-		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(e.stderr),
-			progressbar.OptionSetDescription("re-embedding "+o.collection), progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish())
-		req.Progress = func(done int) { _ = bar.Set(done) }
-		defer bar.Clear()
-	}
+	progress, done := e.progress("re-embedding "+o.collection, o.quiet)
+	defer done()
+	req.Progress = progress
 	rep, err := s.engine.Reembed(s.cfg.Upstream.OwnContext(ctx), req)
 	if err != nil {
 		return err
