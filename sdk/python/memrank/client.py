@@ -31,6 +31,12 @@ __all__ = ["Client", "DEFAULT_URL", "DEFAULT_TIMEOUT"]
 DEFAULT_URL = "http://127.0.0.1:6333"
 DEFAULT_TIMEOUT = 30.0
 
+# How much of an answer is read: a retrieve of 1,000 memories with large
+# payloads fits; a server that never stops sending does not exhaust memory.
+_MAX_ANSWER = 64 << 20
+# How much of an error's answer is read: its message is all that is kept.
+_MAX_ERROR = 64 << 10
+
 # A time field: an RFC 3339 string, or a timezone-aware datetime.
 Time = Union[str, _dt.datetime]
 
@@ -322,13 +328,15 @@ class Client:
         req = urllib.request.Request(url, data=data, headers=headers, method=method)
         try:
             with self._opener.open(req, timeout=self._timeout) as resp:
-                status, raw = resp.status, resp.read()
+                status, raw = resp.status, resp.read(_MAX_ANSWER + 1)
         except urllib.error.HTTPError as e:
             raise _http_error(e) from None
         except urllib.error.URLError as e:
             raise ConnectionError(f"{where}: {_reason(e.reason, self._timeout)}") from e
         except (OSError, http.client.HTTPException) as e:
             raise ConnectionError(f"{where}: {_reason(e, self._timeout)}") from e
+        if len(raw) > _MAX_ANSWER:
+            raise MemrankError(status, f"{where}: the answer is larger than {_MAX_ANSWER} bytes")
         try:
             doc = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
@@ -340,7 +348,7 @@ class Client:
 
 def _http_error(e: urllib.error.HTTPError) -> MemrankError:
     try:
-        body = e.read()
+        body = e.read(_MAX_ERROR)
     except (OSError, http.client.HTTPException):
         body = b""
     if 300 <= e.code < 400:

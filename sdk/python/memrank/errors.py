@@ -35,13 +35,15 @@ class MemrankError(Exception):
 
     ``status`` is the HTTP status of the answer (0 when there was none: a
     refused connection, a timeout); ``message`` the server's error text, or
-    a description of the transport failure.
+    a description of the transport failure; ``retry_after`` the answer's
+    Retry-After in seconds (a 429's or a 503's), None when it gave none.
     """
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, retry_after: Optional[float] = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after = retry_after
 
     def __str__(self) -> str:
         if self.status:
@@ -78,12 +80,8 @@ class ConflictError(MemrankError):
 
 
 class RateLimitError(MemrankError):
-    """429: too many requests; ``retry_after`` is the server's Retry-After
-    in seconds, or None when it gave none."""
-
-    def __init__(self, status: int, message: str, retry_after: Optional[float] = None) -> None:
-        super().__init__(status, message)
-        self.retry_after = retry_after
+    """429: too many requests; wait ``retry_after`` seconds (the server's
+    Retry-After) when it is not None."""
 
 
 class UnavailableError(MemrankError):
@@ -123,6 +121,7 @@ _BY_STATUS: Dict[int, Type[MemrankError]] = {
     403: ForbiddenError,
     404: NotFoundError,
     409: ConflictError,
+    429: RateLimitError,
     502: UnavailableError,
     503: UnavailableError,
     504: UnavailableError,
@@ -136,16 +135,18 @@ def error_for_status(
 
     body is the answer's body: its ``{"status": {"error": ...}}`` text
     becomes the message; a body in another shape (a proxy's page) is
-    named by the status's reason phrase instead of quoted.
-    retry_after is the Retry-After header of a 429.
+    quoted, shortened, and an empty one named by reason (the status's
+    phrase). retry_after is the answer's Retry-After header.
     """
-    message = _server_message(body) or (reason or "no error message") + " (the answer is not memrank's)"
-    if status == 429:
-        return RateLimitError(status, message, _retry_after_seconds(retry_after))
+    message = _server_message(body) or _quote(body) or reason or f"HTTP {status}"
     cls = _BY_STATUS.get(status)
     if cls is None:
         cls = ServerError if 500 <= status <= 599 else MemrankError
-    return cls(status, message)
+    return cls(status, message, _retry_after_seconds(retry_after))
+
+
+def _quote(body: bytes) -> str:
+    return " ".join(body.decode("utf-8", "replace").split())[:200]
 
 
 def _server_message(body: bytes) -> str:

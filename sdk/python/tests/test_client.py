@@ -12,6 +12,7 @@ import re
 import socket
 import time
 import unittest
+from unittest import mock
 
 from concurrent.futures import ThreadPoolExecutor
 
@@ -295,11 +296,34 @@ class ErrorsTest(StubTest):
                     self.assertTrue(lo <= got <= hi, got)
 
     def test_a_body_that_is_not_memranks(self) -> None:
-        self.stub.reply(502, body=b"<html><body>upstream sk-secret-page</body></html>",
-                        headers={"Content-Type": "text/html"})
+        cases = [
+            ("a proxy's page, quoted", b"<html><body>\n  <h1>502 Bad Gateway</h1>\n</body></html>",
+             "<html><body> <h1>502 Bad Gateway</h1> </body></html>"),
+            ("a long page, shortened", b"x" * 1000, "x" * 200),
+            ("nothing: the reason phrase", b"", "Bad Gateway"),
+            ("another JSON", b'{"error":"no"}', '{"error":"no"}'),
+        ]
+        for name, body, want in cases:
+            with self.subTest(name):
+                self.stub.reply(502, body=body, headers={"Content-Type": "text/html"})
+                with self.assertRaises(UnavailableError) as cm:
+                    self.client().stats("c")
+                self.assertEqual(cm.exception.message, want)
+
+    def test_retry_after_on_unavailable(self) -> None:
+        self.stub.reply(503, body=b'{"status":{"error":"Service unavailable: not ready"}}', headers={"Retry-After": "2"})
         with self.assertRaises(UnavailableError) as cm:
             self.client().stats("c")
-        self.assertEqual(cm.exception.message, "Bad Gateway (the answer is not memrank's)")
+        self.assertEqual(cm.exception.retry_after, 2.0)
+
+    def test_answer_size_is_bounded(self) -> None:
+        self.stub.reply(result={"collection": "c" * 2000})
+        with mock.patch.object(memrank.client, "_MAX_ANSWER", 1000):
+            with self.assertRaises(MemrankError) as cm:
+                self.client().stats("c")
+        self.assertEqual(cm.exception.status, 200)
+        self.assertIn("larger than 1000 bytes", cm.exception.message)
+        self.assertEqual(self.client().stats("c").collection, "c" * 2000)
 
     def test_redirects_are_not_followed(self) -> None:
         self.stub.reply(307, body=b"", headers={"Location": self.stub.url + "/elsewhere"})
