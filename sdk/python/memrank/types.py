@@ -1,0 +1,427 @@
+"""The answers of memrank's native API as Python objects.
+
+Each dataclass holds the documented fields of one answer and, in ``raw``,
+the answer's JSON as the server wrote it, so that fields a newer server adds
+are not lost. Times are kept as the RFC 3339 strings the server writes
+(Python 3.9's datetime cannot read nanoseconds or "Z"). Numbers the server
+writes as null (not finite) are None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, TypedDict, Union
+
+__all__ = [
+    "PointId",
+    "Outcome",
+    "UseResult",
+    "Explanation",
+    "RetrievedMemory",
+    "Retrieval",
+    "AuditRecord",
+    "MemoryHistory",
+    "Stats",
+    "ForgetReport",
+]
+
+# A point id as Qdrant writes it: an unsigned integer or a UUID string.
+PointId = Union[int, str]
+
+JSON = Dict[str, Any]
+
+
+def _list(v: Any) -> list:
+    return list(v) if isinstance(v, list) else []
+
+
+def _dict(v: Any) -> dict:
+    return dict(v) if isinstance(v, dict) else {}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the write path decided about one observation, confirmation,
+    correction or use (docs/write-path.md, "The outcome")."""
+
+    decision: str
+    """inserted, restatement, independent, contradiction, rejected,
+    confirmed, corrected or used."""
+    memory_id: str
+    """The memory the observation ended up in."""
+    confidence: Optional[float]
+    """That memory's stored confidence afterwards."""
+    observations: int
+    """Its n afterwards."""
+    dedup_tier: int
+    """1 text hash, 2 vector, 3 judge; 0 when nothing matched."""
+    judge: Optional[JSON]
+    superseded: Optional[str]
+    """The memory a contradiction or correction superseded."""
+    merged: List[str]
+    reason: Optional[str]
+    replayed: bool
+    """True when the observation_id had been seen: nothing changed."""
+    created_collection: bool
+    attribution: Optional[JSON]
+    flags: List[str]
+    uses: Optional[int]
+    """The memory's use count after a ``used`` decision."""
+    raw: JSON = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: JSON) -> "Outcome":
+        return cls(
+            decision=d.get("decision", ""),
+            memory_id=str(d.get("memory_id", "")),
+            confidence=d.get("confidence"),
+            observations=d.get("observations", 0),
+            dedup_tier=d.get("dedup_tier", 0),
+            judge=d.get("judge"),
+            superseded=d.get("superseded"),
+            merged=_list(d.get("merged")),
+            reason=d.get("reason"),
+            replayed=bool(d.get("replayed", False)),
+            created_collection=bool(d.get("created_collection", False)),
+            attribution=d.get("attribution"),
+            flags=_list(d.get("flags")),
+            uses=d.get("uses"),
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class UseResult:
+    """One id of a batch ``used`` call: its outcome, or ``error``
+    ("not_found" for an unknown memory or another tenant's)."""
+
+    memory_id: str
+    outcome: Optional[Outcome]
+    error: Optional[str]
+    raw: JSON = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: JSON) -> "UseResult":
+        o = d.get("outcome")
+        return cls(
+            memory_id=str(d.get("memory_id", "")),
+            outcome=Outcome.from_json(o) if isinstance(o, dict) else None,
+            error=d.get("error"),
+            raw=d,
+        )
+
+
+class Explanation(TypedDict, total=False):
+    """Every factor behind one retrieved memory's score
+    (docs/read-path.md); a plain dict at run time."""
+
+    unscored: bool
+    source: Optional[float]
+    observations: int
+    repetition: Optional[float]
+    extractor: Optional[float]
+    type: Optional[float]
+    grounding: str
+    formula: Optional[float]
+    grounding_penalty: Optional[float]
+    computed: Optional[float]
+    stored_confidence: bool
+    computed_confidence: bool
+    confidence: Optional[float]
+    age_days: Optional[float]
+    half_life: Optional[float]
+    freshness: Optional[float]
+    idle_days: Optional[float]
+    decay_floor: Optional[float]
+    days_retrievable: Optional[float]
+    access_count: int
+    access_boost: Optional[float]
+    confidence_weight: Optional[float]
+    confidence_factor: Optional[float]
+    base: Optional[float]
+    weight: Optional[float]
+    retrievable: bool
+    protected: bool
+    tier: str
+    bucket: Optional[str]
+    below_gate: bool
+    render: bool
+
+
+@dataclass(frozen=True)
+class RetrievedMemory:
+    """One result of a retrieve, with the factors of its score. The
+    factors are None when the collection was passed through (not
+    re-ranked)."""
+
+    id: PointId
+    score: Optional[float]
+    base_score: Optional[float]
+    weight: Optional[float]
+    guard: Optional[str]
+    confidence: Optional[float]
+    freshness: Optional[float]
+    access_count: Optional[int]
+    access_boost: Optional[float]
+    tier: Optional[str]
+    bucket: Optional[str]
+    retrievable: bool
+    protected: bool
+    render: bool
+    below_gate: bool
+    folded_ids: List[PointId]
+    dedup: Optional[str]
+    judge_consulted: bool
+    problems: List[str]
+    archived: Optional[str]
+    payload: Optional[JSON]
+    explanation: Optional[Explanation]
+    """Present when the request asked to explain (the default)."""
+    raw: JSON = field(repr=False, compare=False)
+
+    @property
+    def text(self) -> Optional[str]:
+        """The memory's text (payload ``text``), None when not returned."""
+        t = (self.payload or {}).get("text")
+        return t if isinstance(t, str) else None
+
+    @classmethod
+    def from_json(cls, d: JSON) -> "RetrievedMemory":
+        return cls(
+            id=d.get("id", ""),
+            score=d.get("score"),
+            base_score=d.get("base_score"),
+            weight=d.get("weight"),
+            guard=d.get("guard"),
+            confidence=d.get("confidence"),
+            freshness=d.get("freshness"),
+            access_count=d.get("access_count"),
+            access_boost=d.get("access_boost"),
+            tier=d.get("tier"),
+            bucket=d.get("bucket"),
+            retrievable=bool(d.get("retrievable", False)),
+            protected=bool(d.get("protected", False)),
+            render=bool(d.get("render", False)),
+            below_gate=bool(d.get("below_gate", False)),
+            folded_ids=_list(d.get("folded_ids")),
+            dedup=d.get("dedup"),
+            judge_consulted=bool(d.get("judge_consulted", False)),
+            problems=_list(d.get("problems")),
+            archived=d.get("archived") or None,
+            payload=d.get("payload"),
+            explanation=d.get("explanation"),
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """The answer of a retrieve: the results, best first, and how the
+    collection was served."""
+
+    results: List[RetrievedMemory]
+    reranked: bool
+    """False when the collection was passed through (pass_through says why)."""
+    mode: str
+    detection: str
+    pass_through: Optional[str]
+    embedder: Optional[JSON]
+    guard: Optional[JSON]
+    shadow: Optional[JSON]
+    dropped: Optional[List[JSON]]
+    """Candidates left out and why (superseded, folded, ...); None when
+    not re-ranked."""
+    time: float
+    raw: JSON = field(repr=False, compare=False)
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __getitem__(self, i: int) -> RetrievedMemory:
+        return self.results[i]
+
+    @classmethod
+    def from_json(cls, d: JSON) -> "Retrieval":
+        return cls(
+            results=[RetrievedMemory.from_json(r) for r in _list(d.get("result"))],
+            reranked=bool(d.get("reranked", False)),
+            mode=d.get("mode", ""),
+            detection=d.get("detection", ""),
+            pass_through=d.get("pass_through"),
+            embedder=d.get("embedder"),
+            guard=d.get("guard"),
+            shadow=d.get("shadow"),
+            dropped=d.get("dropped"),
+            time=d.get("time", 0.0),
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """One change of a memory, as its audit trail records it
+    (docs/write-path.md, "The audit companion")."""
+
+    memory_id: str
+    observation_id: str
+    reason: str
+    """insert, restatement, independent, merge, confirm, correct,
+    contradiction, superseded, corroboration, used, forget, delete, ..."""
+    old: Optional[float]
+    new: Optional[float]
+    old_n: int
+    new_n: int
+    at: str
+    """RFC 3339, UTC; "" when unknown."""
+    session_id: str
+    turn_id: str
+    source: Optional[float]
+    extractor: Optional[float]
+    type: Optional[float]
+    grounding: str
+    decision: str
+    related: Optional[str]
+    forgotten: bool
+    attribution: Optional[str]
+    attribution_from: Optional[str]
+    note: Optional[str]
+    old_tier: Optional[str]
+    new_tier: Optional[str]
+    raw: JSON = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: JSON) -> "AuditRecord":
+        return cls(
+            memory_id=str(d.get("memory_id", "")),
+            observation_id=d.get("observation_id", ""),
+            reason=d.get("reason", ""),
+            old=d.get("old"),
+            new=d.get("new"),
+            old_n=d.get("old_n", 0),
+            new_n=d.get("new_n", 0),
+            at=d.get("at", ""),
+            session_id=d.get("session_id", ""),
+            turn_id=d.get("turn_id", ""),
+            source=d.get("source"),
+            extractor=d.get("extractor"),
+            type=d.get("type"),
+            grounding=d.get("grounding", ""),
+            decision=d.get("decision", ""),
+            related=d.get("related"),
+            forgotten=bool(d.get("forgotten", False)),
+            attribution=d.get("attribution"),
+            attribution_from=d.get("attribution_from"),
+            note=d.get("note"),
+            old_tier=d.get("old_tier"),
+            new_tier=d.get("new_tier"),
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class MemoryHistory:
+    """A memory as stored (its payload) and its audit trail, oldest first."""
+
+    id: str
+    collection: str
+    payload: JSON
+    audit: List[AuditRecord]
+    raw: JSON = field(repr=False, compare=False)
+
+    @property
+    def text(self) -> Optional[str]:
+        t = self.payload.get("text")
+        return t if isinstance(t, str) else None
+
+    @property
+    def superseded_by(self) -> Optional[str]:
+        """The memory that superseded this one, None when none did."""
+        s = self.payload.get("superseded_by")
+        return str(s) if s not in (None, "") else None
+
+    @property
+    def retrievable(self) -> bool:
+        return self.payload.get("retrievable", True) is not False
+
+    @classmethod
+    def from_json(cls, d: JSON) -> "MemoryHistory":
+        return cls(
+            id=str(d.get("id", "")),
+            collection=d.get("collection", ""),
+            payload=_dict(d.get("payload")),
+            audit=[AuditRecord.from_json(a) for a in _list(d.get("audit")) if isinstance(a, dict)],
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class Stats:
+    """A collection's memories counted by bucket, tier and type, and this
+    process's decisions and judge use (docs/write-path.md, "Stats")."""
+
+    collection: str
+    method: str
+    """counted (payload indexes) or scanned (exact=True)."""
+    memories: int
+    """Memories neither superseded nor archived."""
+    archived: int
+    superseded: int
+    average_confidence: Optional[float]
+    buckets: Dict[str, int]
+    histogram: List[int]
+    tiers: Dict[str, int]
+    tiers_as_of: Optional[str]
+    types: Dict[str, int]
+    decisions: Dict[str, int]
+    judge: JSON
+    raw: JSON = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: JSON) -> "Stats":
+        return cls(
+            collection=d.get("collection", ""),
+            method=d.get("method", ""),
+            memories=d.get("memories", 0),
+            archived=d.get("archived", 0),
+            superseded=d.get("superseded", 0),
+            average_confidence=d.get("average_confidence"),
+            buckets=_dict(d.get("buckets")),
+            histogram=_list(d.get("histogram")),
+            tiers=_dict(d.get("tiers")),
+            tiers_as_of=d.get("tiers_as_of"),
+            types=_dict(d.get("types")),
+            decisions=_dict(d.get("decisions")),
+            judge=_dict(d.get("judge")),
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class ForgetReport:
+    """What forgetting a session or deleting a memory changed
+    (docs/forgetting.md)."""
+
+    collection: str
+    memories_updated: int
+    memories_deleted: int
+    audit_redacted: int
+    audit_deleted: int
+    audit_kept: int
+    audit_policy: str
+    raw: JSON = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: JSON) -> "ForgetReport":
+        return cls(
+            collection=d.get("collection", ""),
+            memories_updated=d.get("memories_updated", 0),
+            memories_deleted=d.get("memories_deleted", 0),
+            audit_redacted=d.get("audit_redacted", 0),
+            audit_deleted=d.get("audit_deleted", 0),
+            audit_kept=d.get("audit_kept", 0),
+            audit_policy=d.get("audit_policy", ""),
+            raw=d,
+        )

@@ -1,0 +1,281 @@
+"""The client against a real memrank serve.
+
+MEMRANK_URL: a `memrank serve --demo` (tenancy off), e.g.
+http://127.0.0.1:6333. Each run writes to a new collection of its own and
+reads the demo collection dana_memories.
+
+MEMRANK_TENANCY_URL (optional): a serve with tenants by API key,
+    MEMRANK_TENANCY__KEY=user_id
+    MEMRANK_TENANCY__API_KEYS=sdkpy-key-alice=alice,sdkpy-key-bob=bob
+
+MEMRANK_TENANT_HEADER_URL (optional): a serve taking the tenant from a
+trusted header,
+    MEMRANK_TENANCY__KEY=user_id MEMRANK_TENANCY__HEADER=x-tenant
+
+Without them these tests are skipped (cmd/memrank's TestSDKPython starts all
+three and runs them).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import unittest
+import uuid
+
+import _stub  # noqa: F401 - puts this checkout's package on sys.path
+
+import memrank
+from memrank import (
+    BadRequestError,
+    Client,
+    ForbiddenError,
+    MemrankError,
+    NotFoundError,
+    UnauthorizedError,
+)
+
+URL = os.environ.get("MEMRANK_URL", "")
+TENANCY_URL = os.environ.get("MEMRANK_TENANCY_URL", "")
+TENANT_HEADER_URL = os.environ.get("MEMRANK_TENANT_HEADER_URL", "")
+ALICE_KEY, BOB_KEY = "sdkpy-key-alice", "sdkpy-key-bob"
+
+HOW = "start `memrank serve --demo` and set MEMRANK_URL (e.g. http://127.0.0.1:6333) to run the live tests"
+
+
+def fresh_collection() -> str:
+    return "sdkpy_" + uuid.uuid4().hex[:12]
+
+
+@unittest.skipUnless(URL, "MEMRANK_URL is not set: " + HOW)
+class LiveTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.mr = Client(URL, timeout=30)
+        self.coll = fresh_collection()
+
+    def test_demo_retrieve(self) -> None:
+        r = self.mr.retrieve("dana_memories", "where does Dana live")
+        self.assertTrue(r.reranked)
+        self.assertEqual(r.mode, "rerank")
+        self.assertGreater(len(r), 1)
+        top = r[0]
+        self.assertEqual(top.text, "Lives in Lisbon, in the Alfama neighbourhood")
+        self.assertEqual(top.guard, "relevant")
+        # The factors: the weight is their product (docs/scoring.md).
+        x = top.explanation
+        self.assertIsNotNone(x)
+        self.assertAlmostEqual(x["confidence"], top.confidence)
+        self.assertAlmostEqual(x["freshness"], top.freshness)
+        self.assertAlmostEqual(x["base"] * x["freshness"] * x["access_boost"] * x["confidence_factor"], top.weight, places=6)
+        scores = [m.score for m in r]
+        self.assertEqual(scores, sorted(scores, reverse=True))
+
+    def test_demo_retrieve_with_a_filter_and_no_explanation(self) -> None:
+        f = {"must": [{"key": "memory_type", "match": {"value": "relation"}}]}
+        r = self.mr.retrieve("dana_memories", "who is in Dana's family", filter=f, limit=5, explain=False)
+        self.assertGreater(len(r), 0)
+        for m in r:
+            self.assertEqual(m.payload["memory_type"], "relation", m.text)
+            self.assertIsNone(m.explanation)
+            self.assertIsNotNone(m.confidence)
+
+    def test_memory_lifecycle(self) -> None:
+        mr, coll = self.mr, self.coll
+        text = "Priya drinks genmaicha every morning"
+        first = mr.observe(coll, text, memory_type="preference", source="direct", session_id="s-obs", turn_id="1",
+                           entities=["Priya", "genmaicha"], observation_id=coll + "-1")
+        self.assertEqual(first.decision, "inserted")
+        self.assertTrue(first.created_collection)
+        self.assertFalse(first.replayed)
+        self.assertTrue(0 < first.confidence < 1)
+        mid = first.memory_id
+
+        with self.subTest("an observation_id makes a retry safe"):
+            again = mr.observe(coll, text, memory_type="preference", source="direct", session_id="s-obs",
+                               turn_id="1", entities=["Priya", "genmaicha"], observation_id=coll + "-1")
+            self.assertTrue(again.replayed)
+            self.assertEqual((again.decision, again.memory_id), ("inserted", mid))
+
+        with self.subTest("the same text again is a restatement of the same memory"):
+            same = mr.observe(coll, "Priya drinks genmaicha every morning.", memory_type="preference",
+                              source="direct", session_id="s-obs", turn_id="2")
+            self.assertEqual((same.decision, same.memory_id, same.dedup_tier), ("restatement", mid, 1))
+
+        with self.subTest("retrieve finds it, with its factors"):
+            r = mr.retrieve(coll, "what tea does Priya drink", limit=5)
+            self.assertTrue(r.reranked)
+            self.assertEqual([m.id for m in r], [mid])
+            self.assertEqual(r[0].text, text)
+            x = r[0].explanation
+            self.assertEqual(x["observations"], first.observations)
+            self.assertAlmostEqual(x["confidence"], first.confidence)
+            self.assertEqual(x["grounding"], "supported")
+            self.assertEqual(x["tier"], "active")
+
+        confirmed = mr.confirm(coll, mid, session_id="s-obs", turn_id="3")
+        with self.subTest("confirm raises the confidence"):
+            self.assertEqual((confirmed.decision, confirmed.memory_id), ("confirmed", mid))
+            self.assertGreater(confirmed.confidence, first.confidence)
+            self.assertEqual(confirmed.observations, first.observations + 1)
+
+        with self.subTest("used counts uses, one id or a batch"):
+            one = mr.used(coll, mid, session_id="s-obs")
+            self.assertEqual((one.decision, one.uses), ("used", 1))
+            unknown = str(uuid.uuid4())
+            batch = mr.used(coll, [mid, unknown])
+            self.assertEqual([(u.memory_id, u.error) for u in batch], [(mid, None), (unknown, "not_found")])
+            self.assertEqual(batch[0].outcome.uses, 2)
+
+        fixed = mr.correct(coll, mid, "Priya drinks sencha every morning", source="direct", session_id="s-fix")
+        new = fixed.memory_id
+        with self.subTest("correct supersedes the old memory"):
+            self.assertEqual((fixed.decision, fixed.superseded), ("corrected", mid))
+            self.assertNotEqual(new, mid)
+            r = mr.retrieve(coll, "what tea does Priya drink", limit=5)
+            self.assertEqual([m.id for m in r], [new])
+            self.assertIn(mid, [d["id"] for d in r.dropped if d["reason"] == "superseded"])
+
+        with self.subTest("history: the payload and the audit trail"):
+            h = mr.history(coll, mid)
+            self.assertEqual((h.id, h.collection, h.text), (mid, coll, text))
+            self.assertEqual(h.superseded_by, new)
+            self.assertFalse(h.retrievable)
+            reasons = [a.reason for a in h.audit]
+            self.assertEqual(reasons[0], "insert")
+            for want in ("restatement", "confirm", "used", "superseded"):
+                self.assertIn(want, reasons)
+            self.assertEqual(h.audit[0].observation_id, coll + "-1")
+            sup = next(a for a in h.audit if a.reason == "superseded")
+            self.assertEqual((sup.related, sup.session_id, sup.decision), (new, "s-fix", "corrected"))
+            self.assertEqual(mr.history(coll, new).text, "Priya drinks sencha every morning")
+
+        with self.subTest("stats count the live and the superseded memory"):
+            s = mr.stats(coll)
+            self.assertEqual((s.collection, s.method, s.memories, s.superseded, s.archived), (coll, "counted", 1, 1, 0))
+            self.assertEqual(sum(s.histogram), 1)
+            self.assertEqual(sum(s.buckets.values()), 1)
+            self.assertEqual(mr.stats(coll, exact=True).method, "scanned")
+
+        with self.subTest("forgetting the correction's session deletes it and frees the old memory"):
+            rep = mr.forget_session(coll, "s-fix")
+            self.assertEqual((rep.collection, rep.memories_deleted, rep.memories_updated), (coll, 1, 1))
+            with self.assertRaises(NotFoundError):
+                mr.history(coll, new)
+            self.assertTrue(mr.history(coll, mid).retrievable)
+            self.assertEqual([m.id for m in mr.retrieve(coll, "what tea does Priya drink")], [mid])
+
+        with self.subTest("forgetting the memory deletes it"):
+            rep = mr.forget_memory(coll, mid)
+            self.assertEqual(rep.memories_deleted, 1)
+            self.assertGreater(rep.audit_redacted + rep.audit_deleted + rep.audit_kept, 0)
+            with self.assertRaises(NotFoundError) as cm:
+                mr.history(coll, mid)
+            self.assertEqual(cm.exception.status, 404)
+            self.assertEqual(mr.stats(coll).memories, 0)
+
+    def test_a_rejected_observation_is_a_decision(self) -> None:
+        o = self.mr.observe(self.coll, "Priya owns a yacht", grounding="not_supported")
+        self.assertEqual(o.decision, "rejected")
+        self.assertTrue(o.reason)
+
+    def test_errors(self) -> None:
+        mr = self.mr
+        mr.observe(self.coll, "Priya plays the cello")
+        cases = [
+            ("an unknown memory", lambda: mr.history(self.coll, str(uuid.uuid4())), NotFoundError, 404,
+             "no such memory"),
+            ("stats of an unknown collection", lambda: mr.stats(fresh_collection()), NotFoundError, 404, ""),
+            ("confirming an unknown memory", lambda: mr.confirm(self.coll, 123456789), NotFoundError, 404, ""),
+            ("forgetting in an unknown collection", lambda: mr.forget_memory(fresh_collection(), 1),
+             NotFoundError, 404, ""),
+            ("an unknown memory type", lambda: mr.observe(self.coll, "x y z", memory_type="bogus"),
+             BadRequestError, 400, "memory_type"),
+            ("a malformed id", lambda: mr.history(self.coll, "not-an-id"), BadRequestError, 400, "id"),
+            ("a limit out of range", lambda: mr.retrieve(self.coll, "cello", limit=0), BadRequestError, 422,
+             "limit"),
+            ("neither text nor vector", lambda: mr.retrieve(self.coll), BadRequestError, 422, "vector or text"),
+            ("a vector of another size", lambda: mr.retrieve("dana_memories", vector=[0.1, 0.2]),
+             BadRequestError, 400, "dimension"),
+        ]
+        for name, call, cls, status, words in cases:
+            with self.subTest(name):
+                with self.assertRaises(cls) as cm:
+                    call()
+                self.assertEqual(cm.exception.status, status)
+                self.assertIn(words, cm.exception.message)
+
+    def test_forgetting_is_idempotent(self) -> None:
+        # An unknown memory is nothing to delete (docs/forgetting.md): 200,
+        # every count 0, so that one tenant learns nothing of another's.
+        o = self.mr.observe(self.coll, "Priya collects stamps", session_id="s1")
+        for name, call in [("an unknown memory", lambda: self.mr.forget_memory(self.coll, str(uuid.uuid4()))),
+                           ("an unknown session", lambda: self.mr.forget_session(self.coll, "no-such-session"))]:
+            with self.subTest(name):
+                rep = call()
+                self.assertEqual((rep.memories_deleted, rep.memories_updated, rep.audit_redacted), (0, 0, 0))
+                self.assertEqual(rep.audit_policy, "redact")
+        self.assertEqual(self.mr.history(self.coll, o.memory_id).text, "Priya collects stamps")
+
+    def test_refused_connection(self) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with self.assertRaises(memrank.ConnectionError) as cm:
+            Client(f"http://127.0.0.1:{port}", timeout=5).stats(self.coll)
+        self.assertEqual(cm.exception.status, 0)
+
+
+@unittest.skipUnless(TENANCY_URL, "MEMRANK_TENANCY_URL is not set: a serve with tenants by API key (see the module)")
+class TenancyTest(unittest.TestCase):
+    def test_tenants_by_api_key(self) -> None:
+        coll = fresh_collection()
+        alice = Client(TENANCY_URL, api_key=ALICE_KEY, timeout=30)
+        bob = Client(TENANCY_URL, bearer_token=BOB_KEY, timeout=30)
+        o = alice.observe(coll, "Alice keeps bees on her roof", session_id="a1")
+        self.assertEqual(o.decision, "inserted")
+        self.assertEqual(alice.history(coll, o.memory_id).payload.get("user_id"), "alice")
+        self.assertEqual([m.id for m in alice.retrieve(coll, "does Alice keep bees")], [o.memory_id])
+
+        with self.subTest("another tenant neither sees nor changes it"):
+            with self.assertRaises(NotFoundError):
+                bob.history(coll, o.memory_id)
+            with self.assertRaises(NotFoundError):
+                bob.confirm(coll, o.memory_id)
+            self.assertEqual(len(bob.retrieve(coll, "does Alice keep bees")), 0)
+
+        cases = [
+            ("a wrong key", Client(TENANCY_URL, api_key="sdkpy-not-a-key"), UnauthorizedError, 401),
+            ("a wrong bearer token", Client(TENANCY_URL, bearer_token="sdkpy-not-a-key"), UnauthorizedError, 401),
+            ("no key", Client(TENANCY_URL), UnauthorizedError, 401),
+            ("keys of two tenants", Client(TENANCY_URL, api_key=ALICE_KEY, bearer_token=BOB_KEY), ForbiddenError, 403),
+        ]
+        for name, c, cls, status in cases:
+            with self.subTest(name):
+                with self.assertRaises(cls) as cm:
+                    c.history(coll, o.memory_id)
+                self.assertEqual(cm.exception.status, status)
+                self.assertNotIn(ALICE_KEY, str(cm.exception))
+                self.assertNotIn("sdkpy-not-a-key", str(cm.exception))
+                with self.assertRaises(cls):
+                    c.observe(coll, "Mallory keeps wasps")
+        self.assertEqual(alice.stats(coll).memories, 1)
+
+
+@unittest.skipUnless(TENANT_HEADER_URL, "MEMRANK_TENANT_HEADER_URL is not set: a serve with tenancy.header (see the module)")
+class TenantHeaderTest(unittest.TestCase):
+    def test_tenant_from_a_header(self) -> None:
+        coll = fresh_collection()
+        alice = Client(TENANT_HEADER_URL, tenant_header="x-tenant", tenant="alice")
+        bob = Client(TENANT_HEADER_URL, tenant_header="X-Tenant", tenant="bob")
+        o = alice.observe(coll, "Alice rides a green bicycle")
+        self.assertEqual(alice.history(coll, o.memory_id).payload.get("user_id"), "alice")
+        with self.assertRaises(NotFoundError):
+            bob.history(coll, o.memory_id)
+        with self.assertRaises(ForbiddenError) as cm:
+            Client(TENANT_HEADER_URL).history(coll, o.memory_id)
+        self.assertEqual(cm.exception.status, 403)
+        self.assertIsInstance(cm.exception, MemrankError)
+
+
+if __name__ == "__main__":
+    unittest.main()
