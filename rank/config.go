@@ -68,8 +68,14 @@ const (
 type Config struct {
 	// Oversample multiplies offset + limit into the candidates asked for.
 	Oversample int `koanf:"oversample"`
-	// MaxCandidates caps (offset + limit) x Oversample; the cap never goes
-	// below offset + limit.
+	// MinCandidates is the fewest candidates asked for, however small the
+	// limit: with limit 1 and Oversample 4 the pool of four often misses
+	// the memory that should lead (a better-supported one a little further
+	// by vector), so a top-1 answer would differ from the first of a top-10
+	// one. 1: no floor.
+	MinCandidates int `koanf:"min_candidates"`
+	// MaxCandidates caps (offset + limit) x Oversample and MinCandidates;
+	// the cap never goes below offset + limit.
 	MaxCandidates int `koanf:"max_candidates"`
 	// Mode is how collections not in Collections are served: ModeAuto
 	// re-ranks memory collections, recognised from their payloads or their
@@ -134,6 +140,7 @@ const (
 func DefaultConfig() Config {
 	return Config{
 		Oversample:    4,
+		MinCandidates: 16,
 		MaxCandidates: 1000,
 		Mode:          ModeAuto,
 		Collections:   map[string]CollectionConfig{},
@@ -165,6 +172,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Oversample == 0 {
 		c.Oversample = d.Oversample
+	}
+	if c.MinCandidates == 0 {
+		c.MinCandidates = d.MinCandidates
 	}
 	if c.MaxCandidates == 0 {
 		c.MaxCandidates = d.MaxCandidates
@@ -223,6 +233,7 @@ func (c Config) Validate() error {
 	if c.Oversample > 100 {
 		k.Add("oversample", "%d is more than 100", c.Oversample)
 	}
+	k.AtLeast("min_candidates", c.MinCandidates, 1)
 	k.AtLeast("max_candidates", c.MaxCandidates, 1)
 	if c.Mode > ModeOff {
 		k.Add("mode", "%d is not a mode", c.Mode)

@@ -11,8 +11,9 @@
 // recommend on a Cosine or Dot vector, sparse vectors, or a prefetch whose
 // outer query is a fusion or a formula), Ranker.Query
 //
-//  1. asks the Source for (offset + limit) x Oversample candidates (capped
-//     by MaxCandidates, never below offset + limit) from offset 0, with the
+//  1. asks the Source for (offset + limit) x Oversample candidates (at
+//     least MinCandidates, capped by MaxCandidates, never below offset +
+//     limit) from offset 0, with the
 //     whole payload, with the vector tier 2 compares, and with the
 //     caller's score_threshold (Qdrant's meaning: on the similarity);
 //  2. decodes each payload (memory.Codec.DecodeRank) and scores it

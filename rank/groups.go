@@ -28,11 +28,11 @@ const (
 // candidates (limit x group size), each never below what was asked.
 func groupsOversample(limit, size uint64, factor, max int) (uint64, uint64) {
 	total := uint64(max)
-	gs := oversample(size, factor, max)
+	gs := oversample(size, factor, 1, max)
 	if per := total / maxU(limit, 1); gs > per {
 		gs = maxU(per, size)
 	}
-	lim := oversample(limit, factor, max)
+	lim := oversample(limit, factor, 1, max)
 	if per := total / maxU(gs, 1); lim > per {
 		lim = maxU(per, limit)
 	}

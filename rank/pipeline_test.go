@@ -128,11 +128,11 @@ func TestQueryReranksTheFixture(t *testing.T) {
 		wantAsk   uint64
 	}{
 		{name: "seeds' weight: default limit", guard: off, want: rankedOrder, wantAsk: 40},
-		{name: "seeds' weight: limit 3", guard: off, limit: u64(3), want: rankedOrder[:3], wantAsk: 12},
-		{name: "seeds' weight: offset applied after re-ranking", guard: off, limit: u64(2), offset: u64(1), want: []uint64{4, 10}, wantAsk: 12},
+		{name: "seeds' weight: limit 3", guard: off, limit: u64(3), want: rankedOrder[:3], wantAsk: 16},
+		{name: "seeds' weight: offset applied after re-ranking", guard: off, limit: u64(2), offset: u64(1), want: []uint64{4, 10}, wantAsk: 16},
 		{name: "seeds' weight: offset past the results", guard: off, limit: u64(2), offset: u64(6), want: []uint64{}, wantAsk: 32},
 		{name: "guarded: default limit", guard: testGuard, want: guardedOrder, wantAsk: 40},
-		{name: "guarded: limit 3", guard: testGuard, limit: u64(3), want: guardedOrder[:3], wantAsk: 12},
+		{name: "guarded: limit 3", guard: testGuard, limit: u64(3), want: guardedOrder[:3], wantAsk: 16},
 		{name: "guarded: offset applied after re-ranking", guard: testGuard, limit: u64(2), offset: u64(4), want: []uint64{10, 4}, wantAsk: 24},
 		// Raw scores above 0.82 are 6, 7, 8, 1, 9, 2, 5; of those 1, 2 and 5
 		// pass the exclusions and the gate.
@@ -376,8 +376,11 @@ func TestQueryUpstreamRequest(t *testing.T) {
 	}{
 		{name: "default limit 10 x 4", wantLimit: 40},
 		{name: "offset counts", limit: u64(10), offset: u64(5), wantLimit: 60},
-		{name: "oversample 2", cfg: func(c *rank.Config) { c.Oversample = 2 }, limit: u64(7), wantLimit: 14},
-		{name: "oversample 1", cfg: func(c *rank.Config) { c.Oversample = 1 }, limit: u64(7), wantLimit: 7},
+		{name: "oversample 2", cfg: func(c *rank.Config) { c.Oversample = 2 }, limit: u64(9), wantLimit: 18},
+		{name: "oversample 1, no floor", cfg: func(c *rank.Config) { c.Oversample, c.MinCandidates = 1, 1 }, limit: u64(7), wantLimit: 7},
+		{name: "a small limit asks for the floor", limit: u64(1), wantLimit: 16},
+		{name: "oversample 2 below the floor", cfg: func(c *rank.Config) { c.Oversample = 2 }, limit: u64(7), wantLimit: 16},
+		{name: "the floor is capped by max candidates", cfg: func(c *rank.Config) { c.MaxCandidates = 10 }, limit: u64(1), wantLimit: 10},
 		{name: "capped by max candidates", cfg: func(c *rank.Config) { c.MaxCandidates = 30 }, limit: u64(10), wantLimit: 30},
 		{name: "default cap 1000", limit: u64(300), wantLimit: 1000},
 		{name: "never below offset + limit", cfg: func(c *rank.Config) { c.MaxCandidates = 30 }, limit: u64(40), offset: u64(10), wantLimit: 50},
@@ -614,8 +617,8 @@ func TestDotAndFusionBases(t *testing.T) {
 				t.Errorf("bases (-want +got):\n%s", diff)
 			}
 			up := src.reqs[0]
-			if up.GetLimit() != 12 {
-				t.Errorf("upstream limit %d, want 12", up.GetLimit())
+			if up.GetLimit() != 16 { // limit 3 x 4, raised to the floor
+				t.Errorf("upstream limit %d, want 16", up.GetLimit())
 			}
 			if diff := cmp.Diff(tc.req.GetPrefetch(), up.GetPrefetch(), protocmp.Transform()); diff != "" {
 				t.Errorf("prefetch changed (-caller +upstream):\n%s", diff)
@@ -1072,8 +1075,8 @@ func TestFusionOverTheStore(t *testing.T) {
 		}
 	}
 	up := src.reqs[0]
-	if up.GetLimit() != 12 {
-		t.Errorf("upstream limit %d, want 12", up.GetLimit())
+	if up.GetLimit() != 16 { // limit 3 x 4, raised to the floor
+		t.Errorf("upstream limit %d, want 16", up.GetLimit())
 	}
 	if diff := cmp.Diff(prefetch, up.GetPrefetch(), protocmp.Transform()); diff != "" {
 		t.Errorf("prefetch changed (-caller +upstream):\n%s", diff)

@@ -316,9 +316,12 @@ func (r *Ranker) shape(ctx context.Context, q queryShape) plan {
 }
 
 // oversample is the candidates asked for want = offset + limit results:
-// want x factor, capped at max but never below want.
-func oversample(want uint64, factor, max int) uint64 {
+// want x factor and at least floor, capped at max but never below want.
+func oversample(want uint64, factor, floor, max int) uint64 {
 	hi, ask := bits.Mul64(want, uint64(factor))
+	if hi == 0 {
+		ask = maxU(ask, uint64(floor))
+	}
 	if hi != 0 || ask > uint64(max) {
 		ask = uint64(max)
 	}
@@ -389,7 +392,7 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 	if carry != 0 {
 		want = math.MaxUint64
 	}
-	ask := oversample(want, r.cfg.Oversample, r.cfg.MaxCandidates)
+	ask := oversample(want, r.cfg.Oversample, r.cfg.MinCandidates, r.cfg.MaxCandidates)
 	span.SetAttributes(attrOversample.Int(r.cfg.Oversample), attrCandidatesIn.Int64(int64(min(ask, math.MaxInt64))))
 
 	up := &qdrant.QueryPoints{

@@ -50,7 +50,7 @@ func TestDefault(t *testing.T) {
 			Stats:     scoring.StatsConfig{High: 0.80, Medium: 0.50},
 		},
 		Rank: rank.Config{
-			Oversample: 4, MaxCandidates: 1000, Mode: rank.ModeAuto, Collections: map[string]rank.CollectionConfig{},
+			Oversample: 4, MinCandidates: 16, MaxCandidates: 1000, Mode: rank.ModeAuto, Collections: map[string]rank.CollectionConfig{},
 			Guard: rank.Guard{Band: 0.015, Floor: 0.50, RelativeBand: 0.025},
 			EmbedderGuards: map[string]rank.GuardPatch{
 				"memrank-local-hash-v1": {Band: ptr(0.15), Floor: ptr(0.15)},
