@@ -297,8 +297,14 @@ function errorText(v: unknown): string | undefined {
 function transportProblem(err: unknown): string {
   const cause = err instanceof Error ? err.cause : undefined;
   if (cause instanceof Error) {
+    // An AggregateError (every address refused) may have no message of its own.
     const code = (cause as { code?: unknown }).code;
-    return typeof code === "string" && !cause.message.includes(code) ? `${code}: ${cause.message}` : cause.message;
+    if (typeof code === "string" && !cause.message.includes(code)) {
+      return cause.message ? `${code}: ${cause.message}` : code;
+    }
+    if (cause.message) {
+      return cause.message;
+    }
   }
   return err instanceof Error ? err.message : String(err);
 }

@@ -251,6 +251,29 @@ describe("errors", () => {
     }
   });
 
+  for (const tt of [
+    { name: "a cause with a code", cause: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }), want: "ECONNRESET: socket hang up" },
+    { name: "an AggregateError without a message", cause: Object.assign(new AggregateError([], ""), { code: "ECONNREFUSED" }), want: "ECONNREFUSED" },
+    { name: "a cause whose message has the code", cause: Object.assign(new Error("connect ECONNREFUSED ::1:6333"), { code: "ECONNREFUSED" }), want: "connect ECONNREFUSED ::1:6333" },
+    { name: "no cause", cause: undefined, want: "fetch failed" },
+  ]) {
+    it(`a transport failure is ConnectionError saying why: ${tt.name}`, async () => {
+      const mr = new MemrankClient({
+        baseUrl: "http://memrank.invalid:6333",
+        fetch: async () => {
+          throw new TypeError("fetch failed", { cause: tt.cause });
+        },
+      });
+      await assert.rejects(mr.forgetSession("notes", "s1"), (err) => {
+        assert.ok(err instanceof ConnectionError);
+        assert.equal(err.status, 0);
+        assert.equal(err.message, `DELETE http://memrank.invalid:6333/v1/sessions/s1: ${tt.want}`);
+        assert.ok(err.cause instanceof TypeError);
+        return true;
+      });
+    });
+  }
+
   it("the caller's abort is thrown as it is", async () => {
     fake.answer = () => {};
     const ctl = new AbortController();
