@@ -57,6 +57,7 @@ demo:
 ## js: install the JS client tests' packages (Node 20+), then `make test` runs them
 js:
 	npm ci --prefix test/js --no-audit --no-fund
+	npm ci --prefix sdk/js --no-audit --no-fund
 
 ## tidy: go mod tidy
 tidy:

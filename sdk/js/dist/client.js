@@ -1,0 +1,301 @@
+// The client: one method per route of memrank's native API, each one HTTP
+// call with a deadline, answered with the envelope's result or a typed
+// error. Nothing is retried: a write with an observation_id is safe to
+// retry, one without is counted again, and only the caller knows which it
+// sent.
+import { ConnectionError, MemrankError, errorForStatus } from "./errors.js";
+/** Where memrank listens when no baseUrl is given: `memrank serve`'s default. */
+export const DEFAULT_BASE_URL = "http://127.0.0.1:6333";
+/** How long one call may take, from the request to the last byte of the answer, when no timeoutMs is given. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+/**
+ * A client of memrank's native API. It holds no connection state of its
+ * own (fetch pools connections), so one client can serve a whole process.
+ *
+ * ```ts
+ * const mr = new MemrankClient({ apiKey: process.env.MEMRANK_API_KEY });
+ * const { memory_id } = await mr.observe("notes", "Dana uses Neovim", { source: "direct" });
+ * const { results } = await mr.retrieve("notes", "what editor does Dana use");
+ * ```
+ */
+export class MemrankClient {
+    baseUrl;
+    timeoutMs;
+    // Private, so that credentials never show in console.log(client) or
+    // JSON.stringify(client).
+    #headers;
+    #fetch;
+    constructor(options = {}) {
+        this.baseUrl = checkBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL);
+        this.timeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, "timeoutMs");
+        // Lower-cased, so that a caller's "API-Key" cannot travel beside ours.
+        const headers = {};
+        for (const [name, value] of Object.entries(options.headers ?? {})) {
+            headers[name.toLowerCase()] = value;
+        }
+        headers["accept"] = "application/json";
+        if (options.apiKey !== undefined) {
+            headers["api-key"] = options.apiKey;
+        }
+        if (options.bearerToken !== undefined) {
+            headers["authorization"] = `Bearer ${options.bearerToken}`;
+        }
+        if (options.tenantHeader !== undefined) {
+            headers[options.tenantHeader.name.toLowerCase()] = options.tenantHeader.value;
+        }
+        this.#headers = headers;
+        const f = options.fetch ?? globalThis.fetch;
+        if (typeof f !== "function") {
+            throw new TypeError("memrank: no fetch: use Node 20 or later, or pass options.fetch");
+        }
+        this.#fetch = f;
+    }
+    /**
+     * Sends an observation (POST /v1/observe) and answers the write path's
+     * decision: inserted, restatement, independent, contradiction or
+     * rejected. A rejection is an outcome, not an error. The collection is
+     * created on its first observation (`created_collection`).
+     */
+    observe(collection, text, fields = {}, options) {
+        return this.#call("POST", "/v1/observe", observeBody(collection, text, fields), options);
+    }
+    /**
+     * Runs a query through the ranker (POST /v1/retrieve): a text, embedded
+     * with the collection's embedder, or a vector. With explain (the
+     * default) each result carries every factor of its score.
+     */
+    async retrieve(collection, query, opts = {}, options) {
+        const body = { ...opts, collection };
+        if (typeof query === "string") {
+            body["text"] = query;
+        }
+        else {
+            body["vector"] = Array.from(query);
+        }
+        const { result, status: _status, time: _time, ...rest } = await this.#request("POST", "/v1/retrieve", body, options);
+        return { results: result, ...rest };
+    }
+    /**
+     * Confirms a memory (POST /v1/memories/{id}/confirm): its source rises to
+     * at least `confirmed`, n by one, and the confidence never falls.
+     */
+    confirm(collection, id, fields = {}, options) {
+        return this.#call("POST", memoryPath(id, "/confirm"), eventBody(collection, fields), options);
+    }
+    /**
+     * Stores text as the correction of memory id (POST
+     * /v1/memories/{id}/correct): the corrected memory is superseded by it
+     * whatever the confidences (`superseded` names it). `source` defaults to
+     * `direct`.
+     */
+    correct(collection, id, text, fields = {}, options) {
+        return this.#call("POST", memoryPath(id, "/correct"), observeBody(collection, text, fields), options);
+    }
+    used(collection, ids, fields = {}, options) {
+        if (isIdList(ids)) {
+            return this.#call("POST", "/v1/memories/used", { ...eventBody(collection, fields), ids }, options);
+        }
+        return this.#call("POST", memoryPath(ids, "/used"), eventBody(collection, fields), options);
+    }
+    /**
+     * Forgets everything one session contributed (DELETE /v1/sessions/{id}):
+     * every memory is recomputed as if the session had never been observed,
+     * memories only it supported are deleted (docs/forgetting.md).
+     */
+    forgetSession(collection, sessionId, options) {
+        return this.#call("DELETE", `/v1/sessions/${encodeURIComponent(sessionId)}${query({ collection })}`, undefined, options);
+    }
+    /**
+     * Deletes one memory and the duplicates merged into it (DELETE
+     * /v1/memories/{id}). A memory that is not there is nothing to delete:
+     * every count 0, no error.
+     */
+    forgetMemory(collection, id, options) {
+        return this.#call("DELETE", memoryPath(id, query({ collection })), undefined, options);
+    }
+    /** A memory's stored payload and its audit trail, oldest first (GET /v1/memories/{id}). */
+    history(collection, id, options) {
+        return this.#call("GET", memoryPath(id, query({ collection })), undefined, options);
+    }
+    /** Counts of a collection's memories by bucket, tier and type, and the process's decisions (GET /v1/stats). */
+    stats(collection, opts = {}, options) {
+        const q = { collection };
+        if (opts.exact !== undefined) {
+            q["exact"] = String(opts.exact);
+        }
+        return this.#call("GET", `/v1/stats${query(q)}`, undefined, options);
+    }
+    async #call(method, path, body, options) {
+        const answer = await this.#request(method, path, body, options);
+        return answer["result"];
+    }
+    /**
+     * One exchange: the answer's envelope, whose result is there. Every
+     * failure is a MemrankError, except the caller's own abort.
+     */
+    async #request(method, path, body, options = {}) {
+        const timeoutMs = options.timeoutMs === undefined ? this.timeoutMs : checkTimeout(options.timeoutMs, "timeoutMs");
+        const where = `${method} ${this.baseUrl}${path.split("?")[0]}`;
+        const deadline = new Deadline(timeoutMs, options.signal);
+        try {
+            const headers = { ...this.#headers };
+            const init = { method, headers, signal: deadline.signal };
+            if (body !== undefined) {
+                headers["content-type"] = "application/json";
+                init.body = JSON.stringify(body);
+            }
+            let text;
+            let res;
+            try {
+                res = await this.#fetch(this.baseUrl + path, init);
+                text = await res.text();
+            }
+            catch (err) {
+                throw deadline.failure(err, where);
+            }
+            return envelope(res, text);
+        }
+        finally {
+            deadline.clear();
+        }
+    }
+}
+/**
+ * The client's timeout joined with the caller's signal. The timer covers
+ * the answer's body too: fetch resolves at its headers.
+ */
+class Deadline {
+    signal;
+    #timer;
+    #ms;
+    #caller;
+    #onAbort;
+    #timedOut = false;
+    constructor(ms, caller) {
+        const ctl = new AbortController();
+        this.signal = ctl.signal;
+        this.#ms = ms;
+        this.#caller = caller;
+        this.#onAbort = () => ctl.abort(caller?.reason);
+        this.#timer = setTimeout(() => {
+            this.#timedOut = true;
+            ctl.abort();
+        }, ms);
+        if (caller?.aborted) {
+            this.#onAbort();
+        }
+        else {
+            caller?.addEventListener("abort", this.#onAbort, { once: true });
+        }
+    }
+    /** What a failed fetch or body read is thrown as. */
+    failure(err, where) {
+        if (this.#caller?.aborted && !this.#timedOut) {
+            return this.#caller.reason ?? err; // the caller's own abort, as it is
+        }
+        if (this.#timedOut) {
+            return new ConnectionError(`${where}: no answer within ${this.#ms} ms`, { cause: err });
+        }
+        return new ConnectionError(`${where}: ${transportProblem(err)}`, { cause: err });
+    }
+    clear() {
+        clearTimeout(this.#timer);
+        this.#caller?.removeEventListener("abort", this.#onAbort);
+    }
+}
+/** The envelope of a 2xx answer, or the error of any other. */
+function envelope(res, text) {
+    let parsed;
+    try {
+        parsed = JSON.parse(text);
+    }
+    catch {
+        parsed = undefined;
+    }
+    if (!res.ok) {
+        const msg = errorText(parsed) ?? `HTTP ${res.status}${res.statusText ? " " + res.statusText : ""} (the answer carries no memrank error)`;
+        throw errorForStatus(res.status, msg, res.headers.get("retry-after"));
+    }
+    if (!isObject(parsed) || !("result" in parsed)) {
+        throw new MemrankError(res.status, `HTTP ${res.status}: the answer is not memrank's JSON envelope`);
+    }
+    return parsed;
+}
+/** The text of Qdrant's error envelope, {"status": {"error": "..."}}. */
+function errorText(v) {
+    const status = isObject(v) ? v["status"] : undefined;
+    return isObject(status) && typeof status["error"] === "string" ? status["error"] : undefined;
+}
+/** A transport failure in words: undici hides the cause (ECONNREFUSED, ...) behind "fetch failed". */
+function transportProblem(err) {
+    const cause = err instanceof Error ? err.cause : undefined;
+    if (cause instanceof Error) {
+        // An AggregateError (every address refused) may have no message of its own.
+        const code = cause.code;
+        if (typeof code === "string" && !cause.message.includes(code)) {
+            return cause.message ? `${code}: ${cause.message}` : code;
+        }
+        if (cause.message) {
+            return cause.message;
+        }
+    }
+    return err instanceof Error ? err.message : String(err);
+}
+function observeBody(collection, text, fields) {
+    const body = { ...fields, collection, text };
+    if (fields.observed_at instanceof Date) {
+        body["observed_at"] = fields.observed_at.toISOString();
+    }
+    if (fields.vector !== undefined) {
+        body["vector"] = Array.from(fields.vector);
+    }
+    return body;
+}
+function eventBody(collection, fields) {
+    const body = { ...fields, collection };
+    if (fields.at instanceof Date) {
+        body["at"] = fields.at.toISOString();
+    }
+    return body;
+}
+function memoryPath(id, rest) {
+    return `/v1/memories/${encodeURIComponent(String(id))}${rest}`;
+}
+function query(params) {
+    return "?" + new URLSearchParams(params).toString();
+}
+function isIdList(v) {
+    return Array.isArray(v);
+}
+function isObject(v) {
+    return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+/**
+ * The base URL without a trailing slash. Credentials in it are refused: they
+ * would show in every error message, and fetch refuses them anyway.
+ */
+function checkBaseUrl(raw) {
+    let u;
+    try {
+        u = new URL(raw);
+    }
+    catch {
+        throw new TypeError("memrank: baseUrl is not a URL (want e.g. http://127.0.0.1:6333)");
+    }
+    if (u.protocol !== "http:" && u.protocol !== "https:") {
+        throw new TypeError(`memrank: baseUrl must be http or https, not ${u.protocol}`);
+    }
+    if (u.username !== "" || u.password !== "") {
+        throw new TypeError("memrank: baseUrl must not carry credentials: use apiKey or bearerToken");
+    }
+    if (u.search !== "" || u.hash !== "") {
+        throw new TypeError("memrank: baseUrl must not have a query or a fragment");
+    }
+    return (u.origin + u.pathname).replace(/\/+$/, "");
+}
+function checkTimeout(ms, name) {
+    if (!Number.isFinite(ms) || ms <= 0) {
+        throw new RangeError(`memrank: ${name} must be a positive number of milliseconds`);
+    }
+    return ms;
+}

@@ -1,0 +1,111 @@
+// The errors every method throws. memrank answers errors in Qdrant's shape,
+// {"status": {"error": "..."}} with Qdrant's HTTP codes; the class says which
+// kind of failure it is, so callers branch with instanceof instead of on
+// status numbers. The Go and Python clients use the same names.
+/**
+ * Any failure of a memrank call. `status` is the HTTP status of the answer
+ * (0 when there was none: see {@link ConnectionError}); `message` is the
+ * server's error text, or a description of what failed on the way.
+ * Credentials are never part of it.
+ */
+export class MemrankError extends Error {
+    name = "MemrankError";
+    /** The HTTP status, 0 for a transport failure or a timeout. */
+    status;
+    constructor(status, message, options) {
+        super(message, options);
+        this.status = status;
+    }
+}
+/** 400 or 422: the request was refused as malformed or out of range; the message names the field. */
+export class BadRequestError extends MemrankError {
+    name = "BadRequestError";
+}
+/** 401: no credentials, or credentials memrank does not know (a wrong API key, an invalid token). */
+export class UnauthorizedError extends MemrankError {
+    name = "UnauthorizedError";
+}
+/** 403: the credentials are known but may not do this (no tenant, an administrator's key on a tenant's route, the audit companion). */
+export class ForbiddenError extends MemrankError {
+    name = "ForbiddenError";
+}
+/** 404: no such memory or collection (or it belongs to another tenant). */
+export class NotFoundError extends MemrankError {
+    name = "NotFoundError";
+}
+/** 409: a conflict, such as a collection written with another embedder. */
+export class ConflictError extends MemrankError {
+    name = "ConflictError";
+}
+/** 429: too many requests. `retryAfter` is the server's Retry-After in seconds, when it sent one. */
+export class RateLimitError extends MemrankError {
+    name = "RateLimitError";
+    /** Seconds to wait before retrying, from the Retry-After header; undefined when absent. */
+    retryAfter;
+    constructor(status, message, retryAfter) {
+        super(status, message);
+        this.retryAfter = retryAfter;
+    }
+}
+/** 502, 503 or 504: memrank or the store behind it is unavailable or timed out; retrying later may work. */
+export class UnavailableError extends MemrankError {
+    name = "UnavailableError";
+}
+/** Any other 5xx: memrank failed (its text withholds the details, which are in its log). */
+export class ServerError extends MemrankError {
+    name = "ServerError";
+}
+/** No answer: the connection failed (refused, reset, DNS) or the client's timeout passed. Status 0. */
+export class ConnectionError extends MemrankError {
+    name = "ConnectionError";
+    constructor(message, options) {
+        super(0, message, options);
+    }
+}
+/**
+ * The error of an answer whose status is not 2xx. A status without a kind
+ * of its own (405, 408, ...) is a plain MemrankError.
+ */
+export function errorForStatus(status, message, retryAfter) {
+    switch (status) {
+        case 400:
+        case 422:
+            return new BadRequestError(status, message);
+        case 401:
+            return new UnauthorizedError(status, message);
+        case 403:
+            return new ForbiddenError(status, message);
+        case 404:
+            return new NotFoundError(status, message);
+        case 409:
+            return new ConflictError(status, message);
+        case 429:
+            return new RateLimitError(status, message, parseRetryAfter(retryAfter));
+        case 502:
+        case 503:
+        case 504:
+            return new UnavailableError(status, message);
+    }
+    if (status >= 500 && status <= 599) {
+        return new ServerError(status, message);
+    }
+    return new MemrankError(status, message);
+}
+/**
+ * Retry-After in seconds: a number of seconds, or an HTTP date (the seconds
+ * until it, at least 0). Undefined when absent or unreadable.
+ */
+export function parseRetryAfter(value, now = Date.now()) {
+    const v = value?.trim();
+    if (!v) {
+        return undefined;
+    }
+    if (/^\d+$/.test(v)) {
+        return Number(v);
+    }
+    const at = Date.parse(v);
+    if (Number.isNaN(at)) {
+        return undefined;
+    }
+    return Math.max(0, Math.ceil((at - now) / 1000));
+}

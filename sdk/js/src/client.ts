@@ -1,0 +1,375 @@
+// The client: one method per route of memrank's native API, each one HTTP
+// call with a deadline, answered with the envelope's result or a typed
+// error. Nothing is retried: a write with an observation_id is safe to
+// retry, one without is counted again, and only the caller knows which it
+// sent.
+
+import { ConnectionError, MemrankError, errorForStatus } from "./errors.js";
+import type {
+  EventFields,
+  ForgetReport,
+  MemoryHistory,
+  ObserveFields,
+  Outcome,
+  PointId,
+  Retrieval,
+  RetrieveOptions,
+  Stats,
+  StatsOptions,
+  UsedResult,
+  Vector,
+} from "./types.js";
+
+/** Where memrank listens when no baseUrl is given: `memrank serve`'s default. */
+export const DEFAULT_BASE_URL = "http://127.0.0.1:6333";
+
+/** How long one call may take, from the request to the last byte of the answer, when no timeoutMs is given. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** How a client reaches memrank. Every field is optional. */
+export interface ClientOptions {
+  /** memrank's HTTP address, with a path prefix if a gateway adds one. Default http://127.0.0.1:6333. */
+  baseUrl?: string;
+  /** Sent as the `api-key` header (a tenant's key with tenancy on). */
+  apiKey?: string;
+  /** Sent as `Authorization: Bearer <token>` (an API key or a JWT). */
+  bearerToken?: string;
+  /** For deployments that take the tenant from a trusted header (`tenancy.header`): its name and value. */
+  tenantHeader?: { name: string; value: string };
+  /** Per call, default 30000. */
+  timeoutMs?: number;
+  /** Sent with every request (the client's own headers win on a clash). */
+  headers?: Record<string, string>;
+  /** The fetch to use; default the global one. */
+  fetch?: typeof fetch;
+}
+
+/** Options of one call. */
+export interface RequestOptions {
+  /** Aborts the call; the abort's reason is thrown as it is. */
+  signal?: AbortSignal;
+  /** Replaces the client's timeout for this call. */
+  timeoutMs?: number;
+}
+
+type Method = "GET" | "POST" | "DELETE";
+
+/**
+ * A client of memrank's native API. It holds no connection state of its
+ * own (fetch pools connections), so one client can serve a whole process.
+ *
+ * ```ts
+ * const mr = new MemrankClient({ apiKey: process.env.MEMRANK_API_KEY });
+ * const { memory_id } = await mr.observe("notes", "Dana uses Neovim", { source: "direct" });
+ * const { results } = await mr.retrieve("notes", "what editor does Dana use");
+ * ```
+ */
+export class MemrankClient {
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  // Private, so that credentials never show in console.log(client) or
+  // JSON.stringify(client).
+  readonly #headers: Record<string, string>;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: ClientOptions = {}) {
+    this.baseUrl = checkBaseUrl(options.baseUrl ?? DEFAULT_BASE_URL);
+    this.timeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, "timeoutMs");
+    // Lower-cased, so that a caller's "API-Key" cannot travel beside ours.
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      headers[name.toLowerCase()] = value;
+    }
+    headers["accept"] = "application/json";
+    if (options.apiKey !== undefined) {
+      headers["api-key"] = options.apiKey;
+    }
+    if (options.bearerToken !== undefined) {
+      headers["authorization"] = `Bearer ${options.bearerToken}`;
+    }
+    if (options.tenantHeader !== undefined) {
+      headers[options.tenantHeader.name.toLowerCase()] = options.tenantHeader.value;
+    }
+    this.#headers = headers;
+    const f = options.fetch ?? globalThis.fetch;
+    if (typeof f !== "function") {
+      throw new TypeError("memrank: no fetch: use Node 20 or later, or pass options.fetch");
+    }
+    this.#fetch = f;
+  }
+
+  /**
+   * Sends an observation (POST /v1/observe) and answers the write path's
+   * decision: inserted, restatement, independent, contradiction or
+   * rejected. A rejection is an outcome, not an error. The collection is
+   * created on its first observation (`created_collection`).
+   */
+  observe(collection: string, text: string, fields: ObserveFields = {}, options?: RequestOptions): Promise<Outcome> {
+    return this.#call("POST", "/v1/observe", observeBody(collection, text, fields), options);
+  }
+
+  /**
+   * Runs a query through the ranker (POST /v1/retrieve): a text, embedded
+   * with the collection's embedder, or a vector. With explain (the
+   * default) each result carries every factor of its score.
+   */
+  async retrieve(collection: string, query: string | Vector, opts: RetrieveOptions = {}, options?: RequestOptions): Promise<Retrieval> {
+    const body: Record<string, unknown> = { ...opts, collection };
+    if (typeof query === "string") {
+      body["text"] = query;
+    } else {
+      body["vector"] = Array.from(query);
+    }
+    const { result, status: _status, time: _time, ...rest } = await this.#request("POST", "/v1/retrieve", body, options);
+    return { results: result, ...rest } as Retrieval;
+  }
+
+  /**
+   * Confirms a memory (POST /v1/memories/{id}/confirm): its source rises to
+   * at least `confirmed`, n by one, and the confidence never falls.
+   */
+  confirm(collection: string, id: PointId, fields: EventFields = {}, options?: RequestOptions): Promise<Outcome> {
+    return this.#call("POST", memoryPath(id, "/confirm"), eventBody(collection, fields), options);
+  }
+
+  /**
+   * Stores text as the correction of memory id (POST
+   * /v1/memories/{id}/correct): the corrected memory is superseded by it
+   * whatever the confidences (`superseded` names it). `source` defaults to
+   * `direct`.
+   */
+  correct(collection: string, id: PointId, text: string, fields: Omit<ObserveFields, "corrects"> = {}, options?: RequestOptions): Promise<Outcome> {
+    return this.#call("POST", memoryPath(id, "/correct"), observeBody(collection, text, fields), options);
+  }
+
+  /**
+   * Records that an answer used a memory (POST /v1/memories/{id}/used), or
+   * several (POST /v1/memories/used, at most 100 ids: one result per
+   * distinct id, an unknown one marked not_found).
+   */
+  used(collection: string, id: PointId, fields?: EventFields, options?: RequestOptions): Promise<Outcome>;
+  used(collection: string, ids: readonly PointId[], fields?: EventFields, options?: RequestOptions): Promise<UsedResult[]>;
+  used(collection: string, ids: PointId | readonly PointId[], fields: EventFields = {}, options?: RequestOptions): Promise<Outcome | UsedResult[]> {
+    if (isIdList(ids)) {
+      return this.#call("POST", "/v1/memories/used", { ...eventBody(collection, fields), ids }, options);
+    }
+    return this.#call("POST", memoryPath(ids, "/used"), eventBody(collection, fields), options);
+  }
+
+  /**
+   * Forgets everything one session contributed (DELETE /v1/sessions/{id}):
+   * every memory is recomputed as if the session had never been observed,
+   * memories only it supported are deleted (docs/forgetting.md).
+   */
+  forgetSession(collection: string, sessionId: string, options?: RequestOptions): Promise<ForgetReport> {
+    return this.#call("DELETE", `/v1/sessions/${encodeURIComponent(sessionId)}${query({ collection })}`, undefined, options);
+  }
+
+  /**
+   * Deletes one memory and the duplicates merged into it (DELETE
+   * /v1/memories/{id}). A memory that is not there is nothing to delete:
+   * every count 0, no error.
+   */
+  forgetMemory(collection: string, id: PointId, options?: RequestOptions): Promise<ForgetReport> {
+    return this.#call("DELETE", memoryPath(id, query({ collection })), undefined, options);
+  }
+
+  /** A memory's stored payload and its audit trail, oldest first (GET /v1/memories/{id}). */
+  history(collection: string, id: PointId, options?: RequestOptions): Promise<MemoryHistory> {
+    return this.#call("GET", memoryPath(id, query({ collection })), undefined, options);
+  }
+
+  /** Counts of a collection's memories by bucket, tier and type, and the process's decisions (GET /v1/stats). */
+  stats(collection: string, opts: StatsOptions = {}, options?: RequestOptions): Promise<Stats> {
+    const q: Record<string, string> = { collection };
+    if (opts.exact !== undefined) {
+      q["exact"] = String(opts.exact);
+    }
+    return this.#call("GET", `/v1/stats${query(q)}`, undefined, options);
+  }
+
+  async #call<T>(method: Method, path: string, body: unknown, options: RequestOptions | undefined): Promise<T> {
+    const answer = await this.#request(method, path, body, options);
+    return answer["result"] as T;
+  }
+
+  /**
+   * One exchange: the answer's envelope, whose result is there. Every
+   * failure is a MemrankError, except the caller's own abort.
+   */
+  async #request(method: Method, path: string, body: unknown, options: RequestOptions = {}): Promise<Record<string, unknown>> {
+    const timeoutMs = options.timeoutMs === undefined ? this.timeoutMs : checkTimeout(options.timeoutMs, "timeoutMs");
+    const where = `${method} ${this.baseUrl}${path.split("?")[0]}`;
+    const deadline = new Deadline(timeoutMs, options.signal);
+    try {
+      const headers = { ...this.#headers };
+      const init: RequestInit = { method, headers, signal: deadline.signal };
+      if (body !== undefined) {
+        headers["content-type"] = "application/json";
+        init.body = JSON.stringify(body);
+      }
+      let text: string;
+      let res: Response;
+      try {
+        res = await this.#fetch(this.baseUrl + path, init);
+        text = await res.text();
+      } catch (err) {
+        throw deadline.failure(err, where);
+      }
+      return envelope(res, text);
+    } finally {
+      deadline.clear();
+    }
+  }
+}
+
+/**
+ * The client's timeout joined with the caller's signal. The timer covers
+ * the answer's body too: fetch resolves at its headers.
+ */
+class Deadline {
+  readonly signal: AbortSignal;
+  readonly #timer: ReturnType<typeof setTimeout>;
+  readonly #ms: number;
+  readonly #caller: AbortSignal | undefined;
+  readonly #onAbort: () => void;
+  #timedOut = false;
+
+  constructor(ms: number, caller: AbortSignal | undefined) {
+    const ctl = new AbortController();
+    this.signal = ctl.signal;
+    this.#ms = ms;
+    this.#caller = caller;
+    this.#onAbort = () => ctl.abort(caller?.reason);
+    this.#timer = setTimeout(() => {
+      this.#timedOut = true;
+      ctl.abort();
+    }, ms);
+    if (caller?.aborted) {
+      this.#onAbort();
+    } else {
+      caller?.addEventListener("abort", this.#onAbort, { once: true });
+    }
+  }
+
+  /** What a failed fetch or body read is thrown as. */
+  failure(err: unknown, where: string): unknown {
+    if (this.#caller?.aborted && !this.#timedOut) {
+      return this.#caller.reason ?? err; // the caller's own abort, as it is
+    }
+    if (this.#timedOut) {
+      return new ConnectionError(`${where}: no answer within ${this.#ms} ms`, { cause: err });
+    }
+    return new ConnectionError(`${where}: ${transportProblem(err)}`, { cause: err });
+  }
+
+  clear(): void {
+    clearTimeout(this.#timer);
+    this.#caller?.removeEventListener("abort", this.#onAbort);
+  }
+}
+
+/** The envelope of a 2xx answer, or the error of any other. */
+function envelope(res: Response, text: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!res.ok) {
+    const msg = errorText(parsed) ?? `HTTP ${res.status}${res.statusText ? " " + res.statusText : ""} (the answer carries no memrank error)`;
+    throw errorForStatus(res.status, msg, res.headers.get("retry-after"));
+  }
+  if (!isObject(parsed) || !("result" in parsed)) {
+    throw new MemrankError(res.status, `HTTP ${res.status}: the answer is not memrank's JSON envelope`);
+  }
+  return parsed;
+}
+
+/** The text of Qdrant's error envelope, {"status": {"error": "..."}}. */
+function errorText(v: unknown): string | undefined {
+  const status = isObject(v) ? v["status"] : undefined;
+  return isObject(status) && typeof status["error"] === "string" ? status["error"] : undefined;
+}
+
+/** A transport failure in words: undici hides the cause (ECONNREFUSED, ...) behind "fetch failed". */
+function transportProblem(err: unknown): string {
+  const cause = err instanceof Error ? err.cause : undefined;
+  if (cause instanceof Error) {
+    // An AggregateError (every address refused) may have no message of its own.
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && !cause.message.includes(code)) {
+      return cause.message ? `${code}: ${cause.message}` : code;
+    }
+    if (cause.message) {
+      return cause.message;
+    }
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+function observeBody(collection: string, text: string, fields: ObserveFields): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...fields, collection, text };
+  if (fields.observed_at instanceof Date) {
+    body["observed_at"] = fields.observed_at.toISOString();
+  }
+  if (fields.vector !== undefined) {
+    body["vector"] = Array.from(fields.vector);
+  }
+  return body;
+}
+
+function eventBody(collection: string, fields: EventFields): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...fields, collection };
+  if (fields.at instanceof Date) {
+    body["at"] = fields.at.toISOString();
+  }
+  return body;
+}
+
+function memoryPath(id: PointId, rest: string): string {
+  return `/v1/memories/${encodeURIComponent(String(id))}${rest}`;
+}
+
+function query(params: Record<string, string>): string {
+  return "?" + new URLSearchParams(params).toString();
+}
+
+function isIdList(v: PointId | readonly PointId[]): v is readonly PointId[] {
+  return Array.isArray(v);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * The base URL without a trailing slash. Credentials in it are refused: they
+ * would show in every error message, and fetch refuses them anyway.
+ */
+function checkBaseUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new TypeError("memrank: baseUrl is not a URL (want e.g. http://127.0.0.1:6333)");
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    throw new TypeError(`memrank: baseUrl must be http or https, not ${u.protocol}`);
+  }
+  if (u.username !== "" || u.password !== "") {
+    throw new TypeError("memrank: baseUrl must not carry credentials: use apiKey or bearerToken");
+  }
+  if (u.search !== "" || u.hash !== "") {
+    throw new TypeError("memrank: baseUrl must not have a query or a fragment");
+  }
+  return (u.origin + u.pathname).replace(/\/+$/, "");
+}
+
+function checkTimeout(ms: number, name: string): number {
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new RangeError(`memrank: ${name} must be a positive number of milliseconds`);
+  }
+  return ms;
+}

@@ -1,0 +1,449 @@
+// The requests and answers of memrank's native API, field for field. Field
+// names are the API's own (snake_case), as docs/write-path.md,
+// docs/read-path.md and docs/forgetting.md write them, so that what the docs
+// say applies here word for word; only the client's own options are
+// camelCase.
+
+/**
+ * A point id as Qdrant writes it: an unsigned integer or a UUID string. The
+ * write path's memories always have UUIDs. Integers above 2^53 lose
+ * precision in JavaScript numbers: give such points UUIDs.
+ */
+export type PointId = number | string;
+
+/** A memory type; levels added in `scoring.type_priors` are accepted too. */
+export type MemoryType = "entity" | "event" | "fact" | "preference" | "relation" | (string & {});
+
+/** How a memory was learned; levels added in `scoring.source_levels` are accepted too. */
+export type Source = "direct" | "confirmed" | "strong_inference" | "weak_inference" | "speculation" | (string & {});
+
+/** How well the source supports the text. `not_supported` is rejected, not stored. */
+export type Grounding = "supported" | "partial" | "unknown" | "not_supported";
+
+/** Who asserts the claim: `reported` (or `hearsay`) caps its source. */
+export type Attribution = "self" | "reported" | "hearsay";
+
+/** What the write path decided. */
+export type Decision =
+  | "inserted"
+  | "restatement"
+  | "independent"
+  | "contradiction"
+  | "rejected"
+  | "confirmed"
+  | "corrected"
+  | "used";
+
+/** An RFC 3339 time, or a Date (sent as its ISO string). */
+export type Time = string | Date;
+
+/** A query or embedding vector. */
+export type Vector = readonly number[] | Float32Array | Float64Array;
+
+/**
+ * The optional fields of an observation (POST /v1/observe), beside its
+ * collection and text. Decoding is strict on the server: an unknown field
+ * or a wrong type is a BadRequestError naming it.
+ */
+export interface ObserveFields {
+  /** Default `fact`. */
+  memory_type?: MemoryType;
+  /** Default `weak_inference` (`direct` for a correction). */
+  source?: Source;
+  extractor_model?: string;
+  /** The extractor's mean token log-probability, at most 0. */
+  extractor_logprob?: number;
+  /** Default `supported`. */
+  grounding?: Grounding;
+  /** Needed for a re-observation to count as independent. */
+  session_id?: string;
+  turn_id?: string;
+  /** Default: now. */
+  observed_at?: Time;
+  /** chat, calendar, email, document, ... */
+  modality?: string;
+  /** At most 64. */
+  entities?: readonly string[];
+  decay_category?: string;
+  /** The caller's embedding of the text; without it memrank embeds the text. */
+  vector?: Vector;
+  /** Idempotency key: a retry with the same id is answered from the first (`replayed: true`). */
+  observation_id?: string;
+  /** This observation corrects that memory (as {@link MemrankClient.correct} does). */
+  corrects?: PointId;
+  attribution?: Attribution;
+}
+
+/** The optional fields of a confirmation or a use (POST /v1/memories/{id}/confirm, .../used). */
+export interface EventFields {
+  /** Idempotency key. */
+  observation_id?: string;
+  session_id?: string;
+  turn_id?: string;
+  /** Default: now. */
+  at?: Time;
+}
+
+/** The judge's part in a decision; null in an outcome when it was not needed. */
+export interface JudgeInfo {
+  /** `same`, `different`, `contradicts`; "" when no verdict was used. */
+  verdict: "same" | "different" | "contradicts" | "";
+  cached: boolean;
+  reason?: string;
+  /** Why no verdict could be used: the tier-2 decision was taken instead. */
+  fallback?: "disabled" | "budget" | "timeout" | "error" | "unparsable";
+}
+
+/** The note of a hearsay observation. */
+export interface AttributionInfo {
+  attribution: string;
+  /** Who decided it was hearsay. */
+  from: "extractor" | "heuristic";
+  /** The phrase the heuristic found. */
+  cue?: string;
+  /** The source was lowered to the cap. */
+  capped: boolean;
+  /** The source level given, when it was capped. */
+  source?: string;
+}
+
+/** The write path's answer to an observation, confirmation, correction or use. */
+export interface Outcome {
+  decision: Decision;
+  /** The memory the observation ended up in. */
+  memory_id: string;
+  /** That memory's stored confidence afterwards. */
+  confidence: number;
+  /** Its n (independent re-observations) afterwards. */
+  observations: number;
+  /** The dedup tier that found the match: 1 text hash, 2 vector, 3 judge; 0 none (and confirm, correct by id). */
+  dedup_tier: number;
+  judge: JudgeInfo | null;
+  /** The memory a contradiction or correction superseded. */
+  superseded?: string;
+  /** Stored memories merged into memory_id. */
+  merged?: string[];
+  /** Why an observation was rejected, or another note. */
+  reason?: string;
+  /** Present for hearsay. */
+  attribution?: AttributionInfo;
+  /** Review marks this decision set (`recurring_event`). */
+  flags?: string[];
+  /** The memory's use count after a `used` decision. */
+  uses?: number;
+  /** The observation_id had been seen: the earlier outcome, nothing changed. */
+  replayed: boolean;
+  /** Present and true when this observation created the collection. */
+  created_collection?: boolean;
+}
+
+/** One id's part of a batch use (POST /v1/memories/used). */
+export interface UsedResult {
+  memory_id: string;
+  /** Absent when the memory was not found. */
+  outcome?: Outcome;
+  /** `not_found`: no such memory in the tenant; the other ids were still recorded. */
+  error?: "not_found";
+}
+
+/**
+ * A Qdrant REST filter (must, should, must_not, min_should), passed on as
+ * it is. See Qdrant's filtering documentation.
+ */
+export interface Filter {
+  must?: Condition | Condition[];
+  should?: Condition | Condition[];
+  must_not?: Condition | Condition[];
+  min_should?: { conditions: Condition[]; min_count: number };
+}
+
+/** A filter condition (a field match or range, has_id, is_empty, is_null, nested, or a filter). */
+export type Condition = Filter | { [key: string]: unknown };
+
+/** The options of a retrieve, beside its collection and query. */
+export interface RetrieveOptions {
+  /** 1 to 1000, default 10. */
+  limit?: number;
+  /** Default 0, at most 100000. */
+  offset?: number;
+  filter?: Filter;
+  /** The named vector to search. */
+  using?: string;
+  /** On the similarity, as Qdrant applies it. */
+  score_threshold?: number;
+  /** Default true: every factor of every score (`explanation`). */
+  explain?: boolean;
+  /** Default true; or the payload keys to include. */
+  with_payload?: boolean | readonly string[] | { include?: readonly string[]; exclude?: readonly string[] };
+  /** `off`: the store's own answer; `auto`: the collection's mode (default). */
+  mode?: "auto" | "off";
+  /** Archived and decayed memories too, marked `archived`. */
+  include_archived?: boolean;
+}
+
+/**
+ * A memory's payload as stored. The keys listed are memrank's default
+ * payload keys (docs/memory-record.md); a deployment may rename them, and
+ * points written by other tools may carry anything, so every key is
+ * optional and others are allowed.
+ */
+export interface MemoryPayload {
+  text?: string;
+  memory_type?: string;
+  source?: string;
+  extractor_model?: string;
+  extractor_logprob?: number;
+  grounding?: string;
+  observations?: number;
+  confidence?: number;
+  decay_category?: string;
+  created_at?: string;
+  last_observed_at?: string;
+  last_accessed_at?: string;
+  access_counts?: Record<string, number>;
+  session_ids?: string[];
+  turn_ids?: string[];
+  entities?: string[];
+  text_hash?: string;
+  retrievable?: boolean;
+  tier?: string;
+  superseded_by?: PointId;
+  corroborations?: number;
+  contradictions?: number;
+  modalities?: string[];
+  memrank_schema?: number;
+  attribution?: string;
+  uses?: number;
+  last_used_at?: string;
+  flags?: string[];
+  [key: string]: unknown;
+}
+
+/**
+ * Every factor behind a score (docs/scoring.md). For an unscored point (a
+ * foreign one) the confidence factors are null; `days_retrievable` is null
+ * for a memory that never drops out by decay.
+ */
+export interface Explanation {
+  unscored: boolean;
+  source: number | null;
+  observations: number;
+  repetition: number | null;
+  extractor: number | null;
+  type: number | null;
+  grounding: string;
+  formula: number | null;
+  grounding_penalty: number | null;
+  computed: number | null;
+  stored_confidence: boolean;
+  computed_confidence: boolean;
+  confidence: number | null;
+  age_days: number;
+  half_life: number;
+  freshness: number;
+  idle_days: number;
+  decay_floor: number;
+  days_retrievable: number | null;
+  access_count: number;
+  access_boost: number;
+  confidence_weight: number;
+  confidence_factor: number;
+  base: number;
+  weight: number;
+  retrievable: boolean;
+  protected: boolean;
+  tier: string;
+  bucket: string | null;
+  below_gate: boolean;
+  render: boolean;
+}
+
+/** One retrieved memory with the factors of its score. The factors are null when the answer was passed through (`reranked` false). */
+export interface RetrievedMemory {
+  id: PointId;
+  /** Inside the relevance band the weight; beyond it the base score, capped at the score above. */
+  score: number;
+  /** The similarity. */
+  base_score: number;
+  weight: number;
+  /** The relevance guard's decision; null when passed through. */
+  guard: "relevant" | "below_band" | "below_floor" | "off" | null;
+  /** Null for an unscored point. */
+  confidence: number | null;
+  freshness: number | null;
+  access_count: number | null;
+  access_boost: number | null;
+  render: boolean;
+  below_gate: boolean;
+  /** The decay tier: active, dormant, stale, archived. */
+  tier: string | null;
+  /** The confidence bucket: high, medium, low; null for an unscored point. */
+  bucket: string | null;
+  retrievable: boolean;
+  protected: boolean;
+  /** Duplicates folded into this result. */
+  folded_ids: PointId[];
+  /** How duplicates were folded: text_hash, vector, judge_cache; null: none. */
+  dedup: string | null;
+  judge_consulted: boolean;
+  /** What was wrong with the payload (a missing or unreadable field and the default used). */
+  problems: string[];
+  /** Why an archived memory is in the answer (only with include_archived). */
+  archived?: string;
+  payload?: MemoryPayload;
+  /** With explain (the default). */
+  explanation?: Explanation;
+}
+
+/** The relevance band of a re-ranked answer. */
+export interface GuardReport {
+  applied: boolean;
+  relative: boolean;
+  best: number;
+  cutoff: number;
+  band: number;
+  floor: number;
+  relative_band: number;
+  /** default, embedder <model>, collection */
+  from: string;
+  relevant: number;
+  beyond: number;
+}
+
+/** The collection's recorded embedder and its dedup bands (null: the configured ones apply). */
+export interface EmbedderReport {
+  model: string;
+  same_threshold: number | null;
+  judge_threshold: number | null;
+}
+
+/** Shadow mode's comparison of the store's answer with memrank's. */
+export interface ShadowReport {
+  store: PointId[];
+  memrank: PointId[];
+  overlap: number;
+  top_changed: boolean;
+  moved: number;
+  dropped: number;
+}
+
+/** A candidate left out of a re-ranked answer. */
+export interface DroppedCandidate {
+  id: PointId;
+  /** superseded, not_retrievable, archived, decay_floor, below_gate, folded */
+  reason: string;
+  /** The result it was folded into. */
+  into?: PointId;
+  base_score: number;
+}
+
+/** The answer of a retrieve (POST /v1/retrieve without its envelope). */
+export interface Retrieval {
+  /** The answer's `result`: the memories, best first. */
+  results: RetrievedMemory[];
+  /** False when the collection was passed through (pass_through says why; scores are then Qdrant's). */
+  reranked: boolean;
+  pass_through?: string;
+  /** How the collection was served: rerank, shadow or off. */
+  mode: string;
+  /** The rule that decided the mode ("" with tenancy on). */
+  detection: string;
+  embedder?: EmbedderReport;
+  guard: GuardReport | null;
+  shadow?: ShadowReport;
+  /** Null when the answer was not re-ranked. */
+  dropped: DroppedCandidate[] | null;
+}
+
+/** One confidence change of a memory, from its audit companion. */
+export interface AuditRecord {
+  memory_id: string;
+  observation_id: string;
+  /** insert, restatement, independent, merge, confirm, correct, contradiction, superseded, corroboration, used, backfill, tier, archive, forget, delete */
+  reason: string;
+  old: number | null;
+  new: number | null;
+  old_n: number;
+  new_n: number;
+  /** RFC 3339, UTC; "" when unknown. */
+  at: string;
+  session_id: string;
+  turn_id: string;
+  /** The observation's source strength, extractor quality and type prior. */
+  source: number | null;
+  extractor: number | null;
+  type: number | null;
+  grounding: string;
+  decision: string;
+  /** The other memory of a merge, contradiction or corroboration. */
+  related?: string;
+  /** The record's session was forgotten, or its memory deleted. */
+  forgotten?: boolean;
+  attribution?: string;
+  attribution_from?: string;
+  /** What an evidence rule did (a hearsay cap, a flag, a penalty, the use count). */
+  note?: string;
+  old_tier?: string;
+  new_tier?: string;
+}
+
+/** A stored memory and its audit trail, oldest first (GET /v1/memories/{id}). */
+export interface MemoryHistory {
+  id: string;
+  collection: string;
+  payload: MemoryPayload;
+  audit: AuditRecord[];
+}
+
+/** The judge's work in the answering process. */
+export interface JudgeStats {
+  calls: number;
+  cache_hits: number;
+  cache_misses: number;
+  fallbacks: number;
+  /** Null before the first look-up. */
+  cache_hit_rate: number | null;
+}
+
+/** GET /v1/stats: a collection's memories (the tenant's part with tenancy on). */
+export interface Stats {
+  collection: string;
+  /** `counted` (payload indexes) or `scanned` (exact). */
+  method: "counted" | "scanned";
+  /** Neither superseded nor archived. */
+  memories: number;
+  archived: number;
+  superseded: number;
+  /** Null when nothing is scored. */
+  average_confidence: number | null;
+  /** high, medium, low, unscored */
+  buckets: Record<string, number>;
+  /** Ten counts of confidence: [0, 0.1), ..., [0.9, 1]. */
+  histogram: number[];
+  /** active, dormant, stale, archived */
+  tiers: Record<string, number>;
+  /** When the tiers were computed; null: never consolidated. */
+  tiers_as_of: string | null;
+  types: Record<string, number>;
+  /** This process's decisions since it started (empty with tenancy on). */
+  decisions: Record<string, number>;
+  judge: JudgeStats;
+}
+
+/** The options of stats. */
+export interface StatsOptions {
+  /** Score every memory at the server's clock instead of counting from indexes (slow on large collections). */
+  exact?: boolean;
+}
+
+/** What forgetting a session or deleting a memory changed. A repeated call answers every count 0. */
+export interface ForgetReport {
+  collection: string;
+  memories_updated: number;
+  memories_deleted: number;
+  audit_redacted: number;
+  audit_deleted: number;
+  audit_kept: number;
+  /** The `forget.audit` in force: redact, delete or keep. */
+  audit_policy: string;
+}

@@ -1,0 +1,339 @@
+// What the client sends and how it reads answers, against a loopback HTTP
+// server that plays memrank: the requests (paths, bodies, credentials), the
+// error class of every status, Retry-After, timeouts, aborts, and that
+// credentials never show. Needs no memrank; the real server's answers are
+// server.test.mjs's and tenancy.test.mjs's.
+
+import assert from "node:assert/strict";
+import http from "node:http";
+import { after, before, describe, it } from "node:test";
+import { inspect } from "node:util";
+
+import {
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  ForbiddenError,
+  MemrankClient,
+  MemrankError,
+  NotFoundError,
+  RateLimitError,
+  ServerError,
+  UnauthorizedError,
+  UnavailableError,
+} from "../dist/index.js";
+
+/** A loopback server whose answer each test sets; it records what it got. */
+function fakeMemrank() {
+  const fake = {
+    requests: [],
+    answer: (req, res) => reply(res, 200, { result: {}, status: "ok", time: 0 }),
+    url: "",
+  };
+  const srv = http.createServer((req, res) => {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      fake.requests.push({ method: req.method, url: req.url, headers: req.headers, body });
+      fake.answer(req, res);
+    });
+  });
+  fake.start = () =>
+    new Promise((resolve) =>
+      srv.listen(0, "127.0.0.1", () => {
+        fake.url = `http://127.0.0.1:${srv.address().port}`;
+        resolve();
+      }),
+    );
+  fake.stop = () => {
+    srv.closeAllConnections();
+    return new Promise((resolve) => srv.close(resolve));
+  };
+  fake.last = () => fake.requests.at(-1);
+  return fake;
+}
+
+function reply(res, status, body, headers = {}) {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(text);
+}
+
+const outcome = { decision: "inserted", memory_id: "m-1", confidence: 0.5, observations: 0, dedup_tier: 0, judge: null, replayed: false };
+const ok = (result) => (req, res) => reply(res, 200, { result, status: "ok", time: 0.001 });
+
+describe("requests", () => {
+  const fake = fakeMemrank();
+  before(fake.start);
+  after(fake.stop);
+
+  it("each method calls its route with its body", async () => {
+    const mr = new MemrankClient({ baseUrl: fake.url });
+    fake.answer = ok(outcome);
+    const at = new Date("2026-05-01T12:00:00.000Z");
+    const cases = [
+      {
+        call: () => mr.observe("notes", "Dana uses Neovim", { source: "direct", observed_at: at, vector: new Float32Array([0.5, -1]), session_id: undefined }),
+        want: ["POST", "/v1/observe", { collection: "notes", text: "Dana uses Neovim", source: "direct", observed_at: "2026-05-01T12:00:00.000Z", vector: [0.5, -1] }],
+      },
+      {
+        call: () => mr.confirm("notes", "m/1", { at, session_id: "s1" }),
+        want: ["POST", "/v1/memories/m%2F1/confirm", { collection: "notes", at: "2026-05-01T12:00:00.000Z", session_id: "s1" }],
+      },
+      {
+        call: () => mr.correct("notes", 42, "Dana uses Emacs", { turn_id: "t2" }),
+        want: ["POST", "/v1/memories/42/correct", { collection: "notes", text: "Dana uses Emacs", turn_id: "t2" }],
+      },
+      {
+        call: () => mr.used("notes", "m-1", { observation_id: "o1" }),
+        want: ["POST", "/v1/memories/m-1/used", { collection: "notes", observation_id: "o1" }],
+      },
+      {
+        call: () => mr.used("notes", ["m-1", 7]),
+        want: ["POST", "/v1/memories/used", { collection: "notes", ids: ["m-1", 7] }],
+      },
+      {
+        call: () => mr.retrieve("my notes", [1, 2], { limit: 3, filter: { must: [{ key: "k", match: { value: "v" } }] } }),
+        want: ["POST", "/v1/retrieve", { collection: "my notes", limit: 3, filter: { must: [{ key: "k", match: { value: "v" } }] }, vector: [1, 2] }],
+      },
+      { call: () => mr.retrieve("notes", "text?"), want: ["POST", "/v1/retrieve", { collection: "notes", text: "text?" }] },
+      { call: () => mr.history("my notes", "m 1"), want: ["GET", "/v1/memories/m%201?collection=my+notes", null] },
+      { call: () => mr.stats("notes&x=1"), want: ["GET", "/v1/stats?collection=notes%26x%3D1", null] },
+      { call: () => mr.stats("notes", { exact: true }), want: ["GET", "/v1/stats?collection=notes&exact=true", null] },
+      { call: () => mr.forgetSession("notes", "s/1 ?"), want: ["DELETE", "/v1/sessions/s%2F1%20%3F?collection=notes", null] },
+      { call: () => mr.forgetMemory("notes", 12), want: ["DELETE", "/v1/memories/12?collection=notes", null] },
+    ];
+    for (const { call, want } of cases) {
+      await call();
+      const got = fake.last();
+      assert.deepEqual([got.method, got.url, got.body === "" ? null : JSON.parse(got.body)], want);
+      assert.equal(got.headers["content-type"], got.body === "" ? undefined : "application/json", got.url);
+      assert.equal(got.headers["accept"], "application/json");
+    }
+  });
+
+  it("answers the envelope's result; retrieve's report beside it", async () => {
+    const mr = new MemrankClient({ baseUrl: fake.url });
+    fake.answer = ok(outcome);
+    assert.deepEqual(await mr.observe("notes", "x"), outcome);
+    const results = [{ id: 1, score: 0.9 }];
+    fake.answer = (req, res) =>
+      reply(res, 200, { result: results, status: "ok", time: 0.01, reranked: true, mode: "rerank", detection: "d", guard: null, dropped: [] });
+    assert.deepEqual(await mr.retrieve("notes", "x"), { results, reranked: true, mode: "rerank", detection: "d", guard: null, dropped: [] });
+  });
+
+  it("sends the credentials and headers it was given, with its own winning a clash", async () => {
+    fake.answer = ok(outcome);
+    const mr = new MemrankClient({
+      baseUrl: fake.url + "/gateway/memrank/",
+      apiKey: "k-1",
+      bearerToken: "tok-2",
+      tenantHeader: { name: "X-Tenant", value: "alice" },
+      headers: { "API-Key": "from-extras", "X-Trace": "t-9" },
+    });
+    await mr.stats("notes");
+    const { url, headers } = fake.last();
+    assert.equal(url, "/gateway/memrank/v1/stats?collection=notes");
+    assert.equal(headers["api-key"], "k-1");
+    assert.equal(headers["authorization"], "Bearer tok-2");
+    assert.equal(headers["x-tenant"], "alice");
+    assert.equal(headers["x-trace"], "t-9");
+  });
+
+  it("sends no credentials it was not given", async () => {
+    fake.answer = ok(outcome);
+    await new MemrankClient({ baseUrl: fake.url }).stats("notes");
+    const { headers } = fake.last();
+    assert.equal(headers["api-key"], undefined);
+    assert.equal(headers["authorization"], undefined);
+  });
+});
+
+describe("errors", () => {
+  const fake = fakeMemrank();
+  before(fake.start);
+  after(fake.stop);
+  const mr = () => new MemrankClient({ baseUrl: fake.url, apiKey: "secret-key-123", bearerToken: "secret-token-456" });
+  const qdrantError = (status, text, headers) => (req, res) => reply(res, status, { status: { error: text }, time: 0 }, headers);
+
+  for (const [status, cls] of [
+    [400, BadRequestError],
+    [422, BadRequestError],
+    [401, UnauthorizedError],
+    [403, ForbiddenError],
+    [404, NotFoundError],
+    [409, ConflictError],
+    [429, RateLimitError],
+    [502, UnavailableError],
+    [503, UnavailableError],
+    [504, UnavailableError],
+    [500, ServerError],
+    [501, ServerError],
+    [507, ServerError],
+    [405, MemrankError],
+    [408, MemrankError],
+  ]) {
+    it(`${status} is ${cls.name}, with the server's text`, async () => {
+      fake.answer = qdrantError(status, `the text of ${status}`);
+      await assert.rejects(mr().observe("notes", "x"), (err) => {
+        assert.equal(err.constructor, cls);
+        assert.ok(err instanceof MemrankError);
+        assert.equal(err.name, cls.name);
+        assert.equal(err.status, status);
+        assert.equal(err.message, `the text of ${status}`);
+        return true;
+      });
+    });
+  }
+
+  for (const tt of [
+    { name: "seconds", header: "7", want: 7 },
+    { name: "an HTTP date", header: new Date(Date.now() + 60_000).toUTCString(), want: [58, 61] },
+    { name: "a date past", header: new Date(Date.now() - 60_000).toUTCString(), want: 0 },
+    { name: "absent", header: undefined, want: undefined },
+    { name: "unreadable", header: "soon", want: undefined },
+  ]) {
+    it(`429's Retry-After: ${tt.name}`, async () => {
+      fake.answer = qdrantError(429, "slow down", tt.header === undefined ? {} : { "retry-after": tt.header });
+      await assert.rejects(mr().retrieve("notes", "x"), (err) => {
+        assert.ok(err instanceof RateLimitError);
+        if (Array.isArray(tt.want)) {
+          assert.ok(err.retryAfter >= tt.want[0] && err.retryAfter <= tt.want[1], `retryAfter ${err.retryAfter}`);
+        } else {
+          assert.equal(err.retryAfter, tt.want);
+        }
+        return true;
+      });
+    });
+  }
+
+  it("an error that is not memrank's JSON (a proxy's page) keeps its class", async () => {
+    fake.answer = (req, res) => {
+      res.writeHead(502, { "content-type": "text/html" });
+      res.end("<html>bad gateway</html>");
+    };
+    await assert.rejects(mr().stats("notes"), (err) => {
+      assert.ok(err instanceof UnavailableError);
+      assert.equal(err.status, 502);
+      assert.match(err.message, /^HTTP 502 Bad Gateway/);
+      return true;
+    });
+  });
+
+  it("a 200 that is not the envelope is MemrankError", async () => {
+    fake.answer = (req, res) => reply(res, 200, "[1,2]");
+    await assert.rejects(mr().stats("notes"), (err) => {
+      assert.equal(err.constructor, MemrankError);
+      assert.equal(err.status, 200);
+      assert.match(err.message, /not memrank's JSON envelope/);
+      return true;
+    });
+  });
+
+  it("no answer in time is ConnectionError; so is a body that stalls", async () => {
+    for (const answer of [
+      () => {}, // never answers
+      (req, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"result":'); // headers, then nothing
+      },
+    ]) {
+      fake.answer = answer;
+      const start = Date.now();
+      await assert.rejects(mr().stats("notes", {}, { timeoutMs: 150 }), (err) => {
+        assert.ok(err instanceof ConnectionError, `${err.name}: ${err.message}`);
+        assert.equal(err.status, 0);
+        assert.match(err.message, /^GET http:\/\/127\.0\.0\.1:\d+\/v1\/stats: no answer within 150 ms$/);
+        return true;
+      });
+      assert.ok(Date.now() - start < 5000, "the timeout did not bound the call");
+    }
+  });
+
+  for (const tt of [
+    { name: "a cause with a code", cause: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }), want: "ECONNRESET: socket hang up" },
+    { name: "an AggregateError without a message", cause: Object.assign(new AggregateError([], ""), { code: "ECONNREFUSED" }), want: "ECONNREFUSED" },
+    { name: "a cause whose message has the code", cause: Object.assign(new Error("connect ECONNREFUSED ::1:6333"), { code: "ECONNREFUSED" }), want: "connect ECONNREFUSED ::1:6333" },
+    { name: "no cause", cause: undefined, want: "fetch failed" },
+  ]) {
+    it(`a transport failure is ConnectionError saying why: ${tt.name}`, async () => {
+      const mr = new MemrankClient({
+        baseUrl: "http://memrank.invalid:6333",
+        fetch: async () => {
+          throw new TypeError("fetch failed", { cause: tt.cause });
+        },
+      });
+      await assert.rejects(mr.forgetSession("notes", "s1"), (err) => {
+        assert.ok(err instanceof ConnectionError);
+        assert.equal(err.status, 0);
+        assert.equal(err.message, `DELETE http://memrank.invalid:6333/v1/sessions/s1: ${tt.want}`);
+        assert.ok(err.cause instanceof TypeError);
+        return true;
+      });
+    });
+  }
+
+  it("the caller's abort is thrown as it is", async () => {
+    fake.answer = () => {};
+    const ctl = new AbortController();
+    const reason = new Error("the user went away");
+    setTimeout(() => ctl.abort(reason), 50);
+    await assert.rejects(mr().history("notes", "m-1", { signal: ctl.signal }), (err) => err === reason);
+    const done = AbortSignal.abort(reason);
+    await assert.rejects(mr().history("notes", "m-1", { signal: done }), (err) => err === reason);
+  });
+
+  it("credentials show nowhere: not in errors, inspect or JSON", async () => {
+    fake.answer = qdrantError(401, "invalid API key");
+    const client = mr();
+    const err = await mr()
+      .observe("notes", "x")
+      .catch((e) => e);
+    for (const shown of [err.message, String(err), inspect(err), inspect(client), JSON.stringify(client)]) {
+      assert.ok(!shown.includes("secret-key-123") && !shown.includes("secret-token-456"), shown);
+    }
+  });
+});
+
+describe("construction", () => {
+  for (const tt of [
+    { name: "credentials in the URL", opts: { baseUrl: "http://user:pw@127.0.0.1:6333" }, err: /must not carry credentials/, hides: "pw" },
+    { name: "not a URL", opts: { baseUrl: "127.0.0.1:6333 x" }, err: /not a URL/ },
+    { name: "another scheme", opts: { baseUrl: "ftp://127.0.0.1" }, err: /http or https/ },
+    { name: "a query", opts: { baseUrl: "http://127.0.0.1:6333/?k=v" }, err: /query/ },
+    { name: "a zero timeout", opts: { timeoutMs: 0 }, err: /timeoutMs/ },
+    { name: "a timeout that is not a number", opts: { timeoutMs: NaN }, err: /timeoutMs/ },
+  ]) {
+    it(`refuses ${tt.name}`, () => {
+      assert.throws(
+        () => new MemrankClient(tt.opts),
+        (err) => {
+          assert.match(err.message, tt.err);
+          assert.ok(!tt.hides || !err.message.includes(tt.hides));
+          return true;
+        },
+      );
+    });
+  }
+
+  it("defaults to memrank serve's address and 30 s", () => {
+    const mr = new MemrankClient();
+    assert.equal(mr.baseUrl, "http://127.0.0.1:6333");
+    assert.equal(mr.timeoutMs, 30_000);
+    assert.equal(new MemrankClient({ baseUrl: "https://memrank.example/api/" }).baseUrl, "https://memrank.example/api");
+  });
+
+  it("uses the fetch it is given", async () => {
+    const seen = [];
+    const mr = new MemrankClient({
+      baseUrl: "http://memrank.invalid",
+      fetch: async (url, init) => {
+        seen.push([url, init.method]);
+        return new Response(JSON.stringify({ result: outcome, status: "ok", time: 0 }), { status: 200 });
+      },
+    });
+    assert.deepEqual(await mr.confirm("notes", "m-1"), outcome);
+    assert.deepEqual(seen, [["http://memrank.invalid/v1/memories/m-1/confirm", "POST"]]);
+  });
+});

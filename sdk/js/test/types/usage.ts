@@ -1,0 +1,75 @@
+// Type-checked, never run (dist.test.mjs runs tsc on it): the published
+// declarations in dist/ describe the API as a caller writes it, and refuse
+// what the server would refuse.
+
+import {
+  MemrankClient,
+  MemrankError,
+  NotFoundError,
+  RateLimitError,
+  type AuditRecord,
+  type Outcome,
+  type RetrievedMemory,
+  type Stats,
+  type UsedResult,
+} from "../../dist/index.js";
+
+export async function usage(): Promise<void> {
+  const mr = new MemrankClient({ baseUrl: "http://127.0.0.1:6333", apiKey: "k", timeoutMs: 5000, tenantHeader: { name: "x-tenant", value: "t" } });
+
+  const o: Outcome = await mr.observe("notes", "Dana uses Neovim", {
+    memory_type: "preference",
+    source: "direct",
+    grounding: "supported",
+    entities: ["Dana", "Neovim"],
+    observed_at: new Date(),
+    vector: new Float32Array(4),
+    attribution: "self",
+  });
+  // Levels added in the server's configuration are strings too.
+  const custom: Outcome = await mr.observe("notes", "x", { source: "my_custom_level", memory_type: "habit" });
+  const decision: "inserted" | "restatement" | "independent" | "contradiction" | "rejected" | "confirmed" | "corrected" | "used" = o.decision;
+
+  const r = await mr.retrieve("notes", "what editor", { limit: 3, filter: { must: [{ key: "memory_type", match: { value: "preference" } }] }, mode: "off" });
+  const first: RetrievedMemory | undefined = r.results[0];
+  const freshness: number | undefined = first?.explanation?.freshness;
+  const text: string | undefined = first?.payload?.text;
+  const daysLeft: number | null | undefined = first?.explanation?.days_retrievable;
+  await mr.retrieve("notes", [0.1, 0.2]);
+
+  const one: Outcome = await mr.used("notes", o.memory_id, { observation_id: "u1" });
+  const many: UsedResult[] = await mr.used("notes", [o.memory_id, 7]);
+  const audit: AuditRecord[] = (await mr.history("notes", o.memory_id)).audit;
+  const stats: Stats = await mr.stats("notes", { exact: true });
+  const avg: number | null = stats.average_confidence;
+  const deleted: number = (await mr.forgetSession("notes", "s1")).memories_deleted + (await mr.forgetMemory("notes", 3)).memories_deleted;
+  await mr.correct("notes", o.memory_id, "Dana uses Emacs", { source: "direct" });
+  await mr.confirm("notes", o.memory_id, { at: "2026-05-01T12:00:00Z" }, { signal: AbortSignal.timeout(1000) });
+
+  try {
+    await mr.history("notes", "id");
+  } catch (err) {
+    if (err instanceof RateLimitError) {
+      const wait: number | undefined = err.retryAfter;
+      void wait;
+    } else if (err instanceof NotFoundError || err instanceof MemrankError) {
+      const status: number = err.status;
+      void status;
+    }
+  }
+
+  // @ts-expect-error grounding is one of four levels
+  await mr.observe("notes", "x", { grounding: "maybe" });
+  // @ts-expect-error an unknown field (the server refuses it too)
+  await mr.observe("notes", "x", { sesion_id: "s1" });
+  // @ts-expect-error mode per request is auto or off
+  await mr.retrieve("notes", "x", { mode: "shadow" });
+  // @ts-expect-error a correction names its memory in the path, not in the body
+  await mr.correct("notes", "id", "x", { corrects: "other" });
+  // @ts-expect-error stats' result has no such field
+  void stats.average;
+  // @ts-expect-error the client's timeout is timeoutMs
+  new MemrankClient({ timeout: 5 });
+
+  void [custom, decision, freshness, text, daysLeft, one, many, audit, avg, deleted];
+}
