@@ -189,7 +189,8 @@ func (s *stack) mcpHTTP(native http.Handler) http.Handler {
 			qdrantjson.WriteError(w, time.Now(), qdrantjson.Errorf(qdrantjson.ClassUnavailable, "the MCP server is not available"))
 		})
 	}
-	return mcpfront.Handler(srv, log)
+	// serve puts hostguard in front of the whole port.
+	return mcpfront.Handler(srv, mcpfront.HTTPOptions{Logger: log, HostGuarded: true})
 }
 
 // withoutVar is environ without the variable name.

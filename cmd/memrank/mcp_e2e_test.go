@@ -372,13 +372,17 @@ func TestMCPTenancy(t *testing.T) {
 	}
 }
 
-// TestMCPHTTPRefusals: /mcp refuses what a browser page could send it: a
-// Host that is not the server's (DNS rebinding), and GET (the stateless
-// server keeps no stream). mcp.enabled false takes /mcp away.
+// TestMCPHTTPRefusals: /mcp is behind serve's host guard, so a browser
+// page cannot call it: not from another origin, not by a name rebound to
+// memrank's address (DNS rebinding); a client that is not a browser (an
+// agent behind a reverse proxy) reaches it by any name. GET is refused
+// (the stateless server keeps no stream); mcp.enabled false takes /mcp
+// away.
 func TestMCPHTTPRefusals(t *testing.T) {
 	httpAddr, _, _ := startServe(t, "--data", t.TempDir())
+	port := httpAddr[strings.LastIndex(httpAddr, ":"):]
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`
-	post := func(addr, method, host string) (int, string) {
+	send := func(addr, method, host string, header ...string) (int, string) {
 		t.Helper()
 		req, err := http.NewRequest(method, "http://"+addr+"/mcp", strings.NewReader(initialize))
 		if err != nil {
@@ -386,6 +390,9 @@ func TestMCPHTTPRefusals(t *testing.T) {
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
 		if host != "" {
 			req.Host = host
 		}
@@ -397,17 +404,27 @@ func TestMCPHTTPRefusals(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	if code, body := post(httpAddr, "POST", ""); code != 200 || !strings.Contains(body, `"name":"memrank"`) {
-		t.Fatalf("initialize: %d %s", code, body)
-	}
-	if code, body := post(httpAddr, "POST", "evil.example:"+strings.Split(httpAddr, ":")[1]); code != http.StatusForbidden {
-		t.Errorf("a foreign Host: %d %s, want 403", code, body)
-	}
-	if code, _ := post(httpAddr, "GET", ""); code != http.StatusMethodNotAllowed {
-		t.Errorf("GET /mcp: %d, want 405", code)
+	for _, tt := range []struct {
+		name, method, host string
+		header             []string
+		code               int
+		says               string
+	}{
+		{"an MCP client", "POST", "", nil, 200, `"name":"memrank"`},
+		{"an MCP client behind a proxy, by another name", "POST", "memrank.example.com", nil, 200, `"name":"memrank"`},
+		{"a page of another origin", "POST", "", []string{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"}, 403, "another origin"},
+		{"another site, no Origin", "POST", "", []string{"Sec-Fetch-Site", "cross-site"}, 403, "another site"},
+		{"a page by a rebound name", "POST", "evil.example" + port, []string{"Origin", "http://evil.example" + port, "Sec-Fetch-Site", "same-origin"}, 403, "DNS rebinding"},
+		{"GET", "GET", "", nil, http.StatusMethodNotAllowed, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if code, body := send(httpAddr, tt.method, tt.host, tt.header...); code != tt.code || !strings.Contains(body, tt.says) {
+				t.Errorf("HTTP %d %s, want %d saying %q", code, body, tt.code, tt.says)
+			}
+		})
 	}
 	offAddr, _, _ := startServeEnv(t, []string{"MEMRANK_MCP__ENABLED=false"}, "--data", t.TempDir())
-	if code, body := post(offAddr, "POST", ""); code != http.StatusNotFound {
+	if code, body := send(offAddr, "POST", ""); code != http.StatusNotFound {
 		t.Errorf("mcp.enabled false: %d %s, want 404", code, body)
 	}
 }
@@ -498,4 +515,31 @@ func runMCPStdio(t *testing.T, args, environ []string, use func(*mcp.ClientSessi
 		t.Fatalf("memrank mcp did not stop when stdin closed; stderr:\n%s", stderr.String())
 	}
 	return 0, ""
+}
+
+// TestMCPCommandRefuses: `memrank mcp` refuses to start, with a usage
+// error on stderr and nothing on stdout, when it could not serve as asked.
+func TestMCPCommandRefuses(t *testing.T) {
+	tenancy := []string{"MEMRANK_TENANCY__KEY=user_id", "MEMRANK_TENANCY__API_KEYS=key-alice=alice"}
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		environ []string
+		says    string
+	}{
+		{"no timeout", []string{"--url", "http://127.0.0.1:1", "--timeout", "0s"}, nil, "--timeout 0s must be positive"},
+		{"not a URL", []string{"--url", "127.0.0.1:6333"}, nil, "write it with its scheme"},
+		{"tenant without a tenant header", []string{"--url", "http://127.0.0.1:1", "--tenant", "alice"}, tenancy, "tenancy.header is not configured"},
+		{"tenancy on, no key, in process", []string{"--data", t.TempDir()}, tenancy, "tenancy is on"},
+		{"tenancy on, a wrong key, in process", []string{"--data", t.TempDir(), "--api-key", "key-mallory"}, tenancy, "tenancy is on"},
+		{"an audit companion as the collection", []string{"--url", "http://127.0.0.1:1", "--collection", "m_memrank_audit"}, nil, "mcp.collection"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			code := run(context.Background(), append([]string{"mcp"}, tt.args...), strings.NewReader(""), &stdout, &stderr, tt.environ)
+			if code != exitUsage || !strings.Contains(stderr.String(), tt.says) || stdout.Len() != 0 {
+				t.Errorf("exit %d, stderr %q, stdout %q; want %d saying %q", code, stderr.String(), stdout.String(), exitUsage, tt.says)
+			}
+		})
+	}
 }

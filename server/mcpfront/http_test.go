@@ -61,7 +61,7 @@ func TestHTTPCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	front := httptest.NewServer(Handler(srv, nil))
+	front := httptest.NewServer(Handler(srv, HTTPOptions{}))
 	defer front.Close()
 	defer http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 
@@ -107,28 +107,33 @@ func TestHTTPCredentials(t *testing.T) {
 }
 
 // TestHTTPHandler: the handler is the streamable transport, stateless:
-// it answers JSON, refuses GET (no stream to keep) and a Host that is not
-// loopback on a loopback listener (the SDK's DNS rebinding check).
+// it answers JSON, refuses GET (no stream to keep) and, unless a host
+// guard stands in front, a Host that is not loopback on a loopback
+// listener (the SDK's DNS rebinding check).
 func TestHTTPHandler(t *testing.T) {
 	_, api := newFake(t, fakeAnswers())
 	srv, err := New(Config{API: apiClient(t, api.URL)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	front := httptest.NewServer(Handler(srv, nil))
+	front := httptest.NewServer(Handler(srv, HTTPOptions{}))
 	defer front.Close()
+	guarded := httptest.NewServer(Handler(srv, HTTPOptions{HostGuarded: true}))
+	defer guarded.Close()
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}`
 	for _, tt := range []struct {
 		name, method, host string
+		srv                *httptest.Server
 		code               int
 		want               string
 	}{
-		{"initialize", "POST", "", 200, `"serverInfo":{"name":"memrank"`},
-		{"get", "GET", "", 405, ""},
-		{"rebinding", "POST", "evil.example:80", 403, "invalid Host header"},
+		{"initialize", "POST", "", front, 200, `"serverInfo":{"name":"memrank"`},
+		{"get", "GET", "", front, 405, ""},
+		{"rebinding", "POST", "evil.example:80", front, 403, "invalid Host header"},
+		{"behind a host guard", "POST", "memrank.example:443", guarded, 200, `"serverInfo":{"name":"memrank"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := http.NewRequest(tt.method, front.URL, strings.NewReader(initialize))
+			req, err := http.NewRequest(tt.method, tt.srv.URL, strings.NewReader(initialize))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +142,7 @@ func TestHTTPHandler(t *testing.T) {
 			if tt.host != "" {
 				req.Host = tt.host
 			}
-			resp, err := front.Client().Do(req)
+			resp, err := tt.srv.Client().Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -114,18 +114,31 @@ func New(c Config) (*mcp.Server, error) {
 	return srv, nil
 }
 
+// HTTPOptions configure Handler.
+type HTTPOptions struct {
+	// Logger receives the transport's errors; nil discards them.
+	Logger *slog.Logger
+	// HostGuarded says that a guard in front of the handler already checks
+	// Host and Origin for every browser request to the port, with the
+	// names the operator allowed (package hostguard). The SDK's own check
+	// is then left off: it refuses every Host that is not loopback on a
+	// loopback listener, a reverse proxy's on the same machine too,
+	// whatever the operator allowed.
+	HostGuarded bool
+}
+
 // Handler serves srv over the streamable HTTP transport. It is stateless:
 // every POST is a whole exchange, nothing is kept between requests, so
 // there is no session to bound, expire or take over, and each call carries
-// its own credentials. Answers are JSON, not event streams. The SDK
-// refuses a request that reached a loopback listener with a Host that is
-// not loopback (DNS rebinding); checking Origin is left to the server's
-// host guard, around every browser-reachable route.
-func Handler(srv *mcp.Server, log *slog.Logger) http.Handler {
+// its own credentials. Answers are JSON, not event streams. Unless
+// HostGuarded, the SDK refuses a request that reached a loopback listener
+// with a Host that is not loopback (DNS rebinding); it checks no Origin.
+func Handler(srv *mcp.Server, o HTTPOptions) http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Stateless:    true,
-		JSONResponse: true,
-		Logger:       log,
+		Stateless:                  true,
+		JSONResponse:               true,
+		Logger:                     o.Logger,
+		DisableLocalhostProtection: o.HostGuarded,
 	})
 }
 
