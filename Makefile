@@ -54,10 +54,11 @@ fuzz:
 demo:
 	$(GO) run ./cmd/memrank serve --demo
 
-## js: install the JS client tests' packages (Node 20+), then `make test` runs them
+## js: install the JS and MCP client tests' packages (Node 20+), then `make test` runs them
 js:
 	npm ci --prefix test/js --no-audit --no-fund
 	npm ci --prefix sdk/js --no-audit --no-fund
+	npm ci --prefix test/mcp --no-audit --no-fund
 
 ## tidy: go mod tidy
 tidy:

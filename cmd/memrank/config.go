@@ -54,6 +54,28 @@ type Config struct {
 	Shutdown    Shutdown            `koanf:"shutdown"`
 	// Consolidation is the upkeep job (docs/consolidation.md).
 	Consolidation consolidate.Config `koanf:"consolidation"`
+	// MCP is the Model Context Protocol server (docs/mcp.md).
+	MCP MCP `koanf:"mcp"`
+}
+
+// MCP configures memrank's MCP server: /mcp on the HTTP port (enabled),
+// and `memrank mcp` over stdio. Collection is the collection of a tool
+// call that names none ("": calls must name one).
+type MCP struct {
+	Enabled    bool   `koanf:"enabled"`
+	Collection string `koanf:"collection"`
+}
+
+// Validate checks the mcp section: a collection the write path would take.
+func (m MCP) Validate() error {
+	var k check.Checker
+	switch {
+	case len(m.Collection) > 255:
+		k.Add("collection", "is longer than 255 bytes")
+	case memory.IsCompanion(m.Collection):
+		k.Add("collection", "%s is memrank's %s, not a memory collection", check.Quote(m.Collection), memory.CompanionWhat(m.Collection))
+	}
+	return k.Err()
 }
 
 // Listen holds the addresses memrank serves on, and their TLS.
@@ -127,6 +149,7 @@ func defaultConfig() Config {
 		Shutdown:    Shutdown{Drain: 3 * time.Second, Grace: 10 * time.Second},
 
 		Consolidation: consolidate.DefaultConfig(),
+		MCP:           MCP{Enabled: true},
 	}
 }
 

@@ -90,6 +90,7 @@ func TestDefault(t *testing.T) {
 		Shutdown:  Shutdown{Drain: 3 * time.Second, Grace: 10 * time.Second},
 		Consolidation: consolidate.Config{Enabled: true, Collections: []string{}, Interval: 24 * time.Hour, BatchSize: 256, Rate: 2000,
 			CompactReplicasAfter: 7 * 24 * time.Hour, Lease: time.Hour, Timeout: 30 * time.Second},
+		MCP: MCP{Enabled: true},
 	}
 	if diff := cmp.Diff(want, defaultConfig()); diff != "" {
 		t.Errorf("defaultConfig() differs from the schema's defaults (-want +got):\n%s", diff)

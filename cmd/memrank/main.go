@@ -146,7 +146,7 @@ rest by base score x freshness x access boost, explaining every score.`,
 	}
 	root.PersistentFlags().StringVar(&e.configFile, "config", "", "YAML configuration file (default $MEMRANK_CONFIG)")
 	root.AddCommand(newVersionCmd(e), newConfigCmd(e), newScoreCmd(e), newQdrantCompatCmd(e), newBenchCmd(e), newServeCmd(e), newExplainCmd(e), newObserveCmd(e), newImportCmd(e), newReembedCmd(e), newForgetCmd(e), newBackfillCmd(e), newEvalCmd(e), newHealthCmd(e))
-	root.AddCommand(newConsolidateCmd(e), newReviewCmd(e))
+	root.AddCommand(newConsolidateCmd(e), newReviewCmd(e), newMCPCmd(e))
 	return root
 }
 

@@ -381,15 +381,19 @@ func aliasNamesCompanion(r *http.Request, body []byte) bool {
 	return walk(v)
 }
 
-// mux routes the HTTP listener: Qdrant's REST API, the native API, and a
-// /readyz that fails while draining, so load balancers stop sending
-// requests before the listeners close.
+// mux routes the HTTP listener: Qdrant's REST API, the native API, the
+// MCP server (/mcp, unless mcp.enabled is false), and a /readyz that
+// fails while draining, so load balancers stop sending requests before
+// the listeners close.
 func (s *stack) mux(rest http.Handler, draining *atomic.Bool) *http.ServeMux {
 	nativeHandler := s.native.Handler()
 	mux := http.NewServeMux()
 	mux.Handle("/", rest)
 	for _, p := range nativeRoutes() {
 		mux.Handle(p, nativeHandler)
+	}
+	if h := s.mcpHTTP(nativeHandler); h != nil {
+		mux.Handle("/mcp", h)
 	}
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if draining.Load() {
@@ -420,7 +424,7 @@ func (s *stack) reportDemo(ctx context.Context, w io.Writer) error {
 // announce says where memrank serves, on stderr and in the log.
 func (s *stack) announce(w io.Writer, httpAddr, grpcAddr net.Addr, demoLoaded bool) {
 	fmt.Fprintf(w, "memrank: serving %s\n", s.upstreamName)
-	fmt.Fprintf(w, "memrank: http %s (Qdrant REST API, /v1/retrieve, /v1/observe, /metrics), grpc %s (Qdrant gRPC API), replica %s\n",
+	fmt.Fprintf(w, "memrank: http %s (Qdrant REST API, /v1/retrieve, /v1/observe, /mcp, /metrics), grpc %s (Qdrant gRPC API), replica %s\n",
 		httpAddr, grpcAddr, s.replicaID)
 	fmt.Fprintf(w, "memrank: %s\n", tenancyLine(s.cfg.Tenancy))
 	if demoLoaded {

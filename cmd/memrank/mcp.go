@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/memrank/memrank/client"
+	"github.com/memrank/memrank/qdrantjson"
+	"github.com/memrank/memrank/server/inprocess"
+	"github.com/memrank/memrank/server/mcpfront"
+	"github.com/memrank/memrank/store"
+)
+
+// envAPIKey is where `memrank mcp` finds its API key when --api-key is not
+// given, so that an MCP client's configuration can keep it out of the
+// command line. It is not a configuration key.
+const envAPIKey = "MEMRANK_API_KEY"
+
+// inprocessURL is the base URL of the native API served in process: no
+// request for it ever leaves the process.
+const inprocessURL = "http://memrank.inprocess"
+
+// mcpFlagKeys maps mcp's flags to configuration keys.
+var mcpFlagKeys = map[string]string{"upstream": "upstream.grpc", "data": "store.data_dir", "collection": "mcp.collection"}
+
+type mcpOptions struct {
+	url, apiKey, tenant string
+	timeout             time.Duration
+}
+
+func newMCPCmd(e *env) *cobra.Command {
+	var o mcpOptions
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve memrank's MCP tools (remember, recall, confirm, correct, forget, stats) over stdio",
+		Long: `Serve memrank's Model Context Protocol tools on stdin and stdout, for an MCP client that
+starts memrank as a local server (Claude Desktop, an IDE, an agent framework). Stdout carries
+only the protocol; logs go to stderr. See docs/mcp.md.
+
+With --url the tools call a running memrank's native API, with --api-key (or $MEMRANK_API_KEY)
+and --tenant as their credentials. Without --url they run memrank in process on the
+configured upstream (--upstream, or the embedded store in --data, which a running serve holds
+locked: then use --url). When tenancy is on, --tenant (or a tenant's --api-key) names the
+tenant, and calls are refused without one.
+
+` + "`memrank serve`" + ` serves the same tools over streamable HTTP at /mcp, with each request's own
+credentials.`,
+		Example: `  memrank mcp --url http://127.0.0.1:6333 --collection dana_memories
+  MEMRANK_API_KEY=key-alice memrank mcp --url https://memrank.internal:6333
+  memrank mcp --data ./memrank-data --collection notes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runMCP(cmd.Context(), e, cmd, &o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.url, "url", "", "a running memrank's HTTP address (e.g. http://127.0.0.1:6333); empty: in process")
+	f.StringVar(&o.apiKey, "api-key", "", "api-key sent with each call (default $"+envAPIKey+")")
+	f.StringVar(&o.tenant, "tenant", "", "tenant, when tenancy is on (sent in the configured tenancy header)")
+	f.DurationVar(&o.timeout, "timeout", client.DefaultTimeout, "bound on each call of the native API")
+	f.String("collection", "", "the collection of a tool call that names none (mcp.collection)")
+	f.String("upstream", "", "Qdrant's gRPC address HOST:PORT, in process (empty: the embedded store in --data)")
+	f.String("data", defaultConfig().Store.DataDir, "data directory of the embedded store, in process")
+	return cmd
+}
+
+// runMCP serves the tools on stdin and stdout until the client closes
+// stdin or ctx ends.
+func runMCP(ctx context.Context, e *env, cmd *cobra.Command, o *mcpOptions) error {
+	if o.timeout <= 0 {
+		return usageError{fmt.Errorf("--timeout %v must be positive", o.timeout)}
+	}
+	if o.apiKey == "" {
+		o.apiKey = lookupEnv(e.environ, envAPIKey)
+	}
+	// MEMRANK_API_KEY is this command's, not a configuration key: the
+	// configuration would refuse it as unknown.
+	ce := *e
+	ce.environ = withoutVar(e.environ, envAPIKey)
+	c, err := ce.loadConfig(cmd.Flags(), mcpFlagKeys)
+	if err != nil {
+		return err
+	}
+	if o.tenant != "" && c.Tenancy.Header == "" {
+		return usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys or tokens the tenant comes from --api-key)")}
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	api, closeAPI, err := openMCPAPI(ctx, e, c, o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := closeAPI(); err != nil {
+			fmt.Fprintf(e.stderr, "memrank: closing: %v\n", err)
+		}
+	}()
+	srv, err := mcpfront.New(mcpfront.Config{
+		API: api, Collection: c.MCP.Collection, TextKey: c.PayloadKeys.Text, Version: versionString(), Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	in, ok := e.stdin.(io.ReadCloser)
+	if !ok {
+		in = io.NopCloser(e.stdin)
+	}
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{e.stdout}})
+	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
+		// The client closed stdin, or a signal stopped the command.
+		return nil
+	}
+	return fmt.Errorf("mcp: %w", err)
+}
+
+// openMCPAPI is the native API the tools call: a running memrank's with
+// --url, else one served in process on a stack of its own, through the
+// same handler serve mounts at /v1 (credentials and tenancy included).
+func openMCPAPI(ctx context.Context, e *env, c Config, o *mcpOptions) (*client.Client, func() error, error) {
+	creds := []client.Option{client.WithTimeout(o.timeout), client.WithAPIKey(o.apiKey)}
+	if o.tenant != "" {
+		creds = append(creds, client.WithTenantHeader(c.Tenancy.Header, o.tenant))
+	}
+	if o.url != "" {
+		api, err := client.New(o.url, creds...)
+		if err != nil {
+			return nil, nil, usageError{fmt.Errorf("--url: %w", err)}
+		}
+		return api, func() error { return nil }, nil
+	}
+	s, err := newStack(ctx, c, e.stderr, true)
+	if errors.Is(err, store.ErrDirectoryInUse) {
+		return nil, nil, usageError{fmt.Errorf("the data directory %s is in use by another process (a running memrank serve?): "+
+			"give --url with its address to go through it", c.Store.DataDir)}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	closeStack := func() error { return s.close(context.Background()) }
+	md := metadata.MD{}
+	if o.apiKey != "" {
+		md.Set("api-key", o.apiKey)
+	}
+	if o.tenant != "" {
+		md.Set(c.Tenancy.Header, o.tenant)
+	}
+	if _, err := s.policy.Tenant(md); err != nil {
+		closeStack()
+		return nil, nil, usageError{fmt.Errorf("tenancy is on: %w (give --tenant or a tenant's --api-key)", err)}
+	}
+	hc := &http.Client{Transport: &inprocess.Transport{Handler: s.native.Handler()}}
+	api, err := client.New(inprocessURL, append(creds, client.WithHTTPClient(hc))...)
+	if err != nil {
+		closeStack()
+		return nil, nil, err
+	}
+	return api, closeStack, nil
+}
+
+// mcpHTTP is serve's /mcp: the tools over streamable HTTP, calling the
+// native API in process with each request's own credentials (the native
+// handler checks them as it checks a /v1 request's). Nil when mcp.enabled
+// is false.
+func (s *stack) mcpHTTP(native http.Handler) http.Handler {
+	if !s.cfg.MCP.Enabled {
+		return nil
+	}
+	log := s.tel.Settings().Logger
+	hc := &http.Client{Transport: &inprocess.Transport{Handler: native}}
+	api, err := client.New(inprocessURL, client.WithHTTPClient(hc))
+	var srv *mcp.Server
+	if err == nil {
+		srv, err = mcpfront.New(mcpfront.Config{
+			API: api, TenantHeader: s.cfg.Tenancy.Header, Collection: s.cfg.MCP.Collection,
+			TextKey: s.cfg.PayloadKeys.Text, Version: versionString(), Logger: log,
+		})
+	}
+	if err != nil {
+		// Only a configuration Validate refused gets here.
+		log.Error("the MCP server cannot start: /mcp answers 503", "error", err)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			qdrantjson.WriteError(w, time.Now(), qdrantjson.Errorf(qdrantjson.ClassUnavailable, "the MCP server is not available"))
+		})
+	}
+	// serve puts hostguard in front of the whole port.
+	return mcpfront.Handler(srv, mcpfront.HTTPOptions{Logger: log, HostGuarded: true})
+}
+
+// withoutVar is environ without the variable name.
+func withoutVar(environ []string, name string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); k != name {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// nopWriteCloser is stdout for the transport: closing the session must not
+// close the process's stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
