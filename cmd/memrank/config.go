@@ -17,6 +17,7 @@ import (
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/server/ui"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/telemetry"
 	"github.com/memrank/memrank/tenancy"
@@ -52,6 +53,8 @@ type Config struct {
 	Shutdown    Shutdown            `koanf:"shutdown"`
 	// Consolidation is the upkeep job (docs/consolidation.md).
 	Consolidation consolidate.Config `koanf:"consolidation"`
+	// UI is the explain page on the HTTP port (docs/explain-page.md).
+	UI ui.Config `koanf:"ui"`
 }
 
 // Listen holds the addresses memrank serves on, and their TLS.
@@ -115,6 +118,7 @@ func defaultConfig() Config {
 		Shutdown:    Shutdown{Drain: 3 * time.Second, Grace: 10 * time.Second},
 
 		Consolidation: consolidate.DefaultConfig(),
+		UI:            ui.DefaultConfig(),
 	}
 }
 
