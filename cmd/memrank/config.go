@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/server/hostguard"
 	"github.com/memrank/memrank/server/ui"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/telemetry"
@@ -64,6 +66,11 @@ type Listen struct {
 	// TLS, when its cert_file is set, serves both listeners over TLS; the
 	// files are re-read when they change.
 	TLS tlsfiles.Server `koanf:"tls"`
+	// AllowedHosts are the host names, besides localhost and IP
+	// addresses, that browsers may use to reach the HTTP port (the explain
+	// page, /mcp, the API from a page): every other name is refused, as a
+	// DNS rebinding attack would use one (package hostguard).
+	AllowedHosts []string `koanf:"allowed_hosts"`
 }
 
 // Validate checks the listen section: two addresses, not the same one.
@@ -75,6 +82,11 @@ func (l Listen) Validate() error {
 		k.Add("grpc", "%s is also %s", check.Quote(l.GRPC), check.Ref("http"))
 	}
 	k.Sub("tls", l.TLS.Validate())
+	for i, h := range l.AllowedHosts {
+		if err := hostguard.ValidHost(h); err != nil {
+			k.Add(fmt.Sprintf("allowed_hosts[%d]", i), "%s", err)
+		}
+	}
 	return k.Err()
 }
 
@@ -108,7 +120,7 @@ func defaultConfig() Config {
 		Forget:      dedup.DefaultForgetConfig(),
 		Embedder:    embed.DefaultConfig(),
 		Upstream:    upstream.DefaultConfig(),
-		Listen:      Listen{HTTP: ":6333", GRPC: ":6334"},
+		Listen:      Listen{HTTP: ":6333", GRPC: ":6334", AllowedHosts: []string{}},
 		Limits:      admission.DefaultConfig(),
 		Store:       store.DefaultConfig(),
 		Access:      rank.DefaultRecorderConfig(),

@@ -70,7 +70,7 @@ func TestDefault(t *testing.T) {
 		Forget:   dedup.ForgetConfig{Audit: "redact"},
 		Embedder: embed.Config{Driver: "semantic", Dimensions: 384, Timeout: 10 * time.Second, BatchSize: 64, CacheSize: 10000},
 		Upstream: upstream.Config{Timeout: 10 * time.Second, LongTimeout: 10 * time.Minute},
-		Listen:   Listen{HTTP: ":6333", GRPC: ":6334"},
+		Listen:   Listen{HTTP: ":6333", GRPC: ":6334", AllowedHosts: []string{}},
 		Limits: admission.Config{MaxInFlight: 32, MaxBodyBytes: 32 << 20, MaxBodyBytesInFlight: 256 << 20, BodyTimeout: 10 * time.Second,
 			MaxConnections: 4096, MaxStreams: 100, RetryAfter: time.Second},
 		Store:   store.Config{DataDir: "./memrank-data", MaxResults: 10000},

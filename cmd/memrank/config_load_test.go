@@ -301,7 +301,7 @@ func TestEnvTypedValues(t *testing.T) {
 		{"map, key=value pairs", "MEMRANK_SCORING__DECAY__TYPE_CATEGORIES=preference=preference, fact=technical", func(c Config) any { return c.Scoring.Decay.TypeCategories }, map[string]string{"preference": "preference", "fact": "technical"}},
 		{"map, YAML flow", "MEMRANK_SCORING__SOURCE_LEVELS={rumour: 0.1}", func(c Config) any { return c.Scoring.SourceLevels["rumour"] }, 0.1},
 		{"list of rows, YAML flow", "MEMRANK_SCORING__EXTRACTOR__MODELS=[{pattern: 'llama', quality: 0.7}]", func(c Config) any { return c.Scoring.Extractor.Models }, []scoring.ExtractorPattern{{Pattern: "llama", Quality: 0.7}}},
-		{"section, YAML flow", "MEMRANK_LISTEN={http: ':8080'}", func(c Config) any { return c.Listen }, Listen{HTTP: ":8080", GRPC: ":6334"}},
+		{"section, YAML flow", "MEMRANK_LISTEN={http: ':8080'}", func(c Config) any { return c.Listen }, Listen{HTTP: ":8080", GRPC: ":6334", AllowedHosts: []string{}}},
 		{"OTLP endpoint from OTEL", "OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317", func(c Config) any { return c.Telemetry.OTLPEndpoint }, "http://collector:4317"},
 		{"other variables are not read", "UPSTREAM__GRPC=x", func(c Config) any { return c.Upstream.GRPC }, ""},
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/server/grpcfront"
+	"github.com/memrank/memrank/server/hostguard"
 	"github.com/memrank/memrank/server/restapi"
 	"github.com/memrank/memrank/server/ui"
 	"github.com/memrank/memrank/tenancy"
@@ -108,16 +109,7 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	if err != nil {
 		return err
 	}
-	// Tenancy by header checks no credential: the store is as open.
-	if c.Upstream.GRPC == "" && !c.Store.Auth().Enabled() && (c.Tenancy.Key == "" || c.Tenancy.Header != "") {
-		for _, addr := range []string{c.Listen.HTTP, c.Listen.GRPC} {
-			if !loopback(addr) {
-				fmt.Fprintf(e.stderr, "memrank: WARNING: the embedded store is open (no store.api_key; no tenancy, or tenants from a header anyone can set) and %s is not a loopback address: anyone who reaches it can read and change every collection\n", addr)
-				tel.Logger.Warn("the embedded store is open on a non-loopback address", "listen", addr)
-				break
-			}
-		}
-	}
+	warnOpenStore(e.stderr, c, tel.Logger)
 	if loadDemo {
 		if err := s.reportDemo(ctx, e.stderr); err != nil {
 			return err
@@ -173,9 +165,15 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	if err != nil {
 		return err
 	}
+	// Browsers of other sites, and names rebound to this address, are
+	// refused before any route runs.
+	guard, err := hostguard.New(hostguard.Config{AllowedHosts: c.Listen.AllowedHosts, Pages: browserPages()})
+	if err != nil {
+		return usageError{err}
+	}
 	fail := func(err error) { stop(err) }
 	httpSrv := &http.Server{
-		Handler:           httpLimits.Handler(s.mux(restHandler, page, &draining)),
+		Handler:           httpLimits.Handler(guard.Handler(s.mux(restHandler, page, &draining))),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
@@ -208,6 +206,22 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	}
 	tel.Logger.Info("shutting down")
 	return nil
+}
+
+// warnOpenStore warns when the embedded store answers anyone on a
+// non-loopback address. Tenancy by header checks no credential: the store
+// is as open.
+func warnOpenStore(w io.Writer, c Config, log *slog.Logger) {
+	if c.Upstream.GRPC != "" || c.Store.Auth().Enabled() || (c.Tenancy.Key != "" && c.Tenancy.Header == "") {
+		return
+	}
+	for _, addr := range []string{c.Listen.HTTP, c.Listen.GRPC} {
+		if !loopback(addr) {
+			fmt.Fprintf(w, "memrank: WARNING: the embedded store is open (no store.api_key; no tenancy, or tenants from a header anyone can set) and %s is not a loopback address: anyone who reaches it can read and change every collection\n", addr)
+			log.Warn("the embedded store is open on a non-loopback address", "listen", addr)
+			return
+		}
+	}
 }
 
 // listen opens a listener the lifecycle closes (after the server on it has
@@ -457,6 +471,10 @@ func tenancyLine(c tenancy.Config) string {
 	}
 	return fmt.Sprintf("tenancy on: payload key %s, tenants from %s, %d administrator keys", c.Key, from, len(c.AdminAPIKeys))
 }
+
+// browserPages are the paths only browsers load, whose Host the guard
+// checks on every request.
+func browserPages() []string { return []string{ui.Prefix} }
 
 // nativeRoutes are the native API's paths on the shared mux; /readyz is
 // mounted by serve itself so that it fails while draining.

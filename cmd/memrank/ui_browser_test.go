@@ -117,7 +117,9 @@ func accessState(t *testing.T, base, id string) string {
 // against `memrank serve --demo` (test/ui/explain.mjs): it asks the demo's
 // question, checks the first result and the width of each of its bars
 // against the answer, opens its audit trail and checks the stats. The
-// page's reads must not count as accesses. MEMRANK_UI_SCREENSHOT=path keeps
+// page's reads must not count as accesses. Then it attacks: the page by a
+// name rebound to memrank's address, and requests from a page of another
+// origin, are refused (the host guard). MEMRANK_UI_SCREENSHOT=path keeps
 // the screenshot there (docs/img/explain-page.png is taken so).
 func TestUIBrowser(t *testing.T) {
 	node, chromium, dir := uiBrowser(t)
@@ -172,7 +174,8 @@ func TestUIBrowser(t *testing.T) {
 	}
 
 	want := []string{"page served with its security headers", "stats rendered", "question asked, read-only (count_access false)",
-		"first result's bars, guard and gates", "folded duplicates and left-out candidates", "audit history on click", "screenshot"}
+		"first result's bars, guard and gates", "folded duplicates and left-out candidates", "audit history on click", "screenshot",
+		"a rebound name is refused", "another origin's requests are refused"}
 	if diff := cmp.Diff(want, rep.Checks); diff != "" {
 		t.Errorf("checks passed (-want +got):\n%s", diff)
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memrank/memrank/client"
 	"github.com/memrank/memrank/dedup"
 )
 
@@ -55,13 +56,13 @@ func InputFault(err error, obs dedup.Observation) bool {
 	if errors.Is(err, dedup.ErrNotFound) {
 		return obs.Corrects != ""
 	}
-	var he *statusError
+	var he *client.Error
 	if errors.As(err, &he) {
-		switch he.code {
+		switch he.Status {
 		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
 			return true
 		case http.StatusNotFound:
-			return obs.Corrects != "" && strings.Contains(he.msg, "no such memory")
+			return obs.Corrects != "" && strings.Contains(he.Message, "no such memory")
 		}
 	}
 	return false

@@ -2,6 +2,9 @@
 // `memrank serve --demo`: pick dana_memories, ask "where does Dana live",
 // check the first result and its bars against the answer the page itself
 // received, open its audit trail, check the stats, take a screenshot.
+// Then, as an attacker would: reach the page by a name rebound to memrank's
+// address (DNS rebinding), and send requests from a page of another origin;
+// memrank must refuse both (403), and nothing may change.
 //
 //   MEMRANK_URL   memrank's HTTP base URL (required), e.g. http://127.0.0.1:6333
 //   SCREENSHOT    where to write the PNG (required)
@@ -12,6 +15,7 @@
 // failed check. cmd/memrank's TestUIBrowser runs it.
 
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -38,7 +42,9 @@ const context = await chromium.launchPersistentContext(profile, {
   executablePath,
   headless: true,
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    // evil.example is an attacker's name that resolves to memrank.
+    "--host-resolver-rules=MAP evil.example 127.0.0.1"],
   viewport: { width: 1440, height: 1100 },
   timeout: 30000,
 });
@@ -168,10 +174,55 @@ try {
   await page.screenshot({ path: screenshot });
   report.screenshot = screenshot;
   done("screenshot");
+
+  await attacks(String(r0.id), view.audit.length);
   process.stdout.write(JSON.stringify(report) + "\n");
 } finally {
   await context.close();
   await rm(profile, { recursive: true, force: true });
+}
+
+// attacks plays the two attacks the host guard is for, in a fresh tab.
+async function attacks(id, auditBefore) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(15000);
+  const port = new URL(base).port;
+
+  // DNS rebinding: the attacker's name, resolved to memrank's address.
+  const rebound = await page.goto(`http://evil.example:${port}/ui`);
+  check(rebound.status() === 403, `the page by a rebound name: ${rebound.status()}`);
+  check((await rebound.text()).includes("DNS rebinding"), "the refusal says why");
+  done("a rebound name is refused");
+
+  // Another origin: a page of its own server asks memrank to read and to
+  // confirm a memory with requests a browser sends without a preflight.
+  const site = createServer((req, res) => {
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.end("<!doctype html><title>another site</title><p>another site</p>");
+  });
+  await new Promise((ok) => site.listen(0, "127.0.0.1", ok));
+  try {
+    const other = `http://127.0.0.1:${site.address().port}`;
+    const seen = new Map();
+    page.on("response", (r) => { if (r.url().startsWith(base)) seen.set(new URL(r.url()).pathname, r.status()); });
+    await page.goto(`${other}/`);
+    const confirm = `/v1/memories/${encodeURIComponent(id)}/confirm`;
+    await page.evaluate(async ({ base, confirm }) => {
+      const opts = { mode: "no-cors", credentials: "include" };
+      await fetch(`${base}/collections`, opts).catch(() => {});
+      await fetch(`${base}${confirm}`, { ...opts, method: "POST", headers: { "content-type": "text/plain" },
+        body: JSON.stringify({ collection: "dana_memories", session_id: "attacker" }) }).catch(() => {});
+    }, { base, confirm });
+    for (const path of ["/collections", confirm]) {
+      check(seen.get(path) === 403, `another origin's request for ${path}: ${seen.get(path)}`);
+    }
+  } finally {
+    site.close();
+  }
+  const after = await (await fetch(`${base}/v1/memories/${encodeURIComponent(id)}?collection=dana_memories`)).json();
+  check(after.result.audit.length === auditBefore, `the memory's audit trail changed: ${JSON.stringify(after.result.audit)}`);
+  done("another origin's requests are refused");
+  await page.close();
 }
 
 function fill0(x) {

@@ -1,0 +1,308 @@
+// Package client is the Go SDK for memrank's own HTTP API: the write path
+// (observe, confirm, correct, used), retrieval with every factor explained,
+// a memory's history (its audit trail), forgetting and stats. Reads of
+// Qdrant's own API need no SDK: point any Qdrant client at memrank.
+//
+//	c, err := client.New("http://127.0.0.1:6333", client.WithAPIKey(key))
+//	out, err := c.Observe(ctx, client.Observation{Collection: "memories", Text: "Dana lives in Lisbon"})
+//	res, err := c.Retrieve(ctx, client.RetrieveRequest{Collection: "memories", Text: "where does Dana live"})
+//
+// Errors the server answers are *Error, with the HTTP status and the
+// server's message; errors.Is tells them apart by kind (ErrNotFound,
+// ErrUnauthorized, ...). A request that never got an answer is an *Error
+// too, with Status 0 and ErrConnection.
+//
+// The client is safe for concurrent use. It holds no state besides its
+// options, so With makes a cheap copy acting with other credentials.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults.
+const (
+	DefaultURL     = "http://127.0.0.1:6333"
+	DefaultTimeout = 30 * time.Second
+	// maxAnswer bounds how much of an answer is read: a retrieve of 1,000
+	// explained results with payloads fits many times over.
+	maxAnswer = 64 << 20
+)
+
+// Client calls one memrank server's native API.
+type Client struct {
+	base    string
+	hc      *http.Client
+	timeout time.Duration
+	header  http.Header // credentials, tenant and extra headers sent on every call
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithAPIKey sends key in the api-key header, as Qdrant's clients do.
+func WithAPIKey(key string) Option {
+	return func(c *Client) { c.setHeader("api-key", key) }
+}
+
+// WithBearerToken sends token as Authorization: Bearer (a JWT, for servers
+// that take tenants from verified tokens).
+func WithBearerToken(token string) Option {
+	return func(c *Client) {
+		if token == "" {
+			c.header.Del("Authorization")
+			return
+		}
+		c.header.Set("Authorization", "Bearer "+token)
+	}
+}
+
+// WithTenantHeader sends tenant in the header name, for servers that take
+// the tenant from a header a trusted gateway sets (tenancy.header).
+func WithTenantHeader(name, tenant string) Option {
+	return func(c *Client) { c.setHeader(name, tenant) }
+}
+
+// WithHeader sends one more header on every call; an empty value removes
+// it.
+func WithHeader(name, value string) Option {
+	return func(c *Client) { c.setHeader(name, value) }
+}
+
+// WithHTTPClient makes the calls with hc (a transport of your own, a proxy,
+// TLS settings). Its Timeout, if any, applies besides WithTimeout's.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) {
+		if hc != nil {
+			c.hc = hc
+		}
+	}
+}
+
+// WithTimeout bounds each call, from sending to reading the whole answer
+// (default 30 s). Zero or less keeps the default.
+func WithTimeout(d time.Duration) Option {
+	return func(c *Client) {
+		if d > 0 {
+			c.timeout = d
+		}
+	}
+}
+
+func (c *Client) setHeader(name, value string) {
+	if value == "" {
+		c.header.Del(name)
+		return
+	}
+	c.header.Set(name, value)
+}
+
+// New makes a client of the memrank at baseURL (DefaultURL when empty),
+// e.g. http://127.0.0.1:6333.
+func New(baseURL string, opts ...Option) (*Client, error) {
+	if baseURL == "" {
+		baseURL = DefaultURL
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if !strings.Contains(baseURL, "://") {
+			return nil, fmt.Errorf("client: %q is not an http(s) URL: write it with its scheme, e.g. http://%s", baseURL, baseURL)
+		}
+		return nil, fmt.Errorf("client: %q is not an http(s) URL", baseURL)
+	}
+	c := &Client{
+		base:    strings.TrimRight(baseURL, "/"),
+		hc:      http.DefaultClient,
+		timeout: DefaultTimeout,
+		header:  http.Header{},
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// With returns a copy of c with opts applied on top, e.g. one caller's
+// credentials; c is unchanged.
+func (c *Client) With(opts ...Option) *Client {
+	cp := *c
+	cp.header = c.header.Clone()
+	for _, o := range opts {
+		o(&cp)
+	}
+	return &cp
+}
+
+// URL is the server's base URL.
+func (c *Client) URL() string { return c.base }
+
+// Do calls method path (with query, which may be nil) and decodes the
+// whole JSON answer of a 200 into out (nil: discarded). body is sent as
+// JSON: a []byte or json.RawMessage as it is, anything else marshalled;
+// nil sends no body. It is for routes this package has no method for;
+// any other status is an *Error.
+func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case json.RawMessage:
+		rd = bytes.NewReader(b)
+	default:
+		enc, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("client: encoding the %s %s body: %w", method, path, err)
+		}
+		rd = bytes.NewReader(enc)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	target := c.base + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	if err != nil {
+		return fmt.Errorf("client: %s %s: %w", method, path, err)
+	}
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return &Error{Message: fmt.Sprintf("%s %s: %v", method, path, err), err: err}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err != nil {
+		return &Error{Message: fmt.Sprintf("%s %s: reading the answer: %v", method, path, err), err: err}
+	}
+	if len(b) > maxAnswer {
+		return &Error{Status: resp.StatusCode, Message: fmt.Sprintf("%s %s: the answer is larger than %d bytes", method, path, maxAnswer)}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return statusError(resp, b)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("client: the answer of %s %s is not what memrank answers: %w", method, path, err)
+	}
+	return nil
+}
+
+// call is Do for the routes whose answer is Qdrant's envelope: it returns
+// the envelope's result.
+func call[T any](ctx context.Context, c *Client, method, path string, query url.Values, body any) (*T, error) {
+	var env struct {
+		Result *T `json:"result"`
+	}
+	if err := c.Do(ctx, method, path, query, body, &env); err != nil {
+		return nil, err
+	}
+	if env.Result == nil {
+		return nil, fmt.Errorf("client: the answer of %s %s has no result", method, path)
+	}
+	return env.Result, nil
+}
+
+// Error is an answer other than 200, or no answer at all (Status 0).
+type Error struct {
+	Status  int    // the HTTP status; 0 when the request got no answer
+	Message string // the server's message ({"status": {"error": ...}}), or what went wrong
+	// RetryAfter is the server's Retry-After on a 429 or 503 (0: none).
+	RetryAfter time.Duration
+	err        error // the transport's error, when Status is 0
+}
+
+func (e *Error) Error() string {
+	if e.Status == 0 {
+		return e.Message
+	}
+	return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
+}
+
+// Unwrap returns the transport's error of a request that got no answer.
+func (e *Error) Unwrap() error { return e.err }
+
+// Kinds of Error, for errors.Is.
+var (
+	ErrBadRequest   = errors.New("bad request")      // 400, 422: the request itself is at fault
+	ErrUnauthorized = errors.New("unauthorized")     // 401: no or unknown credentials
+	ErrForbidden    = errors.New("forbidden")        // 403: the credentials may not do this
+	ErrNotFound     = errors.New("not found")        // 404: no such memory, collection or route
+	ErrConflict     = errors.New("conflict")         // 409: e.g. the collection is being re-embedded
+	ErrRateLimited  = errors.New("rate limited")     // 429: see RetryAfter
+	ErrUnavailable  = errors.New("unavailable")      // 502, 503, 504: try again later
+	ErrServer       = errors.New("server error")     // any other 5xx
+	ErrConnection   = errors.New("connection error") // no answer: refused, reset, timed out
+)
+
+// Is reports whether the error is of kind target (one of the Err values).
+func (e *Error) Is(target error) bool {
+	return kind(e.Status) == target
+}
+
+func kind(status int) error {
+	switch {
+	case status == 0:
+		return ErrConnection
+	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
+		return ErrBadRequest
+	case status == http.StatusUnauthorized:
+		return ErrUnauthorized
+	case status == http.StatusForbidden:
+		return ErrForbidden
+	case status == http.StatusNotFound:
+		return ErrNotFound
+	case status == http.StatusConflict:
+		return ErrConflict
+	case status == http.StatusTooManyRequests:
+		return ErrRateLimited
+	case status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout:
+		return ErrUnavailable
+	case status >= 500:
+		return ErrServer
+	}
+	return nil
+}
+
+// statusError reads Qdrant's error envelope, {"status": {"error": ...}};
+// an answer of another shape (a proxy's page) is quoted, shortened.
+func statusError(resp *http.Response, b []byte) *Error {
+	e := &Error{Status: resp.StatusCode}
+	var qe struct {
+		Status struct {
+			Error string `json:"error"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(b, &qe) == nil && qe.Status.Error != "" {
+		e.Message = qe.Status.Error
+	} else {
+		e.Message = fmt.Sprintf("%.200s", bytes.TrimSpace(b))
+		if e.Message == "" {
+			e.Message = http.StatusText(resp.StatusCode)
+		}
+	}
+	if s := resp.Header.Get("Retry-After"); s != "" {
+		if d, err := time.ParseDuration(s + "s"); err == nil && d > 0 {
+			e.RetryAfter = d
+		}
+	}
+	return e
+}

@@ -1,0 +1,348 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// sent is one request the fake server received.
+type sent struct {
+	Method, Path, Query string
+	Header              http.Header
+	Body                map[string]any
+}
+
+// fakeAPI answers every request with status and answer, and records what
+// it was sent.
+type fakeAPI struct {
+	mu      sync.Mutex
+	got     []sent
+	status  int
+	answer  string
+	headers map[string]string
+}
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	s := sent{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Header: r.Header}
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &s.Body); err != nil {
+			http.Error(w, "not JSON", http.StatusTeapot)
+			return
+		}
+	}
+	f.mu.Lock()
+	f.got = append(f.got, s)
+	f.mu.Unlock()
+	for k, v := range f.headers {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(f.status)
+	_, _ = io.WriteString(w, f.answer)
+}
+
+func (f *fakeAPI) last(t *testing.T) sent {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.got) == 0 {
+		t.Fatal("the server was sent nothing")
+	}
+	return f.got[len(f.got)-1]
+}
+
+func newFake(t *testing.T, status int, answer string) (*fakeAPI, *Client) {
+	t.Helper()
+	f := &fakeAPI{status: status, answer: answer}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL, WithAPIKey("k1"), WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, c
+}
+
+const outcomeAnswer = `{"result":{"decision":"new","memory_id":"6f1c2a8e-0000-4000-8000-000000000001","confidence":0.7225,"observations":1,"dedup_tier":0,"judge":null,"replayed":false,"created_collection":true},"status":"ok","time":0.001}`
+
+// TestRequests: each method sends the route, method, query and body the
+// native API documents, with the credentials, and reads its answer.
+func TestRequests(t *testing.T) {
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	lp := -0.25
+	tests := []struct {
+		name      string
+		answer    string
+		call      func(context.Context, *Client) (any, error)
+		want      sent
+		wantValue any
+	}{
+		{
+			name:   "observe",
+			answer: outcomeAnswer,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Observe(ctx, Observation{Collection: "m", Text: "Dana lives in Lisbon", Source: "direct",
+					SessionID: "s1", ObservedAt: at, Entities: []string{"Dana"}, ExtractorLogprob: &lp, ObservationID: "o1"})
+			},
+			want: sent{Method: "POST", Path: "/v1/observe", Body: map[string]any{
+				"collection": "m", "text": "Dana lives in Lisbon", "source": "direct", "session_id": "s1",
+				"observed_at": "2026-05-01T12:00:00Z", "entities": []any{"Dana"}, "extractor_logprob": -0.25, "observation_id": "o1"}},
+			wantValue: &Outcome{Decision: "new", MemoryID: "6f1c2a8e-0000-4000-8000-000000000001", Confidence: 0.7225,
+				Observations: 1, CreatedCollection: true},
+		},
+		{
+			name:   "confirm",
+			answer: outcomeAnswer,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Confirm(ctx, Confirmation{Collection: "m", MemoryID: "a/b", At: at})
+			},
+			want: sent{Method: "POST", Path: "/v1/memories/a%2Fb/confirm", Body: map[string]any{"collection": "m", "at": "2026-05-01T12:00:00Z"}},
+		},
+		{
+			name:   "correct: the id goes in the path, not the body",
+			answer: outcomeAnswer,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Correct(ctx, "42", Observation{Collection: "m", Text: "Dana lives in Porto", Corrects: "7"})
+			},
+			want: sent{Method: "POST", Path: "/v1/memories/42/correct", Body: map[string]any{"collection": "m", "text": "Dana lives in Porto"}},
+		},
+		{
+			name:   "used",
+			answer: outcomeAnswer,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Used(ctx, Confirmation{Collection: "m", MemoryID: "42", SessionID: "s2"})
+			},
+			want: sent{Method: "POST", Path: "/v1/memories/42/used", Body: map[string]any{"collection": "m", "session_id": "s2"}},
+		},
+		{
+			name:   "retrieve: explain on by default, ids of both kinds",
+			answer: `{"result":[{"id":7,"score":0.5,"base_score":0.6,"weight":0.8,"guard":null,"confidence":0.9,"freshness":1,"access_count":2,"access_boost":1.1,"render":true,"below_gate":false,"tier":"active","bucket":"high","retrievable":true,"protected":false,"folded_ids":["b2b2b2b2-0000-4000-8000-000000000002"],"dedup":"text_hash","judge_consulted":false,"problems":[],"payload":{"text":"Lives in Lisbon"}}],"status":"ok","time":0.002,"reranked":true,"mode":"rerank","detection":"has an audit companion","guard":{"applied":true,"relative":false,"best":0.6,"cutoff":0.45,"band":0.15,"floor":0,"relative_band":0,"from":"default","relevant":1,"beyond":0},"dropped":[{"id":9,"reason":"folded","into":7,"base_score":0.59}]}`,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				res, err := c.Retrieve(ctx, RetrieveRequest{Collection: "m", Text: "where does Dana live", Limit: 3})
+				if err != nil {
+					return nil, err
+				}
+				return []any{res.Results[0].ID, res.Results[0].Text(), res.Results[0].FoldedIDs, *res.Dropped[0].Into, res.Guard.Cutoff, *res.Results[0].AccessBoost}, nil
+			},
+			want:      sent{Method: "POST", Path: "/v1/retrieve", Body: map[string]any{"collection": "m", "text": "where does Dana live", "limit": 3.0, "explain": true}},
+			wantValue: []any{ID("7"), "Lives in Lisbon", []ID{"b2b2b2b2-0000-4000-8000-000000000002"}, ID("7"), 0.45, 1.1},
+		},
+		{
+			name:   "history",
+			answer: `{"result":{"id":"42","collection":"m","payload":{"text":"x"},"audit":[{"memory_id":"42","observation_id":"o1","reason":"insert","old":0,"new":0.7,"old_n":0,"new_n":1,"at":"2026-05-01T12:00:00Z","session_id":"s1","turn_id":"","source":0.85,"extractor":0.85,"type":1,"grounding":"supported","decision":"new"}]},"status":"ok","time":0}`,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				m, err := c.History(ctx, "m 1", "42")
+				if err != nil {
+					return nil, err
+				}
+				return []any{m.ID, len(m.Audit), m.Audit[0].Reason, m.Audit[0].At, m.Audit[0].NewN}, nil
+			},
+			want:      sent{Method: "GET", Path: "/v1/memories/42", Query: "collection=m+1"},
+			wantValue: []any{"42", 1, "insert", at, 1},
+		},
+		{
+			name:   "forget a session",
+			answer: `{"result":{"collection":"m","memories_updated":1,"memories_deleted":2,"audit_redacted":3,"audit_deleted":0,"audit_kept":0,"audit_policy":"redact"},"status":"ok","time":0}`,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.ForgetSession(ctx, "m", "s1")
+			},
+			want:      sent{Method: "DELETE", Path: "/v1/sessions/s1", Query: "collection=m"},
+			wantValue: &ForgetReport{Collection: "m", MemoriesUpdated: 1, MemoriesDeleted: 2, AuditRedacted: 3, AuditPolicy: "redact"},
+		},
+		{
+			name:   "forget a memory",
+			answer: `{"result":{"collection":"m","memories_updated":0,"memories_deleted":1,"audit_redacted":0,"audit_deleted":0,"audit_kept":0,"audit_policy":"redact"},"status":"ok","time":0}`,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.ForgetMemory(ctx, "m", "42")
+			},
+			want: sent{Method: "DELETE", Path: "/v1/memories/42", Query: "collection=m"},
+		},
+		{
+			name:   "stats: null average and rate stay nil",
+			answer: `{"result":{"collection":"m","method":"counted","memories":0,"archived":0,"superseded":0,"average_confidence":null,"buckets":{},"histogram":[0,0,0,0,0,0,0,0,0,0],"tiers":{},"tiers_as_of":null,"types":{},"decisions":{},"judge":{"calls":0,"cache_hits":0,"cache_misses":0,"fallbacks":0,"cache_hit_rate":null}},"status":"ok","time":0}`,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				st, err := c.Stats(ctx, "m")
+				if err != nil {
+					return nil, err
+				}
+				return []any{st.Method, st.AverageConfidence == nil, st.TiersAsOf == nil, st.Judge.CacheHitRate == nil, len(st.Histogram)}, nil
+			},
+			want:      sent{Method: "GET", Path: "/v1/stats", Query: "collection=m"},
+			wantValue: []any{"counted", true, true, true, 10},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, c := newFake(t, http.StatusOK, tt.answer)
+			got, err := tt.call(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := f.last(t)
+			if k := s.Header.Get("api-key"); k != "k1" {
+				t.Errorf("api-key = %q, want k1", k)
+			}
+			h := s.Header
+			s.Header = nil
+			if diff := cmp.Diff(tt.want, s); diff != "" {
+				t.Errorf("sent (-want +got):\n%s", diff)
+			}
+			if tt.want.Body != nil && h.Get("Content-Type") != "application/json" {
+				t.Errorf("Content-Type = %q", h.Get("Content-Type"))
+			}
+			if tt.wantValue != nil {
+				if diff := cmp.Diff(tt.wantValue, got); diff != "" {
+					t.Errorf("answer (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// TestErrors: every status becomes its kind with the server's message, and
+// a refused connection is ErrConnection.
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		status     int
+		answer     string
+		headers    map[string]string
+		kind       error
+		message    string
+		retryAfter time.Duration
+	}{
+		{"bad request", 400, `{"status":{"error":"text: required"},"time":0}`, nil, ErrBadRequest, "text: required", 0},
+		{"validation", 422, `{"status":{"error":"Validation error in JSON body: [limit: 0]"},"time":0}`, nil, ErrBadRequest, "Validation error in JSON body: [limit: 0]", 0},
+		{"unauthorized", 401, `{"status":{"error":"Must provide an API key or an Authorization bearer token"},"time":0}`, nil, ErrUnauthorized, "Must provide an API key or an Authorization bearer token", 0},
+		{"forbidden", 403, `{"status":{"error":"Forbidden"},"time":0}`, nil, ErrForbidden, "Forbidden", 0},
+		{"not found", 404, `{"status":{"error":"Not found: memory 42"},"time":0}`, nil, ErrNotFound, "Not found: memory 42", 0},
+		{"conflict", 409, `{"status":{"error":"being re-embedded"},"time":0}`, nil, ErrConflict, "being re-embedded", 0},
+		{"rate limited", 429, `{"status":{"error":"too many requests"},"time":0}`, map[string]string{"Retry-After": "3"}, ErrRateLimited, "too many requests", 3 * time.Second},
+		{"unavailable", 503, `{"status":{"error":"upstream down"},"time":0}`, nil, ErrUnavailable, "upstream down", 0},
+		{"server", 500, `{"status":{"error":"Service internal error"},"time":0}`, nil, ErrServer, "Service internal error", 0},
+		{"not our envelope", 502, `<html>bad gateway</html>`, nil, ErrUnavailable, "<html>bad gateway</html>", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, c := newFake(t, tt.status, tt.answer)
+			f.headers = tt.headers
+			_, err := c.Stats(context.Background(), "m")
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("err = %v, want an *Error", err)
+			}
+			if !errors.Is(err, tt.kind) || e.Status != tt.status || e.Message != tt.message || e.RetryAfter != tt.retryAfter {
+				t.Errorf("err = %#v, want kind %v, status %d, message %q, retry after %v", e, tt.kind, tt.status, tt.message, tt.retryAfter)
+			}
+			for _, other := range []error{ErrBadRequest, ErrNotFound, ErrConnection, ErrServer} {
+				if other != tt.kind && errors.Is(err, other) {
+					t.Errorf("err is also %v", other)
+				}
+			}
+		})
+	}
+
+	t.Run("connection refused", func(t *testing.T) {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := lis.Addr().String()
+		lis.Close()
+		c, err := New("http://" + addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Observe(context.Background(), Observation{Collection: "m", Text: "x"})
+		var e *Error
+		if !errors.Is(err, ErrConnection) || !errors.As(err, &e) || e.Status != 0 {
+			t.Fatalf("err = %v, want ErrConnection with status 0", err)
+		}
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+		defer srv.Close()
+		defer close(release)
+		c, err := New(srv.URL, WithTimeout(50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Stats(context.Background(), "m")
+		if !errors.Is(err, ErrConnection) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want ErrConnection wrapping the deadline", err)
+		}
+	})
+
+	t.Run("no id: refused before any request", func(t *testing.T) {
+		f, c := newFake(t, 200, outcomeAnswer)
+		for _, call := range []func() error{
+			func() error { _, err := c.Confirm(context.Background(), Confirmation{Collection: "m"}); return err },
+			func() error { _, err := c.ForgetSession(context.Background(), "m", ""); return err },
+			func() error { _, err := c.History(context.Background(), "m", ""); return err },
+		} {
+			if err := call(); !errors.Is(err, ErrBadRequest) {
+				t.Errorf("err = %v, want ErrBadRequest", err)
+			}
+		}
+		if len(f.got) != 0 {
+			t.Errorf("sent %d requests", len(f.got))
+		}
+	})
+}
+
+// TestCredentials: With copies the client, so one caller's credentials do
+// not reach another's calls; empty values send no header.
+func TestCredentials(t *testing.T) {
+	f, base := newFake(t, 200, outcomeAnswer)
+	alice := base.With(WithAPIKey(""), WithBearerToken("tok-a"), WithTenantHeader("x-tenant", "alice"))
+	if _, err := alice.Stats(context.Background(), "m"); err != nil {
+		t.Fatal(err)
+	}
+	h := f.last(t).Header
+	if h.Get("Authorization") != "Bearer tok-a" || h.Get("x-tenant") != "alice" || h.Get("api-key") != "" {
+		t.Errorf("alice sent %v", h)
+	}
+	if _, err := base.Stats(context.Background(), "m"); err != nil {
+		t.Fatal(err)
+	}
+	h = f.last(t).Header
+	if h.Get("Authorization") != "" || h.Get("x-tenant") != "" || h.Get("api-key") != "k1" {
+		t.Errorf("the base client sent %v", h)
+	}
+}
+
+func TestNewURL(t *testing.T) {
+	tests := []struct {
+		url, want string
+		ok        bool
+	}{
+		{"", DefaultURL, true},
+		{"http://localhost:6333/", "http://localhost:6333", true},
+		{"https://memrank.example", "https://memrank.example", true},
+		{"localhost:6333", "", false},
+		{"ftp://x", "", false},
+	}
+	for _, tt := range tests {
+		c, err := New(tt.url)
+		if (err == nil) != tt.ok {
+			t.Errorf("New(%q) err = %v", tt.url, err)
+			continue
+		}
+		if err == nil && c.URL() != tt.want {
+			t.Errorf("New(%q).URL() = %q, want %q", tt.url, c.URL(), tt.want)
+		}
+	}
+}

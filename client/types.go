@@ -1,0 +1,371 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Observation is one statement for the write path (POST /v1/observe; the
+// fields and their rules are in docs/write-path.md). Collection and Text
+// are required; the rest are optional and left out when zero.
+type Observation struct {
+	Collection string `json:"collection,omitempty"`
+	Text       string `json:"text"`
+	// MemoryType: fact, preference, event, ... (docs/scoring.md).
+	MemoryType string `json:"memory_type,omitempty"`
+	// Source: direct, indirect, weak_inference, ...
+	Source           string   `json:"source,omitempty"`
+	ExtractorModel   string   `json:"extractor_model,omitempty"`
+	ExtractorLogprob *float64 `json:"extractor_logprob,omitempty"`
+	Grounding        string   `json:"grounding,omitempty"`
+	SessionID        string   `json:"session_id,omitempty"`
+	TurnID           string   `json:"turn_id,omitempty"`
+	// ObservedAt defaults to the server's now.
+	ObservedAt    time.Time `json:"-"`
+	Modality      string    `json:"modality,omitempty"`
+	Entities      []string  `json:"entities,omitempty"`
+	DecayCategory string    `json:"decay_category,omitempty"`
+	Vector        []float32 `json:"vector,omitempty"`
+	// ObservationID makes a retry safe: the same id is answered with the
+	// first outcome, replayed.
+	ObservationID string `json:"observation_id,omitempty"`
+	// Corrects is the memory this observation corrects (Correct sets it).
+	Corrects string `json:"corrects,omitempty"`
+	// Attribution: self, or reported (hearsay, capped).
+	Attribution string `json:"attribution,omitempty"`
+}
+
+// MarshalJSON writes ObservedAt in RFC 3339, left out when zero.
+func (o Observation) MarshalJSON() ([]byte, error) {
+	type plain Observation
+	v := struct {
+		plain
+		ObservedAt string `json:"observed_at,omitempty"`
+	}{plain: plain(o)}
+	if !o.ObservedAt.IsZero() {
+		v.ObservedAt = o.ObservedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return json.Marshal(v)
+}
+
+// Confirmation names a memory a caller confirms (Confirm) or used (Used).
+type Confirmation struct {
+	Collection    string    `json:"collection"`
+	MemoryID      string    `json:"-"` // in the path
+	ObservationID string    `json:"observation_id,omitempty"`
+	SessionID     string    `json:"session_id,omitempty"`
+	TurnID        string    `json:"turn_id,omitempty"`
+	At            time.Time `json:"-"`
+}
+
+// MarshalJSON writes At in RFC 3339, left out when zero.
+func (c Confirmation) MarshalJSON() ([]byte, error) {
+	type plain Confirmation
+	v := struct {
+		plain
+		At string `json:"at,omitempty"`
+	}{plain: plain(c)}
+	if !c.At.IsZero() {
+		v.At = c.At.UTC().Format(time.RFC3339Nano)
+	}
+	return json.Marshal(v)
+}
+
+// Outcome is the write path's decision on an observation, a confirmation,
+// a correction or a use.
+type Outcome struct {
+	// Decision: new, restatement, independent, contradiction, rejected,
+	// confirmed, corrected, used, ...
+	Decision     string  `json:"decision"`
+	MemoryID     string  `json:"memory_id"` // the memory it ended up in
+	Confidence   float64 `json:"confidence"`
+	Observations int     `json:"observations"` // the memory's n afterwards
+	// DedupTier is the tier that found the match: 1 text hash, 2 vector
+	// similarity, 3 the judge; 0 when nothing matched.
+	DedupTier         int          `json:"dedup_tier"`
+	Judge             *JudgeInfo   `json:"judge"`
+	Superseded        string       `json:"superseded,omitempty"`
+	Merged            []string     `json:"merged,omitempty"`
+	Reason            string       `json:"reason,omitempty"` // why it was rejected
+	Replayed          bool         `json:"replayed"`
+	CreatedCollection bool         `json:"created_collection,omitempty"`
+	Attribution       *Attribution `json:"attribution,omitempty"`
+	Flags             []string     `json:"flags,omitempty"`
+	Uses              int          `json:"uses,omitempty"`
+}
+
+// JudgeInfo is what the LLM judge said, when it was asked.
+type JudgeInfo struct {
+	Verdict  string `json:"verdict"`
+	Cached   bool   `json:"cached"`
+	Reason   string `json:"reason,omitempty"`
+	Fallback string `json:"fallback,omitempty"`
+}
+
+// Attribution says an observation was hearsay, and whether its source was
+// capped for it.
+type Attribution struct {
+	Attribution string `json:"attribution"`
+	From        string `json:"from"`
+	Cue         string `json:"cue,omitempty"`
+	Capped      bool   `json:"capped"`
+	Source      string `json:"source,omitempty"`
+}
+
+// RetrieveRequest is a POST /v1/retrieve body: a Text or a Vector.
+type RetrieveRequest struct {
+	Collection string    `json:"collection"`
+	Text       string    `json:"text,omitempty"`
+	Vector     []float32 `json:"vector,omitempty"`
+	Using      string    `json:"using,omitempty"` // a named vector
+	// Filter is a Qdrant REST filter, e.g. {"must": [...]}.
+	Filter json.RawMessage `json:"filter,omitempty"`
+	Limit  int             `json:"limit,omitempty"` // 1..1000; 0: the server's default (10)
+	Offset int             `json:"offset,omitempty"`
+	// ScoreThreshold applies to the similarity, as Qdrant applies it.
+	ScoreThreshold *float64 `json:"score_threshold,omitempty"`
+	// NoExplain leaves out every result's explanation (on by default).
+	NoExplain bool `json:"-"`
+	// Mode: "off" for the store's own answer, "" for the collection's.
+	Mode            string `json:"mode,omitempty"`
+	IncludeArchived bool   `json:"include_archived,omitempty"`
+}
+
+// MarshalJSON writes explain from NoExplain.
+func (r RetrieveRequest) MarshalJSON() ([]byte, error) {
+	type plain RetrieveRequest
+	return json.Marshal(struct {
+		plain
+		Explain bool `json:"explain"`
+	}{plain(r), !r.NoExplain})
+}
+
+// RetrieveResponse is memrank's ranked answer with how it was reached.
+type RetrieveResponse struct {
+	Results []Result `json:"result"`
+	// Reranked is false when the collection was passed through (not a
+	// memory collection); PassThrough says why.
+	Reranked    bool   `json:"reranked"`
+	PassThrough string `json:"pass_through,omitempty"`
+	Mode        string `json:"mode"`
+	Detection   string `json:"detection"`
+	// Guard is the relevance band of a re-ranked answer.
+	Guard *GuardReport `json:"guard"`
+	// Dropped are the candidates left out, and why.
+	Dropped []Dropped `json:"dropped"`
+}
+
+// Result is one ranked memory and every factor of its score.
+type Result struct {
+	ID        ID      `json:"id"`
+	Score     float64 `json:"score"`      // the final score
+	BaseScore float64 `json:"base_score"` // the similarity
+	Weight    float64 `json:"weight"`
+	Guard     *string `json:"guard"`
+	// The factors; nil for a point that is not a scored memory.
+	Confidence     *float64        `json:"confidence"`
+	Freshness      *float64        `json:"freshness"`
+	AccessCount    *int64          `json:"access_count"`
+	AccessBoost    *float64        `json:"access_boost"`
+	Render         bool            `json:"render"`
+	BelowGate      bool            `json:"below_gate"`
+	Tier           *string         `json:"tier"`
+	Bucket         *string         `json:"bucket"`
+	Retrievable    bool            `json:"retrievable"`
+	Protected      bool            `json:"protected"`
+	FoldedIDs      []ID            `json:"folded_ids"`
+	Dedup          *string         `json:"dedup"`
+	JudgeConsulted bool            `json:"judge_consulted"`
+	Problems       []string        `json:"problems"`
+	Archived       string          `json:"archived,omitempty"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	Explanation    *Explanation    `json:"explanation,omitempty"`
+}
+
+// Text is the memory's text from its payload ("" when the payload has
+// none or was not asked for).
+func (r *Result) Text() string {
+	var p struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(r.Payload, &p)
+	return p.Text
+}
+
+// Explanation is every step from the stored evidence to the score
+// (docs/scoring.md).
+type Explanation struct {
+	Unscored           bool    `json:"unscored"`
+	Source             float64 `json:"source"`
+	Observations       int     `json:"observations"`
+	Repetition         float64 `json:"repetition"`
+	Extractor          float64 `json:"extractor"`
+	Type               float64 `json:"type"`
+	Grounding          string  `json:"grounding"`
+	Formula            float64 `json:"formula"`
+	GroundingPenalty   float64 `json:"grounding_penalty"`
+	Computed           float64 `json:"computed"`
+	StoredConfidence   bool    `json:"stored_confidence"`
+	ComputedConfidence bool    `json:"computed_confidence"`
+	Confidence         float64 `json:"confidence"`
+	AgeDays            float64 `json:"age_days"`
+	HalfLife           float64 `json:"half_life"`
+	Freshness          float64 `json:"freshness"`
+	IdleDays           float64 `json:"idle_days"`
+	DecayFloor         float64 `json:"decay_floor"`
+	DaysRetrievable    float64 `json:"days_retrievable"`
+	AccessCount        int64   `json:"access_count"`
+	AccessBoost        float64 `json:"access_boost"`
+	ConfidenceWeight   float64 `json:"confidence_weight"`
+	ConfidenceFactor   float64 `json:"confidence_factor"`
+	Base               float64 `json:"base"`
+	Weight             float64 `json:"weight"`
+	Retrievable        bool    `json:"retrievable"`
+	Protected          bool    `json:"protected"`
+	Tier               string  `json:"tier"`
+	Bucket             *string `json:"bucket"`
+	BelowGate          bool    `json:"below_gate"`
+	Render             bool    `json:"render"`
+}
+
+// GuardReport is the relevance band of a re-ranked answer.
+type GuardReport struct {
+	Applied      bool    `json:"applied"`
+	Relative     bool    `json:"relative"`
+	Best         float64 `json:"best"`
+	Cutoff       float64 `json:"cutoff"`
+	Band         float64 `json:"band"`
+	Floor        float64 `json:"floor"`
+	RelativeBand float64 `json:"relative_band"`
+	From         string  `json:"from"`
+	Relevant     int     `json:"relevant"`
+	Beyond       int     `json:"beyond"`
+}
+
+// Dropped is a candidate left out of a re-ranked answer: superseded,
+// not_retrievable, archived, decay_floor, below_gate or folded (Into).
+type Dropped struct {
+	ID        ID      `json:"id"`
+	Reason    string  `json:"reason"`
+	Into      *ID     `json:"into,omitempty"`
+	BaseScore float64 `json:"base_score"`
+}
+
+// ID is a point id: a UUID, or an unsigned integer written in decimal.
+type ID string
+
+// UnmarshalJSON reads a string or an integer id.
+func (id *ID) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*id = ID(s)
+		return nil
+	}
+	n, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		return fmt.Errorf("client: point id %.40s is neither a string nor an unsigned integer", b)
+	}
+	*id = ID(strconv.FormatUint(n, 10))
+	return nil
+}
+
+// ForgetReport is what forgetting a session or deleting a memory changed
+// (docs/forgetting.md); a repeat answers zero counts.
+type ForgetReport struct {
+	Collection      string `json:"collection"`
+	MemoriesUpdated int    `json:"memories_updated"`
+	MemoriesDeleted int    `json:"memories_deleted"`
+	AuditRedacted   int    `json:"audit_redacted"`
+	AuditDeleted    int    `json:"audit_deleted"`
+	AuditKept       int    `json:"audit_kept"`
+	AuditPolicy     string `json:"audit_policy"`
+}
+
+// Memory is a stored memory with its history: every audit record, oldest
+// first.
+type Memory struct {
+	ID         string          `json:"id"`
+	Collection string          `json:"collection"`
+	Payload    json.RawMessage `json:"payload"` // as stored, Qdrant's REST shape
+	Audit      []AuditRecord   `json:"audit"`
+}
+
+// AuditRecord is one change of a memory's confidence, tier or evidence.
+type AuditRecord struct {
+	MemoryID        string    `json:"memory_id"`
+	ObservationID   string    `json:"observation_id"`
+	Reason          string    `json:"reason"` // insert, restatement, independent, merge, confirm, correct, ...
+	Old             float64   `json:"old"`
+	New             float64   `json:"new"`
+	OldN            int       `json:"old_n"`
+	NewN            int       `json:"new_n"`
+	At              time.Time `json:"-"`
+	SessionID       string    `json:"session_id"`
+	TurnID          string    `json:"turn_id"`
+	Source          float64   `json:"source"`
+	Extractor       float64   `json:"extractor"`
+	Type            float64   `json:"type"`
+	Grounding       string    `json:"grounding"`
+	Decision        string    `json:"decision"`
+	Related         string    `json:"related,omitempty"`
+	Forgotten       bool      `json:"forgotten,omitempty"`
+	Attribution     string    `json:"attribution,omitempty"`
+	AttributionFrom string    `json:"attribution_from,omitempty"`
+	Note            string    `json:"note,omitempty"`
+	OldTier         string    `json:"old_tier,omitempty"`
+	NewTier         string    `json:"new_tier,omitempty"`
+}
+
+// UnmarshalJSON reads at, "" meaning unknown.
+func (a *AuditRecord) UnmarshalJSON(b []byte) error {
+	type plain AuditRecord
+	var v struct {
+		plain
+		At string `json:"at"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*a = AuditRecord(v.plain)
+	if v.At != "" {
+		t, err := time.Parse(time.RFC3339Nano, v.At)
+		if err != nil {
+			return fmt.Errorf("client: audit record time %q: %w", v.At, err)
+		}
+		a.At = t
+	}
+	return nil
+}
+
+// Stats describes a collection (the caller's tenant's part of it).
+type Stats struct {
+	Collection string `json:"collection"`
+	// Method: counted (from payload indexes and stored tiers) or scanned.
+	Method     string `json:"method"`
+	Memories   int    `json:"memories"`
+	Archived   int    `json:"archived"`
+	Superseded int    `json:"superseded"`
+	// AverageConfidence is nil when no memory is scored.
+	AverageConfidence *float64         `json:"average_confidence"`
+	Buckets           map[string]int   `json:"buckets"`
+	Histogram         []int            `json:"histogram"` // ten bins of 0.1
+	Tiers             map[string]int   `json:"tiers"`
+	TiersAsOf         *time.Time       `json:"tiers_as_of"` // the last consolidation; nil: never
+	Types             map[string]int   `json:"types"`
+	Decisions         map[string]int64 `json:"decisions"`
+	Judge             JudgeStats       `json:"judge"`
+}
+
+// JudgeStats counts the LLM judge's work in the server process.
+type JudgeStats struct {
+	Calls        int64    `json:"calls"`
+	CacheHits    int64    `json:"cache_hits"`
+	CacheMisses  int64    `json:"cache_misses"`
+	Fallbacks    int64    `json:"fallbacks"`
+	CacheHitRate *float64 `json:"cache_hit_rate"`
+}
