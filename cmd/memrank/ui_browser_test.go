@@ -117,7 +117,8 @@ func accessState(t *testing.T, base, id string) string {
 // against `memrank serve --demo` (test/ui/explain.mjs): it asks the demo's
 // question, checks the first result and the width of each of its bars
 // against the answer, opens its audit trail and checks the stats. The
-// page's reads must not count as accesses. Then it attacks: the page by a
+// page's reads must not count as accesses, and a memory's markup must show
+// as text. Then it attacks: the page by a
 // name rebound to memrank's address, and requests from a page of another
 // origin, are refused (the host guard). MEMRANK_UI_SCREENSHOT=path keeps
 // the screenshot there (docs/img/explain-page.png is taken so).
@@ -144,6 +145,10 @@ func TestUIBrowser(t *testing.T) {
 	id := strings.Trim(string(ans.Result[0].ID), `"`)
 	uiCall(t, http.MethodPost, base+"/v1/memories/"+id+"/confirm", `{"collection":"dana_memories","session_id":"explain-page-test"}`)
 	before := accessState(t, base, id)
+	// A memory whose text is markup, in a collection of its own.
+	uiCall(t, http.MethodPost, base+"/v1/observe", `{"collection":"ui_markup","text":`+
+		`"Her favourite tag is <img src=x onerror=\"window.__pwned=1\"><script>window.__pwned=2</script><b>bold</b>",`+
+		`"memory_type":"fact","source":"direct","extractor_model":"claude-3-5-sonnet","session_id":"s-markup"}`)
 
 	shot := filepath.Join(t.TempDir(), "explain-page.png")
 	if keep := os.Getenv("MEMRANK_UI_SCREENSHOT"); keep != "" {
@@ -158,7 +163,7 @@ func TestUIBrowser(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "explain.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MEMRANK_URL="+base, "SCREENSHOT="+shot, "EXPECT_AUDIT=confirm", "CHROMIUM="+chromium)
+	cmd.Env = append(os.Environ(), "MEMRANK_URL="+base, "SCREENSHOT="+shot, "EXPECT_AUDIT=confirm", "MARKUP=ui_markup", "CHROMIUM="+chromium)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
@@ -174,7 +179,7 @@ func TestUIBrowser(t *testing.T) {
 	}
 
 	want := []string{"page served with its security headers", "stats rendered", "question asked, read-only (count_access false)",
-		"first result's bars, guard and gates", "folded duplicates and left-out candidates", "audit history on click", "screenshot",
+		"first result's bars, guard and gates", "folded duplicates and left-out candidates", "audit history on click", "screenshot", "a memory's markup is shown as text",
 		"a rebound name is refused", "another origin's requests are refused"}
 	if diff := cmp.Diff(want, rep.Checks); diff != "" {
 		t.Errorf("checks passed (-want +got):\n%s", diff)

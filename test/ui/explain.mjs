@@ -9,6 +9,8 @@
 //   MEMRANK_URL   memrank's HTTP base URL (required), e.g. http://127.0.0.1:6333
 //   SCREENSHOT    where to write the PNG (required)
 //   EXPECT_AUDIT  an audit reason the first result's trail must show (optional)
+//   MARKUP        a collection whose one memory's text is markup (optional):
+//                 asked "favourite tag", it must show as text, never as HTML
 //   CHROMIUM      the browser (default /usr/bin/chromium)
 //
 // Prints a JSON report on success; throws (exit status 1) on the first
@@ -175,11 +177,34 @@ try {
   report.screenshot = screenshot;
   done("screenshot");
 
+  if (process.env.MARKUP) await markup(page, process.env.MARKUP);
+  check(problems.length === 0, `the page logged errors: ${problems.join("; ")}`);
   await attacks(String(r0.id), view.audit.length);
   process.stdout.write(JSON.stringify(report) + "\n");
 } finally {
   await context.close();
   await rm(profile, { recursive: true, force: true });
+}
+
+// markup asks a collection whose memory's text is HTML: the page must show
+// the characters, create no element from them and run none of them.
+async function markup(page, collection) {
+  await page.selectOption("#collection", collection);
+  await page.fill("#question", "favourite tag");
+  const [answer] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith("/v1/retrieve")),
+    page.click("#go"),
+  ]);
+  const data = await answer.json();
+  check(data.result.length > 0, `no result in ${collection}`);
+  await page.locator("#results .result").first().waitFor();
+  const shown = await page.locator("#results .result .open .text").first().textContent();
+  check(shown === data.result[0].payload.text && shown.includes("<img"), `markup shown as ${shown}`);
+  const made = await page.locator("#results img, #results script, #results b").count();
+  check(made === 0, `${made} elements made from a memory's text`);
+  check(await page.evaluate(() => window.__pwned === undefined), "a memory's text ran as script");
+  done("a memory's markup is shown as text");
+  await page.selectOption("#collection", "dana_memories");
 }
 
 // attacks plays the two attacks the host guard is for, in a fresh tab.
