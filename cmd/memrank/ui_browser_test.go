@@ -74,7 +74,10 @@ type uiReport struct {
 	Screenshot string             `json:"screenshot"`
 }
 
-// uiCall is one bounded request to the server under test.
+// uiKey is the store's API key in TestUIBrowser: the page must ask for it.
+const uiKey = "explain-page-key"
+
+// uiCall is one bounded request to the server under test, with its key.
 func uiCall(t *testing.T, method, url, body string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -86,6 +89,7 @@ func uiCall(t *testing.T, method, url, body string) []byte {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	req.Header.Set("Api-Key", uiKey)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
@@ -114,7 +118,8 @@ func accessState(t *testing.T, base, id string) string {
 }
 
 // TestUIBrowser runs the explain page (GET /ui) in headless Chromium
-// against `memrank serve --demo` (test/ui/explain.mjs): it asks the demo's
+// against `memrank serve --demo` with a store key (test/ui/explain.mjs): it
+// is refused until the key is entered, then it asks the demo's
 // question, checks the first result and the width of each of its bars
 // against the answer, opens its audit trail and checks the stats. The
 // page's reads must not count as accesses, and a memory's markup must show
@@ -126,7 +131,9 @@ func TestUIBrowser(t *testing.T) {
 	node, chromium, dir := uiBrowser(t)
 	// Accesses are flushed at once, so that any the page counted would be
 	// in the payload when it is read again.
-	httpAddr, _, _ := startServeEnv(t, []string{"MEMRANK_ACCESS__FLUSH_INTERVAL=50ms"}, "--demo", "--data", t.TempDir())
+	// The store asks for a key, as a shared deployment would.
+	httpAddr, _, _ := startServeEnv(t, []string{"MEMRANK_ACCESS__FLUSH_INTERVAL=50ms", "MEMRANK_STORE__API_KEY=" + uiKey},
+		"--demo", "--data", t.TempDir())
 	base := "http://" + httpAddr
 
 	// The memory the page must put first, confirmed once so that its audit
@@ -163,7 +170,7 @@ func TestUIBrowser(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "explain.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MEMRANK_URL="+base, "SCREENSHOT="+shot, "EXPECT_AUDIT=confirm", "MARKUP=ui_markup", "CHROMIUM="+chromium)
+	cmd.Env = append(os.Environ(), "MEMRANK_URL="+base, "SCREENSHOT="+shot, "EXPECT_AUDIT=confirm", "MARKUP=ui_markup", "API_KEY="+uiKey, "CHROMIUM="+chromium)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
@@ -178,7 +185,7 @@ func TestUIBrowser(t *testing.T) {
 		t.Fatalf("explain.mjs printed no report: %v\nstdout:\n%.2000s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 
-	want := []string{"page served with its security headers", "stats rendered", "question asked, read-only (count_access false)",
+	want := []string{"page served with its security headers", "the API key is asked for and used", "stats rendered", "question asked, read-only (count_access false)",
 		"first result's bars, guard and gates", "folded duplicates and left-out candidates", "audit history on click", "screenshot", "a memory's markup is shown as text",
 		"a rebound name is refused", "another origin's requests are refused"}
 	if diff := cmp.Diff(want, rep.Checks); diff != "" {

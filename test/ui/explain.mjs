@@ -9,6 +9,8 @@
 //   MEMRANK_URL   memrank's HTTP base URL (required), e.g. http://127.0.0.1:6333
 //   SCREENSHOT    where to write the PNG (required)
 //   EXPECT_AUDIT  an audit reason the first result's trail must show (optional)
+//   API_KEY       the key memrank asks for (optional): the page must show
+//                 the refusal, then work once the key is entered
 //   MARKUP        a collection whose one memory's text is markup (optional):
 //                 asked "favourite tag", it must show as text, never as HTML
 //   CHROMIUM      the browser (default /usr/bin/chromium)
@@ -28,6 +30,8 @@ if (!base || !screenshot) {
   throw new Error("set MEMRANK_URL and SCREENSHOT");
 }
 const expectAudit = process.env.EXPECT_AUDIT || "";
+const apiKey = process.env.API_KEY || "";
+const keyHeader = apiKey ? { "api-key": apiKey } : {};
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const question = "where does Dana live";
 
@@ -76,6 +80,21 @@ try {
   check(h["x-frame-options"] === "DENY", "X-Frame-Options");
   done("page served with its security headers");
 
+  if (apiKey) {
+    // Without the key memrank refuses the page's calls, and the page says
+    // where the key goes; with it, everything below works.
+    await page.locator("#error").waitFor();
+    const refusal = await page.locator("#error").textContent();
+    check(refusal.includes("API key"), `the refusal without a key: ${refusal}`);
+    check(await page.locator("#collection option").count() === 0, "collections listed without the key");
+    await page.click("#key-box summary");
+    await page.fill("#api-key", apiKey);
+    await page.click("#key-save");
+    await page.locator("#error").waitFor({ state: "hidden" });
+    // The browser logs the refused calls; those were expected.
+    problems.splice(0, problems.length, ...problems.filter((p) => !p.includes("401 (Unauthorized)")));
+    done("the API key is asked for and used");
+  }
   await page.locator("#collection option[value=dana_memories]").waitFor({ state: "attached" });
   const options = await page.locator("#collection option").allTextContents();
   check(!options.some((o) => o.endsWith("_memrank_audit")), `audit companions offered: ${options}`);
@@ -244,7 +263,7 @@ async function attacks(id, auditBefore) {
   } finally {
     site.close();
   }
-  const after = await (await fetch(`${base}/v1/memories/${encodeURIComponent(id)}?collection=dana_memories`)).json();
+  const after = await (await fetch(`${base}/v1/memories/${encodeURIComponent(id)}?collection=dana_memories`, { headers: keyHeader })).json();
   check(after.result.audit.length === auditBefore, `the memory's audit trail changed: ${JSON.stringify(after.result.audit)}`);
   done("another origin's requests are refused");
   await page.close();
