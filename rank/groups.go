@@ -117,7 +117,7 @@ func (r *Ranker) rerankGroups(ctx context.Context, span trace.Span, req *qdrant.
 		Guard:        cut.report(),
 		Detection:    p.det,
 	}
-	hits := r.writeGroups(req.GetCollectionName(), w, res, ranked, all, c.points, p, now)
+	hits := r.writeGroups(req.GetCollectionName(), CountsAccess(ctx), w, res, ranked, all, c.points, p, now)
 	r.endStage(ctx, st, attrResults.Int(hits))
 	span.SetAttributes(attrResults.Int(hits))
 	return res, nil
@@ -269,8 +269,9 @@ func sortGroups(w *work, ranked []rankedGroup) {
 
 // writeGroups builds res's groups and explanations from all, the ranked
 // groups' leaders in order after the render gate (ranked's own copies
-// predate it), records the accesses and returns how many hits it wrote.
-func (r *Ranker) writeGroups(collection string, w *work, res *GroupsResult, ranked []rankedGroup, all []leader, points []*qdrant.ScoredPoint, p plan, now time.Time) int {
+// predate it), records the accesses (when count) and returns how many hits
+// it wrote.
+func (r *Ranker) writeGroups(collection string, count bool, w *work, res *GroupsResult, ranked []rankedGroup, all []leader, points []*qdrant.ScoredPoint, p plan, now time.Time) int {
 	seen := make(map[string]bool, len(all))
 	k, hits := 0, 0
 	for gi, rg := range ranked {
@@ -281,7 +282,7 @@ func (r *Ranker) writeGroups(collection string, w *work, res *GroupsResult, rank
 			k++
 			out.Hits[j], exps[j] = r.output(w, l, points, p, now)
 			// A point in several groups was still returned once.
-			if key, ok := idKey(out.Hits[j].GetId()); ok && !seen[key] {
+			if key, ok := idKey(out.Hits[j].GetId()); count && ok && !seen[key] {
 				seen[key] = true
 				r.record(collection, w, l, points)
 			}

@@ -453,6 +453,7 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 		Candidates:   len(points),
 		Guard:        cut.report(),
 	}
+	record = record && CountsAccess(ctx)
 	for i := range leaders {
 		res.Points[i], res.Explanations[i] = r.output(w, &leaders[i], points, p, now)
 		if record && res.Explanations[i].Archived == "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/server/hostguard"
+	"github.com/memrank/memrank/server/ui"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/telemetry"
 	"github.com/memrank/memrank/tenancy"
@@ -56,6 +57,8 @@ type Config struct {
 	Consolidation consolidate.Config `koanf:"consolidation"`
 	// MCP is the Model Context Protocol server (docs/mcp.md).
 	MCP MCP `koanf:"mcp"`
+	// UI is the explain page on the HTTP port (docs/explain-page.md).
+	UI ui.Config `koanf:"ui"`
 }
 
 // MCP configures memrank's MCP server: /mcp on the HTTP port (enabled),
@@ -150,6 +153,7 @@ func defaultConfig() Config {
 
 		Consolidation: consolidate.DefaultConfig(),
 		MCP:           MCP{Enabled: true},
+		UI:            ui.DefaultConfig(),
 	}
 }
 

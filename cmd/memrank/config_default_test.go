@@ -13,6 +13,7 @@ import (
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/server/ui"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/telemetry"
 	"github.com/memrank/memrank/tenancy"
@@ -91,6 +92,7 @@ func TestDefault(t *testing.T) {
 		Consolidation: consolidate.Config{Enabled: true, Collections: []string{}, Interval: 24 * time.Hour, BatchSize: 256, Rate: 2000,
 			CompactReplicasAfter: 7 * 24 * time.Hour, Lease: time.Hour, Timeout: 30 * time.Second},
 		MCP: MCP{Enabled: true},
+		UI:  ui.Config{Enabled: true},
 	}
 	if diff := cmp.Diff(want, defaultConfig()); diff != "" {
 		t.Errorf("defaultConfig() differs from the schema's defaults (-want +got):\n%s", diff)

@@ -28,6 +28,7 @@ import (
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/server/hostguard"
 	"github.com/memrank/memrank/server/restapi"
+	"github.com/memrank/memrank/server/ui"
 	"github.com/memrank/memrank/tenancy"
 	"github.com/memrank/memrank/tlsfiles"
 	"github.com/memrank/memrank/upstream"
@@ -160,6 +161,10 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	if err != nil {
 		return err
 	}
+	page, err := explainPage(c.UI)
+	if err != nil {
+		return err
+	}
 	// Browsers of other sites, and names rebound to this address, are
 	// refused before any route runs.
 	guard, err := hostguard.New(hostguard.Config{AllowedHosts: c.Listen.AllowedHosts, Pages: browserPages()})
@@ -168,7 +173,7 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	}
 	fail := func(err error) { stop(err) }
 	httpSrv := &http.Server{
-		Handler:           httpLimits.Handler(guard.Handler(s.mux(restHandler, &draining))),
+		Handler:           httpLimits.Handler(guard.Handler(s.mux(restHandler, page, &draining))),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
@@ -382,10 +387,10 @@ func aliasNamesCompanion(r *http.Request, body []byte) bool {
 }
 
 // mux routes the HTTP listener: Qdrant's REST API, the native API, the
-// MCP server (/mcp, unless mcp.enabled is false), and a /readyz that
-// fails while draining, so load balancers stop sending requests before
-// the listeners close.
-func (s *stack) mux(rest http.Handler, draining *atomic.Bool) *http.ServeMux {
+// MCP server (/mcp, unless mcp.enabled is false), the explain page (page;
+// nil: not served), and a /readyz that fails while draining, so load
+// balancers stop sending requests before the listeners close.
+func (s *stack) mux(rest, page http.Handler, draining *atomic.Bool) *http.ServeMux {
 	nativeHandler := s.native.Handler()
 	mux := http.NewServeMux()
 	mux.Handle("/", rest)
@@ -394,6 +399,11 @@ func (s *stack) mux(rest http.Handler, draining *atomic.Bool) *http.ServeMux {
 	}
 	if h := s.mcpHTTP(nativeHandler); h != nil {
 		mux.Handle("/mcp", h)
+	}
+	if page != nil {
+		for _, p := range ui.Routes() {
+			mux.Handle(p, page)
+		}
 	}
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if draining.Load() {
@@ -405,6 +415,18 @@ func (s *stack) mux(rest http.Handler, draining *atomic.Bool) *http.ServeMux {
 		nativeHandler.ServeHTTP(w, r)
 	})
 	return mux
+}
+
+// explainPage is the explain page's handler, nil when ui.enabled is off.
+func explainPage(c ui.Config) (http.Handler, error) {
+	if !c.Enabled {
+		return nil, nil
+	}
+	h, err := ui.New()
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 // reportDemo loads the demo set and says what it did.
@@ -427,6 +449,9 @@ func (s *stack) announce(w io.Writer, httpAddr, grpcAddr net.Addr, demoLoaded bo
 	fmt.Fprintf(w, "memrank: http %s (Qdrant REST API, /v1/retrieve, /v1/observe, /mcp, /metrics), grpc %s (Qdrant gRPC API), replica %s\n",
 		httpAddr, grpcAddr, s.replicaID)
 	fmt.Fprintf(w, "memrank: %s\n", tenancyLine(s.cfg.Tenancy))
+	if s.cfg.UI.Enabled {
+		fmt.Fprintf(w, "memrank: explain page %s/ui\n", localURL(httpAddr.String(), s.cfg.Listen.TLS.CertFile != ""))
+	}
 	if demoLoaded {
 		fmt.Fprintf(w, "memrank: try:\n  curl -s %s/v1/retrieve -H 'content-type: application/json' \\\n    -d '{\"collection\": \"%s\", \"text\": \"%s\", \"limit\": 3}'\n",
 			localURL(httpAddr.String(), s.cfg.Listen.TLS.CertFile != ""), demo.Collection, exampleQuestion())
@@ -452,7 +477,7 @@ func tenancyLine(c tenancy.Config) string {
 
 // browserPages are the paths only browsers load, whose Host the guard
 // checks on every request.
-func browserPages() []string { return []string{"/ui"} }
+func browserPages() []string { return []string{ui.Prefix} }
 
 // nativeRoutes are the native API's paths on the shared mux; /readyz is
 // mounted by serve itself so that it fails while draining.

@@ -416,6 +416,9 @@ func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadat
 	if req.IncludeArchived {
 		ctx = rank.WithArchived(ctx)
 	}
+	if !req.CountAccess {
+		ctx = rank.WithoutAccess(ctx)
+	}
 	res, err := s.cfg.Ranker.QueryAs(ctx, req.Query(vector, filter), req.Mode)
 	if err != nil {
 		return nil, err

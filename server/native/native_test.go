@@ -52,8 +52,10 @@ type fakeRetriever struct {
 	modes []rank.Mode
 	md    []metadata.MD
 	spans []trace.SpanContext
-	res   *rank.Result
-	err   error
+	// counts says, per call, whether the call counted accesses.
+	counts []bool
+	res    *rank.Result
+	err    error
 }
 
 func (f *fakeRetriever) QueryAs(ctx context.Context, req *qdrant.QueryPoints, mode rank.Mode) (*rank.Result, error) {
@@ -64,6 +66,7 @@ func (f *fakeRetriever) QueryAs(ctx context.Context, req *qdrant.QueryPoints, mo
 	md, _ := metadata.FromOutgoingContext(ctx)
 	f.md = append(f.md, md)
 	f.spans = append(f.spans, trace.SpanContextFromContext(ctx))
+	f.counts = append(f.counts, rank.CountsAccess(ctx))
 	if f.err != nil {
 		return nil, f.err
 	}

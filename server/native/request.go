@@ -30,7 +30,8 @@ const (
 //	 "with_payload": true,                   // default true; or a list of keys to include
 //	 "mode": "off",                          // optional: off (the store's own answer) or auto (the
 //	                                         // collection's mode), this request only
-//	 "include_archived": true}               // optional: archived and decayed memories too, marked
+//	 "include_archived": true,               // optional: archived and decayed memories too, marked
+//	 "count_access": false}                  // default true: false reads without counting accesses
 type RetrieveRequest struct {
 	Collection     string
 	Vector         []float32 // set when the caller sent a vector
@@ -49,9 +50,13 @@ type RetrieveRequest struct {
 	// IncludeArchived returns archived and decayed memories too, marked
 	// archived (docs/consolidation.md); superseded ones stay out.
 	IncludeArchived bool
+	// CountAccess counts the returned memories as accessed (the default).
+	// False is for a person inspecting the ranking (the explain page):
+	// their reads must not raise the access boost of what they look at.
+	CountAccess bool
 }
 
-var retrieveFields = []string{"collection", "vector", "text", "using", "filter", "limit", "offset", "score_threshold", "explain", "with_payload", "mode", "include_archived"}
+var retrieveFields = []string{"collection", "vector", "text", "using", "filter", "limit", "offset", "score_threshold", "explain", "with_payload", "mode", "include_archived", "count_access"}
 
 // DecodeRetrieveRequest parses and validates a /v1/retrieve body with the
 // REST front's parser, so that a body that is not JSON, an unknown or
@@ -69,7 +74,7 @@ func DecodeRetrieveRequest(body []byte) (*RetrieveRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &RetrieveRequest{Limit: DefaultLimit, Explain: true, WithPayload: qdrant.NewWithPayload(true)}
+	req := &RetrieveRequest{Limit: DefaultLimit, Explain: true, CountAccess: true, WithPayload: qdrant.NewWithPayload(true)}
 	if err := req.decodeQuery(o); err != nil {
 		return nil, err
 	}
@@ -85,17 +90,16 @@ func DecodeRetrieveRequest(body []byte) (*RetrieveRequest, error) {
 	if req.ScoreThreshold, err = scoreThreshold(o); err != nil {
 		return nil, err
 	}
-	if ev, ok := o.Get("explain"); ok {
-		if ev.Kind != qdrantjson.KindBool {
-			return nil, qdrantjson.FormatError("explain", "want true or false")
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"explain", &req.Explain}, {"include_archived", &req.IncludeArchived}, {"count_access", &req.CountAccess}} {
+		if v, ok := o.Get(f.name); ok {
+			if v.Kind != qdrantjson.KindBool {
+				return nil, qdrantjson.FormatError(f.name, "want true or false")
+			}
+			*f.dst = v.Bool
 		}
-		req.Explain = ev.Bool
-	}
-	if av, ok := o.Get("include_archived"); ok {
-		if av.Kind != qdrantjson.KindBool {
-			return nil, qdrantjson.FormatError("include_archived", "want true or false")
-		}
-		req.IncludeArchived = av.Bool
 	}
 	if pv, ok := o.Get("with_payload"); ok {
 		if req.WithPayload, err = qdrantjson.WithPayload(pv, "with_payload"); err != nil {

@@ -1,0 +1,453 @@
+// The explain page. It reads through memrank's own routes, on this origin,
+// with the key the person gives: nothing here is trusted more than any
+// client. Every string from the server is put in the page with textContent
+// (el() below), never parsed as HTML.
+
+const KEY_STORE = "memrank.apiKey";
+const COLLECTION_STORE = "memrank.collection";
+const TIMEOUT_MS = 30000;
+
+const $ = (id) => document.getElementById(id);
+
+// el builds an element: attrs may hold class, text, data (dataset), title
+// and plain attributes; children are nodes or strings (as text).
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null) continue;
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = String(v);
+    else if (k === "data") Object.assign(e.dataset, v);
+    else if (k.startsWith("on")) throw new Error("el: no handlers as attributes");
+    else e.setAttribute(k, String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+// Point ids are u64: integers past 2^53 are kept as their digits.
+function parseJSON(text) {
+  return JSON.parse(text, (key, value, ctx) => {
+    if (typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value) && ctx && ctx.source) {
+      return ctx.source;
+    }
+    return value;
+  });
+}
+
+class APIError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+// api calls a route of this origin with the person's key, under a deadline;
+// signal (optional) cancels it early.
+async function api(path, { method = "GET", body, signal } = {}) {
+  const headers = { accept: "application/json" };
+  const key = sessionStorage.getItem(KEY_STORE);
+  if (key) headers["api-key"] = key;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const timeout = AbortSignal.timeout(TIMEOUT_MS);
+  const res = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "same-origin",
+    cache: "no-store",
+    redirect: "error",
+    signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+  });
+  const text = await res.text();
+  let data = null;
+  try {
+    data = text ? parseJSON(text) : null;
+  } catch {
+    throw new APIError(res.status, `${method} ${path}: ${res.status}, not JSON`);
+  }
+  if (!res.ok) {
+    const msg = data && data.status && data.status.error ? data.status.error : `HTTP ${res.status}`;
+    throw new APIError(res.status, msg);
+  }
+  return data;
+}
+
+function showError(err) {
+  const box = $("error");
+  if (!err) {
+    box.hidden = true;
+    box.textContent = "";
+    return;
+  }
+  let msg = err.message || String(err);
+  if (err.name === "TimeoutError") msg = "memrank did not answer in time";
+  if (err.status === 401 || err.status === 403) msg += " (give an API key above)";
+  box.textContent = msg;
+  box.hidden = false;
+}
+
+// --- numbers -------------------------------------------------------------
+
+const isNum = (v) => typeof v === "number" && Number.isFinite(v);
+function fmt(v, digits = 3) {
+  if (v === null || v === undefined) return "–";
+  if (!isNum(v)) return String(v);
+  return v.toFixed(digits);
+}
+const age = (days) => (days < 1 ? "observed today" : `${fmt(days, 0)} d old`);
+const pct = (x) => Math.max(0, Math.min(100, x * 100));
+
+// --- collections and stats -------------------------------------------------
+
+async function loadCollections() {
+  const sel = $("collection");
+  let names = [];
+  try {
+    const data = await api("/collections");
+    names = (data.result.collections || []).map((c) => String(c.name))
+      // A memory collection's audit companion is memrank's bookkeeping.
+      .filter((n) => !n.endsWith("_memrank_audit"))
+      .sort();
+    showError(null);
+  } catch (err) {
+    showError(err);
+  }
+  sel.replaceChildren(...names.map((n) => el("option", { value: n, text: n })));
+  const kept = sessionStorage.getItem(COLLECTION_STORE);
+  if (kept && names.includes(kept)) sel.value = kept;
+  else if (names.includes("dana_memories")) sel.value = "dana_memories";
+  if (sel.value) loadStats(sel.value);
+  else $("stats-body").replaceChildren(el("p", { class: "hint", text: names.length ? "Pick a collection." : "No collections." }));
+}
+
+let statsSeq = 0;
+async function loadStats(collection) {
+  const seq = ++statsSeq;
+  const body = $("stats-body");
+  body.replaceChildren(el("p", { class: "hint", text: "Loading…" }));
+  try {
+    const data = await api(`/v1/stats?collection=${encodeURIComponent(collection)}`);
+    if (seq === statsSeq) renderStats(data.result);
+  } catch (err) {
+    if (seq === statsSeq) body.replaceChildren(el("p", { class: "error-inline", text: err.message }));
+  }
+}
+
+// counts draws a map of counts as bars against their total.
+function counts(title, m, order) {
+  const keys = order ? order.filter((k) => k in m).concat(Object.keys(m).filter((k) => !order.includes(k))) : Object.keys(m);
+  const total = keys.reduce((s, k) => s + (m[k] || 0), 0);
+  return el("div", { class: "counts", data: { counts: title } },
+    el("h3", { text: title }),
+    keys.map((k) => el("div", { class: "count-row", data: { key: k } },
+      el("span", { class: "count-key", text: k }),
+      bar(total ? m[k] / total : 0, `count-${k}`),
+      el("span", { class: "count-val", text: m[k] }))));
+}
+
+function renderStats(s) {
+  const body = $("stats-body");
+  const hist = s.histogram || [];
+  const top = Math.max(1, ...hist);
+  body.replaceChildren(
+    el("dl", { class: "kv" },
+      el("dt", { text: "memories" }), el("dd", { id: "stats-memories", text: s.memories }),
+      el("dt", { text: "archived" }), el("dd", { text: s.archived }),
+      el("dt", { text: "superseded" }), el("dd", { text: s.superseded }),
+      el("dt", { text: "average confidence" }), el("dd", { text: fmt(s.average_confidence) }),
+      el("dt", { text: "tiers as of" }), el("dd", { text: s.tiers_as_of ? s.tiers_as_of.slice(0, 16).replace("T", " ") : "as written" })),
+    el("div", { class: "hist", title: "confidence histogram, bins of 0.1" },
+      el("h3", { text: "confidence" }),
+      el("div", { class: "hist-bars" }, hist.map((n, i) => {
+        const col = el("div", { class: "hist-col", title: `${(i / 10).toFixed(1)}–${((i + 1) / 10).toFixed(1)}: ${n}` });
+        col.style.height = `${pct(n / top)}%`;
+        return col;
+      })),
+      el("div", { class: "hist-axis" }, el("span", { text: "0" }), el("span", { text: "0.5" }), el("span", { text: "1" }))),
+    counts("buckets", s.buckets || {}, ["high", "medium", "low", "unscored"]),
+    counts("tiers", s.tiers || {}, ["active", "dormant", "stale", "archived"]),
+    counts("types", s.types || {}),
+    el("p", { class: "hint", text: `method: ${s.method}; judge calls: ${s.judge ? s.judge.calls : 0}` }));
+}
+
+// --- bars ------------------------------------------------------------------
+
+// bar is a track with a fill of fraction (0..1); mark, if given, is a line
+// at that fraction (the guard's cutoff on the base score).
+function bar(fraction, name, mark) {
+  const fill = el("div", { class: "fill" });
+  fill.style.width = `${pct(fraction)}%`;
+  const track = el("div", { class: "track", data: { bar: name, fraction: String(fraction) } }, fill);
+  if (isNum(mark) && mark >= 0 && mark <= 1) {
+    const m = el("div", { class: "mark", title: `guard cutoff ${fmt(mark)}` });
+    m.style.left = `${pct(mark)}%`;
+    track.append(m);
+  }
+  return track;
+}
+
+// factor is one labelled bar: value shown, fraction of scale drawn.
+function factor(name, label, value, scale, note, mark) {
+  const known = isNum(value);
+  return el("div", { class: `factor factor-${name}${known ? "" : " unknown"}`, data: { factor: name, value: known ? String(value) : "", scale: String(scale) } },
+    el("span", { class: "factor-label", text: label }),
+    bar(known ? value / scale : 0, name, mark),
+    el("span", { class: "factor-value", text: known ? fmt(value) : "–" }),
+    el("span", { class: "factor-note", text: note || "" }));
+}
+
+// --- results ---------------------------------------------------------------
+
+const GUARD_TEXT = {
+  relevant: "inside the relevance band: ordered by weight",
+  below_band: "beyond the relevance band: ordered by similarity",
+  below_floor: "below the guard's floor: ordered by similarity",
+  off: "the relevance guard is off",
+};
+
+function badge(text, kind, title) {
+  return el("span", { class: `badge ${kind || ""}`, title, text });
+}
+
+function memoryText(r) {
+  const p = r.payload || {};
+  if (typeof p.text === "string" && p.text !== "") return p.text;
+  if (typeof p.page_content === "string") return p.page_content;
+  return r.payload ? JSON.stringify(r.payload) : "(no payload)";
+}
+
+function resultCard(r, i, ctx) {
+  const x = r.explanation || {};
+  const badges = [];
+  if (r.guard) badges.push(badge(`guard: ${r.guard}`, `guard-${r.guard}`, GUARD_TEXT[r.guard] || ""));
+  if (ctx.reranked) {
+    badges.push(r.render
+      ? badge("render: shown", "ok", "passes the render gate: shown to the model")
+      : badge("render: hidden", "warn", "below the render gate: returned, but not to be shown to the model"));
+    if (r.below_gate) badges.push(badge("below retrieval gate", "warn", "returned only because no candidate passed the retrieval gate"));
+  }
+  if (r.tier) badges.push(badge(`tier: ${r.tier}`, `tier-${r.tier}`));
+  if (r.bucket) badges.push(badge(`bucket: ${r.bucket}`, "plain"));
+  if (r.protected) badges.push(badge("protected", "ok", "never drops out by decay"));
+  if (r.archived) badges.push(badge(`archived: ${r.archived}`, "warn"));
+  if (r.judge_consulted) badges.push(badge("judge consulted", "plain"));
+  for (const p of r.problems || []) badges.push(badge(`problem: ${p}`, "warn"));
+
+  const folded = (r.folded_ids || []).map(String);
+  const foldLine = folded.length
+    ? el("p", { class: "folded", data: { folded: folded.join(",") } },
+      `folds ${folded.length} duplicate${folded.length > 1 ? "s" : ""}${r.dedup ? ` (${r.dedup})` : ""}: `,
+      folded.map((id, k) => [k ? ", " : "", el("code", { text: id })]))
+    : null;
+
+  const factors = el("div", { class: "factors" });
+  if (ctx.reranked) {
+    const boostNote = isNum(r.access_count) ? `${r.access_count} read${r.access_count === 1 ? "" : "s"}` : "";
+    const confNote = isNum(x.confidence_factor) ? `factor ×${fmt(x.confidence_factor, 2)}` : (r.confidence === null ? "unscored" : "");
+    factors.append(
+      factor("base", "base", r.base_score, 1, "similarity", ctx.cutoff),
+      factor("freshness", "freshness", r.freshness, 1, isNum(x.age_days) ? `${age(x.age_days)}, half-life ${fmt(x.half_life, 0)} d` : ""),
+      factor("boost", "access boost", r.access_boost, ctx.maxBoost, boostNote),
+      factor("confidence", "confidence", r.confidence, 1, confNote),
+      factor("score", "score", r.score, ctx.maxScore, r.guard === "relevant" ? "= weight" : "similarity, capped"));
+  } else {
+    factors.append(factor("score", "score", r.score, ctx.maxScore, "the store's own score"));
+  }
+
+  const open = el("button", { type: "button", class: "open", data: { id: String(r.id) }, title: "show the stored payload and audit trail" },
+    el("span", { class: "rank", text: `${i + 1}` }),
+    el("span", { class: "text", text: memoryText(r) }));
+  open.addEventListener("click", () => openMemory(ctx.collection, String(r.id)));
+
+  const card = el("li", { class: `result${r.render === false ? " hidden-by-gate" : ""}`, data: { id: String(r.id), guard: r.guard || "" } },
+    el("div", { class: "head" }, open, el("code", { class: "id", text: String(r.id) })),
+    el("div", { class: "badges" }, badges),
+    factors,
+    ctx.reranked && isNum(r.weight) ? el("p", { class: "formula" },
+      `weight ${fmt(r.base_score)} × ${fmt(r.freshness)} × ${fmt(r.access_boost)} × ${fmt(x.confidence_factor ?? 1, 2)} = ${fmt(r.weight)}`,
+      r.guard === "relevant" || r.guard === "off" ? "" : " — not the score: beyond the relevance band a result keeps its similarity") : null,
+    foldLine,
+    x && r.explanation ? details(x) : null);
+  return card;
+}
+
+// details lists every factor of the explanation.
+function details(x) {
+  const rows = [
+    ["source", x.source], ["observations", x.observations], ["repetition", x.repetition], ["extractor", x.extractor],
+    ["type", x.type], ["grounding", x.grounding], ["formula", x.formula], ["grounding penalty", x.grounding_penalty],
+    ["computed", x.computed], ["confidence", `${fmt(x.confidence)} (${x.stored_confidence ? "stored" : "computed"})`],
+    ["age (days)", x.age_days], ["half-life (days)", x.half_life], ["idle (days)", x.idle_days],
+    ["decay floor", x.decay_floor], ["days retrievable", x.days_retrievable === null ? "never drops out" : x.days_retrievable],
+    ["confidence weight", x.confidence_weight], ["retrievable", String(x.retrievable)],
+  ];
+  return el("details", { class: "explanation" }, el("summary", { text: "every factor" }),
+    el("dl", { class: "kv" }, rows.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: isNum(v) ? fmt(v) : (v ?? "–") })])));
+}
+
+function renderSummary(data, collection) {
+  const box = $("summary");
+  const g = data.guard;
+  const parts = [
+    el("span", { class: "chip", text: `mode: ${data.mode}` }),
+    data.reranked ? el("span", { class: "chip ok", text: "re-ranked" }) : el("span", { class: "chip warn", text: `passed through: ${data.pass_through || "not re-ranked"}` }),
+  ];
+  if (data.detection) parts.push(el("span", { class: "chip plain", text: data.detection }));
+  if (data.embedder) parts.push(el("span", { class: "chip plain", text: `embedder: ${data.embedder.model}` }));
+  if (g) {
+    parts.push(el("span", { class: "chip guard", id: "guard-report", data: { cutoff: String(g.cutoff), relevant: String(g.relevant) },
+      title: `band ${fmt(g.band)}, floor ${fmt(g.floor)}${g.relative ? `, relative band ${fmt(g.relative_band)}` : ""}; from ${g.from}` },
+    g.applied
+      ? `guard: best ${fmt(g.best)}, cutoff ${fmt(g.cutoff)} → ${g.relevant} relevant, ${g.beyond} beyond`
+      : "guard: not applied"));
+  }
+  parts.push(el("span", { class: "chip plain", text: `${collection} · ${fmt(data.time * 1000, 1)} ms` }));
+  box.replaceChildren(...parts);
+  box.hidden = false;
+}
+
+function renderDropped(dropped) {
+  const sec = $("dropped");
+  const tbody = sec.querySelector("tbody");
+  if (!dropped || dropped.length === 0) {
+    sec.hidden = true;
+    tbody.replaceChildren();
+    return;
+  }
+  tbody.replaceChildren(...dropped.map((d) => el("tr", { data: { reason: d.reason } },
+    el("td", {}, el("code", { text: String(d.id) })),
+    el("td", { text: d.reason === "folded" && d.into !== undefined ? `folded into ${d.into}` : d.reason.replaceAll("_", " ") }),
+    el("td", { text: fmt(d.base_score) }))));
+  sec.hidden = false;
+}
+
+let askCtrl = null;
+async function ask(ev) {
+  ev.preventDefault();
+  const collection = $("collection").value;
+  const text = $("question").value.trim();
+  if (!collection || !text) return;
+  const limit = Math.max(1, Math.min(100, Number($("limit").value) || 10));
+  if (askCtrl) askCtrl.abort();
+  const ctrl = (askCtrl = new AbortController());
+  $("go").disabled = true;
+  try {
+    const body = { collection, text, limit, explain: true, count_access: false };
+    if ($("archived").checked) body.include_archived = true;
+    const data = await api("/v1/retrieve", { method: "POST", body, signal: ctrl.signal });
+    showError(null);
+    const results = data.result || [];
+    const ctx = {
+      collection,
+      reranked: data.reranked,
+      cutoff: data.guard && data.guard.applied && !data.guard.relative ? data.guard.cutoff : undefined,
+      maxBoost: Math.max(1, ...results.map((r) => (isNum(r.access_boost) ? r.access_boost : 0))),
+      maxScore: Math.max(Number.MIN_VALUE, ...results.map((r) => (isNum(r.score) ? r.score : 0))),
+    };
+    renderSummary(data, collection);
+    $("results").replaceChildren(...(results.length
+      ? results.map((r, i) => resultCard(r, i, ctx))
+      : [el("li", { class: "empty", text: "Nothing found." })]));
+    renderDropped(data.dropped);
+  } catch (err) {
+    if (err.name !== "AbortError") showError(err);
+  } finally {
+    if (askCtrl === ctrl) {
+      askCtrl = null;
+      $("go").disabled = false;
+    }
+  }
+}
+
+// --- one memory --------------------------------------------------------------
+
+let memSeq = 0;
+async function openMemory(collection, id) {
+  const seq = ++memSeq;
+  for (const li of document.querySelectorAll("#results .result")) li.classList.toggle("selected", li.dataset.id === id);
+  const body = $("memory-body");
+  $("memory-hint").hidden = true;
+  body.replaceChildren(el("p", { class: "hint", text: "Loading…" }));
+  try {
+    const data = await api(`/v1/memories/${encodeURIComponent(id)}?collection=${encodeURIComponent(collection)}`);
+    if (seq === memSeq) renderMemory(data.result);
+  } catch (err) {
+    if (seq === memSeq) body.replaceChildren(el("p", { class: "error-inline", text: err.message }));
+  }
+}
+
+function payloadValue(v) {
+  if (v === null || typeof v !== "object") return String(v);
+  if (Array.isArray(v) && v.every((e) => typeof e !== "object")) return v.join(", ");
+  return JSON.stringify(v);
+}
+
+function renderMemory(m) {
+  const p = m.payload || {};
+  const audit = m.audit || [];
+  const keys = Object.keys(p).filter((k) => k !== "text").sort();
+  const note = (a) => [a.note, a.related ? `related ${a.related}` : "", a.new_tier ? `tier ${a.old_tier} → ${a.new_tier}` : ""].filter(Boolean).join("; ");
+  const notes = audit.some((a) => note(a) !== "");
+  const rows = audit.map((a) => el("tr", { class: a.forgotten ? "forgotten" : "", data: { reason: a.reason } },
+    el("td", { class: "at", text: a.at ? a.at.slice(0, 16).replace("T", " ") : "–", title: a.at || "" }),
+    el("td", {}, el("strong", { text: a.reason }), a.decision ? ` (${a.decision})` : "", a.forgotten ? " · forgotten" : ""),
+    el("td", { class: "num", text: `${fmt(a.old)} → ${fmt(a.new)}` }),
+    el("td", { class: "num", text: `${a.old_n} → ${a.new_n}` }),
+    el("td", { text: [a.session_id, a.turn_id].filter(Boolean).join(" / ") || "–" }),
+    notes ? el("td", { text: note(a) }) : null));
+  $("memory-body").replaceChildren(
+    el("p", { class: "memory-text", text: typeof p.text === "string" ? p.text : "(no text)" }),
+    el("p", { class: "hint" }, "id ", el("code", { id: "memory-id", text: String(m.id) }), ` in ${m.collection}`),
+    el("h3", { text: `audit trail (${audit.length})` }),
+    audit.length
+      ? el("table", { id: "audit", class: "audit" },
+        el("thead", {}, el("tr", {}, ["at", "reason", "confidence", "n", "session / turn", notes ? "note" : null].filter(Boolean).map((h) => el("th", { text: h })))),
+        el("tbody", {}, rows))
+      : el("p", { id: "audit", class: "hint", text: "No audit records: not written through memrank's write path, or erased." }),
+    el("details", { class: "payload" }, el("summary", { text: `stored payload (${keys.length + (p.text !== undefined ? 1 : 0)} keys)` }),
+      el("dl", { class: "kv" }, keys.map((k) => [el("dt", { text: k }), el("dd", { text: payloadValue(p[k]) })]))));
+}
+
+// --- wiring ------------------------------------------------------------------
+
+function initKey() {
+  const input = $("api-key");
+  const box = $("key-box");
+  const mark = () => box.classList.toggle("set", !!sessionStorage.getItem(KEY_STORE));
+  $("key-save").addEventListener("click", () => {
+    const v = input.value.trim();
+    if (v) sessionStorage.setItem(KEY_STORE, v);
+    else sessionStorage.removeItem(KEY_STORE);
+    input.value = "";
+    mark();
+    box.open = false;
+    loadCollections();
+  });
+  $("key-clear").addEventListener("click", () => {
+    sessionStorage.removeItem(KEY_STORE);
+    input.value = "";
+    mark();
+    loadCollections();
+  });
+  mark();
+}
+
+function init() {
+  initKey();
+  $("ask").addEventListener("submit", ask);
+  $("collection").addEventListener("change", () => {
+    const c = $("collection").value;
+    sessionStorage.setItem(COLLECTION_STORE, c);
+    $("results").replaceChildren();
+    $("summary").hidden = true;
+    $("dropped").hidden = true;
+    if (c) loadStats(c);
+  });
+  loadCollections();
+}
+
+init();

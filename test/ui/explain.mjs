@@ -1,0 +1,274 @@
+// The explain page (GET /ui) in headless Chromium, against a running
+// `memrank serve --demo`: pick dana_memories, ask "where does Dana live",
+// check the first result and its bars against the answer the page itself
+// received, open its audit trail, check the stats, take a screenshot.
+// Then, as an attacker would: reach the page by a name rebound to memrank's
+// address (DNS rebinding), and send requests from a page of another origin;
+// memrank must refuse both (403), and nothing may change.
+//
+//   MEMRANK_URL   memrank's HTTP base URL (required), e.g. http://127.0.0.1:6333
+//   SCREENSHOT    where to write the PNG (required)
+//   EXPECT_AUDIT  an audit reason the first result's trail must show (optional)
+//   API_KEY       the key memrank asks for (optional): the page must show
+//                 the refusal, then work once the key is entered
+//   MARKUP        a collection whose one memory's text is markup (optional):
+//                 asked "favourite tag", it must show as text, never as HTML
+//   CHROMIUM      the browser (default /usr/bin/chromium)
+//
+// Prints a JSON report on success; throws (exit status 1) on the first
+// failed check. cmd/memrank's TestUIBrowser runs it.
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const base = process.env.MEMRANK_URL;
+const screenshot = process.env.SCREENSHOT;
+if (!base || !screenshot) {
+  throw new Error("set MEMRANK_URL and SCREENSHOT");
+}
+const expectAudit = process.env.EXPECT_AUDIT || "";
+const apiKey = process.env.API_KEY || "";
+const keyHeader = apiKey ? { "api-key": apiKey } : {};
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const question = "where does Dana live";
+
+function check(ok, what) {
+  if (!ok) throw new Error(`check failed: ${what}`);
+}
+
+function near(got, want, tol, what) {
+  check(Math.abs(got - want) <= tol, `${what}: got ${got}, want ${want} ± ${tol}`);
+}
+
+const profile = await mkdtemp(join(tmpdir(), "memrank-ui-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath,
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    // evil.example is an attacker's name that resolves to memrank.
+    "--host-resolver-rules=MAP evil.example 127.0.0.1"],
+  viewport: { width: 1440, height: 1100 },
+  timeout: 30000,
+});
+const report = { checks: [] };
+const done = (name) => report.checks.push(name);
+
+try {
+  const page = context.pages()[0] || (await context.newPage());
+  page.setDefaultTimeout(15000);
+  const problems = [];
+  page.on("console", (m) => { if (m.type() === "error") problems.push(`console: ${m.text()}`); });
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  // Every request the page makes stays on memrank's origin.
+  const origin = new URL(base).origin;
+  const foreign = [];
+  page.on("request", (r) => { if (new URL(r.url()).origin !== origin) foreign.push(r.url()); });
+
+  // The page, with its security headers; the stats of the collection it
+  // picks first (dana_memories).
+  const statsAnswer = page.waitForResponse((r) => r.url().includes("/v1/stats?collection=dana_memories"));
+  const res = await page.goto(`${base}/ui`, { waitUntil: "load" });
+  check(res.status() === 200, `GET /ui: ${res.status()}`);
+  const h = res.headers();
+  check((h["content-security-policy"] || "").includes("default-src 'self'"), `CSP: ${h["content-security-policy"]}`);
+  check((h["content-security-policy"] || "").includes("frame-ancestors 'none'"), "CSP forbids framing");
+  check(h["x-content-type-options"] === "nosniff", "nosniff");
+  check(h["x-frame-options"] === "DENY", "X-Frame-Options");
+  done("page served with its security headers");
+
+  if (apiKey) {
+    // Without the key memrank refuses the page's calls, and the page says
+    // where the key goes; with it, everything below works.
+    await page.locator("#error").waitFor();
+    const refusal = await page.locator("#error").textContent();
+    check(refusal.includes("API key"), `the refusal without a key: ${refusal}`);
+    check(await page.locator("#collection option").count() === 0, "collections listed without the key");
+    await page.click("#key-box summary");
+    await page.fill("#api-key", apiKey);
+    await page.click("#key-save");
+    await page.locator("#error").waitFor({ state: "hidden" });
+    // The browser logs the refused calls; those were expected.
+    problems.splice(0, problems.length, ...problems.filter((p) => !p.includes("401 (Unauthorized)")));
+    done("the API key is asked for and used");
+  }
+  await page.locator("#collection option[value=dana_memories]").waitFor({ state: "attached" });
+  const options = await page.locator("#collection option").allTextContents();
+  check(!options.some((o) => o.endsWith("_memrank_audit")), `audit companions offered: ${options}`);
+  await page.selectOption("#collection", "dana_memories");
+  const stats = (await (await statsAnswer).json()).result;
+  await page.locator("#stats-memories").waitFor();
+  check(await page.locator("#stats-memories").textContent() === String(stats.memories),
+    `stats memories shown ${await page.locator("#stats-memories").textContent()}, answered ${stats.memories}`);
+  const tierRows = await page.locator("[data-counts=tiers] .count-row").count();
+  check(tierRows === Object.keys(stats.tiers).length, `tier rows ${tierRows}, tiers ${Object.keys(stats.tiers)}`);
+  done("stats rendered");
+
+  // The question.
+  await page.fill("#question", question);
+  const [answer] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith("/v1/retrieve") && r.request().method() === "POST"),
+    page.click("#go"),
+  ]);
+  check(answer.status() === 200, `retrieve: ${answer.status()}`);
+  const sent = answer.request().postDataJSON();
+  check(sent.explain === true && sent.count_access === false && sent.collection === "dana_memories" && sent.text === question,
+    `retrieve body ${JSON.stringify(sent)}`);
+  const data = await answer.json();
+  check(data.reranked === true && data.result.length > 0, "a re-ranked answer");
+  await page.locator("#results .result").first().waitFor();
+  check(await page.locator("#results .result").count() === data.result.length, "one card per result");
+  done("question asked, read-only (count_access false)");
+
+  const first = page.locator("#results .result").first();
+  const r0 = data.result[0];
+  const text = await first.locator(".open .text").textContent();
+  check(text === "Lives in Lisbon, in the Alfama neighbourhood", `first result: ${text}`);
+  check(await first.getAttribute("data-id") === String(r0.id), "first card is the answer's first result");
+  report.first = { id: String(r0.id), text };
+
+  // Each bar is as wide as its factor, on its scale: base, freshness and
+  // confidence on [0, 1]; the boost and the score against the largest in
+  // the answer.
+  const maxBoost = Math.max(1, ...data.result.map((r) => r.access_boost ?? 0));
+  const maxScore = Math.max(...data.result.map((r) => r.score));
+  const want = { base: r0.base_score, freshness: r0.freshness, boost: r0.access_boost / maxBoost, confidence: r0.confidence, score: r0.score / maxScore };
+  const values = { base: r0.base_score, freshness: r0.freshness, boost: r0.access_boost, confidence: r0.confidence, score: r0.score };
+  report.bars = {};
+  for (const [name, fraction] of Object.entries(want)) {
+    const f = first.locator(`.factor[data-factor=${name}]`);
+    const track = await f.locator(".track").boundingBox();
+    const fill = await f.locator(".fill").boundingBox();
+    check(track && fill && track.width > 50, `${name}: bar drawn`);
+    near(fill.width / track.width, Math.min(1, fraction), 0.01, `${name} bar width`);
+    check(await f.locator(".factor-value").textContent() === values[name].toFixed(3), `${name} value shown`);
+    report.bars[name] = Number((fill.width / track.width).toFixed(4));
+  }
+  check(fill0(report.bars.score) === 1, "the first result's score bar is full");
+  // The guard: the result's decision as a badge, the band's cutoff as a
+  // mark on the base bar, the report in the summary.
+  check(await first.locator(`.badge.guard-${r0.guard}`).count() === 1, `guard badge ${r0.guard}`);
+  const cutoff = Number(await page.locator("#guard-report").getAttribute("data-cutoff"));
+  near(cutoff, data.guard.cutoff, 1e-9, "guard report cutoff");
+  const mark = await first.locator(".factor[data-factor=base] .mark").boundingBox();
+  const baseTrack = await first.locator(".factor[data-factor=base] .track").boundingBox();
+  near((mark.x + mark.width / 2 - baseTrack.x) / baseTrack.width, data.guard.cutoff, 0.01, "cutoff mark position");
+  // The gates.
+  check(await first.locator(".badge", { hasText: r0.render ? "render: shown" : "render: hidden" }).count() === 1, "render gate badge");
+  check(await first.locator(".badge", { hasText: "below retrieval gate" }).count() === (r0.below_gate ? 1 : 0), "retrieval gate badge");
+  done("first result's bars, guard and gates");
+
+  // Folded duplicates, on their result and in the left-out list.
+  const folding = data.result.filter((r) => r.folded_ids.length > 0);
+  for (const r of folding) {
+    const line = await page.locator(`#results .result[data-id="${r.id}"] .folded`).getAttribute("data-folded");
+    check(line === r.folded_ids.map(String).join(","), `folded into ${r.id}: ${line}`);
+  }
+  const dropped = data.dropped || [];
+  check(await page.locator("#dropped tbody tr").count() === dropped.length, "one row per dropped candidate");
+  check(await page.locator("#dropped tbody tr[data-reason=folded]").count() === dropped.filter((d) => d.reason === "folded").length, "folded rows");
+  report.folded = folding.length;
+  done("folded duplicates and left-out candidates");
+
+  // The first result's history.
+  const [mem] = await Promise.all([
+    page.waitForResponse((r) => r.url().includes(`/v1/memories/${encodeURIComponent(String(r0.id))}?`)),
+    first.locator(".open").click(),
+  ]);
+  check(mem.status() === 200, `memory: ${mem.status()}`);
+  const view = (await mem.json()).result;
+  await page.locator("#memory-id").waitFor();
+  check(await page.locator("#memory-id").textContent() === String(r0.id), "history of the clicked memory");
+  const rows = await page.locator("#audit tbody tr").count();
+  check(rows === view.audit.length, `audit rows ${rows}, records ${view.audit.length}`);
+  if (expectAudit) {
+    check(await page.locator(`#audit tbody tr[data-reason=${expectAudit}]`).count() > 0, `an audit record ${expectAudit} among ${JSON.stringify(view.audit)}`);
+  }
+  report.audit = view.audit.map((a) => a.reason);
+  done("audit history on click");
+
+  check(problems.length === 0, `the page logged errors: ${problems.join("; ")}`);
+  check(foreign.length === 0, `requests off the origin: ${foreign.join(", ")}`);
+  await page.screenshot({ path: screenshot });
+  report.screenshot = screenshot;
+  done("screenshot");
+
+  if (process.env.MARKUP) await markup(page, process.env.MARKUP);
+  check(problems.length === 0, `the page logged errors: ${problems.join("; ")}`);
+  await attacks(String(r0.id), view.audit.length);
+  process.stdout.write(JSON.stringify(report) + "\n");
+} finally {
+  await context.close();
+  await rm(profile, { recursive: true, force: true });
+}
+
+// markup asks a collection whose memory's text is HTML: the page must show
+// the characters, create no element from them and run none of them.
+async function markup(page, collection) {
+  await page.selectOption("#collection", collection);
+  await page.fill("#question", "favourite tag");
+  const [answer] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith("/v1/retrieve")),
+    page.click("#go"),
+  ]);
+  const data = await answer.json();
+  check(data.result.length > 0, `no result in ${collection}`);
+  await page.locator("#results .result").first().waitFor();
+  const shown = await page.locator("#results .result .open .text").first().textContent();
+  check(shown === data.result[0].payload.text && shown.includes("<img"), `markup shown as ${shown}`);
+  const made = await page.locator("#results img, #results script, #results b").count();
+  check(made === 0, `${made} elements made from a memory's text`);
+  check(await page.evaluate(() => window.__pwned === undefined), "a memory's text ran as script");
+  done("a memory's markup is shown as text");
+  await page.selectOption("#collection", "dana_memories");
+}
+
+// attacks plays the two attacks the host guard is for, in a fresh tab.
+async function attacks(id, auditBefore) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(15000);
+  const port = new URL(base).port;
+
+  // DNS rebinding: the attacker's name, resolved to memrank's address.
+  const rebound = await page.goto(`http://evil.example:${port}/ui`);
+  check(rebound.status() === 403, `the page by a rebound name: ${rebound.status()}`);
+  check((await rebound.text()).includes("DNS rebinding"), "the refusal says why");
+  done("a rebound name is refused");
+
+  // Another origin: a page of its own server asks memrank to read and to
+  // confirm a memory with requests a browser sends without a preflight.
+  const site = createServer((req, res) => {
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.end("<!doctype html><title>another site</title><p>another site</p>");
+  });
+  await new Promise((ok) => site.listen(0, "127.0.0.1", ok));
+  try {
+    const other = `http://127.0.0.1:${site.address().port}`;
+    const seen = new Map();
+    page.on("response", (r) => { if (r.url().startsWith(base)) seen.set(new URL(r.url()).pathname, r.status()); });
+    await page.goto(`${other}/`);
+    const confirm = `/v1/memories/${encodeURIComponent(id)}/confirm`;
+    await page.evaluate(async ({ base, confirm }) => {
+      const opts = { mode: "no-cors", credentials: "include" };
+      await fetch(`${base}/collections`, opts).catch(() => {});
+      await fetch(`${base}${confirm}`, { ...opts, method: "POST", headers: { "content-type": "text/plain" },
+        body: JSON.stringify({ collection: "dana_memories", session_id: "attacker" }) }).catch(() => {});
+    }, { base, confirm });
+    for (const path of ["/collections", confirm]) {
+      check(seen.get(path) === 403, `another origin's request for ${path}: ${seen.get(path)}`);
+    }
+  } finally {
+    site.close();
+  }
+  const after = await (await fetch(`${base}/v1/memories/${encodeURIComponent(id)}?collection=dana_memories`, { headers: keyHeader })).json();
+  check(after.result.audit.length === auditBefore, `the memory's audit trail changed: ${JSON.stringify(after.result.audit)}`);
+  done("another origin's requests are refused");
+  await page.close();
+}
+
+function fill0(x) {
+  return Math.round(x * 100) / 100;
+}
