@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memrank/memrank/client"
+)
+
+// printer stands in for package fmt inside readmeGoExample, so that the
+// README's fmt.Println prints where the test can read it.
+type printer struct{ out *bytes.Buffer }
+
+func (p printer) Println(a ...any) {
+	var parts []string
+	for _, v := range a {
+		b, _ := json.Marshal(v)
+		s := string(b)
+		if str, ok := v.(string); ok {
+			s = str
+		}
+		parts = append(parts, s)
+	}
+	p.out.WriteString(strings.Join(parts, " ") + "\n")
+}
+
+// readmeGoExample is the README's Go example, line for line but for the
+// address and the collection (TestReadmeSDKs checks that).
+func readmeGoExample(ctx context.Context, baseURL, coll string, w *bytes.Buffer) {
+	fmt := printer{w}
+	// README example:
+	mr, _ := client.New(baseURL)
+	out, _ := mr.Observe(ctx, client.Observation{Collection: coll, Text: "Dana uses Neovim", Source: "direct", SessionID: "s1"})
+	res, _ := mr.Retrieve(ctx, client.RetrieveRequest{Collection: coll, Text: "what editor does Dana use"})
+	hist, _ := mr.History(ctx, coll, out.MemoryID)
+	fmt.Println(out.Decision, res.Results[0].Text(), len(hist.Audit))
+	// end README example
+}
+
+// TestReadmeSDKs runs the README's three SDK examples as they are written
+// against a real serve, each on its own collection: the Go one is
+// readmeGoExample (checked line for line against the README), the
+// TypeScript and Python ones run in node and python3 with only the
+// address, the package path and the collection replaced.
+func TestReadmeSDKs(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- sdk examples -->(.*?)<!-- end sdk examples -->").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README has no SDK examples between their markers")
+	}
+	blocks := map[string]string{}
+	for _, b := range regexp.MustCompile("(?s)```(go|js|python)\n(.*?)```").FindAllStringSubmatch(string(m[1]), -1) {
+		blocks[b[1]] = b[2]
+		if n := strings.Count(strings.TrimSpace(b[2]), "\n") + 1; n != 5 {
+			t.Errorf("the README's %s example is %d lines, not five", b[1], n)
+		}
+	}
+	httpAddr, _, _ := startServe(t, "--data", t.TempDir())
+	url := "http://" + httpAddr
+	const readmeURL, readmeColl = `"http://127.0.0.1:6333"`, `"notes"`
+
+	t.Run("go", func(t *testing.T) {
+		_, self, _, _ := runtime.Caller(0)
+		src, err := os.ReadFile(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := regexp.MustCompile(`(?s)// README example:\n(.*?)\t// end README example`).FindSubmatch(src)
+		want := strings.NewReplacer(readmeURL, "baseURL", readmeColl, "coll").Replace(blocks["go"])
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(string(body[1])), "\n") {
+			got = append(got, strings.TrimSpace(l))
+		}
+		if strings.TrimSpace(want) != strings.Join(got, "\n") {
+			t.Fatalf("readmeGoExample is not the README's Go example:\n%s\nREADME (renamed):\n%s", strings.Join(got, "\n"), want)
+		}
+		var out bytes.Buffer
+		readmeGoExample(context.Background(), url, "notes_go", &out)
+		if out.String() != "inserted Dana uses Neovim 1\n" {
+			t.Errorf("printed %q", out.String())
+		}
+	})
+
+	t.Run("typescript", func(t *testing.T) {
+		node, err := exec.LookPath("node")
+		if err != nil {
+			requireOrSkip(t, "MEMRANK_JS_TESTS", "node is not on PATH")
+		}
+		dist, err := filepath.Abs(filepath.Join(sdkJSDir, "dist", "index.js"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := strings.NewReplacer(`"@memrank/client"`, `"file://`+filepath.ToSlash(dist)+`"`,
+			readmeURL, `"`+url+`"`, readmeColl, `"notes_js"`).Replace(blocks["js"])
+		if got := runExample(t, node, "example.mjs", script, nil); got != "Dana uses Neovim 1\n" {
+			t.Errorf("printed %q", got)
+		}
+	})
+
+	t.Run("python", func(t *testing.T) {
+		py, err := exec.LookPath("python3")
+		if err != nil {
+			requireOrSkip(t, "MEMRANK_PY_TESTS", "python3 is not on PATH")
+		}
+		sdk, err := filepath.Abs(filepath.Join("..", "..", "sdk", "python"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := strings.NewReplacer(readmeURL, `"`+url+`"`, readmeColl, `"notes_py"`).Replace(blocks["python"])
+		got := runExample(t, py, "example.py", script, []string{"PYTHONPATH=" + sdk})
+		if !regexp.MustCompile(`^inserted Dana uses Neovim 0\.\d+\n$`).MatchString(got) {
+			t.Errorf("printed %q", got)
+		}
+	})
+}
+
+// runExample writes script to a file named name and runs it with bin,
+// returning its stdout; a failure shows its stderr.
+func runExample(t *testing.T, bin, name, script string, env []string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, file)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s\nscript:\n%s", bin, name, err, stderr.String(), script)
+	}
+	return stdout.String()
+}
+
+// requireOrSkip skips for why, or fails when the env variable says the
+// test must run (CI).
+func requireOrSkip(t *testing.T, env, why string) {
+	t.Helper()
+	if os.Getenv(env) == "require" {
+		t.Fatalf("%s (%s=require)", why, env)
+	}
+	t.Skip(why)
+}
