@@ -6,6 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
@@ -60,6 +63,7 @@ const (
 	ruleNoProber    = "cannot be recognised: the upstream client does not scroll"
 	ruleEmpty       = "empty collection"
 	ruleUnreadable  = "could not be read to recognise it"
+	ruleMissing     = "no such collection"
 	ruleSampledHit  = "%d of %d sampled points are memrank memories"
 	ruleSampledFew  = "only %d of %d sampled points are memrank memories (a majority is needed)"
 	ruleSampledMiss = "none of %d sampled points is a memrank memory"
@@ -204,7 +208,11 @@ func (d *detector) probe1(ctx context.Context, name string) (verdict, keeping) {
 		WithPayload:    qdrant.NewWithPayloadInclude(d.codec.DetectKeys()...),
 		WithVectors:    qdrant.NewWithVectors(false),
 	})
-	if err != nil {
+	switch {
+	case status.Code(err) == codes.NotFound:
+		// Not cached: it may be created by the next request.
+		return verdict{rule: ruleMissing}, recheck
+	case err != nil:
 		return verdict{rule: ruleUnreadable}, failed
 	}
 	if len(pts) == 0 {

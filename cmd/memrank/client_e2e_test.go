@@ -115,6 +115,9 @@ func TestGoClient(t *testing.T) {
 	if _, err := alice.Observe(ctx, client.Observation{Collection: coll, Text: "  "}); !errors.Is(err, client.ErrBadRequest) {
 		t.Errorf("a blank text: %v", err)
 	}
+	if _, err := alice.Retrieve(ctx, client.RetrieveRequest{Collection: "nope", Text: "x"}); !errors.Is(err, client.ErrNotFound) {
+		t.Errorf("a text question about no collection: %v", err)
+	}
 
 	// Forgetting session s2 takes its sighting out of the Lisbon memory;
 	// deleting the correction removes it.
@@ -136,5 +139,27 @@ func TestGoClient(t *testing.T) {
 	}
 	if _, err := alice.History(ctx, coll, fix.MemoryID); !errors.Is(err, client.ErrNotFound) {
 		t.Errorf("a deleted memory's history: %v", err)
+	}
+}
+
+// TestGoClientNoCollection: a text question about a collection that does
+// not exist is a 404, as a vector one is; it used to be a 503 saying the
+// collection's embedder record could not be read, which sent callers to
+// retry a request that could never succeed.
+func TestGoClientNoCollection(t *testing.T) {
+	httpAddr, _, _ := startServe(t, "--data", t.TempDir())
+	c, err := client.New("http://" + httpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []client.RetrieveRequest{
+		{Collection: "nope", Text: "where does Dana live"},
+		{Collection: "nope", Vector: make([]float32, 384)},
+	} {
+		_, err := c.Retrieve(context.Background(), req)
+		var e *client.Error
+		if !errors.As(err, &e) || e.Status != 404 || e.Message != "Not found: Collection `nope` doesn't exist!" {
+			t.Errorf("text %q: %v, want Qdrant's 404", req.Text, err)
+		}
 	}
 }
