@@ -37,7 +37,8 @@
 // section may be given in YAML flow syntax instead
 // (MEMRANK_SCORING__EXTRACTOR__MODELS='[{pattern: llama, quality: 0.7}]').
 // Variables are applied in name order, so an entry variable wins over its
-// whole-table variable. A MEMRANK_ variable that names no key is an error.
+// whole-table variable. A MEMRANK_ variable that names no key is an error,
+// unless Source.NotConfig lists it as another program's.
 // OTEL_EXPORTER_OTLP_ENDPOINT fills telemetry.otlp_endpoint when nothing else
 // sets it. Flags are bound to keys by Source.FlagKeys and parsed the same way.
 //

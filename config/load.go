@@ -52,6 +52,11 @@ type Source struct {
 	// RemovedKeys maps a key earlier versions read to what replaced it: an
 	// unknown-key error for it says so.
 	RemovedKeys map[string]string
+	// NotConfig names MEMRANK_ variables that are not configuration (a
+	// client's settings, a test suite's switches), which a shell may export
+	// for other programs: Load neither reads nor refuses them. Any other
+	// MEMRANK_ variable that names no key is still an error.
+	NotConfig []string
 }
 
 // Load reads the configuration into dst, a pointer to a struct whose
@@ -100,7 +105,7 @@ func load(src Source, name string, p koanf.Provider, dst any) error {
 	if p != nil {
 		errs = append(errs, loadYAML(root, name, p)...)
 	}
-	errs = append(errs, loadEnv(root, src.Environ)...)
+	errs = append(errs, loadEnv(root, src.Environ, src.NotConfig)...)
 	errs = append(errs, loadFlags(root, src.Flags, src.FlagKeys)...)
 	errs = append(errs, loadEnvDefaults(root, src.Environ, src.EnvDefaults)...)
 	hintRemoved(errs, src.RemovedKeys)
@@ -203,14 +208,14 @@ func yamlErrors(name string, err error) []error {
 // is the key, upper-cased, with __ between levels: MEMRANK_UPSTREAM__GRPC is
 // upstream.grpc. Variables are applied in name order, so a whole-map
 // variable (MEMRANK_SCORING__DECAY__HALF_LIVES) comes before the entry
-// variables below it, which win.
-func loadEnv(root reflect.Value, environ []string) []error {
+// variables below it, which win. The variables in notConfig are skipped.
+func loadEnv(root reflect.Value, environ, notConfig []string) []error {
 	p := env.Provider("", env.Opt{
 		Prefix:      EnvPrefix,
 		EnvironFunc: func() []string { return environ },
 		TransformFunc: func(name, value string) (string, any) {
-			if name == EnvConfigFile {
-				return "", nil // names the file, read by Load
+			if name == EnvConfigFile || slices.Contains(notConfig, name) {
+				return "", nil // the file is read by Load; the others are not ours
 			}
 			return name, value
 		},

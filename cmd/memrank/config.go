@@ -210,6 +210,26 @@ func envDefaults() map[string]string {
 	return map[string]string{"telemetry.otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT"}
 }
 
+// envAPIKey is where `memrank mcp` finds its API key when --api-key is not
+// given, so that an MCP client's configuration can keep it out of the
+// command line (the JavaScript SDK's README reads it too).
+const envAPIKey = "MEMRANK_API_KEY"
+
+// notConfigEnv are the MEMRANK_ variables memrank documents that are not
+// configuration: a client's key, the SDK tests' server addresses, the test
+// switches CI exports, the image tag of deploy/compose.yaml. A shell that
+// exports them for one of those must still run every memrank command, so
+// the configuration neither reads nor refuses them; any other MEMRANK_
+// variable that names no key stays an error, so that a typo fails loudly.
+// docs/operations.md lists them.
+func notConfigEnv() []string {
+	return []string{
+		envAPIKey, "MEMRANK_URL", "MEMRANK_TENANCY_URL", "MEMRANK_TENANT_HEADER_URL",
+		"MEMRANK_JS_TESTS", "MEMRANK_PY_TESTS", "MEMRANK_UI_TESTS", "MEMRANK_UI_SCREENSHOT",
+		"MEMRANK_VERSION",
+	}
+}
+
 // removedKeys are keys earlier versions read, with what replaced them.
 func removedKeys() map[string]string {
 	return map[string]string{
@@ -224,7 +244,8 @@ func removedKeys() map[string]string {
 // its key), then validates it.
 func loadConfig(file string, environ []string, fs *pflag.FlagSet, keys map[string]string) (Config, error) {
 	c := defaultConfig()
-	err := config.Load(config.Source{File: file, Environ: environ, Flags: fs, FlagKeys: keys, EnvDefaults: envDefaults(), RemovedKeys: removedKeys()}, &c)
+	err := config.Load(config.Source{File: file, Environ: environ, Flags: fs, FlagKeys: keys,
+		EnvDefaults: envDefaults(), RemovedKeys: removedKeys(), NotConfig: notConfigEnv()}, &c)
 	if err != nil {
 		return Config{}, err
 	}

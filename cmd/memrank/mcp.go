@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,11 +19,6 @@ import (
 	"github.com/memrank/memrank/server/mcpfront"
 	"github.com/memrank/memrank/store"
 )
-
-// envAPIKey is where `memrank mcp` finds its API key when --api-key is not
-// given, so that an MCP client's configuration can keep it out of the
-// command line. It is not a configuration key.
-const envAPIKey = "MEMRANK_API_KEY"
 
 // inprocessURL is the base URL of the native API served in process: no
 // request for it ever leaves the process.
@@ -81,11 +75,7 @@ func runMCP(ctx context.Context, e *env, cmd *cobra.Command, o *mcpOptions) erro
 	if o.apiKey == "" {
 		o.apiKey = lookupEnv(e.environ, envAPIKey)
 	}
-	// MEMRANK_API_KEY is this command's, not a configuration key: the
-	// configuration would refuse it as unknown.
-	ce := *e
-	ce.environ = withoutVar(e.environ, envAPIKey)
-	c, err := ce.loadConfig(cmd.Flags(), mcpFlagKeys)
+	c, err := e.loadConfig(cmd.Flags(), mcpFlagKeys)
 	if err != nil {
 		return err
 	}
@@ -191,17 +181,6 @@ func (s *stack) mcpHTTP(native http.Handler) http.Handler {
 	}
 	// serve puts hostguard in front of the whole port.
 	return mcpfront.Handler(srv, mcpfront.HTTPOptions{Logger: log, HostGuarded: true})
-}
-
-// withoutVar is environ without the variable name.
-func withoutVar(environ []string, name string) []string {
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		if k, _, _ := strings.Cut(kv, "="); k != name {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // nopWriteCloser is stdout for the transport: closing the session must not
