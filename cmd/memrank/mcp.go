@@ -7,10 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/net/http/httpguts"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/client"
@@ -29,7 +32,10 @@ var mcpFlagKeys = map[string]string{"upstream": "upstream.grpc", "data": "store.
 
 type mcpOptions struct {
 	url, apiKey, tenant string
-	timeout             time.Duration
+	// tenantHeader is the header --tenant goes in: --tenant-header with
+	// --url, else tenancy.header.
+	tenantHeader string
+	timeout      time.Duration
 }
 
 func newMCPCmd(e *env) *cobra.Command {
@@ -42,15 +48,17 @@ starts memrank as a local server (Claude Desktop, an IDE, an agent framework). S
 only the protocol; logs go to stderr. See docs/mcp.md.
 
 With --url the tools call a running memrank's native API, with --api-key (or $MEMRANK_API_KEY)
-and --tenant as their credentials. Without --url they run memrank in process on the
-configured upstream (--upstream, or the embedded store in --data, which a running serve holds
-locked: then use --url). When tenancy is on, --tenant (or a tenant's --api-key) names the
-tenant, and calls are refused without one.
+as their credential; when that server takes tenants from a header, --tenant goes in
+--tenant-header (default: tenancy.header, if configured). Without --url they run memrank in
+process on the configured upstream (--upstream, or the embedded store in --data, which a
+running serve holds locked: then use --url); with tenancy on, --tenant (sent in
+tenancy.header) or a tenant's --api-key names the tenant, and it refuses to start without one.
 
 ` + "`memrank serve`" + ` serves the same tools over streamable HTTP at /mcp, with each request's own
 credentials.`,
 		Example: `  memrank mcp --url http://127.0.0.1:6333 --collection dana_memories
   MEMRANK_API_KEY=key-alice memrank mcp --url https://memrank.internal:6333
+  memrank mcp --url http://gateway:6333 --tenant-header x-tenant --tenant alice
   memrank mcp --data ./memrank-data --collection notes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runMCP(cmd.Context(), e, cmd, &o) },
@@ -58,19 +66,20 @@ credentials.`,
 	f := cmd.Flags()
 	f.StringVar(&o.url, "url", "", "a running memrank's HTTP address (e.g. http://127.0.0.1:6333); empty: in process")
 	f.StringVar(&o.apiKey, "api-key", "", "api-key sent with each call (default $"+envAPIKey+")")
-	f.StringVar(&o.tenant, "tenant", "", "tenant, when tenancy is on (sent in the configured tenancy header)")
+	f.StringVar(&o.tenant, "tenant", "", "tenant, when tenants come from a header (--tenant-header, or tenancy.header)")
+	f.StringVar(&o.tenantHeader, "tenant-header", "", "with --url: the header the server takes tenants from (default tenancy.header)")
 	f.DurationVar(&o.timeout, "timeout", client.DefaultTimeout, "bound on each call of the native API")
 	f.String("collection", "", "the collection of a tool call that names none (mcp.collection)")
-	f.String("upstream", "", "Qdrant's gRPC address HOST:PORT, in process (empty: the embedded store in --data)")
-	f.String("data", defaultConfig().Store.DataDir, "data directory of the embedded store, in process")
+	f.String("upstream", "", "in process: Qdrant's gRPC address HOST:PORT (empty: the embedded store in --data); not with --url")
+	f.String("data", defaultConfig().Store.DataDir, "in process: data directory of the embedded store; not with --url")
 	return cmd
 }
 
 // runMCP serves the tools on stdin and stdout until the client closes
 // stdin or ctx ends.
 func runMCP(ctx context.Context, e *env, cmd *cobra.Command, o *mcpOptions) error {
-	if o.timeout <= 0 {
-		return usageError{fmt.Errorf("--timeout %v must be positive", o.timeout)}
+	if err := o.check(cmd.Flags()); err != nil {
+		return err
 	}
 	if o.apiKey == "" {
 		o.apiKey = lookupEnv(e.environ, envAPIKey)
@@ -79,8 +88,8 @@ func runMCP(ctx context.Context, e *env, cmd *cobra.Command, o *mcpOptions) erro
 	if err != nil {
 		return err
 	}
-	if o.tenant != "" && c.Tenancy.Header == "" {
-		return usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys or tokens the tenant comes from --api-key)")}
+	if err := o.resolveTenantHeader(c.Tenancy.Header); err != nil {
+		return err
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	api, closeAPI, err := openMCPAPI(ctx, e, c, o)
@@ -110,13 +119,61 @@ func runMCP(ctx context.Context, e *env, cmd *cobra.Command, o *mcpOptions) erro
 	return fmt.Errorf("mcp: %w", err)
 }
 
+// check refuses flags that would be ignored, or could not work, in the
+// mode --url chooses: an MCP client's configuration is written once and
+// then runs unseen, so a flag that silently does nothing goes unnoticed.
+func (o *mcpOptions) check(fs *pflag.FlagSet) error {
+	if o.timeout <= 0 {
+		return usageError{fmt.Errorf("--timeout %v must be positive", o.timeout)}
+	}
+	if o.url == "" {
+		if o.tenantHeader != "" {
+			return usageError{errors.New("--tenant-header: only with --url (in process, --tenant goes in tenancy.header)")}
+		}
+		return nil
+	}
+	for _, name := range []string{"data", "upstream"} {
+		if fs.Changed(name) {
+			return usageError{fmt.Errorf("--%s: not with --url (the tools call the memrank at --url, which has its own store)", name)}
+		}
+	}
+	if h := o.tenantHeader; h != "" {
+		switch {
+		case o.tenant == "":
+			return usageError{errors.New("--tenant-header: give --tenant too (the tenant to send in it)")}
+		case !httpguts.ValidHeaderFieldName(h):
+			return usageError{fmt.Errorf("--tenant-header %q is not an HTTP header name", h)}
+		case strings.EqualFold(h, "api-key") || strings.EqualFold(h, "authorization"):
+			return usageError{fmt.Errorf("--tenant-header %q carries credentials, not a tenant (give the key with --api-key)", h)}
+		}
+	}
+	return nil
+}
+
+// resolveTenantHeader settles the header --tenant goes in: with --url,
+// --tenant-header or else the configured one, as a guess at the server's;
+// in process, the configured one, the header the in-process API reads.
+func (o *mcpOptions) resolveTenantHeader(configured string) error {
+	if o.url == "" || o.tenantHeader == "" {
+		o.tenantHeader = configured
+	}
+	if o.tenant == "" || o.tenantHeader != "" {
+		return nil
+	}
+	if o.url != "" {
+		return usageError{errors.New("--tenant: give --tenant-header NAME, the header the memrank at --url takes tenants from " +
+			"(when it takes them from API keys or tokens, the tenant comes from --api-key)")}
+	}
+	return usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys or tokens the tenant comes from --api-key)")}
+}
+
 // openMCPAPI is the native API the tools call: a running memrank's with
 // --url, else one served in process on a stack of its own, through the
 // same handler serve mounts at /v1 (credentials and tenancy included).
 func openMCPAPI(ctx context.Context, e *env, c Config, o *mcpOptions) (*client.Client, func() error, error) {
 	creds := []client.Option{client.WithTimeout(o.timeout), client.WithAPIKey(o.apiKey)}
 	if o.tenant != "" {
-		creds = append(creds, client.WithTenantHeader(c.Tenancy.Header, o.tenant))
+		creds = append(creds, client.WithTenantHeader(o.tenantHeader, o.tenant))
 	}
 	if o.url != "" {
 		api, err := client.New(o.url, creds...)
@@ -139,7 +196,7 @@ func openMCPAPI(ctx context.Context, e *env, c Config, o *mcpOptions) (*client.C
 		md.Set("api-key", o.apiKey)
 	}
 	if o.tenant != "" {
-		md.Set(c.Tenancy.Header, o.tenant)
+		md.Set(o.tenantHeader, o.tenant)
 	}
 	if _, err := s.policy.Tenant(md); err != nil {
 		closeStack()

@@ -484,6 +484,44 @@ func TestMCPStdioURL(t *testing.T) {
 	}
 }
 
+// TestMCPStdioTenantHeader runs `memrank mcp --url --tenant` against a
+// serve that takes tenants from a header: the tenant goes in
+// --tenant-header with no tenancy configured locally (which would need a
+// whole tenancy section), or in the configured tenancy.header; either way
+// the memory is the tenant's on the native API, and another tenant's
+// header does not find it.
+func TestMCPStdioTenantHeader(t *testing.T) {
+	serverTenancy := []string{"MEMRANK_TENANCY__KEY=user_id", "MEMRANK_TENANCY__HEADER=x-tenant"}
+	httpAddr, _, _ := startServeEnv(t, serverTenancy, "--data", t.TempDir())
+	base := "http://" + httpAddr
+	for _, tt := range []struct {
+		name, tenant, text string
+		args, environ      []string
+	}{
+		{"--tenant-header, nothing configured", "alice", "Alice's kayak is yellow", []string{"--tenant-header", "X-Tenant"}, nil},
+		{"the configured tenancy.header", "bob", "Bob's kayak is green", nil, serverTenancy},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"mcp", "--url", base, "--collection", "boats", "--tenant", tt.tenant}, tt.args...)
+			var id string
+			code, stderr := runMCPStdio(t, args, tt.environ, func(cs *mcp.ClientSession) {
+				var out mcpfront.Outcome
+				mcpOK(t, cs, "remember", map[string]any{"text": tt.text}, &out)
+				id = out.MemoryID
+			})
+			if code != exitOK || id == "" {
+				t.Fatalf("memrank mcp exited %d, remembered %q; stderr:\n%s", code, id, stderr)
+			}
+			if code, mem := nativeGetMemory(t, base, "boats", id, "x-tenant", tt.tenant); code != http.StatusOK || mem.Payload.Text != tt.text {
+				t.Errorf("%s's memory on the native API: %d %+v, want %q", tt.tenant, code, mem, tt.text)
+			}
+			if code, _ := nativeGetMemory(t, base, "boats", id, "x-tenant", "mallory"); code != http.StatusNotFound {
+				t.Errorf("another tenant reads %s's memory: %d, want 404", tt.tenant, code)
+			}
+		})
+	}
+}
+
 // runMCPStdio runs memrank with args on pipes, connects the go-sdk's
 // client to them, calls use, closes the client, and returns the exit code
 // and stderr.
@@ -529,7 +567,14 @@ func TestMCPCommandRefuses(t *testing.T) {
 	}{
 		{"no timeout", []string{"--url", "http://127.0.0.1:1", "--timeout", "0s"}, nil, "--timeout 0s must be positive"},
 		{"not a URL", []string{"--url", "127.0.0.1:6333"}, nil, "write it with its scheme"},
-		{"tenant without a tenant header", []string{"--url", "http://127.0.0.1:1", "--tenant", "alice"}, tenancy, "tenancy.header is not configured"},
+		{"--url, a tenant, no header to send it in", []string{"--url", "http://127.0.0.1:1", "--tenant", "alice"}, tenancy, "--tenant: give --tenant-header NAME"},
+		{"in process, a tenant, tenants not from a header", []string{"--data", t.TempDir(), "--tenant", "alice"}, tenancy, "--tenant: tenancy.header is not configured"},
+		{"--tenant-header in process", []string{"--data", t.TempDir(), "--tenant-header", "x-tenant", "--tenant", "alice"}, nil, "--tenant-header: only with --url"},
+		{"--tenant-header without a tenant", []string{"--url", "http://127.0.0.1:1", "--tenant-header", "x-tenant"}, nil, "give --tenant too"},
+		{"--tenant-header not a header name", []string{"--url", "http://127.0.0.1:1", "--tenant-header", "x tenant", "--tenant", "alice"}, nil, `"x tenant" is not an HTTP header name`},
+		{"--tenant-header a credential's", []string{"--url", "http://127.0.0.1:1", "--tenant-header", "Authorization", "--tenant", "alice"}, nil, "carries credentials"},
+		{"--url with --data", []string{"--url", "http://127.0.0.1:1", "--data", t.TempDir()}, nil, "--data: not with --url"},
+		{"--url with --upstream", []string{"--url", "http://127.0.0.1:1", "--upstream", "127.0.0.1:6334"}, nil, "--upstream: not with --url"},
 		{"tenancy on, no key, in process", []string{"--data", t.TempDir()}, tenancy, "tenancy is on"},
 		{"tenancy on, a wrong key, in process", []string{"--data", t.TempDir(), "--api-key", "key-mallory"}, tenancy, "tenancy is on"},
 		{"an audit companion as the collection", []string{"--url", "http://127.0.0.1:1", "--collection", "m_memrank_audit"}, nil, "mcp.collection"},
