@@ -423,9 +423,13 @@ func TestMCPHTTPRefusals(t *testing.T) {
 			}
 		})
 	}
-	offAddr, _, _ := startServeEnv(t, []string{"MEMRANK_MCP__ENABLED=false"}, "--data", t.TempDir())
+	offAddr, _, stopOff := startServeEnv(t, []string{"MEMRANK_MCP__ENABLED=false"}, "--data", t.TempDir())
 	if code, body := send(offAddr, "POST", ""); code != http.StatusNotFound {
 		t.Errorf("mcp.enabled false: %d %s, want 404", code, body)
+	}
+	_, stderr := stopOff()
+	if line := listenLine.FindString(stderr); line == "" || strings.Contains(line, "/mcp") {
+		t.Errorf("mcp.enabled false: serve announces %q, want a listen line without /mcp", line)
 	}
 }
 

@@ -446,8 +446,12 @@ func (s *stack) reportDemo(ctx context.Context, w io.Writer) error {
 // announce says where memrank serves, on stderr and in the log.
 func (s *stack) announce(w io.Writer, httpAddr, grpcAddr net.Addr, demoLoaded bool) {
 	fmt.Fprintf(w, "memrank: serving %s\n", s.upstreamName)
-	fmt.Fprintf(w, "memrank: http %s (Qdrant REST API, /v1/retrieve, /v1/observe, /mcp, /metrics), grpc %s (Qdrant gRPC API), replica %s\n",
-		httpAddr, grpcAddr, s.replicaID)
+	routes := "Qdrant REST API, /v1/retrieve, /v1/observe, "
+	if s.cfg.MCP.Enabled {
+		routes += "/mcp, "
+	}
+	fmt.Fprintf(w, "memrank: http %s (%s/metrics), grpc %s (Qdrant gRPC API), replica %s\n",
+		httpAddr, routes, grpcAddr, s.replicaID)
 	fmt.Fprintf(w, "memrank: %s\n", tenancyLine(s.cfg.Tenancy))
 	if s.cfg.UI.Enabled {
 		fmt.Fprintf(w, "memrank: explain page %s/ui\n", localURL(httpAddr.String(), s.cfg.Listen.TLS.CertFile != ""))
