@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/client"
+	"github.com/memrank/memrank/config"
 	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/server/inprocess"
 	"github.com/memrank/memrank/server/mcpfront"
@@ -86,6 +87,11 @@ func runMCP(ctx context.Context, e *env, cmd *cobra.Command, o *mcpOptions) erro
 	}
 	c, err := e.loadConfig(cmd.Flags(), mcpFlagKeys)
 	if err != nil {
+		if o.url != "" && tenancyProblem(err) {
+			// The likeliest cause: tenancy.header set alone, to say where
+			// the tenant goes, which a server needs tenancy.key with.
+			return usageError{fmt.Errorf("%w\nwith --url, tenancy is the server's: give the header it takes tenants from with --tenant-header", err)}
+		}
 		return err
 	}
 	if err := o.resolveTenantHeader(c.Tenancy.Header); err != nil {
@@ -165,6 +171,23 @@ func (o *mcpOptions) resolveTenantHeader(configured string) error {
 			"(when it takes them from API keys or tokens, the tenant comes from --api-key)")}
 	}
 	return usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys or tokens the tenant comes from --api-key)")}
+}
+
+// tenancyProblem reports whether the configuration error err names a key
+// of the tenancy section.
+func tenancyProblem(err error) bool {
+	list := []error{err}
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		list = joined.Unwrap()
+	}
+	for _, e := range list {
+		var ce *config.Error
+		if errors.As(e, &ce) && strings.HasPrefix(ce.Key, "tenancy.") {
+			return true
+		}
+	}
+	return false
 }
 
 // openMCPAPI is the native API the tools call: a running memrank's with

@@ -577,6 +577,9 @@ func TestMCPCommandRefuses(t *testing.T) {
 		{"--tenant-header without a tenant", []string{"--url", "http://127.0.0.1:1", "--tenant-header", "x-tenant"}, nil, "give --tenant too"},
 		{"--tenant-header not a header name", []string{"--url", "http://127.0.0.1:1", "--tenant-header", "x tenant", "--tenant", "alice"}, nil, `"x tenant" is not an HTTP header name`},
 		{"--tenant-header a credential's", []string{"--url", "http://127.0.0.1:1", "--tenant-header", "Authorization", "--tenant", "alice"}, nil, "carries credentials"},
+		{"--url, tenancy.header configured alone", []string{"--url", "http://127.0.0.1:1", "--tenant", "alice"}, []string{"MEMRANK_TENANCY__HEADER=x-tenant"},
+			"tenancy.key: must not be empty when tenancy.header is set\nwith --url, tenancy is the server's: give the header it takes tenants from with --tenant-header"},
+		{"--url, another configuration problem", []string{"--url", "http://127.0.0.1:1"}, []string{"MEMRANK_RANK__OVERSAMPLE=0"}, "config: rank.oversample: 0 is less than 1\n"}, // no tenancy hint
 		{"--url with --data", []string{"--url", "http://127.0.0.1:1", "--data", t.TempDir()}, nil, "--data: not with --url"},
 		{"--url with --upstream", []string{"--url", "http://127.0.0.1:1", "--upstream", "127.0.0.1:6334"}, nil, "--upstream: not with --url"},
 		{"tenancy on, no key, in process", []string{"--data", t.TempDir()}, tenancy, "tenancy is on"},
