@@ -54,11 +54,12 @@ fuzz:
 demo:
 	$(GO) run ./cmd/memrank serve --demo
 
-## js: install the JS and MCP client tests' packages (Node 20+), then `make test` runs them
+## js: install every npm package the tests need (Node 20+): the JS clients (test/js), the TypeScript SDK (sdk/js), the MCP client (test/mcp) and the explain page's browser test (test/ui, which also needs Chromium); then `make test` runs them
 js:
 	npm ci --prefix test/js --no-audit --no-fund
 	npm ci --prefix sdk/js --no-audit --no-fund
 	npm ci --prefix test/mcp --no-audit --no-fund
+	npm ci --prefix test/ui --no-audit --no-fund
 
 ## tidy: go mod tidy
 tidy:

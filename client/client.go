@@ -7,13 +7,34 @@
 //	out, err := c.Observe(ctx, client.Observation{Collection: "memories", Text: "Dana lives in Lisbon"})
 //	res, err := c.Retrieve(ctx, client.RetrieveRequest{Collection: "memories", Text: "where does Dana live"})
 //
-// Errors the server answers are *Error, with the HTTP status and the
-// server's message; errors.Is tells them apart by kind (ErrNotFound,
-// ErrUnauthorized, ...). A request that never got an answer is an *Error
-// too, with Status 0 and ErrConnection.
+// Errors the server answers are *Error, with the HTTP status, the
+// server's message and its Retry-After; errors.Is tells them apart by
+// kind. A request that never got an answer is an *Error too, with Status
+// 0. The kinds, the same in the TypeScript and Python SDKs:
+//
+//	ErrBadRequest    400, 405, 413, 422   the request itself is at fault
+//	ErrUnauthorized  401                  no or unknown credentials
+//	ErrForbidden     403                  the credentials may not do this
+//	ErrNotFound      404                  no such memory, collection or route
+//	ErrConflict      409                  e.g. written with another embedder
+//	ErrRateLimited   429                  wait RetryAfter
+//	ErrUnavailable   408, 502, 503, 504   try again later (408: the store missed its deadline)
+//	ErrServer        any other 5xx        memrank failed; details in its log
+//	ErrConnection    0                    no answer: refused, reset, timed out
+//
+// Any other status (a 3xx, which is never followed) is an *Error of no
+// kind.
+//
+// Numbers the server writes as null (JSON has no infinity) are Float,
+// null reading as +Inf, or *float64 where null means "none".
 //
 // The client is safe for concurrent use. It holds no state besides its
 // options, so With makes a cheap copy acting with other credentials.
+//
+// It never follows a redirect, whatever http.Client it is given: memrank
+// does not redirect, and following one would hand the credentials (and a
+// POST's body) to the host it names. A 3xx answer is an *Error saying
+// where it pointed.
 package client
 
 import (
@@ -78,14 +99,26 @@ func WithHeader(name, value string) Option {
 	return func(c *Client) { c.setHeader(name, value) }
 }
 
-// WithHTTPClient makes the calls with hc (a transport of your own, a proxy,
-// TLS settings). Its Timeout, if any, applies besides WithTimeout's.
+// WithHTTPClient makes the calls with a copy of hc (a transport of your
+// own, a proxy, TLS settings). Its Timeout, if any, applies besides
+// WithTimeout's; its CheckRedirect does not: the copy never follows a
+// redirect (see Client).
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) {
 		if hc != nil {
-			c.hc = hc
+			c.hc = noRedirects(hc)
 		}
 	}
+}
+
+// noRedirects is a shallow copy of hc that answers a redirect instead of
+// following it. memrank's API never redirects; following one would send
+// the api-key, the bearer token and the tenant header, and on 307 and 308
+// the request's body, to whatever host the redirect names.
+func noRedirects(hc *http.Client) *http.Client {
+	cp := *hc
+	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &cp
 }
 
 // WithTimeout bounds each call, from sending to reading the whole answer
@@ -121,7 +154,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	}
 	c := &Client{
 		base:    strings.TrimRight(baseURL, "/"),
-		hc:      http.DefaultClient,
+		hc:      noRedirects(http.DefaultClient),
 		timeout: DefaultTimeout,
 		header:  http.Header{},
 	}
@@ -194,6 +227,9 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	if len(b) > maxAnswer {
 		return &Error{Status: resp.StatusCode, Message: fmt.Sprintf("%s %s: the answer is larger than %d bytes", method, path, maxAnswer)}
 	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return redirectError(method, path, resp)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return statusError(resp, b)
 	}
@@ -225,7 +261,8 @@ func call[T any](ctx context.Context, c *Client, method, path string, query url.
 type Error struct {
 	Status  int    // the HTTP status; 0 when the request got no answer
 	Message string // the server's message ({"status": {"error": ...}}), or what went wrong
-	// RetryAfter is the server's Retry-After on a 429 or 503 (0: none).
+	// RetryAfter is the server's Retry-After, sent with a 429 or with a
+	// 503 of load shedding (0: none).
 	RetryAfter time.Duration
 	err        error // the transport's error, when Status is 0
 }
@@ -242,13 +279,13 @@ func (e *Error) Unwrap() error { return e.err }
 
 // Kinds of Error, for errors.Is.
 var (
-	ErrBadRequest   = errors.New("bad request")      // 400, 422: the request itself is at fault
+	ErrBadRequest   = errors.New("bad request")      // 400, 405, 413, 422: the request itself is at fault
 	ErrUnauthorized = errors.New("unauthorized")     // 401: no or unknown credentials
 	ErrForbidden    = errors.New("forbidden")        // 403: the credentials may not do this
 	ErrNotFound     = errors.New("not found")        // 404: no such memory, collection or route
 	ErrConflict     = errors.New("conflict")         // 409: e.g. the collection is being re-embedded
 	ErrRateLimited  = errors.New("rate limited")     // 429: see RetryAfter
-	ErrUnavailable  = errors.New("unavailable")      // 502, 503, 504: try again later
+	ErrUnavailable  = errors.New("unavailable")      // 408, 502, 503, 504: try again later
 	ErrServer       = errors.New("server error")     // any other 5xx
 	ErrConnection   = errors.New("connection error") // no answer: refused, reset, timed out
 )
@@ -262,7 +299,8 @@ func kind(status int) error {
 	switch {
 	case status == 0:
 		return ErrConnection
-	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
+	case status == http.StatusBadRequest || status == http.StatusMethodNotAllowed ||
+		status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity:
 		return ErrBadRequest
 	case status == http.StatusUnauthorized:
 		return ErrUnauthorized
@@ -274,12 +312,28 @@ func kind(status int) error {
 		return ErrConflict
 	case status == http.StatusTooManyRequests:
 		return ErrRateLimited
-	case status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout:
+	case status == http.StatusRequestTimeout || status == http.StatusBadGateway ||
+		status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout:
+		// 408: memrank answers it when the store missed its deadline.
 		return ErrUnavailable
 	case status >= 500:
 		return ErrServer
 	}
 	return nil
+}
+
+// redirectError is the *Error of a 3xx answer, which was not followed. It
+// names where the redirect pointed, without any user information the
+// Location carried; the client's own credentials are in headers, never in
+// a message.
+func redirectError(method, path string, resp *http.Response) *Error {
+	to := "nowhere (no Location)"
+	if u, err := resp.Location(); err == nil {
+		to = u.Redacted()
+	}
+	return &Error{Status: resp.StatusCode, Message: fmt.Sprintf(
+		"%s %s: the server redirected to %s; memrank does not redirect, so the request was not followed (check the client's URL)",
+		method, path, to)}
 }
 
 // statusError reads Qdrant's error envelope, {"status": {"error": ...}};

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -136,7 +139,55 @@ func TestRequests(t *testing.T) {
 				return []any{res.Results[0].ID, res.Results[0].Text(), res.Results[0].FoldedIDs, *res.Dropped[0].Into, res.Guard.Cutoff, *res.Results[0].AccessBoost}, nil
 			},
 			want:      sent{Method: "POST", Path: "/v1/retrieve", Body: map[string]any{"collection": "m", "text": "where does Dana live", "limit": 3.0, "explain": true}},
-			wantValue: []any{ID("7"), "Lives in Lisbon", []ID{"b2b2b2b2-0000-4000-8000-000000000002"}, ID("7"), 0.45, 1.1},
+			wantValue: []any{ID("7"), "Lives in Lisbon", []ID{"b2b2b2b2-0000-4000-8000-000000000002"}, ID("7"), Float(0.45), 1.1},
+		},
+		{
+			name: "retrieve: not counted, some payload keys; the embedder, the shadow report and nulls read",
+			answer: `{"result":[` +
+				`{"id":"a","score":0.5,"base_score":0.6,"weight":0.5,"guard":"relevant","confidence":0.9,"freshness":1,"access_count":0,"access_boost":1,"render":true,"below_gate":false,"tier":"active","bucket":"high","retrievable":true,"protected":true,"folded_ids":[],"dedup":null,"judge_consulted":false,"problems":[],` +
+				`"explanation":{"unscored":false,"source":0.85,"confidence":0.9,"half_life":30,"days_retrievable":null,"decay_floor":0.1}},` +
+				`{"id":"b","score":0.4,"base_score":0.4,"weight":0.4,"guard":"relevant","confidence":null,"freshness":1,"access_count":0,"access_boost":1,"render":true,"below_gate":false,"tier":"active","bucket":null,"retrievable":true,"protected":false,"folded_ids":[],"dedup":null,"judge_consulted":false,"problems":[],` +
+				`"explanation":{"unscored":true,"source":null,"confidence":null,"computed":null,"half_life":30,"days_retrievable":null}}],` +
+				`"status":"ok","time":0,"reranked":true,"mode":"shadow","detection":"d",` +
+				`"embedder":{"model":"all-minilm-l6-v2","same_threshold":0.9,"judge_threshold":null},` +
+				`"guard":null,"shadow":{"store":["b","a"],"memrank":["a","b"],"overlap":1,"top_changed":true,"moved":2,"dropped":0},"dropped":[]}`,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				res, err := c.Retrieve(ctx, RetrieveRequest{Collection: "m", Vector: []float32{0.5, -1}, NoCountAccess: true, PayloadKeys: []string{"text"}})
+				if err != nil {
+					return nil, err
+				}
+				scored, unscored := res.Results[0].Explanation, res.Results[1].Explanation
+				return []any{
+					math.IsInf(float64(scored.DaysRetrievable), 1), scored.HalfLife, *scored.Source, *scored.Confidence,
+					unscored.Source == nil, unscored.Confidence == nil, unscored.Computed == nil,
+					res.Embedder.Model, *res.Embedder.SameThreshold, res.Embedder.JudgeThreshold == nil,
+					res.Shadow.Store, res.Shadow.Overlap, res.Shadow.TopChanged, res.Shadow.Moved,
+				}, nil
+			},
+			want: sent{Method: "POST", Path: "/v1/retrieve", Body: map[string]any{"collection": "m", "vector": []any{0.5, -1.0},
+				"explain": true, "count_access": false, "with_payload": []any{"text"}}},
+			wantValue: []any{true, Float(30), 0.85, 0.9, true, true, true, "all-minilm-l6-v2", 0.9, true, []ID{"b", "a"}, Float(1), true, 2},
+		},
+		{
+			name:   "retrieve: no payload, no explanation",
+			answer: `{"result":[],"status":"ok","time":0,"reranked":true,"mode":"rerank","detection":"d","guard":null,"dropped":[]}`,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Retrieve(ctx, RetrieveRequest{Collection: "m", Text: "x", NoPayload: true, NoExplain: true})
+			},
+			want: sent{Method: "POST", Path: "/v1/retrieve", Body: map[string]any{"collection": "m", "text": "x", "explain": false, "with_payload": false}},
+		},
+		{
+			name:   "observe: a confidence of null (not finite) reads as +Inf, not 0",
+			answer: `{"result":{"decision":"rejected","memory_id":"","confidence":null,"observations":0,"dedup_tier":0,"judge":null,"replayed":false},"status":"ok","time":0}`,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				o, err := c.Observe(ctx, Observation{Collection: "m", Text: "x"})
+				if err != nil {
+					return nil, err
+				}
+				return math.IsInf(float64(o.Confidence), 1), nil
+			},
+			want:      sent{Method: "POST", Path: "/v1/observe", Body: map[string]any{"collection": "m", "text": "x"}},
+			wantValue: true,
 		},
 		{
 			name:   "history",
@@ -232,6 +283,10 @@ func TestErrors(t *testing.T) {
 		{"unavailable", 503, `{"status":{"error":"upstream down"},"time":0}`, nil, ErrUnavailable, "upstream down", 0},
 		{"server", 500, `{"status":{"error":"Service internal error"},"time":0}`, nil, ErrServer, "Service internal error", 0},
 		{"not our envelope", 502, `<html>bad gateway</html>`, nil, ErrUnavailable, "<html>bad gateway</html>", 0},
+		{"the store missed its deadline: retry", 408, `{"status":{"error":"Timeout error: the store did not answer in time"},"time":0}`, nil, ErrUnavailable, "Timeout error: the store did not answer in time", 0},
+		{"load shedding: retry after", 503, `{"status":{"error":"overloaded"},"time":0}`, map[string]string{"Retry-After": "2"}, ErrUnavailable, "overloaded", 2 * time.Second},
+		{"method not allowed", 405, `{"status":{"error":"Method Not Allowed"},"time":0}`, nil, ErrBadRequest, "Method Not Allowed", 0},
+		{"body too large", 413, `{"status":{"error":"Payload too large"},"time":0}`, nil, ErrBadRequest, "Payload too large", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,7 +300,7 @@ func TestErrors(t *testing.T) {
 			if !errors.Is(err, tt.kind) || e.Status != tt.status || e.Message != tt.message || e.RetryAfter != tt.retryAfter {
 				t.Errorf("err = %#v, want kind %v, status %d, message %q, retry after %v", e, tt.kind, tt.status, tt.message, tt.retryAfter)
 			}
-			for _, other := range []error{ErrBadRequest, ErrNotFound, ErrConnection, ErrServer} {
+			for _, other := range []error{ErrBadRequest, ErrNotFound, ErrConnection, ErrServer, ErrUnavailable} {
 				if other != tt.kind && errors.Is(err, other) {
 					t.Errorf("err is also %v", other)
 				}
@@ -286,19 +341,37 @@ func TestErrors(t *testing.T) {
 		}
 	})
 
-	t.Run("no id: refused before any request", func(t *testing.T) {
-		f, c := newFake(t, 200, outcomeAnswer)
-		for _, call := range []func() error{
-			func() error { _, err := c.Confirm(context.Background(), Confirmation{Collection: "m"}); return err },
-			func() error { _, err := c.ForgetSession(context.Background(), "m", ""); return err },
-			func() error { _, err := c.History(context.Background(), "m", ""); return err },
-		} {
-			if err := call(); !errors.Is(err, ErrBadRequest) {
-				t.Errorf("err = %v, want ErrBadRequest", err)
+	// "." and ".." are path steps the server's router cleans away:
+	// /v1/memories/../confirm would be another route.
+	for _, id := range []string{"", ".", ".."} {
+		t.Run(fmt.Sprintf("id %q: refused before any request", id), func(t *testing.T) {
+			f, c := newFake(t, 200, outcomeAnswer)
+			ctx := context.Background()
+			calls := map[string]func() error{
+				"confirm":          func() error { _, err := c.Confirm(ctx, Confirmation{Collection: "m", MemoryID: id}); return err },
+				"correct":          func() error { _, err := c.Correct(ctx, id, Observation{Collection: "m", Text: "x"}); return err },
+				"used":             func() error { _, err := c.Used(ctx, Confirmation{Collection: "m", MemoryID: id}); return err },
+				"history":          func() error { _, err := c.History(ctx, "m", id); return err },
+				"forget a memory":  func() error { _, err := c.ForgetMemory(ctx, "m", id); return err },
+				"forget a session": func() error { _, err := c.ForgetSession(ctx, "m", id); return err },
 			}
+			for name, call := range calls {
+				if err := call(); !errors.Is(err, ErrBadRequest) {
+					t.Errorf("%s: err = %v, want ErrBadRequest", name, err)
+				}
+			}
+			if len(f.got) != 0 {
+				t.Errorf("sent %d requests: %+v", len(f.got), f.got)
+			}
+		})
+	}
+	t.Run("an id with dots in it is one segment", func(t *testing.T) {
+		f, c := newFake(t, 200, outcomeAnswer)
+		if _, err := c.Confirm(context.Background(), Confirmation{Collection: "m", MemoryID: "..a"}); err != nil {
+			t.Fatal(err)
 		}
-		if len(f.got) != 0 {
-			t.Errorf("sent %d requests", len(f.got))
+		if p := f.last(t).Path; p != "/v1/memories/..a/confirm" {
+			t.Errorf("path = %q", p)
 		}
 	})
 }
@@ -344,5 +417,124 @@ func TestNewURL(t *testing.T) {
 		if err == nil && c.URL() != tt.want {
 			t.Errorf("New(%q).URL() = %q, want %q", tt.url, c.URL(), tt.want)
 		}
+	}
+}
+
+// TestRetrieveRequestRefused: a request that cannot say what it asks is
+// refused before it is sent.
+func TestRetrieveRequestRefused(t *testing.T) {
+	f, c := newFake(t, 200, `{"result":[],"status":"ok","time":0}`)
+	_, err := c.Retrieve(context.Background(), RetrieveRequest{Collection: "m", Text: "x", NoPayload: true, PayloadKeys: []string{"text"}})
+	if err == nil || !strings.Contains(err.Error(), "both NoPayload and PayloadKeys") {
+		t.Errorf("err = %v", err)
+	}
+	if len(f.got) != 0 {
+		t.Errorf("sent %d requests", len(f.got))
+	}
+}
+
+// TestFloat: null reads as +Inf and is written back as null, as the server
+// writes and reads its own numbers.
+func TestFloat(t *testing.T) {
+	tests := []struct {
+		name, in, out string
+		want          float64
+	}{
+		{"a number", "0.25", "0.25", 0.25},
+		{"an exponent", "1e-05", "1e-05", 1e-5},
+		{"null: unbounded", "null", "null", math.Inf(1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f Float
+			if err := json.Unmarshal([]byte(tt.in), &f); err != nil {
+				t.Fatal(err)
+			}
+			if float64(f) != tt.want {
+				t.Errorf("read %s as %v, want %v", tt.in, f, tt.want)
+			}
+			b, err := json.Marshal(f)
+			if err != nil || string(b) != tt.out {
+				t.Errorf("wrote %s, %v; want %s", b, err, tt.out)
+			}
+		})
+	}
+	var f Float
+	if err := json.Unmarshal([]byte(`"1"`), &f); err == nil {
+		t.Error(`read "1" as a number`)
+	}
+}
+
+// TestRedirectsAreNotFollowed: a redirect would hand the api-key, the
+// tenant header and (307, 308) the body to the host it names; the client
+// answers it as an error instead, whichever http.Client it was given, and
+// the other host is sent nothing.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	var mu sync.Mutex
+	var reached []string
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		reached = append(reached, fmt.Sprintf("%s %s api-key=%q x-tenant=%q body=%s", r.Method, r.URL, r.Header.Get("api-key"), r.Header.Get("x-tenant"), b))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, outcomeAnswer)
+	}))
+	defer elsewhere.Close()
+	followAll := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return nil }}
+
+	tests := []struct {
+		name     string
+		status   int
+		location string
+		opts     []Option
+		want     string // in the message: where it pointed
+	}{
+		{"307, the default client", http.StatusTemporaryRedirect, elsewhere.URL + "/v1/observe", nil, elsewhere.URL + "/v1/observe"},
+		{"308, a client of the caller's", http.StatusPermanentRedirect, elsewhere.URL + "/v1/observe", []Option{WithHTTPClient(&http.Client{})}, elsewhere.URL},
+		{"302, a client that follows every redirect", http.StatusFound, elsewhere.URL + "/x", []Option{WithHTTPClient(followAll)}, elsewhere.URL + "/x"},
+		{"301 with user information in the Location", http.StatusMovedPermanently,
+			strings.Replace(elsewhere.URL, "http://", "http://someone:hunter2@", 1), nil, "someone:xxxxx@"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, tt.location, tt.status)
+			}))
+			defer srv.Close()
+			opts := append([]Option{WithAPIKey("secret-key"), WithTenantHeader("x-tenant", "alice"), WithTimeout(5 * time.Second)}, tt.opts...)
+			c, err := New(srv.URL, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []*Client{c, c.With(WithBearerToken("tok"))} {
+				_, err = c.Observe(context.Background(), Observation{Collection: "m", Text: "Dana lives in Lisbon"})
+				var e *Error
+				if !errors.As(err, &e) || e.Status != tt.status {
+					t.Fatalf("err = %v, want an *Error with status %d", err, tt.status)
+				}
+				for _, want := range []string{"does not redirect", tt.want} {
+					if !strings.Contains(e.Message, want) {
+						t.Errorf("message %q does not say %q", e.Message, want)
+					}
+				}
+				if strings.Contains(err.Error(), "secret-key") || strings.Contains(err.Error(), "hunter2") {
+					t.Errorf("message shows a credential: %q", err.Error())
+				}
+				for _, kind := range []error{ErrBadRequest, ErrNotFound, ErrUnavailable, ErrServer, ErrConnection} {
+					if errors.Is(err, kind) {
+						t.Errorf("err is %v", kind)
+					}
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(reached) > 0 {
+				t.Errorf("the redirect's host was sent %q", reached)
+			}
+		})
+	}
+	if followAll.CheckRedirect == nil || followAll.CheckRedirect(nil, nil) != nil {
+		t.Error("WithHTTPClient changed the caller's http.Client")
 	}
 }

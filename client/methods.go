@@ -2,21 +2,32 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 )
 
-// errNoID refuses a call without the memory or session it is about, before
-// it becomes a request for another route.
-func errNoID() error {
-	return &Error{Status: http.StatusBadRequest, Message: "a memory or session id is required"}
+// idSegment is id as one path segment, or an ErrBadRequest before any
+// request is made: without an id, /v1/memories//confirm is another route,
+// and "." and ".." (which url.PathEscape leaves as they are) are path
+// steps the server's router cleans away, so that /v1/memories/../confirm
+// would reach another route with the caller's credentials.
+func idSegment(id string) (string, error) {
+	switch id {
+	case "":
+		return "", &Error{Status: http.StatusBadRequest, Message: "a memory or session id is required"}
+	case ".", "..":
+		return "", &Error{Status: http.StatusBadRequest, Message: fmt.Sprintf("%q is not a memory or session id", id)}
+	}
+	return url.PathEscape(id), nil
 }
 
 func memoryPath(id, suffix string) (string, error) {
-	if id == "" {
-		return "", errNoID()
+	seg, err := idSegment(id)
+	if err != nil {
+		return "", err
 	}
-	return "/v1/memories/" + url.PathEscape(id) + suffix, nil
+	return "/v1/memories/" + seg + suffix, nil
 }
 
 func collectionQuery(collection string) url.Values {
@@ -83,10 +94,11 @@ func (c *Client) History(ctx context.Context, collection, memoryID string) (*Mem
 // caller's tenant in collection: memories only it supported are deleted,
 // the others recomputed without it (docs/forgetting.md).
 func (c *Client) ForgetSession(ctx context.Context, collection, sessionID string) (*ForgetReport, error) {
-	if sessionID == "" {
-		return nil, errNoID()
+	seg, err := idSegment(sessionID)
+	if err != nil {
+		return nil, err
 	}
-	return call[ForgetReport](ctx, c, http.MethodDelete, "/v1/sessions/"+url.PathEscape(sessionID), collectionQuery(collection), nil)
+	return call[ForgetReport](ctx, c, http.MethodDelete, "/v1/sessions/"+seg, collectionQuery(collection), nil)
 }
 
 // ForgetMemory deletes one memory (and, by the server's forget.audit

@@ -2,7 +2,9 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -76,12 +78,12 @@ func (c Confirmation) MarshalJSON() ([]byte, error) {
 // Outcome is the write path's decision on an observation, a confirmation,
 // a correction or a use.
 type Outcome struct {
-	// Decision: new, restatement, independent, contradiction, rejected,
-	// confirmed, corrected, used, ...
-	Decision     string  `json:"decision"`
-	MemoryID     string  `json:"memory_id"` // the memory it ended up in
-	Confidence   float64 `json:"confidence"`
-	Observations int     `json:"observations"` // the memory's n afterwards
+	// Decision: inserted, restatement, independent, contradiction,
+	// rejected, confirmed, corrected or used.
+	Decision     string `json:"decision"`
+	MemoryID     string `json:"memory_id"` // the memory it ended up in
+	Confidence   Float  `json:"confidence"`
+	Observations int    `json:"observations"` // the memory's n afterwards
 	// DedupTier is the tier that found the match: 1 text hash, 2 vector
 	// similarity, 3 the judge; 0 when nothing matched.
 	DedupTier         int          `json:"dedup_tier"`
@@ -128,18 +130,43 @@ type RetrieveRequest struct {
 	ScoreThreshold *float64 `json:"score_threshold,omitempty"`
 	// NoExplain leaves out every result's explanation (on by default).
 	NoExplain bool `json:"-"`
+	// NoCountAccess reads without counting the results as accessed
+	// (count_access false): for a person or a tool inspecting a ranking,
+	// whose looking must not raise the access boost of what it looks at.
+	NoCountAccess bool `json:"-"`
+	// NoPayload leaves out every result's payload (with_payload false);
+	// PayloadKeys returns only those keys of it (with_payload [keys]).
+	// Neither: the whole payload. Setting both is an error.
+	NoPayload   bool     `json:"-"`
+	PayloadKeys []string `json:"-"`
 	// Mode: "off" for the store's own answer, "" for the collection's.
 	Mode            string `json:"mode,omitempty"`
 	IncludeArchived bool   `json:"include_archived,omitempty"`
 }
 
-// MarshalJSON writes explain from NoExplain.
+// MarshalJSON writes explain from NoExplain, count_access from
+// NoCountAccess and with_payload from NoPayload and PayloadKeys; the last
+// two only when they differ from the server's defaults.
 func (r RetrieveRequest) MarshalJSON() ([]byte, error) {
 	type plain RetrieveRequest
-	return json.Marshal(struct {
+	v := struct {
 		plain
-		Explain bool `json:"explain"`
-	}{plain(r), !r.NoExplain})
+		Explain     bool  `json:"explain"`
+		CountAccess *bool `json:"count_access,omitempty"`
+		WithPayload any   `json:"with_payload,omitempty"`
+	}{plain: plain(r), Explain: !r.NoExplain}
+	if r.NoCountAccess {
+		v.CountAccess = new(bool)
+	}
+	switch {
+	case r.NoPayload && len(r.PayloadKeys) > 0:
+		return nil, errors.New("client: a retrieve request sets both NoPayload and PayloadKeys")
+	case r.NoPayload:
+		v.WithPayload = false
+	case len(r.PayloadKeys) > 0:
+		v.WithPayload = r.PayloadKeys
+	}
+	return json.Marshal(v)
 }
 
 // RetrieveResponse is memrank's ranked answer with how it was reached.
@@ -151,18 +178,45 @@ type RetrieveResponse struct {
 	PassThrough string `json:"pass_through,omitempty"`
 	Mode        string `json:"mode"`
 	Detection   string `json:"detection"`
+	// Embedder is the model the collection records and its dedup bands
+	// (nil when none is recorded).
+	Embedder *EmbedderReport `json:"embedder,omitempty"`
 	// Guard is the relevance band of a re-ranked answer.
 	Guard *GuardReport `json:"guard"`
+	// Shadow compares the store's answer with memrank's, in shadow mode
+	// (nil otherwise).
+	Shadow *ShadowReport `json:"shadow,omitempty"`
 	// Dropped are the candidates left out, and why.
 	Dropped []Dropped `json:"dropped"`
+}
+
+// EmbedderReport is a collection's recorded embedder and its dedup bands:
+// a cosine at or above SameThreshold is the same fact, from
+// JudgeThreshold up to it goes to the judge. Nil bands: the server's
+// configured ones apply.
+type EmbedderReport struct {
+	Model          string   `json:"model"`
+	SameThreshold  *float64 `json:"same_threshold"`
+	JudgeThreshold *float64 `json:"judge_threshold"`
+}
+
+// ShadowReport compares the store's order (the results, in shadow mode)
+// with the order memrank would have answered.
+type ShadowReport struct {
+	Store      []ID  `json:"store"`
+	Memrank    []ID  `json:"memrank"`
+	Overlap    Float `json:"overlap"`
+	TopChanged bool  `json:"top_changed"`
+	Moved      int   `json:"moved"`
+	Dropped    int   `json:"dropped"`
 }
 
 // Result is one ranked memory and every factor of its score.
 type Result struct {
 	ID        ID      `json:"id"`
-	Score     float64 `json:"score"`      // the final score
-	BaseScore float64 `json:"base_score"` // the similarity
-	Weight    float64 `json:"weight"`
+	Score     Float   `json:"score"`      // the final score
+	BaseScore Float   `json:"base_score"` // the similarity
+	Weight    Float   `json:"weight"`
 	Guard     *string `json:"guard"`
 	// The factors; nil for a point that is not a scored memory.
 	Confidence     *float64        `json:"confidence"`
@@ -195,62 +249,96 @@ func (r *Result) Text() string {
 }
 
 // Explanation is every step from the stored evidence to the score
-// (docs/scoring.md).
+// (docs/scoring.md). The confidence factors, Source to Confidence, are nil
+// for an unscored point (one that is not a scored memory: it has none).
+// The other numbers are Floats: DaysRetrievable is +Inf for a memory that
+// never drops out by decay (protected, or no decay).
 type Explanation struct {
-	Unscored           bool    `json:"unscored"`
-	Source             float64 `json:"source"`
-	Observations       int     `json:"observations"`
-	Repetition         float64 `json:"repetition"`
-	Extractor          float64 `json:"extractor"`
-	Type               float64 `json:"type"`
-	Grounding          string  `json:"grounding"`
-	Formula            float64 `json:"formula"`
-	GroundingPenalty   float64 `json:"grounding_penalty"`
-	Computed           float64 `json:"computed"`
-	StoredConfidence   bool    `json:"stored_confidence"`
-	ComputedConfidence bool    `json:"computed_confidence"`
-	Confidence         float64 `json:"confidence"`
-	AgeDays            float64 `json:"age_days"`
-	HalfLife           float64 `json:"half_life"`
-	Freshness          float64 `json:"freshness"`
-	IdleDays           float64 `json:"idle_days"`
-	DecayFloor         float64 `json:"decay_floor"`
-	DaysRetrievable    float64 `json:"days_retrievable"`
-	AccessCount        int64   `json:"access_count"`
-	AccessBoost        float64 `json:"access_boost"`
-	ConfidenceWeight   float64 `json:"confidence_weight"`
-	ConfidenceFactor   float64 `json:"confidence_factor"`
-	Base               float64 `json:"base"`
-	Weight             float64 `json:"weight"`
-	Retrievable        bool    `json:"retrievable"`
-	Protected          bool    `json:"protected"`
-	Tier               string  `json:"tier"`
-	Bucket             *string `json:"bucket"`
-	BelowGate          bool    `json:"below_gate"`
-	Render             bool    `json:"render"`
+	Unscored           bool     `json:"unscored"`
+	Source             *float64 `json:"source"`
+	Observations       int      `json:"observations"`
+	Repetition         *float64 `json:"repetition"`
+	Extractor          *float64 `json:"extractor"`
+	Type               *float64 `json:"type"`
+	Grounding          string   `json:"grounding"`
+	Formula            *float64 `json:"formula"`
+	GroundingPenalty   *float64 `json:"grounding_penalty"`
+	Computed           *float64 `json:"computed"`
+	StoredConfidence   bool     `json:"stored_confidence"`
+	ComputedConfidence bool     `json:"computed_confidence"`
+	Confidence         *float64 `json:"confidence"`
+	AgeDays            Float    `json:"age_days"`
+	HalfLife           Float    `json:"half_life"`
+	Freshness          Float    `json:"freshness"`
+	IdleDays           Float    `json:"idle_days"`
+	DecayFloor         Float    `json:"decay_floor"`
+	DaysRetrievable    Float    `json:"days_retrievable"`
+	AccessCount        int64    `json:"access_count"`
+	AccessBoost        Float    `json:"access_boost"`
+	ConfidenceWeight   Float    `json:"confidence_weight"`
+	ConfidenceFactor   Float    `json:"confidence_factor"`
+	Base               Float    `json:"base"`
+	Weight             Float    `json:"weight"`
+	Retrievable        bool     `json:"retrievable"`
+	Protected          bool     `json:"protected"`
+	Tier               string   `json:"tier"`
+	Bucket             *string  `json:"bucket"`
+	BelowGate          bool     `json:"below_gate"`
+	Render             bool     `json:"render"`
 }
 
 // GuardReport is the relevance band of a re-ranked answer.
 type GuardReport struct {
-	Applied      bool    `json:"applied"`
-	Relative     bool    `json:"relative"`
-	Best         float64 `json:"best"`
-	Cutoff       float64 `json:"cutoff"`
-	Band         float64 `json:"band"`
-	Floor        float64 `json:"floor"`
-	RelativeBand float64 `json:"relative_band"`
-	From         string  `json:"from"`
-	Relevant     int     `json:"relevant"`
-	Beyond       int     `json:"beyond"`
+	Applied      bool   `json:"applied"`
+	Relative     bool   `json:"relative"`
+	Best         Float  `json:"best"`
+	Cutoff       Float  `json:"cutoff"`
+	Band         Float  `json:"band"`
+	Floor        Float  `json:"floor"`
+	RelativeBand Float  `json:"relative_band"`
+	From         string `json:"from"`
+	Relevant     int    `json:"relevant"`
+	Beyond       int    `json:"beyond"`
 }
 
 // Dropped is a candidate left out of a re-ranked answer: superseded,
 // not_retrievable, archived, decay_floor, below_gate or folded (Into).
 type Dropped struct {
-	ID        ID      `json:"id"`
-	Reason    string  `json:"reason"`
-	Into      *ID     `json:"into,omitempty"`
-	BaseScore float64 `json:"base_score"`
+	ID        ID     `json:"id"`
+	Reason    string `json:"reason"`
+	Into      *ID    `json:"into,omitempty"`
+	BaseScore Float  `json:"base_score"`
+}
+
+// Float is a number the server writes as null when it is not finite (JSON
+// has no infinity): null reads as +Inf, as memrank reads its own answers,
+// so that a days_retrievable of null ("never drops out") is not read as 0
+// ("drops out now"). Where null means "none" rather than "unbounded" (an
+// unscored point's confidence, an average of nothing) the field is a
+// *float64 instead.
+type Float float64
+
+// UnmarshalJSON reads a number, or null as +Inf.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = Float(math.Inf(1))
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("client: %.40s is not a number", b)
+	}
+	*f = Float(v)
+	return nil
+}
+
+// MarshalJSON writes f, null when it is not finite, as the server does.
+func (f Float) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
 }
 
 // ID is a point id: a UUID, or an unsigned integer written in decimal.
@@ -300,16 +388,16 @@ type AuditRecord struct {
 	MemoryID        string    `json:"memory_id"`
 	ObservationID   string    `json:"observation_id"`
 	Reason          string    `json:"reason"` // insert, restatement, independent, merge, confirm, correct, ...
-	Old             float64   `json:"old"`
-	New             float64   `json:"new"`
+	Old             Float     `json:"old"`
+	New             Float     `json:"new"`
 	OldN            int       `json:"old_n"`
 	NewN            int       `json:"new_n"`
 	At              time.Time `json:"-"`
 	SessionID       string    `json:"session_id"`
 	TurnID          string    `json:"turn_id"`
-	Source          float64   `json:"source"`
-	Extractor       float64   `json:"extractor"`
-	Type            float64   `json:"type"`
+	Source          Float     `json:"source"`
+	Extractor       Float     `json:"extractor"`
+	Type            Float     `json:"type"`
 	Grounding       string    `json:"grounding"`
 	Decision        string    `json:"decision"`
 	Related         string    `json:"related,omitempty"`

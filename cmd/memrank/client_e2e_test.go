@@ -58,7 +58,7 @@ func TestGoClient(t *testing.T) {
 		t.Fatalf("recall: %+v", res)
 	}
 	top := res.Results[0]
-	if top.Explanation == nil || top.Confidence == nil || *top.Confidence != again.Confidence || top.Freshness == nil ||
+	if top.Explanation == nil || top.Confidence == nil || *top.Confidence != float64(again.Confidence) || top.Freshness == nil ||
 		top.Text() != "Dana lives in Lisbon, in the Alfama neighbourhood" {
 		t.Fatalf("recall's first result is not explained: %+v", top)
 	}

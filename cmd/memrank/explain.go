@@ -36,8 +36,9 @@ gate, render, tier and the duplicates folded in.
 
 With --url it asks a running memrank (POST URL/v1/retrieve). Without, it builds the read path
 in process on the configured upstream (--upstream, or the embedded store in --data, which a
-running serve holds locked) and does not count its look-ups as accesses. --demo loads the demo
-set first, as serve --demo does, and makes --collection default to it.`,
+running serve holds locked). Either way its look-ups are not counted as accesses: looking at a
+ranking must not change it. --demo loads the demo set first, as serve --demo does, and makes
+--collection default to it.`,
 		Example: `  memrank explain --demo --text "what editor does Dana use"
   memrank explain --url http://localhost:6333 --collection dana_memories --text "where does Dana live"`,
 		Args: cobra.NoArgs,
@@ -99,7 +100,10 @@ func (o *explainOptions) body() ([]byte, error) {
 	if (o.text == "") == (o.vector == "") {
 		return nil, errors.New("give exactly one of --text and --vector")
 	}
-	req := map[string]any{"collection": o.collection, "limit": o.limit, "offset": o.offset, "explain": true}
+	// count_access false: a person inspecting a ranking must not raise the
+	// access boost of what they look at (the in-process read path counts
+	// nothing either).
+	req := map[string]any{"collection": o.collection, "limit": o.limit, "offset": o.offset, "explain": true, "count_access": false}
 	if o.text != "" {
 		req["text"] = o.text
 	} else {

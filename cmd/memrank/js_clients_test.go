@@ -25,35 +25,16 @@ const jsDir = "../../test/js"
 var jsPackages = []string{"@qdrant/js-client-rest", "@langchain/qdrant", "@langchain/core"}
 
 // jsNode returns the node binary and the absolute test/js directory, or
-// skips the test, saying how to run it, when node or the installed packages
-// are missing. MEMRANK_JS_TESTS=require (set by CI) makes that a failure:
-// there a skip would hide that the JS clients were never tried.
+// skips the test saying how to run it (needTool).
 func jsNode(t *testing.T) (node, dir string) {
 	t.Helper()
-	dir, err := filepath.Abs(jsDir)
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, p := range jsPackages {
+		files = append(files, filepath.Join(jsDir, "node_modules", p, "package.json"))
 	}
-	var missing string
-	if node, err = exec.LookPath("node"); err != nil {
-		missing = "node is not on PATH"
-	} else {
-		for _, p := range jsPackages {
-			if _, err := os.Stat(filepath.Join(dir, "node_modules", p, "package.json")); err != nil {
-				missing = fmt.Sprintf("test/js/node_modules/%s is missing", p)
-				break
-			}
-		}
-	}
-	if missing == "" {
-		return node, dir
-	}
-	how := missing + ": install Node 20+ and run `npm ci --prefix test/js`, then `go test -run TestJSClients ./cmd/memrank/`"
-	if os.Getenv("MEMRANK_JS_TESTS") == "require" {
-		t.Fatalf("%s (MEMRANK_JS_TESTS=require: the JS client tests must run)", how)
-	}
-	t.Skip(how)
-	return "", ""
+	node = needTool(t, "MEMRANK_JS_TESTS", "node",
+		"install Node 20+ and run `npm ci --prefix test/js`, then `go test -run TestJSClients ./cmd/memrank/`", files...)
+	return node, absDir(t, jsDir)
 }
 
 // jsReport is what plain_collection.mjs prints.

@@ -21,29 +21,13 @@ import (
 const mcpTSDir = "../../test/mcp"
 
 // mcpNode returns the node binary and the absolute test/mcp directory, or
-// skips the test saying how to run it; MEMRANK_JS_TESTS=require (CI) makes
-// that a failure, as for the JS client tests.
+// skips the test saying how to run it (needTool).
 func mcpNode(t *testing.T) (node, dir string) {
 	t.Helper()
-	dir, err := filepath.Abs(mcpTSDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing := ""
-	if node, err = exec.LookPath("node"); err != nil {
-		missing = "node is not on PATH"
-	} else if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		missing = "test/mcp/node_modules/@modelcontextprotocol/sdk is missing"
-	}
-	if missing == "" {
-		return node, dir
-	}
-	how := missing + ": install Node 20+ and run `npm ci --prefix test/mcp`, then `go test -run TestMCPTypeScriptClient ./cmd/memrank/`"
-	if os.Getenv("MEMRANK_JS_TESTS") == "require" {
-		t.Fatalf("%s (MEMRANK_JS_TESTS=require: the TypeScript MCP client test must run)", how)
-	}
-	t.Skip(how)
-	return "", ""
+	node = needTool(t, "MEMRANK_JS_TESTS", "node",
+		"install Node 20+ and run `npm ci --prefix test/mcp`, then `go test -run TestMCPTypeScriptClient ./cmd/memrank/`",
+		filepath.Join(mcpTSDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	return node, absDir(t, mcpTSDir)
 }
 
 // tsHit is one result of a recall or a retrieve, as the script reports it.

@@ -94,10 +94,7 @@ func TestReadmeSDKs(t *testing.T) {
 	})
 
 	t.Run("typescript", func(t *testing.T) {
-		node, err := exec.LookPath("node")
-		if err != nil {
-			requireOrSkip(t, "MEMRANK_JS_TESTS", "node is not on PATH")
-		}
+		node := needTool(t, "MEMRANK_JS_TESTS", "node", "install Node 20+, then `go test -run TestReadmeSDKs ./cmd/memrank/`")
 		dist, err := filepath.Abs(filepath.Join(sdkJSDir, "dist", "index.js"))
 		if err != nil {
 			t.Fatal(err)
@@ -110,10 +107,7 @@ func TestReadmeSDKs(t *testing.T) {
 	})
 
 	t.Run("python", func(t *testing.T) {
-		py, err := exec.LookPath("python3")
-		if err != nil {
-			requireOrSkip(t, "MEMRANK_PY_TESTS", "python3 is not on PATH")
-		}
+		py := python3(t)
 		sdk, err := filepath.Abs(filepath.Join("..", "..", "sdk", "python"))
 		if err != nil {
 			t.Fatal(err)
@@ -144,14 +138,4 @@ func runExample(t *testing.T, bin, name, script string, env []string) string {
 		t.Fatalf("%s %s: %v\n%s\nscript:\n%s", bin, name, err, stderr.String(), script)
 	}
 	return stdout.String()
-}
-
-// requireOrSkip skips for why, or fails when the env variable says the
-// test must run (CI).
-func requireOrSkip(t *testing.T, env, why string) {
-	t.Helper()
-	if os.Getenv(env) == "require" {
-		t.Fatalf("%s (%s=require)", why, env)
-	}
-	t.Skip(why)
 }

@@ -17,29 +17,19 @@ import (
 // pyDir is the Python SDK, from this package's directory.
 const pyDir = "../../sdk/python"
 
-// python3 returns the python3 binary (3.9 or later), or skips the test,
-// saying how to run it, when there is none. MEMRANK_PY_TESTS=require (set
-// by CI) makes that a failure: there a skip would hide that the SDK was
-// never tried.
+// python3 returns the python3 binary (3.9 or later), or skips the test
+// saying how to run it (needTool).
 func python3(t *testing.T) string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	missing := "python3 is not on PATH"
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		out, verr := exec.CommandContext(ctx, py, "-c", "import sys; assert sys.version_info >= (3, 9), sys.version").CombinedOutput()
-		if verr == nil {
-			return py
-		}
-		missing = fmt.Sprintf("%s is not Python 3.9 or later: %v %s", py, verr, bytes.TrimSpace(out))
+	const how = "install Python 3.9+, then `go test -run TestSDKPython ./cmd/memrank/`"
+	py := needTool(t, "MEMRANK_PY_TESTS", "python3", how)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, py, "-c", "import sys; assert sys.version_info >= (3, 9), sys.version").CombinedOutput()
+	if err != nil {
+		skipOrFail(t, "MEMRANK_PY_TESTS", fmt.Sprintf("%s is not Python 3.9 or later: %v %s: %s", py, err, bytes.TrimSpace(out), how))
 	}
-	how := missing + ": install Python 3.9+, then `go test -run TestSDKPython ./cmd/memrank/`"
-	if os.Getenv("MEMRANK_PY_TESTS") == "require" {
-		t.Fatalf("%s (MEMRANK_PY_TESTS=require: the Python SDK tests must run)", how)
-	}
-	t.Skip(how)
-	return ""
+	return py
 }
 
 // pyResult is one line of unittest's -v report: "name (module.Class...) ... ok".

@@ -18,30 +18,14 @@ import (
 const sdkJSDir = "../../sdk/js"
 
 // sdkJSNode returns the node binary and the absolute sdk/js directory, or
-// skips the test, saying how to run it, when node or the SDK's pinned
-// TypeScript (which its tests compile dist/ with) is missing.
-// MEMRANK_JS_TESTS=require (set by CI) makes that a failure.
+// skips the test saying how to run it (needTool) when node or the SDK's
+// pinned TypeScript (which its tests compile dist/ with) is missing.
 func sdkJSNode(t *testing.T) (node, dir string) {
 	t.Helper()
-	dir, err := filepath.Abs(sdkJSDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var missing string
-	if node, err = exec.LookPath("node"); err != nil {
-		missing = "node is not on PATH"
-	} else if _, err := os.Stat(filepath.Join(dir, "node_modules", "typescript", "package.json")); err != nil {
-		missing = "sdk/js/node_modules/typescript is missing"
-	}
-	if missing == "" {
-		return node, dir
-	}
-	how := missing + ": install Node 20+ and run `npm ci --prefix sdk/js`, then `go test -run TestSDKJS ./cmd/memrank/`"
-	if os.Getenv("MEMRANK_JS_TESTS") == "require" {
-		t.Fatalf("%s (MEMRANK_JS_TESTS=require: the SDK's tests must run)", how)
-	}
-	t.Skip(how)
-	return "", ""
+	node = needTool(t, "MEMRANK_JS_TESTS", "node",
+		"install Node 20+ and run `npm ci --prefix sdk/js`, then `go test -run TestSDKJS ./cmd/memrank/`",
+		filepath.Join(sdkJSDir, "node_modules", "typescript", "package.json"))
+	return node, absDir(t, sdkJSDir)
 }
 
 // tapCount reads a count of node's TAP summary ("# pass 12").

@@ -24,36 +24,17 @@ import (
 const uiDir = "../../test/ui"
 
 // uiBrowser returns node, Chromium and the absolute test/ui directory, or
-// skips the test, saying how to run it, when one is missing.
-// MEMRANK_UI_TESTS=require (set by CI) makes that a failure: there a skip
-// would hide that the page was never tried in a browser.
+// skips the test saying how to run it (needTool; MEMRANK_UI_TESTS).
 func uiBrowser(t *testing.T) (node, chromium, dir string) {
 	t.Helper()
-	dir, err := filepath.Abs(uiDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	chromium = os.Getenv("CHROMIUM")
 	if chromium == "" {
 		chromium = "/usr/bin/chromium"
 	}
-	var missing string
-	switch node, err = exec.LookPath("node"); {
-	case err != nil:
-		missing = "node is not on PATH"
-	case !exists(chromium):
-		missing = chromium + " is missing (Debian: apt-get install chromium; or set CHROMIUM)"
-	case !exists(filepath.Join(dir, "node_modules", "playwright-core", "package.json")):
-		missing = "test/ui/node_modules/playwright-core is missing"
-	default:
-		return node, chromium, dir
-	}
-	how := missing + ": install Node 20+ and Chromium, run `npm ci --prefix test/ui`, then `go test -run TestUIBrowser ./cmd/memrank/`"
-	if os.Getenv("MEMRANK_UI_TESTS") == "require" {
-		t.Fatalf("%s (MEMRANK_UI_TESTS=require: the explain page's browser test must run)", how)
-	}
-	t.Skip(how)
-	return "", "", ""
+	node = needTool(t, "MEMRANK_UI_TESTS", "node",
+		"install Node 20+ and Chromium (Debian: apt-get install chromium; or set CHROMIUM), run `npm ci --prefix test/ui`, then `go test -run TestUIBrowser ./cmd/memrank/`",
+		chromium, filepath.Join(uiDir, "node_modules", "playwright-core", "package.json"))
+	return node, chromium, absDir(t, uiDir)
 }
 
 func exists(path string) bool {

@@ -166,7 +166,7 @@ func observedAt(s string) (time.Time, error) {
 
 func outcome(o *client.Outcome) Outcome {
 	return Outcome{
-		Decision: o.Decision, MemoryID: o.MemoryID, Confidence: o.Confidence, Observations: o.Observations,
+		Decision: o.Decision, MemoryID: o.MemoryID, Confidence: float64(o.Confidence), Observations: o.Observations,
 		DedupTier: o.DedupTier, Superseded: o.Superseded, Merged: o.Merged, Reason: o.Reason,
 		Replayed: o.Replayed, CreatedCollection: o.CreatedCollection,
 	}
@@ -177,7 +177,7 @@ func recallOutput(coll, query string, res *client.RetrieveResponse, textKey stri
 	out := RecallOutput{Collection: coll, Query: query, Reranked: res.Reranked, PassThrough: res.PassThrough, Memories: []Recalled{}}
 	for _, r := range res.Results {
 		m := Recalled{
-			ID: string(r.ID), Text: payloadText(r.Payload, textKey), Score: r.Score, Similarity: r.BaseScore,
+			ID: string(r.ID), Text: payloadText(r.Payload, textKey), Score: float64(r.Score), Similarity: float64(r.BaseScore),
 			Confidence: r.Confidence, Freshness: r.Freshness, BelowGate: r.BelowGate, Render: r.Render, Archived: r.Archived,
 		}
 		if r.Tier != nil {

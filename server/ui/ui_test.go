@@ -4,10 +4,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memrank/memrank/memory"
 )
 
 func newHandler(t *testing.T) *Handler {
@@ -218,5 +221,32 @@ func TestConfig(t *testing.T) {
 func TestRoutes(t *testing.T) {
 	if diff := cmp.Diff([]string{"/ui", "/ui/"}, Routes()); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
+	}
+}
+
+// TestPickerHidesCompanions: the collection picker leaves out memrank's own
+// collections by the rule memory.IsCompanion applies (audit, backfill and
+// re-embedding companions), not by the audit suffix alone.
+func TestPickerHidesCompanions(t *testing.T) {
+	js := serve(newHandler(t), http.MethodGet, "/ui/app.js").Body.String()
+	m := regexp.MustCompile(`const COMPANION_SUFFIXES = \[([^\]]*)\];`).FindStringSubmatch(js)
+	if m == nil {
+		t.Fatal("app.js has no COMPANION_SUFFIXES list")
+	}
+	var suffixes []string
+	for _, q := range regexp.MustCompile(`"([^"]*)"`).FindAllStringSubmatch(m[1], -1) {
+		suffixes = append(suffixes, q[1])
+	}
+	if !strings.Contains(js, ".filter((n) => !isCompanion(n))") {
+		t.Error("the picker does not filter its names with isCompanion")
+	}
+	for _, name := range []string{
+		"notes" + memory.AuditSuffix, "notes" + memory.BackfillSuffix, "notes" + memory.ReembedSuffix,
+		"notes", "dana_memories", "memrank_audit_notes", "notes_memrank",
+	} {
+		hidden := slices.ContainsFunc(suffixes, func(s string) bool { return strings.HasSuffix(name, s) })
+		if hidden != memory.IsCompanion(name) {
+			t.Errorf("%q: app.js hides it: %v; memory.IsCompanion: %v", name, hidden, memory.IsCompanion(name))
+		}
 	}
 }

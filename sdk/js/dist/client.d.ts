@@ -3,6 +3,12 @@ import type { EventFields, ForgetReport, MemoryHistory, ObserveFields, Outcome, 
 export declare const DEFAULT_BASE_URL = "http://127.0.0.1:6333";
 /** How long one call may take, from the request to the last byte of the answer, when no timeoutMs is given. */
 export declare const DEFAULT_TIMEOUT_MS = 30000;
+/**
+ * The most of an answer that is read: a retrieve of 1,000 explained results
+ * with payloads fits many times over, and a server that never stops sending
+ * does not exhaust memory. The Go and Python clients stop there too.
+ */
+export declare const MAX_ANSWER_BYTES: number;
 /** How a client reaches memrank. Every field is optional. */
 export interface ClientOptions {
     /** memrank's HTTP address, with a path prefix if a gateway adds one. Default http://127.0.0.1:6333. */

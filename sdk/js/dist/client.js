@@ -3,11 +3,17 @@
 // error. Nothing is retried: a write with an observation_id is safe to
 // retry, one without is counted again, and only the caller knows which it
 // sent.
-import { ConnectionError, MemrankError, errorForStatus } from "./errors.js";
+import { BadRequestError, ConnectionError, MemrankError, errorForStatus } from "./errors.js";
 /** Where memrank listens when no baseUrl is given: `memrank serve`'s default. */
 export const DEFAULT_BASE_URL = "http://127.0.0.1:6333";
 /** How long one call may take, from the request to the last byte of the answer, when no timeoutMs is given. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
+/**
+ * The most of an answer that is read: a retrieve of 1,000 explained results
+ * with payloads fits many times over, and a server that never stops sending
+ * does not exhaust memory. The Go and Python clients stop there too.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 /**
  * A client of memrank's native API. It holds no connection state of its
  * own (fetch pools connections), so one client can serve a whole process.
@@ -79,7 +85,7 @@ export class MemrankClient {
      * Confirms a memory (POST /v1/memories/{id}/confirm): its source rises to
      * at least `confirmed`, n by one, and the confidence never falls.
      */
-    confirm(collection, id, fields = {}, options) {
+    async confirm(collection, id, fields = {}, options) {
         return this.#call("POST", memoryPath(id, "/confirm"), eventBody(collection, fields), options);
     }
     /**
@@ -88,10 +94,10 @@ export class MemrankClient {
      * whatever the confidences (`superseded` names it). `source` defaults to
      * `direct`.
      */
-    correct(collection, id, text, fields = {}, options) {
+    async correct(collection, id, text, fields = {}, options) {
         return this.#call("POST", memoryPath(id, "/correct"), observeBody(collection, text, fields), options);
     }
-    used(collection, ids, fields = {}, options) {
+    async used(collection, ids, fields = {}, options) {
         if (isIdList(ids)) {
             return this.#call("POST", "/v1/memories/used", { ...eventBody(collection, fields), ids }, options);
         }
@@ -102,19 +108,19 @@ export class MemrankClient {
      * every memory is recomputed as if the session had never been observed,
      * memories only it supported are deleted (docs/forgetting.md).
      */
-    forgetSession(collection, sessionId, options) {
-        return this.#call("DELETE", `/v1/sessions/${encodeURIComponent(sessionId)}${query({ collection })}`, undefined, options);
+    async forgetSession(collection, sessionId, options) {
+        return this.#call("DELETE", `/v1/sessions/${idSegment(sessionId)}${query({ collection })}`, undefined, options);
     }
     /**
      * Deletes one memory and the duplicates merged into it (DELETE
      * /v1/memories/{id}). A memory that is not there is nothing to delete:
      * every count 0, no error.
      */
-    forgetMemory(collection, id, options) {
+    async forgetMemory(collection, id, options) {
         return this.#call("DELETE", memoryPath(id, query({ collection })), undefined, options);
     }
     /** A memory's stored payload and its audit trail, oldest first (GET /v1/memories/{id}). */
-    history(collection, id, options) {
+    async history(collection, id, options) {
         return this.#call("GET", memoryPath(id, query({ collection })), undefined, options);
     }
     /** Counts of a collection's memories by bucket, tier and type, and the process's decisions (GET /v1/stats). */
@@ -139,7 +145,9 @@ export class MemrankClient {
         const deadline = new Deadline(timeoutMs, options.signal);
         try {
             const headers = { ...this.#headers };
-            const init = { method, headers, signal: deadline.signal };
+            // memrank never redirects. Following one would send the credentials,
+            // and on 307 and 308 the body, to whatever host it names.
+            const init = { method, headers, signal: deadline.signal, redirect: "manual" };
             if (body !== undefined) {
                 headers["content-type"] = "application/json";
                 init.body = JSON.stringify(body);
@@ -148,10 +156,14 @@ export class MemrankClient {
             let res;
             try {
                 res = await this.#fetch(this.baseUrl + path, init);
-                text = await res.text();
+                if (res.type === "opaqueredirect" || (res.status >= 300 && res.status < 400)) {
+                    void res.body?.cancel().catch(() => { });
+                    throw redirectError(res, this.baseUrl + path, where);
+                }
+                text = await readAnswer(res, where);
             }
             catch (err) {
-                throw deadline.failure(err, where);
+                throw err instanceof MemrankError ? err : deadline.failure(err, where);
             }
             return envelope(res, text);
         }
@@ -159,6 +171,55 @@ export class MemrankClient {
             deadline.clear();
         }
     }
+}
+/**
+ * The error of a redirect, which is not followed: it names where it
+ * pointed, without any user information the Location carried (a browser's
+ * opaque redirect shows nothing).
+ */
+function redirectError(res, requested, where) {
+    let to = "a place the answer does not show";
+    const location = res.headers.get("location");
+    if (location !== null) {
+        try {
+            const u = new URL(location, requested);
+            u.username = "";
+            u.password = "";
+            to = u.href;
+        }
+        catch {
+            to = "an unreadable Location";
+        }
+    }
+    return new MemrankError(res.status, `${where}: the server redirected to ${to}; memrank does not redirect, so the request was not followed (check baseUrl)`);
+}
+/** The answer's body as text, refused past MAX_ANSWER_BYTES. */
+async function readAnswer(res, where) {
+    if (res.body === null) {
+        return "";
+    }
+    const reader = res.body.getReader();
+    const chunks = [];
+    let size = 0;
+    for (;;) {
+        const { done, value } = await reader.read();
+        if (done) {
+            break;
+        }
+        size += value.byteLength;
+        if (size > MAX_ANSWER_BYTES) {
+            void reader.cancel().catch(() => { });
+            throw new MemrankError(res.status, `${where}: the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+        }
+        chunks.push(value);
+    }
+    const all = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+        all.set(c, at);
+        at += c.byteLength;
+    }
+    return new TextDecoder().decode(all);
 }
 /**
  * The client's timeout joined with the caller's signal. The timer covers
@@ -259,7 +320,18 @@ function eventBody(collection, fields) {
     return body;
 }
 function memoryPath(id, rest) {
-    return `/v1/memories/${encodeURIComponent(String(id))}${rest}`;
+    return `/v1/memories/${idSegment(String(id))}${rest}`;
+}
+/**
+ * id as one path segment. "", "." and ".." are refused before any request:
+ * encodeURIComponent leaves the dots as they are, and URL parsing (and the
+ * server's router) would take /v1/memories/../confirm for another route.
+ */
+function idSegment(id) {
+    if (id === "" || id === "." || id === "..") {
+        throw new BadRequestError(400, id === "" ? "a memory or session id is required" : `"${id}" is not a memory or session id`);
+    }
+    return encodeURIComponent(id);
 }
 function query(params) {
     return "?" + new URLSearchParams(params).toString();

@@ -8,11 +8,17 @@ export declare class MemrankError extends Error {
     name: string;
     /** The HTTP status, 0 for a transport failure or a timeout. */
     readonly status: number;
+    /**
+     * Seconds to wait before retrying, from the answer's Retry-After header
+     * (a 429's, or a 503's when memrank sheds load); undefined when absent.
+     */
+    readonly retryAfter: number | undefined;
     constructor(status: number, message: string, options?: {
         cause?: unknown;
+        retryAfter?: number | undefined;
     });
 }
-/** 400 or 422: the request was refused as malformed or out of range; the message names the field. */
+/** 400, 405, 413 or 422: the request itself was refused (malformed, out of range, too large); the message names the field. */
 export declare class BadRequestError extends MemrankError {
     name: string;
 }
@@ -35,11 +41,11 @@ export declare class ConflictError extends MemrankError {
 /** 429: too many requests. `retryAfter` is the server's Retry-After in seconds, when it sent one. */
 export declare class RateLimitError extends MemrankError {
     name: string;
-    /** Seconds to wait before retrying, from the Retry-After header; undefined when absent. */
-    readonly retryAfter: number | undefined;
-    constructor(status: number, message: string, retryAfter?: number);
 }
-/** 502, 503 or 504: memrank or the store behind it is unavailable or timed out; retrying later may work. */
+/**
+ * 408, 502, 503 or 504: memrank or the store behind it is unavailable, shedding load or
+ * missed its deadline (408); retrying later may work, after `retryAfter` when it is set.
+ */
 export declare class UnavailableError extends MemrankError {
     name: string;
 }
@@ -55,8 +61,9 @@ export declare class ConnectionError extends MemrankError {
     });
 }
 /**
- * The error of an answer whose status is not 2xx. A status without a kind
- * of its own (405, 408, ...) is a plain MemrankError.
+ * The error of an answer whose status is not 2xx, with its Retry-After. A
+ * status without a kind of its own (a 3xx, 410, ...) is a plain
+ * MemrankError. The same table as the Go and Python clients'.
  */
 export declare function errorForStatus(status: number, message: string, retryAfter?: string | null): MemrankError;
 /**

@@ -86,8 +86,8 @@ export interface Outcome {
     decision: Decision;
     /** The memory the observation ended up in. */
     memory_id: string;
-    /** That memory's stored confidence afterwards. */
-    confidence: number;
+    /** That memory's stored confidence afterwards (null: not a finite number). */
+    confidence: number | null;
     /** Its n (independent re-observations) afterwards. */
     observations: number;
     /** The dedup tier that found the match: 1 text hash, 2 vector, 3 judge; 0 none (and confirm, correct by id). */
@@ -148,6 +148,11 @@ export interface RetrieveOptions {
     score_threshold?: number;
     /** Default true: every factor of every score (`explanation`). */
     explain?: boolean;
+    /**
+     * Default true. False reads without counting the results as accessed: for a person or a
+     * tool inspecting a ranking, whose looking must not raise the access boost of what it sees.
+     */
+    count_access?: boolean;
     /** Default true; or the payload keys to include. */
     with_payload?: boolean | readonly string[] | {
         include?: readonly string[];
@@ -197,8 +202,9 @@ export interface MemoryPayload {
 }
 /**
  * Every factor behind a score (docs/scoring.md). For an unscored point (a
- * foreign one) the confidence factors are null; `days_retrievable` is null
- * for a memory that never drops out by decay.
+ * foreign one) the confidence factors, `source` to `confidence`, are null.
+ * Every other number is null when it is not finite (JSON has no infinity):
+ * `days_retrievable` is null for a memory that never drops out by decay.
  */
 export interface Explanation {
     unscored: boolean;
@@ -214,18 +220,18 @@ export interface Explanation {
     stored_confidence: boolean;
     computed_confidence: boolean;
     confidence: number | null;
-    age_days: number;
-    half_life: number;
-    freshness: number;
-    idle_days: number;
-    decay_floor: number;
+    age_days: number | null;
+    half_life: number | null;
+    freshness: number | null;
+    idle_days: number | null;
+    decay_floor: number | null;
     days_retrievable: number | null;
     access_count: number;
-    access_boost: number;
-    confidence_weight: number;
-    confidence_factor: number;
-    base: number;
-    weight: number;
+    access_boost: number | null;
+    confidence_weight: number | null;
+    confidence_factor: number | null;
+    base: number | null;
+    weight: number | null;
     retrievable: boolean;
     protected: boolean;
     tier: string;
@@ -236,11 +242,11 @@ export interface Explanation {
 /** One retrieved memory with the factors of its score. The factors are null when the answer was passed through (`reranked` false). */
 export interface RetrievedMemory {
     id: PointId;
-    /** Inside the relevance band the weight; beyond it the base score, capped at the score above. */
-    score: number;
+    /** Inside the relevance band the weight; beyond it the base score, capped at the score above. Null: not finite. */
+    score: number | null;
     /** The similarity. */
-    base_score: number;
-    weight: number;
+    base_score: number | null;
+    weight: number | null;
     /** The relevance guard's decision; null when passed through. */
     guard: "relevant" | "below_band" | "below_floor" | "off" | null;
     /** Null for an unscored point. */
@@ -273,11 +279,12 @@ export interface RetrievedMemory {
 export interface GuardReport {
     applied: boolean;
     relative: boolean;
-    best: number;
-    cutoff: number;
-    band: number;
-    floor: number;
-    relative_band: number;
+    /** The numbers are null when not finite. */
+    best: number | null;
+    cutoff: number | null;
+    band: number | null;
+    floor: number | null;
+    relative_band: number | null;
     /** default, embedder <model>, collection */
     from: string;
     relevant: number;
@@ -293,7 +300,7 @@ export interface EmbedderReport {
 export interface ShadowReport {
     store: PointId[];
     memrank: PointId[];
-    overlap: number;
+    overlap: number | null;
     top_changed: boolean;
     moved: number;
     dropped: number;
@@ -305,7 +312,7 @@ export interface DroppedCandidate {
     reason: string;
     /** The result it was folded into. */
     into?: PointId;
-    base_score: number;
+    base_score: number | null;
 }
 /** The answer of a retrieve (POST /v1/retrieve without its envelope). */
 export interface Retrieval {

@@ -4,7 +4,7 @@
 // retry, one without is counted again, and only the caller knows which it
 // sent.
 
-import { ConnectionError, MemrankError, errorForStatus } from "./errors.js";
+import { BadRequestError, ConnectionError, MemrankError, errorForStatus } from "./errors.js";
 import type {
   EventFields,
   ForgetReport,
@@ -25,6 +25,13 @@ export const DEFAULT_BASE_URL = "http://127.0.0.1:6333";
 
 /** How long one call may take, from the request to the last byte of the answer, when no timeoutMs is given. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * The most of an answer that is read: a retrieve of 1,000 explained results
+ * with payloads fits many times over, and a server that never stops sending
+ * does not exhaust memory. The Go and Python clients stop there too.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 /** How a client reaches memrank. Every field is optional. */
 export interface ClientOptions {
@@ -128,7 +135,7 @@ export class MemrankClient {
    * Confirms a memory (POST /v1/memories/{id}/confirm): its source rises to
    * at least `confirmed`, n by one, and the confidence never falls.
    */
-  confirm(collection: string, id: PointId, fields: EventFields = {}, options?: RequestOptions): Promise<Outcome> {
+  async confirm(collection: string, id: PointId, fields: EventFields = {}, options?: RequestOptions): Promise<Outcome> {
     return this.#call("POST", memoryPath(id, "/confirm"), eventBody(collection, fields), options);
   }
 
@@ -138,7 +145,7 @@ export class MemrankClient {
    * whatever the confidences (`superseded` names it). `source` defaults to
    * `direct`.
    */
-  correct(collection: string, id: PointId, text: string, fields: Omit<ObserveFields, "corrects"> = {}, options?: RequestOptions): Promise<Outcome> {
+  async correct(collection: string, id: PointId, text: string, fields: Omit<ObserveFields, "corrects"> = {}, options?: RequestOptions): Promise<Outcome> {
     return this.#call("POST", memoryPath(id, "/correct"), observeBody(collection, text, fields), options);
   }
 
@@ -149,7 +156,7 @@ export class MemrankClient {
    */
   used(collection: string, id: PointId, fields?: EventFields, options?: RequestOptions): Promise<Outcome>;
   used(collection: string, ids: readonly PointId[], fields?: EventFields, options?: RequestOptions): Promise<UsedResult[]>;
-  used(collection: string, ids: PointId | readonly PointId[], fields: EventFields = {}, options?: RequestOptions): Promise<Outcome | UsedResult[]> {
+  async used(collection: string, ids: PointId | readonly PointId[], fields: EventFields = {}, options?: RequestOptions): Promise<Outcome | UsedResult[]> {
     if (isIdList(ids)) {
       return this.#call("POST", "/v1/memories/used", { ...eventBody(collection, fields), ids }, options);
     }
@@ -161,8 +168,8 @@ export class MemrankClient {
    * every memory is recomputed as if the session had never been observed,
    * memories only it supported are deleted (docs/forgetting.md).
    */
-  forgetSession(collection: string, sessionId: string, options?: RequestOptions): Promise<ForgetReport> {
-    return this.#call("DELETE", `/v1/sessions/${encodeURIComponent(sessionId)}${query({ collection })}`, undefined, options);
+  async forgetSession(collection: string, sessionId: string, options?: RequestOptions): Promise<ForgetReport> {
+    return this.#call("DELETE", `/v1/sessions/${idSegment(sessionId)}${query({ collection })}`, undefined, options);
   }
 
   /**
@@ -170,12 +177,12 @@ export class MemrankClient {
    * /v1/memories/{id}). A memory that is not there is nothing to delete:
    * every count 0, no error.
    */
-  forgetMemory(collection: string, id: PointId, options?: RequestOptions): Promise<ForgetReport> {
+  async forgetMemory(collection: string, id: PointId, options?: RequestOptions): Promise<ForgetReport> {
     return this.#call("DELETE", memoryPath(id, query({ collection })), undefined, options);
   }
 
   /** A memory's stored payload and its audit trail, oldest first (GET /v1/memories/{id}). */
-  history(collection: string, id: PointId, options?: RequestOptions): Promise<MemoryHistory> {
+  async history(collection: string, id: PointId, options?: RequestOptions): Promise<MemoryHistory> {
     return this.#call("GET", memoryPath(id, query({ collection })), undefined, options);
   }
 
@@ -203,7 +210,9 @@ export class MemrankClient {
     const deadline = new Deadline(timeoutMs, options.signal);
     try {
       const headers = { ...this.#headers };
-      const init: RequestInit = { method, headers, signal: deadline.signal };
+      // memrank never redirects. Following one would send the credentials,
+      // and on 307 and 308 the body, to whatever host it names.
+      const init: RequestInit = { method, headers, signal: deadline.signal, redirect: "manual" };
       if (body !== undefined) {
         headers["content-type"] = "application/json";
         init.body = JSON.stringify(body);
@@ -212,15 +221,72 @@ export class MemrankClient {
       let res: Response;
       try {
         res = await this.#fetch(this.baseUrl + path, init);
-        text = await res.text();
+        if (res.type === "opaqueredirect" || (res.status >= 300 && res.status < 400)) {
+          void res.body?.cancel().catch(() => {});
+          throw redirectError(res, this.baseUrl + path, where);
+        }
+        text = await readAnswer(res, where);
       } catch (err) {
-        throw deadline.failure(err, where);
+        throw err instanceof MemrankError ? err : deadline.failure(err, where);
       }
       return envelope(res, text);
     } finally {
       deadline.clear();
     }
   }
+}
+
+/**
+ * The error of a redirect, which is not followed: it names where it
+ * pointed, without any user information the Location carried (a browser's
+ * opaque redirect shows nothing).
+ */
+function redirectError(res: Response, requested: string, where: string): MemrankError {
+  let to = "a place the answer does not show";
+  const location = res.headers.get("location");
+  if (location !== null) {
+    try {
+      const u = new URL(location, requested);
+      u.username = "";
+      u.password = "";
+      to = u.href;
+    } catch {
+      to = "an unreadable Location";
+    }
+  }
+  return new MemrankError(
+    res.status,
+    `${where}: the server redirected to ${to}; memrank does not redirect, so the request was not followed (check baseUrl)`,
+  );
+}
+
+/** The answer's body as text, refused past MAX_ANSWER_BYTES. */
+async function readAnswer(res: Response, where: string): Promise<string> {
+  if (res.body === null) {
+    return "";
+  }
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) {
+      break;
+    }
+    size += value.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      void reader.cancel().catch(() => {});
+      throw new MemrankError(res.status, `${where}: the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
 }
 
 /**
@@ -329,7 +395,19 @@ function eventBody(collection: string, fields: EventFields): Record<string, unkn
 }
 
 function memoryPath(id: PointId, rest: string): string {
-  return `/v1/memories/${encodeURIComponent(String(id))}${rest}`;
+  return `/v1/memories/${idSegment(String(id))}${rest}`;
+}
+
+/**
+ * id as one path segment. "", "." and ".." are refused before any request:
+ * encodeURIComponent leaves the dots as they are, and URL parsing (and the
+ * server's router) would take /v1/memories/../confirm for another route.
+ */
+function idSegment(id: string): string {
+  if (id === "" || id === "." || id === "..") {
+    throw new BadRequestError(400, id === "" ? "a memory or session id is required" : `"${id}" is not a memory or session id`);
+  }
+  return encodeURIComponent(id);
 }
 
 function query(params: Record<string, string>): string {

@@ -13,14 +13,20 @@ export class MemrankError extends Error {
   override name = "MemrankError";
   /** The HTTP status, 0 for a transport failure or a timeout. */
   readonly status: number;
+  /**
+   * Seconds to wait before retrying, from the answer's Retry-After header
+   * (a 429's, or a 503's when memrank sheds load); undefined when absent.
+   */
+  readonly retryAfter: number | undefined;
 
-  constructor(status: number, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(status: number, message: string, options?: { cause?: unknown; retryAfter?: number | undefined }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.status = status;
+    this.retryAfter = options?.retryAfter;
   }
 }
 
-/** 400 or 422: the request was refused as malformed or out of range; the message names the field. */
+/** 400, 405, 413 or 422: the request itself was refused (malformed, out of range, too large); the message names the field. */
 export class BadRequestError extends MemrankError {
   override name = "BadRequestError";
 }
@@ -48,16 +54,12 @@ export class ConflictError extends MemrankError {
 /** 429: too many requests. `retryAfter` is the server's Retry-After in seconds, when it sent one. */
 export class RateLimitError extends MemrankError {
   override name = "RateLimitError";
-  /** Seconds to wait before retrying, from the Retry-After header; undefined when absent. */
-  readonly retryAfter: number | undefined;
-
-  constructor(status: number, message: string, retryAfter?: number) {
-    super(status, message);
-    this.retryAfter = retryAfter;
-  }
 }
 
-/** 502, 503 or 504: memrank or the store behind it is unavailable or timed out; retrying later may work. */
+/**
+ * 408, 502, 503 or 504: memrank or the store behind it is unavailable, shedding load or
+ * missed its deadline (408); retrying later may work, after `retryAfter` when it is set.
+ */
 export class UnavailableError extends MemrankError {
   override name = "UnavailableError";
 }
@@ -77,33 +79,38 @@ export class ConnectionError extends MemrankError {
 }
 
 /**
- * The error of an answer whose status is not 2xx. A status without a kind
- * of its own (405, 408, ...) is a plain MemrankError.
+ * The error of an answer whose status is not 2xx, with its Retry-After. A
+ * status without a kind of its own (a 3xx, 410, ...) is a plain
+ * MemrankError. The same table as the Go and Python clients'.
  */
 export function errorForStatus(status: number, message: string, retryAfter?: string | null): MemrankError {
+  const options = { retryAfter: parseRetryAfter(retryAfter) };
   switch (status) {
     case 400:
+    case 405:
+    case 413:
     case 422:
-      return new BadRequestError(status, message);
+      return new BadRequestError(status, message, options);
     case 401:
-      return new UnauthorizedError(status, message);
+      return new UnauthorizedError(status, message, options);
     case 403:
-      return new ForbiddenError(status, message);
+      return new ForbiddenError(status, message, options);
     case 404:
-      return new NotFoundError(status, message);
+      return new NotFoundError(status, message, options);
     case 409:
-      return new ConflictError(status, message);
+      return new ConflictError(status, message, options);
     case 429:
-      return new RateLimitError(status, message, parseRetryAfter(retryAfter));
+      return new RateLimitError(status, message, options);
+    case 408: // memrank answers 408 when the store misses its deadline
     case 502:
     case 503:
     case 504:
-      return new UnavailableError(status, message);
+      return new UnavailableError(status, message, options);
   }
   if (status >= 500 && status <= 599) {
-    return new ServerError(status, message);
+    return new ServerError(status, message, options);
   }
-  return new MemrankError(status, message);
+  return new MemrankError(status, message, options);
 }
 
 /**

@@ -2,7 +2,7 @@
 // retrieve, confirm, correct, used, forget, history, stats) with typed
 // errors. No runtime dependencies: it uses the platform's fetch.
 
-export { MemrankClient, DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS } from "./client.js";
+export { MemrankClient, DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS, MAX_ANSWER_BYTES } from "./client.js";
 export type { ClientOptions, RequestOptions } from "./client.js";
 export {
   MemrankError,

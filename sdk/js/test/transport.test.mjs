@@ -14,6 +14,7 @@ import {
   ConflictError,
   ConnectionError,
   ForbiddenError,
+  MAX_ANSWER_BYTES,
   MemrankClient,
   MemrankError,
   NotFoundError,
@@ -98,6 +99,10 @@ describe("requests", () => {
         want: ["POST", "/v1/retrieve", { collection: "my notes", limit: 3, filter: { must: [{ key: "k", match: { value: "v" } }] }, vector: [1, 2] }],
       },
       { call: () => mr.retrieve("notes", "text?"), want: ["POST", "/v1/retrieve", { collection: "notes", text: "text?" }] },
+      {
+        call: () => mr.retrieve("notes", "text?", { count_access: false, with_payload: ["text"], explain: false }),
+        want: ["POST", "/v1/retrieve", { collection: "notes", text: "text?", count_access: false, with_payload: ["text"], explain: false }],
+      },
       { call: () => mr.history("my notes", "m 1"), want: ["GET", "/v1/memories/m%201?collection=my+notes", null] },
       { call: () => mr.stats("notes&x=1"), want: ["GET", "/v1/stats?collection=notes%26x%3D1", null] },
       { call: () => mr.stats("notes", { exact: true }), want: ["GET", "/v1/stats?collection=notes&exact=true", null] },
@@ -171,8 +176,10 @@ describe("errors", () => {
     [500, ServerError],
     [501, ServerError],
     [507, ServerError],
-    [405, MemrankError],
-    [408, MemrankError],
+    [405, BadRequestError],
+    [413, BadRequestError],
+    [408, UnavailableError], // the store missed its deadline: worth retrying
+    [410, MemrankError],
   ]) {
     it(`${status} is ${cls.name}, with the server's text`, async () => {
       fake.answer = qdrantError(status, `the text of ${status}`);
@@ -207,6 +214,44 @@ describe("errors", () => {
       });
     });
   }
+
+  it("a 503 of load shedding carries its Retry-After, as every error may", async () => {
+    fake.answer = qdrantError(503, "overloaded", { "retry-after": "2" });
+    await assert.rejects(mr().retrieve("notes", "x"), (err) => {
+      assert.ok(err instanceof UnavailableError);
+      assert.equal(err.retryAfter, 2);
+      return true;
+    });
+    fake.answer = qdrantError(404, "gone");
+    await assert.rejects(mr().retrieve("notes", "x"), (err) => err instanceof NotFoundError && err.retryAfter === undefined);
+  });
+
+  it("an answer past MAX_ANSWER_BYTES is refused, not read whole", async () => {
+    let sent = 0;
+    fake.answer = (req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      const chunk = Buffer.alloc(1 << 20, 0x20);
+      const more = () => {
+        while (sent <= MAX_ANSWER_BYTES + chunk.length && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) {
+            res.once("drain", more);
+            return;
+          }
+        }
+        res.end();
+      };
+      res.on("error", () => {});
+      more();
+    };
+    await assert.rejects(mr().stats("notes", {}, { timeoutMs: 20_000 }), (err) => {
+      assert.equal(err.constructor, MemrankError);
+      assert.equal(err.status, 200);
+      assert.match(err.message, new RegExp(`^GET http://127\\.0\\.0\\.1:\\d+/v1/stats: the answer is larger than ${MAX_ANSWER_BYTES} bytes$`));
+      return true;
+    });
+    assert.equal(MAX_ANSWER_BYTES, 64 * 1024 * 1024);
+  });
 
   it("an error that is not memrank's JSON (a proxy's page) keeps its class", async () => {
     fake.answer = (req, res) => {
@@ -293,6 +338,78 @@ describe("errors", () => {
     for (const shown of [err.message, String(err), inspect(err), inspect(client), JSON.stringify(client)]) {
       assert.ok(!shown.includes("secret-key-123") && !shown.includes("secret-token-456"), shown);
     }
+  });
+});
+
+describe("redirects", () => {
+  // A redirect would carry the api-key, the tenant header and (307, 308)
+  // the body to the host it names: it is an error, and that host is sent
+  // nothing.
+  const fake = fakeMemrank();
+  const elsewhere = fakeMemrank();
+  before(() => Promise.all([fake.start(), elsewhere.start()]));
+  after(() => Promise.all([fake.stop(), elsewhere.stop()]));
+
+  for (const tt of [
+    { name: "307 to another host", status: 307, to: () => `${elsewhere.url}/v1/observe`, shows: () => `${elsewhere.url}/v1/observe` },
+    { name: "308 to another host", status: 308, to: () => `${elsewhere.url}/v1/observe`, shows: () => `${elsewhere.url}/v1/observe` },
+    { name: "302 to a path", status: 302, to: () => "/v1/other", shows: () => `${fake.url}/v1/other` },
+    { name: "301 with user information", status: 301, to: () => elsewhere.url.replace("http://", "http://someone:hunter2@") + "/x", shows: () => `${elsewhere.url}/x` },
+  ]) {
+    it(`${tt.name} is a MemrankError, not followed`, async () => {
+      elsewhere.requests.length = 0;
+      fake.answer = (req, res) => {
+        res.writeHead(tt.status, { location: tt.to() });
+        res.end();
+      };
+      const mr = new MemrankClient({ baseUrl: fake.url, apiKey: "secret-key-123", tenantHeader: { name: "x-tenant", value: "alice" } });
+      await assert.rejects(mr.observe("notes", "Dana lives in Lisbon"), (err) => {
+        assert.equal(err.constructor, MemrankError);
+        assert.equal(err.status, tt.status);
+        assert.ok(err.message.includes(`the server redirected to ${tt.shows()};`), err.message);
+        assert.match(err.message, /memrank does not redirect/);
+        assert.ok(!err.message.includes("secret-key-123") && !err.message.includes("hunter2"), err.message);
+        return true;
+      });
+      assert.deepEqual(elsewhere.requests, []);
+    });
+  }
+});
+
+describe("ids", () => {
+  // "." and ".." would be path steps: /v1/memories/../confirm is another
+  // route once the URL is parsed. They and "" are refused before any request.
+  const fake = fakeMemrank();
+  before(fake.start);
+  after(fake.stop);
+
+  for (const id of ["", ".", ".."]) {
+    it(`${JSON.stringify(id)} is a BadRequestError before any request`, async () => {
+      fake.requests.length = 0;
+      fake.answer = ok(outcome);
+      const mr = new MemrankClient({ baseUrl: fake.url });
+      for (const call of [
+        () => mr.confirm("notes", id),
+        () => mr.correct("notes", id, "x"),
+        () => mr.used("notes", id),
+        () => mr.history("notes", id),
+        () => mr.forgetMemory("notes", id),
+        () => mr.forgetSession("notes", id),
+      ]) {
+        await assert.rejects(call(), (err) => {
+          assert.ok(err instanceof BadRequestError, `${err.name}: ${err.message}`);
+          assert.equal(err.status, 400);
+          return true;
+        });
+      }
+      assert.deepEqual(fake.requests, []);
+    });
+  }
+
+  it("an id with dots in it is one segment", async () => {
+    fake.answer = ok(outcome);
+    await new MemrankClient({ baseUrl: fake.url }).confirm("notes", "..a");
+    assert.equal(fake.last().url, "/v1/memories/..a/confirm");
   });
 });
 

@@ -4,17 +4,20 @@ docs/forgetting.md), over the standard library's urllib."""
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import http.client
+import io
 import json
 import socket
 import ssl
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, overload
 
 from ._version import __version__
-from .errors import ConnectionError, MemrankError, error_for_status
+from .errors import BadRequestError, ConnectionError, MemrankError, error_for_status
 from .types import (
     JSON,
     ForgetReport,
@@ -49,6 +52,84 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
+# The call's deadline. A socket timeout bounds each operation, not the
+# call: a server that sends a byte just before every timeout would keep a
+# call open for as long as it likes. So each connect and each read of the
+# answer, its headers included, waits only for what is left of the call's
+# time.
+
+
+def _left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise socket.timeout("the call's deadline passed")
+    return left
+
+
+class _TimedReader(io.RawIOBase):
+    """The answer's socket reader, each read bounded by the deadline."""
+
+    def __init__(self, raw: Any, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._raw, self._sock, self._deadline = raw, sock, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> Optional[int]:
+        self._sock.settimeout(_left(self._deadline))
+        return self._raw.readinto(b)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
+class _TimedResponse(http.client.HTTPResponse):
+    def __init__(self, sock: socket.socket, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        # detach, not close: the socket's reader is kept, under the deadline.
+        self.fp = io.BufferedReader(_TimedReader(self.fp.detach(), sock, deadline))
+
+
+class _Timed:
+    """A connection under a deadline: its connect and its answer's reads."""
+
+    def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        self._deadline = deadline
+        self.response_class = functools.partial(_TimedResponse, deadline=deadline)
+
+    def connect(self) -> None:
+        self.timeout = _left(self._deadline)
+        super().connect()  # type: ignore[misc]
+
+
+class _TimedHTTPConnection(_Timed, http.client.HTTPConnection):
+    pass
+
+
+class _TimedHTTPSConnection(_Timed, http.client.HTTPSConnection):
+    pass
+
+
+class _TimedRequest(urllib.request.Request):
+    def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.deadline = deadline
+
+
+class _TimedHTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: _TimedRequest) -> http.client.HTTPResponse:  # type: ignore[override]
+        return self.do_open(_TimedHTTPConnection, req, deadline=req.deadline)
+
+
+class _TimedHTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req: _TimedRequest) -> http.client.HTTPResponse:  # type: ignore[override]
+        return self.do_open(_TimedHTTPSConnection, req, context=self._context, deadline=req.deadline)  # type: ignore[attr-defined]
+
+
 class Client:
     """A client of one memrank server.
 
@@ -65,8 +146,8 @@ class Client:
         JWT, as the server's tenancy takes them).
     tenant_header, tenant: a header naming the tenant, for deployments
         behind a gateway that sets it (tenancy.header); both or neither.
-    timeout: seconds to wait for the connection and for each read of the
-        answer.
+    timeout: seconds one call may take in all: connecting, sending, and
+        reading the whole answer.
     headers: more headers to send with every request.
     ssl_context: for https URLs, e.g. one trusting a private CA.
     """
@@ -108,9 +189,8 @@ class Client:
             _check_header(k, v)
         self._tenant_header = tenant_header
         self._has_credentials = api_key is not None or bearer_token is not None
-        handlers: List[urllib.request.BaseHandler] = [_NoRedirects()]
-        if ssl_context is not None:
-            handlers.append(urllib.request.HTTPSHandler(context=ssl_context))
+        handlers: List[urllib.request.BaseHandler] = [
+            _NoRedirects(), _TimedHTTPHandler(), _TimedHTTPSHandler(context=ssl_context)]
         self._opener = urllib.request.build_opener(*handlers)
 
     @property
@@ -255,17 +335,22 @@ class Client:
         using: Optional[str] = None,
         mode: Optional[str] = None,
         include_archived: Optional[bool] = None,
+        count_access: Optional[bool] = None,
     ) -> Retrieval:
         """Retrieves memories for a text or a vector (POST /v1/retrieve),
         re-ranked, each with the factors of its score (``explanation``
         unless explain=False). filter is a Qdrant REST filter; limit 1 to
-        1000 (default 10)."""
+        1000 (default 10); with_payload True (the default), False, or the
+        keys to return. count_access=False reads without counting the
+        results as accessed: for inspecting a ranking without raising the
+        access boost of what is looked at."""
         if isinstance(with_payload, (list, tuple)):
             with_payload = list(with_payload)
         body = _drop_none(
             collection=collection, text=text, vector=_seq(vector), using=using, filter=filter,
             limit=limit, offset=offset, score_threshold=score_threshold, explain=explain,
             with_payload=with_payload, mode=mode, include_archived=include_archived,
+            count_access=count_access,
         )
         return Retrieval.from_json(self._request("POST", "/v1/retrieve", body=body))
 
@@ -325,7 +410,8 @@ class Client:
             except ValueError as e:
                 raise ValueError(f"{where}: the request has a number JSON cannot carry (NaN or infinity): {e}") from None
             headers["Content-Type"] = "application/json"
-        req = urllib.request.Request(url, data=data, headers=headers, method=method)
+        req = _TimedRequest(url, data=data, headers=headers, method=method,
+                            deadline=time.monotonic() + self._timeout)
         try:
             with self._opener.open(req, timeout=self._timeout) as resp:
                 status, raw = resp.status, resp.read(_MAX_ANSWER + 1)
@@ -389,8 +475,13 @@ def _check_header(name: str, value: str) -> None:
 
 
 def _seg(v: PointId) -> str:
-    """v as one path segment."""
-    return urllib.parse.quote(str(v), safe="")
+    """v as one path segment. "", "." and ".." are refused before any
+    request: quote leaves the dots as they are, and the server's router
+    would take /v1/memories/../confirm for another route."""
+    s = str(v)
+    if s in ("", ".", ".."):
+        raise BadRequestError(400, "a memory or session id is required" if s == "" else f"{s!r} is not a memory or session id")
+    return urllib.parse.quote(s, safe="")
 
 
 def _seq(v: Optional[Sequence[Any]]) -> Optional[List[Any]]:

@@ -60,7 +60,8 @@ class MemrankError(Exception):
 
 
 class BadRequestError(MemrankError):
-    """400 or 422: the request was malformed or failed validation."""
+    """400, 405, 413 or 422: the request itself was refused (malformed, failed
+    validation, too large)."""
 
 
 class UnauthorizedError(MemrankError):
@@ -85,8 +86,9 @@ class RateLimitError(MemrankError):
 
 
 class UnavailableError(MemrankError):
-    """502, 503 or 504: memrank or the store behind it cannot answer now;
-    retrying later may work."""
+    """408, 502, 503 or 504: memrank or the store behind it cannot answer now
+    (408: the store missed its deadline; 503: memrank sheds load, with
+    ``retry_after``); retrying later may work."""
 
 
 class ServerError(MemrankError):
@@ -114,9 +116,13 @@ def _rebuild(cls: Type[MemrankError], state: Dict[str, object]) -> MemrankError:
     return e
 
 
+# The same table as the Go and TypeScript clients'.
 _BY_STATUS: Dict[int, Type[MemrankError]] = {
     400: BadRequestError,
+    405: BadRequestError,
+    413: BadRequestError,
     422: BadRequestError,
+    408: UnavailableError,  # memrank answers 408 when the store misses its deadline
     401: UnauthorizedError,
     403: ForbiddenError,
     404: NotFoundError,

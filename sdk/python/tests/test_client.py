@@ -16,7 +16,7 @@ from unittest import mock
 
 from concurrent.futures import ThreadPoolExecutor
 
-from _stub import Stub
+from _stub import Stub, client_tls
 
 import memrank
 from memrank import (
@@ -109,6 +109,10 @@ class RequestsTest(StubTest):
              "POST", "/v1/retrieve",
              {"collection": "notes", "vector": [0.25, 0.5], "offset": 2, "score_threshold": 0.1, "using": "dense",
               "mode": "off", "include_archived": True}),
+            ("retrieve without counting accesses, no payload", [],
+             lambda c: c.retrieve("notes", "what editor", count_access=False, with_payload=False),
+             "POST", "/v1/retrieve",
+             {"collection": "notes", "text": "what editor", "count_access": False, "with_payload": False}),
             ("history, the collection in the query", {"id": MID, "collection": "my notes", "payload": {}, "audit": []},
              lambda c: c.history("my notes", MID),
              "GET", f"/v1/memories/{MID}?collection=my+notes", None),
@@ -248,8 +252,10 @@ class ErrorsTest(StubTest):
             ("gateway timeout", 504, UnavailableError),
             ("internal", 500, ServerError),
             ("not implemented", 501, ServerError),
-            ("method not allowed", 405, MemrankError),
-            ("request timeout", 408, MemrankError),
+            ("method not allowed: the request's fault", 405, BadRequestError),
+            ("body too large", 413, BadRequestError),
+            ("the store missed its deadline: retry", 408, UnavailableError),
+            ("gone: no kind of its own", 410, MemrankError),
         ]
         for name, status, cls in cases:
             with self.subTest(name):
@@ -326,11 +332,51 @@ class ErrorsTest(StubTest):
         self.assertEqual(self.client().stats("c").collection, "c" * 2000)
 
     def test_redirects_are_not_followed(self) -> None:
-        self.stub.reply(307, body=b"", headers={"Location": self.stub.url + "/elsewhere"})
-        with self.assertRaises(MemrankError) as cm:
-            self.client(api_key="k").observe("c", "t")
-        self.assertEqual(cm.exception.status, 307)
-        self.assertEqual([s.path for s in self.stub.seen], ["/v1/observe"])
+        elsewhere = Stub().start()
+        self.addCleanup(elsewhere.close)
+        for status in (301, 302, 303, 307, 308):
+            with self.subTest(status):
+                self.stub.reply(status, body=b"", headers={"Location": elsewhere.url + "/v1/observe"})
+                with self.assertRaises(MemrankError) as cm:
+                    self.client(api_key="secret-key", tenant_header="x-tenant", tenant="alice").observe("c", "t")
+                self.assertIs(type(cm.exception), MemrankError)
+                self.assertEqual(cm.exception.status, status)
+                self.assertNotIn("secret-key", str(cm.exception))
+                self.assertEqual([s.path for s in self.stub.seen], ["/v1/observe"])
+                self.assertEqual(elsewhere.seen, [])
+
+    def test_ids_that_would_change_the_route(self) -> None:
+        # "." and ".." are path steps the server's router cleans away:
+        # /v1/memories/../confirm would be another route.
+        for id in ("", ".", ".."):
+            with self.subTest(repr(id)):
+                self.stub.reply(result=OUTCOME)
+                c = self.client()
+                for call in (lambda: c.confirm("c", id), lambda: c.correct("c", id, "t"), lambda: c.used("c", id),
+                             lambda: c.history("c", id), lambda: c.forget_memory("c", id),
+                             lambda: c.forget_session("c", id)):
+                    with self.assertRaises(BadRequestError) as cm:
+                        call()
+                    self.assertEqual(cm.exception.status, 400)
+                self.assertEqual(self.stub.seen, [])
+        c.confirm("c", "..a")
+        self.assertEqual(self.stub.last().path, "/v1/memories/..a/confirm")
+
+    def test_timeout_bounds_the_whole_call(self) -> None:
+        # A byte every 0.1 s never trips a 0.5 s socket timeout; the call's
+        # deadline stops it all the same, in the headers or in the body.
+        cases = [
+            ("the body trickles", False),
+            ("the headers trickle", True),
+        ]
+        for name, headers in cases:
+            with self.subTest(name):
+                self.stub.reply(result={"collection": "c" * 40}, trickle=0.1, trickle_headers=headers)
+                start = time.monotonic()
+                with self.assertRaises(memrank.ConnectionError) as cm:
+                    self.client(timeout=0.5).stats("c")
+                self.assertLess(time.monotonic() - start, 2.0)
+                self.assertIn("no answer within 0.5s", cm.exception.message)
 
     def test_timeout(self) -> None:
         self.stub.reply(result={}, delay=1.0)
@@ -351,6 +397,40 @@ class ErrorsTest(StubTest):
         self.assertIsInstance(e, MemrankError)
         self.assertIn("refused", e.message)
         self.assertNotIn("sk-secret", str(e) + repr(e))
+
+
+class TLSTest(unittest.TestCase):
+    """https goes through the same deadline as http."""
+
+    stub: Stub
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.stub = Stub(tls=True).start()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.stub.close()
+
+    def test_https(self) -> None:
+        self.stub.reply(result={"collection": "c", "memories": 3})
+        c = Client(self.stub.url, api_key="k", timeout=5, ssl_context=client_tls())
+        self.assertEqual(c.stats("c").memories, 3)
+        self.assertEqual(self.stub.last().headers.get("api-key"), "k")
+
+    def test_an_untrusted_certificate(self) -> None:
+        self.stub.reply(result={"collection": "c"})
+        with self.assertRaises(memrank.ConnectionError) as cm:
+            Client(self.stub.url, timeout=5).stats("c")
+        self.assertIn("CERTIFICATE_VERIFY_FAILED", cm.exception.message)
+
+    def test_timeout_bounds_the_whole_call(self) -> None:
+        self.stub.reply(result={"collection": "c" * 40}, trickle=0.1)
+        start = time.monotonic()
+        with self.assertRaises(memrank.ConnectionError) as cm:
+            Client(self.stub.url, timeout=0.5, ssl_context=client_tls()).stats("c")
+        self.assertLess(time.monotonic() - start, 2.0)
+        self.assertIn("no answer within 0.5s", cm.exception.message)
 
 
 class ConstructionTest(unittest.TestCase):

@@ -103,14 +103,19 @@ const pct = (x) => Math.max(0, Math.min(100, x * 100));
 
 // --- collections and stats -------------------------------------------------
 
+// memrank's own collections, as memory.IsCompanion names them: a memory
+// collection's audit trail, and the state of a backfill or a re-embedding.
+// None holds memories to ask; ui_test.go checks this list against memory's.
+const COMPANION_SUFFIXES = ["_memrank_audit", "_memrank_backfill", "_memrank_reembed"];
+const isCompanion = (name) => COMPANION_SUFFIXES.some((s) => name.endsWith(s));
+
 async function loadCollections() {
   const sel = $("collection");
   let names = [];
   try {
     const data = await api("/collections");
     names = (data.result.collections || []).map((c) => String(c.name))
-      // A memory collection's audit companion is memrank's bookkeeping.
-      .filter((n) => !n.endsWith("_memrank_audit"))
+      .filter((n) => !isCompanion(n))
       .sort();
     showError(null);
   } catch (err) {

@@ -31,8 +31,9 @@ export async function usage(): Promise<void> {
   const decision: "inserted" | "restatement" | "independent" | "contradiction" | "rejected" | "confirmed" | "corrected" | "used" = o.decision;
 
   const r = await mr.retrieve("notes", "what editor", { limit: 3, filter: { must: [{ key: "memory_type", match: { value: "preference" } }] }, mode: "off" });
+  await mr.retrieve("notes", "what editor", { count_access: false, with_payload: ["text"] });
   const first: RetrievedMemory | undefined = r.results[0];
-  const freshness: number | undefined = first?.explanation?.freshness;
+  const freshness: number | null | undefined = first?.explanation?.freshness;
   const text: string | undefined = first?.payload?.text;
   const daysLeft: number | null | undefined = first?.explanation?.days_retrievable;
   await mr.retrieve("notes", [0.1, 0.2]);
@@ -54,7 +55,9 @@ export async function usage(): Promise<void> {
       void wait;
     } else if (err instanceof NotFoundError || err instanceof MemrankError) {
       const status: number = err.status;
-      void status;
+      // Every error carries Retry-After: a 503 of load shedding sends it too.
+      const wait: number | undefined = err.retryAfter;
+      void [status, wait];
     }
   }
 
@@ -68,6 +71,8 @@ export async function usage(): Promise<void> {
   await mr.correct("notes", "id", "x", { corrects: "other" });
   // @ts-expect-error stats' result has no such field
   void stats.average;
+  // @ts-expect-error count_access is a boolean
+  await mr.retrieve("notes", "x", { count_access: "no" });
   // @ts-expect-error the client's timeout is timeoutMs
   new MemrankClient({ timeout: 5 });
 

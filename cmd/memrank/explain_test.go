@@ -1,0 +1,62 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestExplainURLCountsNoAccess: explain --url asks the server not to count
+// its reads (count_access false), as explain in process counts none: a
+// person looking at a ranking must not raise the access boost of what they
+// look at.
+func TestExplainURLCountsNoAccess(t *testing.T) {
+	var mu sync.Mutex
+	var got []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		b, _ := io.ReadAll(r.Body)
+		if r.URL.Path != "/v1/retrieve" || json.Unmarshal(b, &body) != nil {
+			http.Error(w, `{"status":{"error":"unexpected"}}`, http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		got = append(got, body)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"result":[],"status":"ok","time":0,"reranked":true,"mode":"rerank","detection":"d","guard":null,"dropped":[]}`)
+	}))
+	defer srv.Close()
+
+	tests := []struct {
+		name  string
+		query []string
+		want  map[string]any
+	}{
+		{"a text", []string{"--text", "where does Dana live"},
+			map[string]any{"collection": "m", "text": "where does Dana live", "limit": 3.0, "offset": 0.0, "explain": true, "count_access": false}},
+		{"a vector", []string{"--vector", "[0.5,1]"},
+			map[string]any{"collection": "m", "vector": []any{0.5, 1.0}, "limit": 3.0, "offset": 0.0, "explain": true, "count_access": false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			got = nil
+			mu.Unlock()
+			args := append([]string{"explain", "--url", srv.URL, "--collection", "m", "--limit", "3", "--json"}, tt.query...)
+			if code, stdout, stderr := runCLI(t, args...); code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if diff := cmp.Diff([]map[string]any{tt.want}, got); diff != "" {
+				t.Errorf("retrieve bodies (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
