@@ -165,13 +165,9 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	if err != nil {
 		return err
 	}
-	// Browsers of other sites, and names rebound to this address, are
-	// refused before any route runs; on a port that needs no credential,
-	// any request by a name memrank was not given.
-	guard, err := hostguard.New(hostguard.Config{AllowedHosts: c.Listen.AllowedHosts, Pages: browserPages(),
-		Open: !needsCredential(c), Logger: tel.Logger})
+	guard, err := newHostGuard(c, tel.Logger)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	fail := func(err error) { stop(err) }
 	httpSrv := &http.Server{
@@ -208,6 +204,19 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	}
 	tel.Logger.Info("shutting down")
 	return nil
+}
+
+// newHostGuard is the guard in front of the HTTP port: browsers of other
+// sites, and names rebound to this address, are refused before any route
+// runs; on a port that needs no credential, any request by a name memrank
+// was not given.
+func newHostGuard(c Config, log *slog.Logger) (*hostguard.Guard, error) {
+	g, err := hostguard.New(hostguard.Config{AllowedHosts: c.Listen.AllowedHosts, Pages: browserPages(),
+		Open: !needsCredential(c), Logger: log})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return g, nil
 }
 
 // needsCredential says whether every request that reads or changes data
