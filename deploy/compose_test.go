@@ -288,6 +288,14 @@ func TestComposeServesMemrank(t *testing.T) {
 	if metrics := probe(t, "http://"+httpAddr+"/metrics", proc); !strings.Contains(metrics, "go_goroutines") {
 		t.Errorf("/metrics: %.300s", metrics)
 	}
+	// Prometheus scrapes memrank:6333 (checkPrometheus): a name memrank
+	// must allow, since it needs no key and refuses other names.
+	if code, body := getByName("http://"+httpAddr+"/metrics", "memrank:6333"); code != 200 || !strings.Contains(body, "go_goroutines") {
+		t.Errorf("/metrics as Prometheus asks it, by memrank:6333: %d %.300s", code, body)
+	}
+	if code, body := getByName("http://"+httpAddr+"/metrics", "elsewhere.example:6333"); code != 403 {
+		t.Errorf("/metrics by a name not allowed: %d %.300s, want 403", code, body)
+	}
 	// The service's healthcheck, run as Docker would: the image's binary
 	// with the container's environment.
 	hc := m.HealthCheck

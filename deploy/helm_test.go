@@ -1,11 +1,13 @@
 package deploy
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
@@ -58,6 +60,7 @@ serviceMonitor: {enabled: true}
 networkPolicy: {enabled: true}
 serviceAccount: {create: false, name: shared}
 extraEnv: [{name: GOMEMLIMIT, value: 400MiB}]
+allowedHosts: [memrank.example.com]
 priorityClassName: high
 imagePullSecrets: [{name: regcred}]
 `, kinds: []string{"ConfigMap", "Deployment", "HorizontalPodAutoscaler", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceMonitor"}},
@@ -277,6 +280,44 @@ func TestHelmTemplate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHelmAllowedHosts: memrank allows the names in-cluster clients reach
+// it by (the Service's), plus allowedHosts; "*" stands alone.
+func TestHelmAllowedHosts(t *testing.T) {
+	svc := func(name string) []string {
+		return []string{name, name + "." + namespace, name + "." + namespace + ".svc", name + "." + namespace + ".svc.cluster.local"}
+	}
+	tests := []struct {
+		name, values string
+		want         []string
+	}{
+		{"the Service's names", "", svc("memrank")},
+		{"and more", "allowedHosts: [memrank.example.com, .corp.example]", append(svc("memrank"), "memrank.example.com", ".corp.example")},
+		{"a renamed Service", "fullnameOverride: mr", svc("mr")},
+		{"every name", "allowedHosts: [\"*\"]", []string{"*"}},
+		{"no Service", "service: {enabled: false}", nil},
+		{"no Service, a name", "service: {enabled: false}\nallowedHosts: [agent.internal]", []string{"agent.internal"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := decodeStrict(t, renderChart(t, chartCase{release: "memrank", values: tt.values}))
+			if diff := cmp.Diff(tt.want, allowedHosts(memrankConfig(t, one[*corev1.ConfigMap](t, r, "ConfigMap")))); diff != "" {
+				t.Errorf("listen.allowed_hosts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// allowedHosts is a configuration's listen.allowed_hosts.
+func allowedHosts(cfg map[string]any) []string {
+	listen, _ := cfg["listen"].(map[string]any)
+	list, _ := listen["allowed_hosts"].([]any)
+	var out []string
+	for _, h := range list {
+		out = append(out, fmt.Sprint(h))
+	}
+	return out
 }
 
 // TestHelmRejects: values that would break the shutdown or the upstream

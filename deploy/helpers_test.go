@@ -71,16 +71,28 @@ func noneLeft(t testing.TB, what string, ss []string, hosts ...string) {
 // it does not answer).
 func get(url string) (int, string) { return call(http.MethodGet, url, "", 2*time.Second) }
 
+// getByName is get with the Host of a client that reaches memrank by the
+// name host (host:port).
+func getByName(url, host string) (int, string) {
+	return callAs(http.MethodGet, url, host, "", 2*time.Second)
+}
+
 // post sends a JSON body and returns the status and body.
 func post(url, body string) (int, string) { return call(http.MethodPost, url, body, 5*time.Second) }
 
 func call(method, url, body string, timeout time.Duration) (int, string) {
+	return callAs(method, url, "", body, timeout)
+}
+
+// callAs is call with the Host header host ("": the URL's).
+func callAs(method, url, host, body string, timeout time.Duration) (int, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return 0, err.Error()
 	}
+	req.Host = host
 	if body != "" {
 		req.Header.Set("content-type", "application/json")
 	}

@@ -15,6 +15,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/memrank/memrank/deploy/internal/ociimage"
 )
@@ -68,6 +69,7 @@ func TestManifestServes(t *testing.T) {
 				probe(t, "http://"+addr+pr.HTTPGet.Path, proc)
 			}
 			checkGRPCHealth(t, p.ports["grpc"])
+			checkHostNames(t, httpAddr, memrankConfig(t, cm))
 			if !strings.Contains(proc.out.String(), "replica "+p.name) {
 				t.Errorf("the replica id is not the pod's name %s; output:\n%s", p.name, proc.out.String())
 			}
@@ -146,8 +148,46 @@ func runnable(t *testing.T, d *appsv1.Deployment, c corev1.Container, cm *corev1
 	if err != nil {
 		t.Fatal(err)
 	}
-	noneLeft(t, "the pod's args, env and configuration", append(append(p.args, p.env...), string(b)), ".svc", "qdrant:", "/etc/memrank", "/var/lib/memrank")
+	noneLeft(t, "the pod's args, env and configuration", append(append(p.args, p.env...), withoutAllowedHosts(t, b)), ".svc", "qdrant:", "/etc/memrank", "/var/lib/memrank")
 	return p
+}
+
+// withoutAllowedHosts is a configuration file without listen.allowed_hosts:
+// names clients reach memrank by, not addresses memrank reaches.
+func withoutAllowedHosts(t *testing.T, b []byte) string {
+	t.Helper()
+	var cfg map[string]any
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if listen, ok := cfg["listen"].(map[string]any); ok {
+		delete(listen, "allowed_hosts")
+	}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// checkHostNames: clients reach the pod by the names the chart allowed
+// (the Service's). By another name, a port that needs no key refuses them
+// (DNS rebinding protection); with tenants by API key, it does not.
+func checkHostNames(t *testing.T, httpAddr string, cfg map[string]any) {
+	t.Helper()
+	port := httpAddr[strings.LastIndex(httpAddr, ":"):]
+	for _, h := range allowedHosts(cfg) {
+		if code, body := getByName("http://"+httpAddr+"/healthz", h+port); code != http.StatusOK {
+			t.Errorf("GET /healthz by %s, an allowed name: %d %.200s", h, code, body)
+		}
+	}
+	want := http.StatusForbidden
+	if lookup(cfg, "tenancy.key") != "" && lookup(cfg, "tenancy.header") == "" {
+		want = http.StatusOK
+	}
+	if code, body := getByName("http://"+httpAddr+"/healthz", "elsewhere.example"+port); code != want {
+		t.Errorf("GET /healthz by a name not allowed: %d %.200s, want %d", code, body, want)
+	}
 }
 
 // rewritesImageEnv turns the image's volume path (/data) into a

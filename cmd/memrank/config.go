@@ -89,9 +89,10 @@ type Listen struct {
 	// files are re-read when they change.
 	TLS tlsfiles.Server `koanf:"tls"`
 	// AllowedHosts are the host names, besides localhost and IP
-	// addresses, that browsers may use to reach the HTTP port (the explain
-	// page, /mcp, the API from a page): every other name is refused, as a
-	// DNS rebinding attack would use one (package hostguard).
+	// addresses, by which the HTTP port may be reached: by every request
+	// when the port needs no credential, else by browsers (the explain
+	// page, /mcp or the API from a page). Other names are refused, as a DNS
+	// rebinding attack would use one (package hostguard). ["*"]: any name.
 	AllowedHosts []string `koanf:"allowed_hosts"`
 }
 
@@ -108,6 +109,9 @@ func (l Listen) Validate() error {
 		if err := hostguard.ValidHost(h); err != nil {
 			k.Add(fmt.Sprintf("allowed_hosts[%d]", i), "%s", err)
 		}
+	}
+	if err := hostguard.ValidAny(l.AllowedHosts); err != nil {
+		k.Add("allowed_hosts", "%s", err)
 	}
 	return k.Err()
 }

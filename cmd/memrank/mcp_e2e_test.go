@@ -374,12 +374,12 @@ func TestMCPTenancy(t *testing.T) {
 
 // TestMCPHTTPRefusals: /mcp is behind serve's host guard, so a browser
 // page cannot call it: not from another origin, not by a name rebound to
-// memrank's address (DNS rebinding); a client that is not a browser (an
-// agent behind a reverse proxy) reaches it by any name. GET is refused
-// (the stateless server keeps no stream); mcp.enabled false takes /mcp
-// away.
+// memrank's address (DNS rebinding). The port needs no credential, so an
+// agent reaches it by a name only when the name is allowed (a reverse
+// proxy's, listed). GET is refused (the stateless server keeps no stream);
+// mcp.enabled false takes /mcp away.
 func TestMCPHTTPRefusals(t *testing.T) {
-	httpAddr, _, _ := startServe(t, "--data", t.TempDir())
+	httpAddr, _, _ := startServeEnv(t, []string{"MEMRANK_LISTEN__ALLOWED_HOSTS=[memrank.example.com]"}, "--data", t.TempDir())
 	port := httpAddr[strings.LastIndex(httpAddr, ":"):]
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`
 	send := func(addr, method, host string, header ...string) (int, string) {
@@ -411,7 +411,8 @@ func TestMCPHTTPRefusals(t *testing.T) {
 		says               string
 	}{
 		{"an MCP client", "POST", "", nil, 200, `"name":"memrank"`},
-		{"an MCP client behind a proxy, by another name", "POST", "memrank.example.com", nil, 200, `"name":"memrank"`},
+		{"an MCP client behind a proxy, by a listed name", "POST", "memrank.example.com", nil, 200, `"name":"memrank"`},
+		{"an MCP client by an unlisted name", "POST", "memrank.svc" + port, nil, 403, "listen.allowed_hosts"},
 		{"a page of another origin", "POST", "", []string{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"}, 403, "another origin"},
 		{"another site, no Origin", "POST", "", []string{"Sec-Fetch-Site", "cross-site"}, 403, "another site"},
 		{"a page by a rebound name", "POST", "evil.example" + port, []string{"Origin", "http://evil.example" + port, "Sec-Fetch-Site", "same-origin"}, 403, "DNS rebinding"},

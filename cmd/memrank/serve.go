@@ -165,11 +165,9 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	if err != nil {
 		return err
 	}
-	// Browsers of other sites, and names rebound to this address, are
-	// refused before any route runs.
-	guard, err := hostguard.New(hostguard.Config{AllowedHosts: c.Listen.AllowedHosts, Pages: browserPages()})
+	guard, err := newHostGuard(c, tel.Logger)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	fail := func(err error) { stop(err) }
 	httpSrv := &http.Server{
@@ -208,11 +206,36 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	return nil
 }
 
+// newHostGuard is the guard in front of the HTTP port: browsers of other
+// sites, and names rebound to this address, are refused before any route
+// runs; on a port that needs no credential, any request by a name memrank
+// was not given.
+func newHostGuard(c Config, log *slog.Logger) (*hostguard.Guard, error) {
+	g, err := hostguard.New(hostguard.Config{AllowedHosts: c.Listen.AllowedHosts, Pages: browserPages(),
+		Open: !needsCredential(c), Logger: log})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return g, nil
+}
+
+// needsCredential says whether every request that reads or changes data
+// must carry a credential memrank checks: tenants by API key or JWT, or the
+// embedded store with a key. Tenancy by header is a header anyone can set
+// (a DNS rebinding page too); an external Qdrant may have no key, and with
+// upstream.api_key memrank adds its own to what it sends, so memrank cannot
+// tell that a caller needs one.
+func needsCredential(c Config) bool {
+	if c.Tenancy.Key != "" && c.Tenancy.Header == "" {
+		return true
+	}
+	return c.Upstream.GRPC == "" && c.Store.Auth().Enabled()
+}
+
 // warnOpenStore warns when the embedded store answers anyone on a
-// non-loopback address. Tenancy by header checks no credential: the store
-// is as open.
+// non-loopback address.
 func warnOpenStore(w io.Writer, c Config, log *slog.Logger) {
-	if c.Upstream.GRPC != "" || c.Store.Auth().Enabled() || (c.Tenancy.Key != "" && c.Tenancy.Header == "") {
+	if c.Upstream.GRPC != "" || needsCredential(c) {
 		return
 	}
 	for _, addr := range []string{c.Listen.HTTP, c.Listen.GRPC} {

@@ -106,7 +106,9 @@ func accessState(t *testing.T, base, id string) string {
 // page's reads must not count as accesses, and a memory's markup must show
 // as text. Then it attacks: the page by a
 // name rebound to memrank's address, and requests from a page of another
-// origin, are refused (the host guard). MEMRANK_UI_SCREENSHOT=path keeps
+// origin, are refused (the host guard); on a second serve whose port needs
+// no credential, a page on the rebound name cannot read the API with
+// same-origin GETs either. MEMRANK_UI_SCREENSHOT=path keeps
 // the screenshot there (docs/img/explain-page.png is taken so).
 func TestUIBrowser(t *testing.T) {
 	node, chromium, dir := uiBrowser(t)
@@ -116,6 +118,8 @@ func TestUIBrowser(t *testing.T) {
 	httpAddr, _, _ := startServeEnv(t, []string{"MEMRANK_ACCESS__FLUSH_INTERVAL=50ms", "MEMRANK_STORE__API_KEY=" + uiKey},
 		"--demo", "--data", t.TempDir())
 	base := "http://" + httpAddr
+	// The rebinding attack's target: the demo with no key.
+	openAddr, _, _ := startServeEnv(t, nil, "--demo", "--data", t.TempDir())
 
 	// The memory the page must put first, confirmed once so that its audit
 	// trail has a record to show. Asked with the page's limit: the
@@ -151,7 +155,8 @@ func TestUIBrowser(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "explain.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MEMRANK_URL="+base, "SCREENSHOT="+shot, "EXPECT_AUDIT=confirm", "MARKUP=ui_markup", "API_KEY="+uiKey, "CHROMIUM="+chromium)
+	cmd.Env = append(os.Environ(), "MEMRANK_URL="+base, "SCREENSHOT="+shot, "EXPECT_AUDIT=confirm", "MARKUP=ui_markup", "API_KEY="+uiKey, "CHROMIUM="+chromium,
+		"OPEN_URL=http://"+openAddr)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
@@ -168,7 +173,7 @@ func TestUIBrowser(t *testing.T) {
 
 	want := []string{"page served with its security headers", "the API key is asked for and used", "stats rendered", "question asked, read-only (count_access false)",
 		"first result's bars, guard and gates", "folded duplicates and left-out candidates", "audit history on click", "screenshot", "a memory's markup is shown as text",
-		"a rebound name is refused", "another origin's requests are refused"}
+		"a rebound name is refused", "another origin's requests are refused", "a rebinding page's reads of an open port are refused"}
 	if diff := cmp.Diff(want, rep.Checks); diff != "" {
 		t.Errorf("checks passed (-want +got):\n%s", diff)
 	}

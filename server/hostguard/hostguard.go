@@ -7,43 +7,77 @@
 // takes memrank for the attacker's origin and lets the page read it.
 //
 // The guard refuses, with 403, any request that a browser sent from
-// another origin (its Origin is not the Host it was sent to, or
-// Sec-Fetch-Site says cross-site or same-site, except a plain navigation),
-// and any browser request, or any request for a page only browsers load
-// (Config.Pages: the explain page), addressed to a Host name memrank was
-// not told it has: a rebinding attacker controls the name, never the
-// address, so IP literals and localhost are always allowed, and other names
-// must be listed in Config.AllowedHosts. Clients that are not browsers
-// (Qdrant's clients, the SDKs, MCP clients) send neither Origin nor
-// Sec-Fetch-Site and are not affected.
+// another origin: its Origin is not the Host it was sent to, or
+// Sec-Fetch-Site says cross-site or same-site (except a plain navigation
+// to a page).
+//
+// Against rebinding it checks the Host a request names. A rebinding
+// attacker controls the name, never the address, so IP literals and
+// localhost (and names under it) are always allowed, and other names must
+// be listed in Config.AllowedHosts. Which requests are checked depends on
+// whether the port needs a credential (Config.Open):
+//
+//   - On an open port (no credential needed) every request's Host is
+//     checked. A rebinding page's same-origin GET carries no Origin, and a
+//     browser sends no Fetch Metadata (Sec-Fetch-*) to a plain http origin
+//     on a name other than localhost, so nothing but the Host tells the
+//     attacker's requests apart from a client's.
+//   - When every request needs a credential (API keys, tokens, the
+//     embedded store's key), a rebinding page can read nothing, since it
+//     never knows a valid key. Only requests with browser markers (Origin
+//     or Sec-Fetch-Site) and requests for pages only browsers load
+//     (Config.Pages: the explain page) are checked; other clients (Qdrant's
+//     clients, the SDKs, MCP clients behind a proxy) reach it by any name.
+//
+// AllowedHosts ["*"] turns the Host check off, for a port behind something
+// that checks Host itself (or whose operator accepts the risk); the Origin
+// and Sec-Fetch-Site checks stay.
 package hostguard
 
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memrank/memrank/config/check"
 	"github.com/memrank/memrank/qdrantjson"
 )
 
-// Config says which Host names browsers may use.
+// Any is the AllowedHosts entry that allows every host name.
+const Any = "*"
+
+// maxLogged bounds the host names whose refusal is logged: the names are
+// the senders' to choose, and an operator needs the first few only.
+const maxLogged = 32
+
+// Config says which Host names may reach memrank, and when they are
+// checked.
 type Config struct {
 	// AllowedHosts are the names, besides localhost and IP addresses, that
-	// browsers may use to reach memrank: "memrank.internal", or
-	// ".example.com" for every name under example.com. Case does not
-	// matter; no ports.
+	// may be used to reach memrank: "memrank.internal", or ".example.com"
+	// for every name under example.com. Case does not matter; no ports.
+	// ["*"] (alone) allows every name: the Host check is off.
 	AllowedHosts []string
 	// Pages are the path prefixes only browsers load (e.g. "/ui"): their
 	// Host is checked even when the browser sent no fetch metadata.
 	Pages []string
+	// Open says the port serves requests that carry no credential: then
+	// every request's Host is checked, not only browsers'.
+	Open bool
+	// Logger is told, once per host name (up to a bound), that requests
+	// by a name not allowed were refused; nil: not logged.
+	Logger *slog.Logger
 }
 
-// Validate checks that every allowed host is a bare name (ValidHost).
+// Validate checks the allowed hosts: each a bare name (ValidHost), and "*"
+// alone (ValidAny).
 func (c Config) Validate() error {
 	var k check.Checker
 	for i, h := range c.AllowedHosts {
@@ -51,27 +85,52 @@ func (c Config) Validate() error {
 			k.Add(fmt.Sprintf("allowed_hosts[%d]", i), "%s", err)
 		}
 	}
+	if err := ValidAny(c.AllowedHosts); err != nil {
+		k.Add("allowed_hosts", "%s", err)
+	}
 	return k.Err()
 }
 
-// ValidHost checks one allowed host: a name, or a name with a leading dot
-// for every name under it; no scheme, port, path or wildcard.
+// ValidHost checks one allowed host: "*", a name, or a name with a leading
+// dot for every name under it; no scheme, port, path or other wildcard.
 func ValidHost(h string) error {
+	if h == Any {
+		return nil
+	}
 	name := strings.TrimPrefix(h, ".")
 	switch {
 	case name == "":
 		return errors.New("is empty")
 	case strings.ContainsAny(name, ":/ *") || strings.Contains(name, ".."):
-		return fmt.Errorf("%s is not a host name (no scheme, port, path or wildcard; a leading dot allows every name under it)", check.Quote(h))
+		return fmt.Errorf("%s is not a host name (no scheme, port, path or wildcard; a leading dot allows every name under it; \"*\" alone allows every name)", check.Quote(h))
 	}
 	return nil
 }
 
-// Guard checks requests; see the package doc.
+// ValidAny checks that "*", which allows every name, is the only entry of
+// hosts: beside it, other names would look as if they restricted
+// something.
+func ValidAny(hosts []string) error {
+	for _, h := range hosts {
+		if h == Any && len(hosts) > 1 {
+			return errors.New(`"*" (every host name) must be the only entry`)
+		}
+	}
+	return nil
+}
+
+// Guard checks requests; see the package doc. Safe for concurrent use.
 type Guard struct {
-	exact  map[string]bool
-	suffix []string // ".example.com"
-	pages  []string
+	anyHost bool
+	exact   map[string]bool
+	suffix  []string // ".example.com"
+	pages   []string
+	open    bool
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	logged   map[string]bool // host names whose refusal was logged
+	silenced bool            // maxLogged reached, and said
 }
 
 // New builds the guard of c.
@@ -79,14 +138,20 @@ func New(c Config) (*Guard, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("hostguard: %w", err)
 	}
-	g := &Guard{exact: map[string]bool{}, pages: c.Pages}
+	g := &Guard{exact: map[string]bool{}, pages: c.Pages, open: c.Open, log: c.Logger, logged: map[string]bool{}}
+	if g.log == nil {
+		g.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	for _, h := range c.AllowedHosts {
 		h = strings.ToLower(h)
-		if strings.HasPrefix(h, ".") {
+		switch {
+		case h == Any:
+			g.anyHost = true
+		case strings.HasPrefix(h, "."):
 			g.suffix = append(g.suffix, h)
-			continue
+		default:
+			g.exact[h] = true
 		}
-		g.exact[h] = true
 	}
 	return g, nil
 }
@@ -107,11 +172,13 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 func (g *Guard) Check(r *http.Request) error {
 	origin := r.Header.Get("Origin")
 	site := r.Header.Get("Sec-Fetch-Site")
-	if origin == "" && site == "" && !g.page(r.URL.Path) {
-		return nil // not a browser
+	browser := origin != "" || site != ""
+	if !g.open && !browser && !g.page(r.URL.Path) {
+		return nil // needs a credential a rebinding page cannot have
 	}
-	if !g.allowedHost(r.Host) {
-		return fmt.Errorf("a browser reached memrank as %q, a name it was not told it has (DNS rebinding protection): add it to listen.allowed_hosts, or use localhost or an IP address", r.Host)
+	if host := hostName(r.Host); !g.allowedHost(host) {
+		g.noteRefused(host)
+		return fmt.Errorf("memrank was reached as %.100q, a host name it was not told it has (DNS rebinding protection): add it to listen.allowed_hosts (or use localhost or an IP address)", r.Host)
 	}
 	if origin != "" {
 		u, err := url.Parse(origin)
@@ -132,6 +199,28 @@ func (g *Guard) Check(r *http.Request) error {
 	return fmt.Errorf("a request from another site (Sec-Fetch-Site: %.20s) is refused", site)
 }
 
+// noteRefused logs the first refusal by each host name, so that an
+// operator whose clients use a name memrank was not given sees why; the
+// set is bounded, since anyone can send any name.
+func (g *Guard) noteRefused(host string) {
+	if len(host) > 253 { // the longest DNS name
+		host = host[:253]
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.logged[host] || g.silenced:
+		return
+	case len(g.logged) == maxLogged:
+		g.silenced = true
+		g.log.Warn("requests by more host names were refused; no more are logged (DNS rebinding protection)", "logged", maxLogged)
+		return
+	}
+	g.logged[host] = true
+	g.log.Warn("refused requests by a host name memrank was not told it has (DNS rebinding protection): if it is memrank's, add it to listen.allowed_hosts",
+		"host", host)
+}
+
 // page reports whether path is one of the browser-only pages.
 func (g *Guard) page(path string) bool {
 	for _, p := range g.pages {
@@ -142,19 +231,26 @@ func (g *Guard) page(path string) bool {
 	return false
 }
 
-// allowedHost reports whether hostport names memrank: an IP address,
-// localhost (and names under it, which resolve to loopback), or a listed
-// name.
-func (g *Guard) allowedHost(hostport string) bool {
+// hostName is the host name of a Host header: lower case, without port,
+// brackets or a final dot.
+func hostName(hostport string) string {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	}
-	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
-	if host == "" {
+	return strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+}
+
+// allowedHost reports whether host (hostName's) names memrank: any name
+// when "*" is allowed, an IP address, localhost (and names under it, which
+// resolve to loopback), or a listed name.
+func (g *Guard) allowedHost(host string) bool {
+	switch {
+	case g.anyHost:
+		return true
+	case host == "":
 		return false
-	}
-	if net.ParseIP(host) != nil || host == "localhost" || strings.HasSuffix(host, ".localhost") || g.exact[host] {
+	case net.ParseIP(host) != nil || host == "localhost" || strings.HasSuffix(host, ".localhost") || g.exact[host]:
 		return true
 	}
 	for _, s := range g.suffix {

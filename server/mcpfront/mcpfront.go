@@ -119,8 +119,9 @@ type HTTPOptions struct {
 	// Logger receives the transport's errors; nil discards them.
 	Logger *slog.Logger
 	// HostGuarded says that a guard in front of the handler already checks
-	// Host and Origin for every browser request to the port, with the
-	// names the operator allowed (package hostguard). The SDK's own check
+	// Host and Origin for every browser request to the port (every
+	// request when the port needs no credential), with the names the
+	// operator allowed (package hostguard). The SDK's own check
 	// is then left off: it refuses every Host that is not loopback on a
 	// loopback listener, a reverse proxy's on the same machine too,
 	// whatever the operator allowed.

@@ -4,7 +4,10 @@
 // received, open its audit trail, check the stats, take a screenshot.
 // Then, as an attacker would: reach the page by a name rebound to memrank's
 // address (DNS rebinding), and send requests from a page of another origin;
-// memrank must refuse both (403), and nothing may change.
+// memrank must refuse both (403), and nothing may change. With OPEN_URL,
+// the rebinding attack on a port that needs no credential: a page on the
+// rebound name reads the API with same-origin GETs, which a browser sends
+// with no Origin and no Fetch Metadata; memrank must refuse them (403).
 //
 //   MEMRANK_URL   memrank's HTTP base URL (required), e.g. http://127.0.0.1:6333
 //   SCREENSHOT    where to write the PNG (required)
@@ -13,6 +16,8 @@
 //                 the refusal, then work once the key is entered
 //   MARKUP        a collection whose one memory's text is markup (optional):
 //                 asked "favourite tag", it must show as text, never as HTML
+//   OPEN_URL      another memrank serve --demo, on a port that needs no
+//                 credential (optional), for the rebinding attack on it
 //   CHROMIUM      the browser (default /usr/bin/chromium)
 //
 // Prints a JSON report on success; throws (exit status 1) on the first
@@ -199,6 +204,7 @@ try {
   if (process.env.MARKUP) await markup(page, process.env.MARKUP);
   check(problems.length === 0, `the page logged errors: ${problems.join("; ")}`);
   await attacks(String(r0.id), view.audit.length);
+  if (process.env.OPEN_URL) await rebinding(process.env.OPEN_URL);
   process.stdout.write(JSON.stringify(report) + "\n");
 } finally {
   await context.close();
@@ -266,6 +272,48 @@ async function attacks(id, auditBefore) {
   const after = await (await fetch(`${base}/v1/memories/${encodeURIComponent(id)}?collection=dana_memories`, { headers: keyHeader })).json();
   check(after.result.audit.length === auditBefore, `the memory's audit trail changed: ${JSON.stringify(after.result.audit)}`);
   done("another origin's requests are refused");
+  await page.close();
+}
+
+// rebinding plays DNS rebinding against a port that needs no credential
+// (openBase): the attacker's page at http://evil.example:PORT, its name
+// resolved to memrank's address, reads the API with same-origin GETs. The
+// same reads from memrank's own origin succeed first, so that the refusal
+// is the guard's, not a failed fetch.
+async function rebinding(openBase) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(15000);
+  const port = new URL(openBase).port;
+  const paths = ["/v1/stats?collection=dana_memories", "/collections"];
+  const readAll = () => page.evaluate(async (paths) => Promise.all(paths.map(async (p) => {
+    const r = await fetch(p);
+    return { path: p, status: r.status, body: await r.text() };
+  })), paths);
+
+  await page.goto(`http://127.0.0.1:${port}/healthz`);
+  for (const r of await readAll()) {
+    check(r.status === 200 && r.body.includes('"result"'), `${r.path} from memrank's own origin: ${r.status} ${r.body.slice(0, 200)}`);
+  }
+
+  const sent = [];
+  page.on("request", (r) => { if (new URL(r.url()).hostname === "evil.example") sent.push(r); });
+  const landing = await page.goto(`http://evil.example:${port}/healthz`);
+  check(landing.status() === 403, `the attacker's page by the rebound name: ${landing.status()}`);
+  check(new URL(page.url()).origin === `http://evil.example:${port}`, `the page's origin: ${page.url()}`);
+  for (const r of await readAll()) {
+    check(r.status === 403 && r.body.includes("DNS rebinding") && r.body.includes("listen.allowed_hosts"),
+      `the rebinding page's GET ${r.path}: ${r.status} ${r.body.slice(0, 200)}`);
+  }
+  // What made the old guard let these through: the browser marked them as
+  // nothing a browser sends.
+  const reads = sent.filter((r) => r.resourceType() === "fetch");
+  check(reads.length === paths.length, `the page's reads seen: ${reads.length}`);
+  for (const r of reads) {
+    const h = await r.allHeaders();
+    const marks = Object.keys(h).filter((k) => k === "origin" || k.startsWith("sec-fetch-"));
+    check(marks.length === 0, `the rebinding page's GET ${r.url()} carried ${marks.join(", ")}`);
+  }
+  done("a rebinding page's reads of an open port are refused");
   await page.close();
 }
 

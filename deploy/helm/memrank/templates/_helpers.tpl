@@ -102,6 +102,14 @@ flush retries, and only then is the spool written), and a margin. */}}
 {{- if .Values.tls.listen.secretName -}}
 {{- $_ := set $listen "tls" (dict "cert_file" (printf "%s/tls.crt" (include "memrank.tlsDir" .)) "key_file" (printf "%s/tls.key" (include "memrank.tlsDir" .))) -}}
 {{- end -}}
+{{- $hosts := list -}}
+{{- if .Values.service.enabled -}}
+{{- $svc := include "memrank.fullname" . -}}
+{{- $hosts = list $svc (printf "%s.%s" $svc .Release.Namespace) (printf "%s.%s.svc" $svc .Release.Namespace) (printf "%s.%s.svc.cluster.local" $svc .Release.Namespace) -}}
+{{- end -}}
+{{- $hosts = concat $hosts .Values.allowedHosts -}}
+{{- if has "*" .Values.allowedHosts -}}{{- $hosts = list "*" -}}{{- end -}}
+{{- if $hosts -}}{{- $_ := set $listen "allowed_hosts" $hosts -}}{{- end -}}
 {{- $upstream := dict "grpc" (required "upstream.grpc (Qdrant's gRPC address, e.g. qdrant:6334) is required" .Values.upstream.grpc) -}}
 {{- if .Values.upstream.rest -}}{{- $_ := set $upstream "rest" .Values.upstream.rest -}}{{- end -}}
 {{- if .Values.tls.upstream.enabled -}}
