@@ -13,11 +13,7 @@ import (
 )
 
 func (t *tools) remember(ctx context.Context, req *mcp.CallToolRequest, in RememberInput) (string, Outcome, error) {
-	coll, err := t.collection(in.Collection)
-	if err != nil {
-		return "", Outcome{}, err
-	}
-	api, err := t.api(req)
+	coll, api, err := t.target(req, in.Collection)
 	if err != nil {
 		return "", Outcome{}, err
 	}
@@ -38,11 +34,7 @@ func (t *tools) remember(ctx context.Context, req *mcp.CallToolRequest, in Remem
 }
 
 func (t *tools) recall(ctx context.Context, req *mcp.CallToolRequest, in RecallInput) (string, RecallOutput, error) {
-	coll, err := t.collection(in.Collection)
-	if err != nil {
-		return "", RecallOutput{}, err
-	}
-	api, err := t.api(req)
+	coll, api, err := t.target(req, in.Collection)
 	if err != nil {
 		return "", RecallOutput{}, err
 	}
@@ -65,11 +57,7 @@ func (t *tools) recall(ctx context.Context, req *mcp.CallToolRequest, in RecallI
 }
 
 func (t *tools) confirm(ctx context.Context, req *mcp.CallToolRequest, in ConfirmInput) (string, Outcome, error) {
-	coll, err := t.collection(in.Collection)
-	if err != nil {
-		return "", Outcome{}, err
-	}
-	api, err := t.api(req)
+	coll, api, err := t.target(req, in.Collection)
 	if err != nil {
 		return "", Outcome{}, err
 	}
@@ -84,11 +72,7 @@ func (t *tools) confirm(ctx context.Context, req *mcp.CallToolRequest, in Confir
 }
 
 func (t *tools) correct(ctx context.Context, req *mcp.CallToolRequest, in CorrectInput) (string, Outcome, error) {
-	coll, err := t.collection(in.Collection)
-	if err != nil {
-		return "", Outcome{}, err
-	}
-	api, err := t.api(req)
+	coll, api, err := t.target(req, in.Collection)
 	if err != nil {
 		return "", Outcome{}, err
 	}
@@ -104,14 +88,10 @@ func (t *tools) correct(ctx context.Context, req *mcp.CallToolRequest, in Correc
 }
 
 func (t *tools) forget(ctx context.Context, req *mcp.CallToolRequest, in ForgetInput) (string, ForgetOutput, error) {
-	coll, err := t.collection(in.Collection)
-	if err != nil {
-		return "", ForgetOutput{}, err
-	}
 	if (in.SessionID == "") == (in.MemoryID == "") {
 		return "", ForgetOutput{}, errors.New("forget: give exactly one of session_id and memory_id")
 	}
-	api, err := t.api(req)
+	coll, api, err := t.target(req, in.Collection)
 	if err != nil {
 		return "", ForgetOutput{}, err
 	}
@@ -132,11 +112,7 @@ func (t *tools) forget(ctx context.Context, req *mcp.CallToolRequest, in ForgetI
 }
 
 func (t *tools) stats(ctx context.Context, req *mcp.CallToolRequest, in StatsInput) (string, StatsOutput, error) {
-	coll, err := t.collection(in.Collection)
-	if err != nil {
-		return "", StatsOutput{}, err
-	}
-	api, err := t.api(req)
+	coll, api, err := t.target(req, in.Collection)
 	if err != nil {
 		return "", StatsOutput{}, err
 	}

@@ -179,6 +179,20 @@ type tools struct {
 	cfg Config
 }
 
+// target is a call's collection and the client it calls with (see
+// collection and api).
+func (t *tools) target(req *mcp.CallToolRequest, given string) (string, *client.Client, error) {
+	coll, err := t.collection(given)
+	if err != nil {
+		return "", nil, err
+	}
+	api, err := t.api(req)
+	if err != nil {
+		return "", nil, err
+	}
+	return coll, api, nil
+}
+
 // collection is the call's collection, or the default.
 func (t *tools) collection(given string) (string, error) {
 	if given != "" {
