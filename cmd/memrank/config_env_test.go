@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -58,5 +59,39 @@ func TestConfigEnvNotConfig(t *testing.T) {
 		if !strings.Contains(string(doc), "`"+name+"`") {
 			t.Errorf("docs/operations.md does not list %s among the variables that are not configuration", name)
 		}
+	}
+}
+
+// TestNotConfigNamesNoKey: a variable the configuration ignores must not
+// be the name of a real top-level key (MEMRANK_X is key x, MEMRANK_X__Y is
+// x.y), or a later key of that name would be skipped without a word.
+func TestNotConfigNamesNoKey(t *testing.T) {
+	keys := map[string]bool{}
+	ct := reflect.TypeOf(Config{})
+	for i := range ct.NumField() {
+		if tag := ct.Field(i).Tag.Get("koanf"); tag != "" {
+			keys[tag] = true
+		}
+	}
+	if len(keys) < 10 {
+		t.Fatalf("read only %d top-level keys from Config's tags", len(keys))
+	}
+	for _, v := range notConfigEnv() {
+		name := strings.ToLower(strings.TrimPrefix(v, "MEMRANK_"))
+		top, _, _ := strings.Cut(name, "__")
+		if keys[top] {
+			t.Errorf("%s is ignored by the configuration but names its key %q", v, top)
+		}
+	}
+}
+
+// TestServeNotesAPIKeyVariable: serve used to refuse $MEMRANK_API_KEY as an
+// unknown key; now that it ignores it, it says so, so that nobody takes it
+// for a key the server requires.
+func TestServeNotesAPIKeyVariable(t *testing.T) {
+	_, _, stop := startServeEnv(t, []string{envAPIKey + "=secret"}, "--data", t.TempDir())
+	_, stderr := stop()
+	if !strings.Contains(stderr, "memrank: note: $MEMRANK_API_KEY is a client's key") || strings.Contains(stderr, "secret") {
+		t.Errorf("stderr:\n%s", stderr)
 	}
 }

@@ -109,7 +109,7 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	if err != nil {
 		return err
 	}
-	warnOpenStore(e.stderr, c, tel.Logger)
+	startupWarnings(e.stderr, e.environ, c, tel.Logger)
 	if loadDemo {
 		if err := s.reportDemo(ctx, e.stderr); err != nil {
 			return err
@@ -222,14 +222,24 @@ func newHostGuard(c Config, log *slog.Logger) (*hostguard.Guard, error) {
 // needsCredential says whether every request that reads or changes data
 // must carry a credential memrank checks: tenants by API key or JWT, or the
 // embedded store with a key. Tenancy by header is a header anyone can set
-// (a DNS rebinding page too); an external Qdrant may have no key, and with
-// upstream.api_key memrank adds its own to what it sends, so memrank cannot
-// tell that a caller needs one.
+// (a DNS rebinding page too). An external Qdrant checks the callers' own
+// keys (memrank never lends its upstream.api_key to them), but memrank
+// cannot know whether that Qdrant has keys at all, so it counts as open.
 func needsCredential(c Config) bool {
 	if c.Tenancy.Key != "" && c.Tenancy.Header == "" {
 		return true
 	}
 	return c.Upstream.GRPC == "" && c.Store.Auth().Enabled()
+}
+
+// startupWarnings says what serve's settings leave open, and that
+// $MEMRANK_API_KEY, which it used to refuse as an unknown key and now
+// ignores, is not a key this server requires.
+func startupWarnings(w io.Writer, environ []string, c Config, log *slog.Logger) {
+	warnOpenStore(w, c, log)
+	if lookupEnv(environ, envAPIKey) != "" {
+		fmt.Fprintf(w, "memrank: note: $%s is a client's key (memrank mcp --url) and serve does not read it; the keys serve requires are store.api_key and tenancy.api_keys\n", envAPIKey)
+	}
 }
 
 // warnOpenStore warns when the embedded store answers anyone on a

@@ -249,7 +249,9 @@ func (g *Guard) allowedHost(host string) bool {
 	case g.anyHost:
 		return true
 	case host == "":
-		return false
+		// No Host at all (HTTP/1.0, a load balancer's health check): a
+		// browser always sends one, so a rebinding page cannot send this.
+		return true
 	case net.ParseIP(host) != nil || host == "localhost" || strings.HasSuffix(host, ".localhost") || g.exact[host]:
 		return true
 	}

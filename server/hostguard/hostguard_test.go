@@ -55,7 +55,7 @@ func TestCheck(t *testing.T) {
 		{"a client by an IPv6 address", "GET", "[::1]:6333", "/collections", nil, "", ""},
 		{"a client by localhost", "GET", "localhost:6333", "/v1/stats", nil, "", ""},
 		{"a client by a name under localhost", "GET", "dev.localhost:6333", "/v1/stats", nil, "", ""},
-		{"no host at all", "GET", "", "/collections", nil, dns, ""},
+		{"no host at all (HTTP/1.0, a health check): browsers always send one", "GET", "", "/healthz", nil, "", ""},
 
 		// DNS rebinding: the page is at http://evil.example:6333, which
 		// resolves to memrank. Without a key to send, the keyed port
