@@ -364,6 +364,12 @@ func (c *call) refuse(err error) error {
 // expected.
 func (c *call) fail(err error) error {
 	st, trailer, known := toStatus(err)
+	if c.budgetSpent() && status.Code(st) == codes.DeadlineExceeded {
+		// Which came first, the front's own timer or the upstream's
+		// RST_STREAM on the deadline it was sent, is a race: the caller
+		// gets the one timeout text either way.
+		st = status.Error(codes.DeadlineExceeded, timeoutText)
+	}
 	if len(trailer) > 0 {
 		c.ss.SetTrailer(trailer)
 	}
