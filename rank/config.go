@@ -58,7 +58,32 @@ const (
 	DefaultInfoTTL        = 30 * time.Second
 	DefaultInfoCacheSize  = 1024
 	DefaultDetectTimeout  = 5 * time.Second
+	// DefaultCandidateCacheBytes and DefaultCandidateCacheTTL are
+	// CandidateCacheConfig's defaults (DefaultConfig's; a zero MaxBytes in a
+	// Config built in code is "off").
+	DefaultCandidateCacheBytes = 64 << 20
+	DefaultCandidateCacheTTL   = 2 * time.Minute
 )
+
+// CandidateCacheConfig configures the candidate cache: with it, a
+// re-ranked dense nearest query asks the upstream for its candidates' ids,
+// scores and versions only, and takes their payloads and tier-2 vectors
+// from the cache (fetching the misses in one Get). An entry is keyed by the
+// collection name sent upstream, the point id and its version, and served
+// only when the upstream's score equals the similarity of the query with
+// the cached vector. A collection or alias change that passes through
+// memrank's fronts invalidates every entry. What nothing catches: a
+// collection deleted and recreated behind memrank (by another client or
+// replica), or an alias moved by one, whose points have the same ids,
+// versions and vectors but other payloads, is served the old payloads for
+// up to TTL.
+type CandidateCacheConfig struct {
+	// MaxBytes bounds the entries' estimated size (payload and vectors as
+	// encoded, plus overhead); 0 or negative: no cache.
+	MaxBytes int64 `koanf:"max_bytes"`
+	// TTL is how long an entry may be served after it was fetched.
+	TTL time.Duration `koanf:"ttl"`
+}
 
 // Config configures a Ranker. The fields with a koanf tag are the rank
 // section of memrank's configuration (DefaultConfig holds their defaults,
@@ -93,6 +118,9 @@ type Config struct {
 	Detect DetectConfig `koanf:"detect"`
 	// Shadow configures shadow mode.
 	Shadow ShadowConfig `koanf:"shadow"`
+	// CandidateCache configures the cache of candidates' payloads and
+	// tier-2 vectors (see CandidateCacheConfig).
+	CandidateCache CandidateCacheConfig `koanf:"candidate_cache"`
 
 	// Params are the scoring parameters; nil means Codec's, or the defaults
 	// when Codec is nil too.
@@ -154,8 +182,9 @@ func DefaultConfig() Config {
 			localEmbedder:    {Band: ptr(0.15), Floor: ptr(0.15)},
 			semanticEmbedder: {Band: ptr(0.15), Floor: ptr(0.2)},
 		},
-		Detect: DetectConfig{SampleSize: 32, TTL: time.Minute},
-		Shadow: ShadowConfig{SampleRate: 1, LogInterval: 10 * time.Second},
+		Detect:         DetectConfig{SampleSize: 32, TTL: time.Minute},
+		Shadow:         ShadowConfig{SampleRate: 1, LogInterval: 10 * time.Second},
+		CandidateCache: CandidateCacheConfig{MaxBytes: DefaultCandidateCacheBytes, TTL: DefaultCandidateCacheTTL},
 	}
 }
 
@@ -196,6 +225,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Shadow.LogInterval == 0 {
 		c.Shadow.LogInterval = d.Shadow.LogInterval
+	}
+	if c.CandidateCache.TTL == 0 {
+		c.CandidateCache.TTL = d.CandidateCache.TTL
 	}
 	if c.SameThreshold == 0 {
 		c.SameThreshold = DefaultSameThreshold
@@ -268,6 +300,7 @@ func (c Config) Validate() error {
 		k.Add("shadow.sample_rate", "%s is outside (0, 1]", check.Float(c.Shadow.SampleRate))
 	}
 	k.Timeout("shadow.log_interval", c.Shadow.LogInterval)
+	k.Timeout("candidate_cache.ttl", c.CandidateCache.TTL)
 	return k.Err()
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/rank/internal/candcache"
 	"github.com/memrank/memrank/rank/internal/fold"
 	"github.com/memrank/memrank/scoring"
 )
@@ -25,6 +26,8 @@ import (
 type Ranker struct {
 	src     Source
 	groups  GroupSource // nil: QueryGroups unsupported
+	getter  pointGetter // nil: no candidate cache
+	cands   *candcache.Cache
 	cfg     Config
 	params  *scoring.Params
 	codec   *memory.Codec
@@ -76,6 +79,15 @@ func New(src Source, cfg Config) (*Ranker, error) {
 		foldOpt: fold.Options{Same: float32(cfg.SameThreshold), Judge: float32(cfg.JudgeThreshold)},
 	}
 	r.groups, _ = src.(GroupSource)
+	if g, ok := src.(pointGetter); ok && cfg.CandidateCache.MaxBytes > 0 {
+		r.getter = g
+		if r.cands, err = candcache.New(candcache.Config{
+			MaxBytes: cfg.CandidateCache.MaxBytes, TTL: cfg.CandidateCache.TTL, Now: cfg.Now,
+			Meter: cfg.Telemetry.MeterProvider.Meter(instrumentation),
+		}); err != nil {
+			return nil, err
+		}
+	}
 	probe, _ := src.(Prober)
 	r.detect = newDetector(probe, codec, cfg.Detect, cfg.Now, cfg.AuthContext)
 	if r.rec != nil {
@@ -412,7 +424,7 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 		Timeout:          req.Timeout,
 	}
 	cctx, st := r.startStage(ctx, stageCandidates)
-	points, err := r.src.Query(cctx, up)
+	points, err := r.candidates(cctx, up, p)
 	r.endStage(ctx, st, attrCollection.String(req.GetCollectionName()), attrOversample.Int(r.cfg.Oversample),
 		attrCandidatesIn.Int64(int64(min(ask, math.MaxInt64))), attrCandidatesOut.Int(len(points)))
 	if err != nil {

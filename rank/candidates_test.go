@@ -1,0 +1,398 @@
+package rank_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/qdrant/go-client/qdrant"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/telemetry/settings"
+)
+
+// cacheFixture is a memory collection with duplicates of every tier, an
+// excluded memory, a low-confidence one and a point that is not a memory.
+func cacheFixture(scale float32) []pt {
+	sc := func(v []float32) []float32 {
+		out := make([]float32, len(v))
+		for i, x := range v {
+			out[i] = x * scale
+		}
+		return out
+	}
+	superseded := memoryPayload("tea, once", 0.9, 1, nil)
+	superseded["superseded_by"] = "1"
+	pts := []pt{
+		{id: 1, vec: sc(vecAt(0.9, 1)), payload: memoryPayload("likes tea", 0.9, 1, map[string]any{"a": 3})},
+		{id: 2, vec: sc(vecAt(0.85, 2)), payload: memoryPayload("Likes tea!", 0.9, 2, nil)},
+		{id: 3, vec: sc(near(vecAt(0.9, 1), 0.97, 3)), payload: memoryPayload("enjoys green tea", 0.8, 3, nil)},
+		{id: 4, vec: sc(vecAt(0.95, 4)), payload: superseded},
+		{id: 5, vec: sc(vecAt(0.7, 5)), payload: memoryPayload("unsure about tea", 0.2, 1, nil)},
+		{id: 6, vec: sc(vecAt(0.6, 6)), payload: map[string]any{"source": "wiki/tea.md"}},
+	}
+	for i := 7; i < 20; i++ {
+		pts = append(pts, pt{id: uint64(i), vec: sc(vecAt(0.8-float64(i)*0.03, i)), payload: memoryPayload(fmt.Sprintf("memory %d about tea", i), 0.7, float64(i), nil)})
+	}
+	return pts
+}
+
+// cacheMetrics reads the candidate cache's hit and miss counters.
+func cacheMetrics(t *testing.T, reader *sdkmetric.ManualReader) (hits, misses int64) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			d, ok := m.Data.(metricdata.Sum[int64])
+			if !ok || len(d.DataPoints) == 0 {
+				continue
+			}
+			switch m.Name {
+			case "memrank.rank.candidate_cache.hits":
+				hits = d.DataPoints[0].Value
+			case "memrank.rank.candidate_cache.misses":
+				misses = d.DataPoints[0].Value
+			}
+		}
+	}
+	return hits, misses
+}
+
+// cachedRanker is a ranker with the candidate cache on, its metrics read
+// by the returned reader.
+func cachedRanker(t *testing.T, src rank.Source, mut func(*rank.Config)) (*rank.Ranker, *sdkmetric.ManualReader) {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	r := newRanker(t, src, func(c *rank.Config) {
+		c.Guard = testGuard
+		c.CandidateCache = rank.CandidateCacheConfig{MaxBytes: 1 << 20, TTL: time.Hour}
+		c.Telemetry = settings.Settings{MeterProvider: mp}
+		if mut != nil {
+			mut(c)
+		}
+	})
+	return r, reader
+}
+
+// sameAnswer fails unless got is want in every field a caller sees.
+func sameAnswer(t *testing.T, label string, want, got *rank.Result, opts ...cmp.Option) {
+	t.Helper()
+	opts = append(opts, protocmp.Transform(), cmpopts.EquateEmpty())
+	if diff := cmp.Diff(want, got, opts...); diff != "" {
+		t.Errorf("%s: the cached answer differs (-uncached +cached):\n%s", label, diff)
+	}
+}
+
+func cacheQueries() []struct {
+	name string
+	req  *qdrant.QueryPoints
+} {
+	return []struct {
+		name string
+		req  *qdrant.QueryPoints
+	}{
+		{name: "defaults", req: &qdrant.QueryPoints{Query: qdrant.NewQueryDense(query())}},
+		{name: "payload", req: &qdrant.QueryPoints{Query: qdrant.NewQueryDense(query()), Limit: u64(5), WithPayload: qdrant.NewWithPayload(true)}},
+		{name: "payload include", req: &qdrant.QueryPoints{Query: qdrant.NewQueryDense(query()), WithPayload: qdrant.NewWithPayloadInclude("text", "access_counts")}},
+		{name: "payload exclude", req: &qdrant.QueryPoints{Query: qdrant.NewQueryDense(query()), WithPayload: qdrant.NewWithPayloadExclude("text")}},
+		{name: "vectors and payload", req: &qdrant.QueryPoints{Query: qdrant.NewQueryDense(query()), WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true)}},
+		{name: "offset", req: &qdrant.QueryPoints{Query: qdrant.NewQueryDense(query()), Limit: u64(3), Offset: u64(2), WithPayload: qdrant.NewWithPayload(true)}},
+		{name: "limit 1", req: &qdrant.QueryPoints{Query: qdrant.NewQueryDense(query()), Limit: u64(1), WithPayload: qdrant.NewWithPayload(true)}},
+		{name: "score threshold", req: &qdrant.QueryPoints{Query: qdrant.NewQueryDense(query()), ScoreThreshold: func() *float32 { f := float32(0.6); return &f }(), WithPayload: qdrant.NewWithPayload(true)}},
+		{name: "filter", req: &qdrant.QueryPoints{Query: qdrant.NewQueryDense(query()), Filter: &qdrant.Filter{MustNot: []*qdrant.Condition{qdrant.NewMatch("text", "likes tea")}}, WithPayload: qdrant.NewWithPayload(true)}},
+		{name: "unnormalised query", req: &qdrant.QueryPoints{Query: qdrant.NewQueryDense(func() []float32 { v := query(); v[0], v[3] = 3, 0.5; return v }()), WithPayload: qdrant.NewWithPayload(true)}},
+		{name: "by id (not cached)", req: &qdrant.QueryPoints{Query: qdrant.NewQueryID(qdrant.NewIDNum(1)), WithPayload: qdrant.NewWithPayload(true)}},
+	}
+}
+
+// TestCandidateCacheSameAnswers: with the cache on, cold and warm, every
+// answer is the one without it: points, order, scores, payloads, vectors,
+// explanations, what was dropped; and the warm answers come from the cache.
+func TestCandidateCacheSameAnswers(t *testing.T) {
+	for _, coll := range []struct {
+		name  string
+		dist  qdrant.Distance
+		scale float32
+	}{{"cosine", qdrant.Distance_Cosine, 1}, {"dot", qdrant.Distance_Dot, 1.5}} {
+		t.Run(coll.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.create(t, "mem", dim, coll.dist)
+			e.upsert(t, "mem", cacheFixture(coll.scale)...)
+			plain := newRanker(t, e.client, func(c *rank.Config) { c.Guard = testGuard })
+			src := &recSource{Source: e.client}
+			cached, reader := cachedRanker(t, src, nil)
+			for _, tc := range cacheQueries() {
+				tc.req.CollectionName = "mem"
+				want, err := plain.Query(context.Background(), tc.req)
+				if err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				if !want.Reranked {
+					t.Fatalf("%s: not re-ranked (%s)", tc.name, want.PassThrough)
+				}
+				h0, m0 := cacheMetrics(t, reader)
+				for _, round := range []string{"cold", "warm"} {
+					got, err := cached.Query(context.Background(), tc.req)
+					if err != nil {
+						t.Fatalf("%s %s: %v", tc.name, round, err)
+					}
+					sameAnswer(t, tc.name+" "+round, want, got)
+				}
+				h1, m1 := cacheMetrics(t, reader)
+				if tc.name != "by id (not cached)" && h1-h0 == 0 {
+					t.Errorf("%s: no cache hits (hits %d, misses %d)", tc.name, h1-h0, m1-m0)
+				}
+			}
+			src.mu.Lock()
+			defer src.mu.Unlock()
+			for _, req := range src.reqs {
+				if req.GetQuery().GetNearest().GetDense() != nil && (req.GetWithPayload().GetEnable() || req.GetWithVectors().GetEnable()) {
+					t.Errorf("the cached path asked the upstream for payloads or vectors: %v", req)
+				}
+			}
+		})
+	}
+}
+
+// TestCandidateCacheNeverStale: after warming the cache, every change made
+// behind the ranker's back is seen: a changed payload or vector (new
+// version), a collection recreated with the same ids and versions (the
+// score check catches other vectors; an invalidation or the TTL other
+// payloads), an alias moved, a point deleted.
+func TestCandidateCacheNeverStale(t *testing.T) {
+	ctx := context.Background()
+	wait := true
+	other := func(p pt) pt { // the same point with another text
+		q := p
+		q.payload = memoryPayload(fmt.Sprintf("renewed %d", p.id), 0.9, 1, nil)
+		return q
+	}
+	rotated := func(p pt) pt { // another vector with the same score for nothing in particular
+		q := p
+		q.vec = vecAt(0.5+float64(p.id%5)*0.08, int(p.id)%dim)
+		return q
+	}
+	recreate := func(t *testing.T, e *env, coll string, change func(pt) pt) {
+		t.Helper()
+		if err := e.client.DeleteCollection(ctx, coll); err != nil {
+			t.Fatal(err)
+		}
+		e.create(t, coll, dim, qdrant.Distance_Cosine)
+		var pts []pt
+		for _, p := range cacheFixture(1) {
+			pts = append(pts, change(p))
+		}
+		e.upsert(t, coll, pts...)
+	}
+	tests := []struct {
+		name string
+		// target is the name queried ("mem", or an alias).
+		target string
+		change func(t *testing.T, e *env, r *rank.Ranker, clock *atomic.Int64)
+	}{
+		{name: "set payload", target: "mem", change: func(t *testing.T, e *env, _ *rank.Ranker, _ *atomic.Int64) {
+			_, err := e.client.SetPayload(ctx, &qdrant.SetPayloadPoints{CollectionName: "mem", Wait: &wait,
+				Payload: qdrant.NewValueMap(map[string]any{"text": "likes coffee now"}), PointsSelector: qdrant.NewPointsSelector(qdrant.NewIDNum(1))})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "upsert", target: "mem", change: func(t *testing.T, e *env, _ *rank.Ranker, _ *atomic.Int64) {
+			e.upsert(t, "mem", pt{id: 2, vec: vecAt(0.99, 2), payload: memoryPayload("Likes tea a lot", 0.95, 0, nil)})
+		}},
+		{name: "recreated, other vectors", target: "mem", change: func(t *testing.T, e *env, _ *rank.Ranker, _ *atomic.Int64) {
+			recreate(t, e, "mem", func(p pt) pt { return other(rotated(p)) })
+		}},
+		{name: "recreated, same vectors, invalidated", target: "mem", change: func(t *testing.T, e *env, r *rank.Ranker, _ *atomic.Int64) {
+			recreate(t, e, "mem", other)
+			r.CollectionsChanged()
+		}},
+		{name: "recreated, same vectors, after the TTL", target: "mem", change: func(t *testing.T, e *env, _ *rank.Ranker, clock *atomic.Int64) {
+			recreate(t, e, "mem", other)
+			clock.Add(int64(time.Hour))
+		}},
+		{name: "alias moved, other vectors", target: "live", change: func(t *testing.T, e *env, _ *rank.Ranker, _ *atomic.Int64) {
+			recreate(t, e, "mem2", func(p pt) pt { return other(rotated(p)) })
+			moveAlias(t, e, "live", "mem2")
+		}},
+		{name: "alias moved, same vectors, invalidated", target: "live", change: func(t *testing.T, e *env, r *rank.Ranker, _ *atomic.Int64) {
+			recreate(t, e, "mem2", other)
+			moveAlias(t, e, "live", "mem2")
+			r.CollectionsChanged()
+		}},
+		{name: "point deleted", target: "mem", change: func(t *testing.T, e *env, _ *rank.Ranker, _ *atomic.Int64) {
+			_, err := e.client.Delete(ctx, &qdrant.DeletePoints{CollectionName: "mem", Wait: &wait, Points: qdrant.NewPointsSelector(qdrant.NewIDNum(1), qdrant.NewIDNum(7))})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.create(t, "mem", dim, qdrant.Distance_Cosine)
+			e.upsert(t, "mem", cacheFixture(1)...)
+			e.create(t, "mem2", dim, qdrant.Distance_Cosine)
+			e.upsert(t, "mem2", cacheFixture(1)...)
+			moveAlias(t, e, "live", "mem")
+			var clock atomic.Int64
+			clock.Store(now.UnixNano())
+			tick := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+			cached, reader := cachedRanker(t, e.client, func(c *rank.Config) { c.Now = tick })
+			req := &qdrant.QueryPoints{CollectionName: tc.target, Query: qdrant.NewQueryDense(query()), WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true)}
+			for range 2 {
+				if _, err := cached.Query(ctx, req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if h, _ := cacheMetrics(t, reader); h == 0 {
+				t.Fatal("the cache was not warm")
+			}
+			tc.change(t, e, cached, &clock)
+			plain := newRanker(t, e.client, func(c *rank.Config) { c.Guard, c.Now = testGuard, tick })
+			want, err := plain.Query(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := cached.Query(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The ranker's detection verdict is cached from before the
+			// change (the fresh ranker sampled the changed points).
+			sameAnswer(t, "after the change", want, got, cmpopts.IgnoreFields(rank.Result{}, "Detection"))
+		})
+	}
+}
+
+func moveAlias(t *testing.T, e *env, alias, coll string) {
+	t.Helper()
+	err := e.client.UpdateAliases(context.Background(), []*qdrant.AliasOperations{
+		qdrant.NewAliasDelete(alias), qdrant.NewAliasCreate(alias, coll),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deletingSource deletes a point right after answering the first query,
+// before the cache's Get reads the misses.
+type deletingSource struct {
+	*qdrant.Client
+	once sync.Once
+	del  func()
+}
+
+func (s *deletingSource) Query(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error) {
+	pts, err := s.Client.Query(ctx, req)
+	s.once.Do(s.del)
+	return pts, err
+}
+
+// TestCandidateCacheDeletedBeforeGet: a candidate deleted between the
+// query and the Get of the misses is dropped, not an error.
+func TestCandidateCacheDeletedBeforeGet(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	e.upsert(t, "mem", cacheFixture(1)...)
+	plain := newRanker(t, e.client, func(c *rank.Config) { c.Guard, c.Mode = testGuard, rank.ModeRerank })
+	req := &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), WithPayload: qdrant.NewWithPayload(true)}
+	// Detection reads the collection first: recognise it before the deletion.
+	if _, err := plain.Query(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	wait := true
+	src := &deletingSource{Client: e.client, del: func() {
+		_, err := e.client.Delete(context.Background(), &qdrant.DeletePoints{CollectionName: "mem", Wait: &wait, Points: qdrant.NewPointsSelector(qdrant.NewIDNum(2))})
+		if err != nil {
+			t.Error(err)
+		}
+	}}
+	cached, _ := cachedRanker(t, src, func(c *rank.Config) { c.Mode = rank.ModeRerank })
+	got, err := cached.Query(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := plain.Query(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Detection, want.Requested = got.Detection, got.Requested
+	sameAnswer(t, "point 2 deleted between the query and the get", want, got)
+}
+
+// TestCandidateCacheConcurrent: queries sharing entries, with different
+// payload selectors, run at once (under -race: nothing writes what
+// another request reads) and each gets its uncached answer.
+func TestCandidateCacheConcurrent(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	e.upsert(t, "mem", cacheFixture(1)...)
+	plain := newRanker(t, e.client, func(c *rank.Config) { c.Guard = testGuard })
+	rec := newRecorder(t, &fakePayloads{}, nil)
+	cached, _ := cachedRanker(t, e.client, func(c *rank.Config) { c.Recorder = rec })
+	queries := cacheQueries()
+	want := make([]*rank.Result, len(queries))
+	for i, q := range queries {
+		q.req.CollectionName = "mem"
+		var err error
+		if want[i], err = plain.Query(context.Background(), q.req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	results := make([][]*rank.Result, 8)
+	errs := make([]error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for k := range 3 * len(queries) {
+				res, err := cached.Query(context.Background(), queries[(k+g)%len(queries)].req)
+				if err != nil {
+					errs[g] = err
+					return
+				}
+				results[g] = append(results[g], res)
+			}
+		})
+	}
+	wg.Wait()
+	for g := range 8 {
+		if errs[g] != nil {
+			t.Fatal(errs[g])
+		}
+		for k, res := range results[g] {
+			sameAnswer(t, queries[(k+g)%len(queries)].name, want[(k+g)%len(queries)], res)
+		}
+	}
+}
+
+// TestCandidateCacheOffWithoutGetter: a source that cannot Get points has
+// no cache, whatever the configuration.
+func TestCandidateCacheOffWithoutGetter(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	e.upsert(t, "mem", cacheFixture(1)...)
+	src := &struct{ rank.Source }{e.client}
+	r, reader := cachedRanker(t, src, func(c *rank.Config) { c.Mode = rank.ModeRerank })
+	for range 2 {
+		if _, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h, m := cacheMetrics(t, reader); h != 0 || m != 0 {
+		t.Errorf("hits %d, misses %d without a getter", h, m)
+	}
+}

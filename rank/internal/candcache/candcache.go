@@ -1,0 +1,239 @@
+// Package candcache holds the read path's candidate cache: the payloads and
+// tier-2 vectors of points the ranker has fetched, so that a re-ranked query
+// can ask the upstream for ids, scores and versions only and fill the rest
+// from here.
+//
+// An entry is found by the upstream's (epoch, collection, vector name, point
+// id, version): a point changed through the store gets a new version and so
+// misses. What the key cannot tell apart (a collection recreated behind
+// memrank, whose versions restart) is the caller's to check: the ranker
+// compares the score the upstream returned with the cached vector, the epoch
+// changes when a collection or alias change passes through memrank, and
+// every entry expires after a TTL.
+//
+// Entries are shared between requests: their payload maps and vectors are
+// read-only once stored.
+package candcache
+
+import (
+	"container/list"
+	"context"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/otel/metric"
+	"google.golang.org/protobuf/proto"
+)
+
+// shards splits the cache's lock: at 8 queries in flight, each touching
+// ~40 entries, one lock would be held most of the time.
+const shards = 16
+
+// Entry overheads, in bytes, added to the payload's and vectors' encoded
+// sizes: the key, the list element, the map slot and the decoded messages'
+// headers. An estimate; what matters is that it grows with the entries.
+const (
+	entryOverhead = 256
+	fieldOverhead = 64
+)
+
+// Key names one version of one point as one upstream answered it.
+type Key struct {
+	Epoch      uint64
+	Collection string // as sent upstream (an alias is its own key space)
+	Vector     string // the tier-2 vector's name ("" is the default one)
+	ID         PointKey
+	Version    uint64
+}
+
+// PointKey is a point id as a comparable value.
+type PointKey struct {
+	Num  uint64
+	UUID string
+}
+
+// IDKey returns id as a PointKey.
+func IDKey(id *qdrant.PointId) PointKey {
+	if u, ok := id.GetPointIdOptions().(*qdrant.PointId_Uuid); ok {
+		return PointKey{UUID: u.Uuid}
+	}
+	return PointKey{Num: id.GetNum()}
+}
+
+// Entry is what is cached of a point. Its fields must not be changed once
+// the entry is stored: other requests read them.
+type Entry struct {
+	Payload map[string]*qdrant.Value
+	Vectors *qdrant.VectorsOutput // as the upstream returned them
+	Dense   []float32             // the tier-2 vector within Vectors; nil when none
+}
+
+// Size is e's estimated memory footprint in bytes.
+func (e *Entry) Size(k *Key) int64 {
+	n := int64(entryOverhead + len(k.Collection) + len(k.Vector) + len(k.ID.UUID))
+	for name, v := range e.Payload {
+		n += int64(fieldOverhead + len(name) + proto.Size(v))
+	}
+	if e.Vectors != nil {
+		n += int64(fieldOverhead + proto.Size(e.Vectors))
+	}
+	return n
+}
+
+// Config configures a Cache.
+type Config struct {
+	MaxBytes int64         // the bound on the entries' estimated bytes; <= 0 holds nothing
+	TTL      time.Duration // how long an entry may be served; <= 0: no expiry
+	Now      func() time.Time
+	Meter    metric.Meter // nil: no metrics
+}
+
+// Cache is a byte-bounded, sharded LRU of entries. Safe for concurrent use.
+type Cache struct {
+	ttl     time.Duration
+	now     func() time.Time
+	seed    maphash.Seed
+	epoch   atomic.Uint64
+	bytes   atomic.Int64
+	shard   [shards]shard
+	metrics *metrics
+}
+
+type shard struct {
+	mu    sync.Mutex
+	max   int64
+	bytes int64
+	items map[Key]*list.Element
+	lru   list.List // front: most recently used; values are *item
+}
+
+type item struct {
+	key     Key
+	entry   *Entry
+	size    int64
+	expires time.Time
+}
+
+// New returns a cache; it holds nothing when cfg.MaxBytes <= 0.
+func New(cfg Config) (*Cache, error) {
+	c := &Cache{ttl: cfg.TTL, now: cfg.Now, seed: maphash.MakeSeed()}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	per := max(cfg.MaxBytes, 0) / shards
+	for i := range c.shard {
+		c.shard[i].max = per
+		c.shard[i].items = map[Key]*list.Element{}
+	}
+	if cfg.Meter != nil {
+		m, err := newMetrics(cfg.Meter, c)
+		if err != nil {
+			return nil, err
+		}
+		c.metrics = m
+	}
+	return c, nil
+}
+
+// Epoch is the current epoch; a request reads it once, before it asks the
+// upstream, and keys everything it stores with it.
+func (c *Cache) Epoch() uint64 { return c.epoch.Load() }
+
+// Invalidate starts a new epoch: nothing stored before is served again.
+// The old entries age out of the LRU.
+func (c *Cache) Invalidate() { c.epoch.Add(1) }
+
+// Bytes is the estimated size of the entries held.
+func (c *Cache) Bytes() int64 { return c.bytes.Load() }
+
+func (c *Cache) shardOf(k *Key) *shard {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.WriteString(k.Collection)
+	maphash.WriteComparable(&h, k.ID)
+	return &c.shard[h.Sum64()%shards]
+}
+
+// Get returns the entry under k, unexpired, and marks it recently used.
+func (c *Cache) Get(k Key) (*Entry, bool) {
+	s := c.shardOf(&k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el, ok := s.items[k]
+	if !ok {
+		return nil, false
+	}
+	it := el.Value.(*item)
+	if c.ttl > 0 && !c.now().Before(it.expires) {
+		c.removeLocked(s, el)
+		return nil, false
+	}
+	s.lru.MoveToFront(el)
+	return it.entry, true
+}
+
+// Remove drops the entry under k, if any (one that failed the caller's
+// check).
+func (c *Cache) Remove(k Key) {
+	s := c.shardOf(&k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if el, ok := s.items[k]; ok {
+		c.removeLocked(s, el)
+	}
+}
+
+// Add stores e under k, evicting the least recently used entries of its
+// shard past the bound. An entry larger than a shard's share of the bound
+// is not stored. It reports how many entries were evicted.
+func (c *Cache) Add(k Key, e *Entry) int {
+	size := e.Size(&k)
+	s := c.shardOf(&k)
+	if size > s.max {
+		return 0
+	}
+	var expires time.Time
+	if c.ttl > 0 {
+		expires = c.now().Add(c.ttl)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if el, ok := s.items[k]; ok {
+		c.removeLocked(s, el)
+	}
+	evicted := 0
+	for s.bytes+size > s.max {
+		c.removeLocked(s, s.lru.Back())
+		evicted++
+	}
+	s.items[k] = s.lru.PushFront(&item{key: k, entry: e, size: size, expires: expires})
+	s.bytes += size
+	c.bytes.Add(size)
+	return evicted
+}
+
+func (c *Cache) removeLocked(s *shard, el *list.Element) {
+	it := s.lru.Remove(el).(*item)
+	delete(s.items, it.key)
+	s.bytes -= it.size
+	c.bytes.Add(-it.size)
+}
+
+// Count adds one lookup round's hits, misses and evictions to the metrics.
+func (c *Cache) Count(ctx context.Context, hits, misses, evictions int) {
+	if c.metrics == nil {
+		return
+	}
+	if hits > 0 {
+		c.metrics.hits.Add(ctx, int64(hits))
+	}
+	if misses > 0 {
+		c.metrics.misses.Add(ctx, int64(misses))
+	}
+	if evictions > 0 {
+		c.metrics.evictions.Add(ctx, int64(evictions))
+	}
+}

@@ -1,0 +1,170 @@
+package candcache
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/qdrant/go-client/qdrant"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+func entry(text string, dim int) *Entry {
+	v := make([]float32, dim)
+	return &Entry{
+		Payload: map[string]*qdrant.Value{"text": qdrant.NewValueString(text)},
+		Vectors: &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vector{Vector: &qdrant.VectorOutput{Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: v}}}}},
+		Dense:   v,
+	}
+}
+
+func key(id uint64, version uint64) Key {
+	return Key{Collection: "mem", ID: PointKey{Num: id}, Version: version}
+}
+
+func TestGetKeys(t *testing.T) {
+	tests := []struct {
+		name string
+		add  Key
+		get  Key
+		ok   bool
+	}{
+		{name: "same key", add: key(1, 3), get: key(1, 3), ok: true},
+		{name: "other version", add: key(1, 3), get: key(1, 4)},
+		{name: "other id", add: key(1, 3), get: key(2, 3)},
+		{name: "uuid is not num", add: Key{Collection: "mem", ID: PointKey{UUID: "1"}}, get: Key{Collection: "mem", ID: PointKey{Num: 1}}},
+		{name: "other collection", add: key(1, 3), get: Key{Collection: "alias", ID: PointKey{Num: 1}, Version: 3}},
+		{name: "other vector", add: key(1, 3), get: Key{Collection: "mem", Vector: "v", ID: PointKey{Num: 1}, Version: 3}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(Config{MaxBytes: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := entry("a", 4)
+			c.Add(tc.add, e)
+			got, ok := c.Get(tc.get)
+			if ok != tc.ok || (ok && got != e) {
+				t.Errorf("Get = %v, %v; want ok %v", got, ok, tc.ok)
+			}
+		})
+	}
+}
+
+func TestEpochAndRemove(t *testing.T) {
+	c, err := New(Config{MaxBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := key(1, 1)
+	k.Epoch = c.Epoch()
+	c.Add(k, entry("a", 4))
+	c.Invalidate()
+	k2 := k
+	k2.Epoch = c.Epoch()
+	if _, ok := c.Get(k2); ok {
+		t.Error("an entry of the previous epoch was found under the new one")
+	}
+	if _, ok := c.Get(k); !ok {
+		t.Fatal("the old epoch's key no longer finds its entry (it should only be unreachable to new requests)")
+	}
+	c.Remove(k)
+	if _, ok := c.Get(k); ok || c.Bytes() != 0 {
+		t.Errorf("after Remove: found %v, bytes %d", ok, c.Bytes())
+	}
+}
+
+func TestTTL(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c, err := New(Config{MaxBytes: 1 << 20, TTL: time.Minute, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Add(key(1, 1), entry("a", 4))
+	now = now.Add(59 * time.Second)
+	if _, ok := c.Get(key(1, 1)); !ok {
+		t.Fatal("expired before its TTL")
+	}
+	now = now.Add(time.Second)
+	if _, ok := c.Get(key(1, 1)); ok {
+		t.Fatal("served at its TTL")
+	}
+	if c.Bytes() != 0 {
+		t.Errorf("bytes %d after the expired entry was dropped", c.Bytes())
+	}
+}
+
+// TestBound: however many entries are added, the bytes held never exceed
+// the bound, evictions are counted, and the most recently used survive.
+func TestBound(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { _ = mp.Shutdown(context.Background()) }()
+	const bound = 64 << 10
+	c, err := New(Config{MaxBytes: bound, Meter: mp.Meter("test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := entry("x", 96).Size(&Key{Collection: "mem"})
+	evicted := 0
+	for i := range 2000 {
+		evicted += c.Add(key(uint64(i), 1), entry("memory "+strconv.Itoa(i), 96))
+		if b := c.Bytes(); b > bound {
+			t.Fatalf("after %d adds: %d bytes held, bound %d", i+1, b, bound)
+		}
+	}
+	if evicted == 0 {
+		t.Fatal("no evictions past the bound")
+	}
+	if held := c.Bytes(); held < bound/2 {
+		t.Errorf("only %d of %d bytes held (entries of %d bytes)", held, bound, one)
+	}
+	if _, ok := c.Get(key(1999, 1)); !ok {
+		t.Error("the last entry added was evicted")
+	}
+	if _, ok := c.Get(key(0, 1)); ok {
+		t.Error("the first entry added survived 2000 adds")
+	}
+	c.Count(context.Background(), 3, 2, evicted)
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				got[m.Name] = d.DataPoints[0].Value
+			case metricdata.Gauge[int64]:
+				got[m.Name] = d.DataPoints[0].Value
+			}
+		}
+	}
+	want := map[string]int64{
+		"memrank.rank.candidate_cache.hits":      3,
+		"memrank.rank.candidate_cache.misses":    2,
+		"memrank.rank.candidate_cache.evictions": int64(evicted),
+		"memrank.rank.candidate_cache.bytes":     c.Bytes(),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}
+
+func TestOff(t *testing.T) {
+	for _, max := range []int64{0, -1} {
+		c, err := New(Config{MaxBytes: max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Add(key(1, 1), entry("a", 4))
+		if _, ok := c.Get(key(1, 1)); ok || c.Bytes() != 0 {
+			t.Errorf("MaxBytes %d: the cache held an entry", max)
+		}
+	}
+}

@@ -1,0 +1,38 @@
+package candcache
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/metric"
+)
+
+type metrics struct {
+	hits, misses, evictions metric.Int64Counter
+}
+
+func newMetrics(m metric.Meter, c *Cache) (*metrics, error) {
+	var out metrics
+	var err error
+	if out.hits, err = m.Int64Counter("memrank.rank.candidate_cache.hits",
+		metric.WithUnit("{candidate}"), metric.WithDescription("Candidates served from the candidate cache (their payload and vector not fetched).")); err != nil {
+		return nil, err
+	}
+	if out.misses, err = m.Int64Counter("memrank.rank.candidate_cache.misses",
+		metric.WithUnit("{candidate}"), metric.WithDescription("Candidates fetched from the upstream because the cache did not hold them, or held a copy that failed the score check.")); err != nil {
+		return nil, err
+	}
+	if out.evictions, err = m.Int64Counter("memrank.rank.candidate_cache.evictions",
+		metric.WithUnit("{entry}"), metric.WithDescription("Entries evicted from the candidate cache to stay within its byte bound.")); err != nil {
+		return nil, err
+	}
+	_, err = m.Int64ObservableGauge("memrank.rank.candidate_cache.bytes",
+		metric.WithUnit("By"), metric.WithDescription("Estimated bytes held by the candidate cache."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(c.Bytes())
+			return nil
+		}))
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
