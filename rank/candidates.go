@@ -28,7 +28,7 @@ const scoreTolerance = 1e-4
 // created, deleted or changed: nothing the candidate cache holds is served
 // again. The fronts call it after every such request they pass on.
 func (r *Ranker) CollectionsChanged() {
-	if r.cands != nil {
+	if r != nil && r.cands != nil {
 		r.cands.Invalidate()
 	}
 }

@@ -80,7 +80,7 @@ const (
 type CandidateCacheConfig struct {
 	// MaxBytes bounds the entries' estimated size (payload and vectors as
 	// encoded, plus overhead); 0 or negative: no cache.
-	MaxBytes int64 `koanf:"max_bytes"`
+	MaxBytes int `koanf:"max_bytes"`
 	// TTL is how long an entry may be served after it was fetched.
 	TTL time.Duration `koanf:"ttl"`
 }

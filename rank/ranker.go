@@ -82,7 +82,7 @@ func New(src Source, cfg Config) (*Ranker, error) {
 	if g, ok := src.(pointGetter); ok && cfg.CandidateCache.MaxBytes > 0 {
 		r.getter = g
 		if r.cands, err = candcache.New(candcache.Config{
-			MaxBytes: cfg.CandidateCache.MaxBytes, TTL: cfg.CandidateCache.TTL, Now: cfg.Now,
+			MaxBytes: int64(cfg.CandidateCache.MaxBytes), TTL: cfg.CandidateCache.TTL, Now: cfg.Now,
 			Meter: cfg.Telemetry.MeterProvider.Meter(instrumentation),
 		}); err != nil {
 			return nil, err

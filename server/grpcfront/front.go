@@ -102,6 +102,13 @@ type Config struct {
 	// ServerOptions are appended to the front's (credentials, extra
 	// interceptors...).
 	ServerOptions []grpc.ServerOption
+	// CollectionsChanged, when set, is called for every call that may
+	// create, delete or change a collection or move an alias, before its
+	// answer reaches the caller (and once more when the call ends, for one
+	// that fails without an answer): the ranker's candidate cache must not
+	// serve one collection's points for another's once the caller can know
+	// of the change.
+	CollectionsChanged func()
 
 	// Telemetry is where the front's logs, spans and metrics go; its
 	// Propagator reads the caller's trace context. Nil members record
@@ -167,6 +174,7 @@ type front struct {
 	log      *slog.Logger
 	metrics  *metrics
 	callOpts []grpc.CallOption
+	changed  func() // nil: nobody to tell
 }
 
 // New returns the front's gRPC server: every call is routed by the front
@@ -192,6 +200,7 @@ func New(cfg Config) (*grpc.Server, error) {
 		batch:    cfg.BatchConcurrency,
 		log:      cfg.Telemetry.Logger,
 		metrics:  m,
+		changed:  cfg.CollectionsChanged,
 		callOpts: []grpc.CallOption{
 			grpc.ForceCodecV2(rawCodec{}),
 			grpc.MaxCallRecvMsgSize(cfg.MaxMessageSize),
@@ -334,6 +343,10 @@ func upstreamMD(md metadata.MD) metadata.MD {
 }
 
 func (c *call) serve() error {
+	if c.f.changed != nil && collectionChanges[c.method] {
+		defer c.f.changed()
+		c.ss = &changeStream{ServerStream: c.ss, changed: c.f.changed}
+	}
 	if upstream.Writes(c.method) {
 		if err := c.guardCompanions(); err != nil {
 			switch {
@@ -519,4 +532,27 @@ func pumpToCaller(cs grpc.ClientStream, ss grpc.ServerStream) error {
 			return err
 		}
 	}
+}
+
+// collectionChanges are the methods after which a collection name may
+// stand for other points: a collection created, deleted or changed (its
+// vectors' configuration), an alias created, deleted or moved.
+var collectionChanges = map[string]bool{
+	"/qdrant.Collections/Create":        true,
+	"/qdrant.Collections/Delete":        true,
+	"/qdrant.Collections/Update":        true,
+	"/qdrant.Collections/UpdateAliases": true,
+}
+
+// changeStream calls changed before each answer it sends, so that a
+// caller who reads the answer and then queries finds no entry stored
+// before the change.
+type changeStream struct {
+	grpc.ServerStream
+	changed func()
+}
+
+func (s *changeStream) SendMsg(m any) error {
+	s.changed()
+	return s.ServerStream.SendMsg(m)
 }

@@ -191,3 +191,46 @@ func TestMayForward(t *testing.T) {
 		t.Errorf("upstream saw %d requests, want the 2 allowed", n)
 	}
 }
+
+// A raw-forwarded request that may change what a collection name stands
+// for (an alias change, a collection's PATCH, a snapshot recovery) tells
+// CollectionsChanged before its answer arrives; other forwarded requests
+// do not.
+func TestForwardedCollectionChanges(t *testing.T) {
+	up := newUpstreamREST(t)
+	var mu sync.Mutex
+	n := 0
+	e := newEnv(t, func(c *Config) {
+		c.UpstreamREST = mustURL(t, up.srv.URL)
+		c.CollectionsChanged = func() {
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+	})
+	cases := []struct {
+		method, path, body string
+		changes            bool
+	}{
+		{"POST", "/collections/aliases", `{"actions":[]}`, true},
+		{"PATCH", "/collections/c", `{}`, true},
+		{"PUT", "/collections/c/snapshots/recover", `{"location":"file:///x"}`, true},
+		{"GET", "/collections/c/snapshots", "", false},
+		{"POST", "/collections/c/points/recommend", `{}`, false},
+	}
+	for _, tc := range cases {
+		mu.Lock()
+		before := n
+		mu.Unlock()
+		r := e.do(tc.method, tc.path, tc.body)
+		if r.status != http.StatusAccepted {
+			t.Fatalf("%s %s: status %d (%s), not the upstream's", tc.method, tc.path, r.status, r)
+		}
+		mu.Lock()
+		got := n > before
+		mu.Unlock()
+		if got != tc.changes {
+			t.Errorf("%s %s: CollectionsChanged called %v, want %v", tc.method, tc.path, got, tc.changes)
+		}
+	}
+}

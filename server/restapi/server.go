@@ -49,6 +49,13 @@ type Config struct {
 	// tenancy is on, since a raw request reaches Qdrant with no tenant
 	// filter.
 	MayForward func(r *http.Request, body []byte) error
+	// CollectionsChanged, when set, is called for every request forwarded
+	// raw that may change a collection or move an alias (an alias change,
+	// a collection's PATCH, a snapshot recovered or uploaded), before its
+	// answer is written, and once more when it ends. The translated
+	// collection routes go through Collections, whose front tells it
+	// itself.
+	CollectionsChanged func()
 	// UpstreamTransport carries forwarded requests; nil = a clone of
 	// http.DefaultTransport. It is wrapped with otelhttp.
 	UpstreamTransport http.RoundTripper
@@ -346,6 +353,10 @@ func (h *handler) callContext(r *http.Request, timeout *uint64, long bool) (cont
 func (h *handler) notTranslated(w http.ResponseWriter, r *http.Request) {
 	if h.proxy != nil {
 		start := time.Now()
+		if fn := h.cfg.CollectionsChanged; fn != nil && changesCollections(r) {
+			defer fn()
+			w = &changeWriter{ResponseWriter: w, changed: fn}
+		}
 		if r.URL.Path != "/collections/aliases" {
 			// Streamed: a snapshot upload may be far larger than any
 			// JSON body.
@@ -418,3 +429,46 @@ func (h *handler) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 	r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	h.proxy.ServeHTTP(w, r2)
 }
+
+// changesCollections says whether a request forwarded raw may make a
+// collection name stand for other points.
+func changesCollections(r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return false
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/collections/")
+	if !ok {
+		return false
+	}
+	return rest == "aliases" || !strings.Contains(rest, "/") || strings.Contains(rest, "/snapshots")
+}
+
+// changeWriter calls changed before the answer's header is written, so
+// that a caller who reads it and then queries finds no entry stored
+// before the change.
+type changeWriter struct {
+	http.ResponseWriter
+	changed func()
+	told    bool
+}
+
+func (w *changeWriter) tell() {
+	if !w.told {
+		w.told = true
+		w.changed()
+	}
+}
+
+func (w *changeWriter) WriteHeader(code int) {
+	w.tell()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *changeWriter) Write(b []byte) (int, error) {
+	w.tell()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController (the proxy's flushes) reach the
+// connection's writer.
+func (w *changeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
