@@ -3,6 +3,8 @@ package rank_test
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -394,5 +396,75 @@ func TestCandidateCacheOffWithoutGetter(t *testing.T) {
 	}
 	if h, m := cacheMetrics(t, reader); h != 0 || m != 0 {
 		t.Errorf("hits %d, misses %d without a getter", h, m)
+	}
+}
+
+// TestCandidateCacheProperty: on random memories (with near duplicates)
+// and random queries, limits, offsets and selectors, the cached answers,
+// cold and warm, are the uncached ones.
+func TestCandidateCacheProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 13))
+	unit := func(v []float32) []float32 {
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		for i := range v {
+			v[i] = float32(float64(v[i]) / math.Sqrt(n))
+		}
+		return v
+	}
+	randVec := func() []float32 {
+		v := make([]float32, dim)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return unit(v)
+	}
+	e := newEnv(t)
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	var pts []pt
+	for i := range 80 {
+		vec := randVec()
+		if i > 0 && i%7 == 0 { // a near duplicate of the previous point
+			vec = unit(append([]float32(nil), pts[i-1].vec...))
+			vec[i%dim] += 0.05
+			vec = unit(vec)
+		}
+		text := fmt.Sprintf("memory %d", i)
+		if i%11 == 0 && i > 0 {
+			text = pts[i-1].payload["text"].(string) // a text duplicate
+		}
+		pts = append(pts, pt{id: uint64(i + 1), vec: vec, payload: memoryPayload(text, 0.3+0.6*rng.Float64(), 100*rng.Float64(),
+			map[string]any{"a": rng.IntN(20)})})
+	}
+	e.upsert(t, "mem", pts...)
+	plain := newRanker(t, e.client, func(c *rank.Config) { c.Guard = testGuard })
+	cached, _ := cachedRanker(t, e.client, nil)
+	selectors := []*qdrant.WithPayloadSelector{nil, qdrant.NewWithPayload(true), qdrant.NewWithPayloadInclude("text"), qdrant.NewWithPayloadExclude("access_counts")}
+	for i := range 60 {
+		q := randVec()
+		if i%3 == 0 { // near a stored point, so duplicates are among the candidates
+			q = unit(append([]float32(nil), pts[rng.IntN(len(pts))].vec...))
+		}
+		req := &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(q), Limit: u64(uint64(1 + rng.IntN(15))),
+			WithPayload: selectors[rng.IntN(len(selectors))]}
+		if rng.IntN(3) == 0 {
+			req.Offset = u64(uint64(rng.IntN(5)))
+		}
+		if rng.IntN(2) == 0 {
+			req.WithVectors = qdrant.NewWithVectors(true)
+		}
+		want, err := plain.Query(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, round := range []string{"cold", "warm"} {
+			got, err := cached.Query(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameAnswer(t, fmt.Sprintf("query %d %s", i, round), want, got)
+		}
 	}
 }
