@@ -198,7 +198,8 @@ func (f *Fixture) start(ctx context.Context) error {
 		return err
 	}
 	_ = f.recorder.Start(sctx)
-	f.ranker, err = rank.New(f.source, rank.Config{Codec: codec, Oversample: f.opts.Oversample, Recorder: f.recorder})
+	f.ranker, err = rank.New(f.source, rank.Config{Codec: codec, Oversample: f.opts.Oversample, Recorder: f.recorder,
+		CandidateCache: rank.DefaultConfig().CandidateCache}) // as serve runs it
 	if err != nil {
 		return err
 	}
