@@ -117,12 +117,29 @@ type stageTimer struct {
 }
 
 func (r *Ranker) startStage(ctx context.Context, name string) (context.Context, stageTimer) {
-	ctx, span := r.tracer.Start(ctx, "rank."+name)
+	ctx, span := r.tracer.Start(ctx, stageSpanName(name))
 	return ctx, stageTimer{span: span, start: time.Now(), name: name}
 }
 
+// stageSpanName is "rank."+name without building it on every query.
+func stageSpanName(name string) string {
+	switch name {
+	case stageCandidates:
+		return "rank." + stageCandidates
+	case stageDecode:
+		return "rank." + stageDecode
+	case stageGate:
+		return "rank." + stageGate
+	case stageDedup:
+		return "rank." + stageDedup
+	case stageRank:
+		return "rank." + stageRank
+	}
+	return "rank." + name
+}
+
 func (r *Ranker) endStage(ctx context.Context, st stageTimer, attrs ...attribute.KeyValue) {
-	if len(attrs) > 0 {
+	if len(attrs) > 0 && st.span.IsRecording() {
 		st.span.SetAttributes(attrs...)
 	}
 	st.span.End()
