@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,12 +269,19 @@ func (f *Fixture) serveFront(ctx context.Context, tel settings.Settings) (string
 	return f.serve(ctx, front, lim.Listener)
 }
 
+// newClient is an agent's client: go-client's defaults, one connection,
+// none of the dial options memrank gives its own upstream connections (so
+// tuning those never flatters the direct path).
 func newClient(addr string) (*qdrant.Client, error) {
-	cfg, err := upstream.ClientConfig(addr) // the same shape an agent's client has
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("proxybench: %w", err)
 	}
-	c, err := qdrant.NewClient(cfg)
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("proxybench: port of %s: %w", addr, err)
+	}
+	c, err := qdrant.NewClient(&qdrant.Config{Host: host, Port: p, SkipCompatibilityCheck: true, PoolSize: 1})
 	if err != nil {
 		return nil, fmt.Errorf("proxybench: client: %w", err)
 	}
