@@ -2,6 +2,7 @@ package rank
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -140,7 +141,9 @@ func stageSpanName(name string) string {
 
 func (r *Ranker) endStage(ctx context.Context, st stageTimer, attrs ...attribute.KeyValue) {
 	if len(attrs) > 0 && st.span.IsRecording() {
-		st.span.SetAttributes(attrs...)
+		// A copy, so that attrs does not escape: the callers' argument
+		// lists stay on the stack when no span records.
+		st.span.SetAttributes(slices.Clone(attrs)...)
 	}
 	st.span.End()
 	r.metrics.stage.Record(ctx, time.Since(st.start).Seconds(), r.metrics.stageAttrs[st.name])
