@@ -109,6 +109,9 @@ func BenchmarkProxy(b *testing.B) {
 // engine allocates more for memrank's larger upstream request (measured on
 // the engine in process). The grpc transport's share of that larger reply
 // on both sides stays in memrank's figure, so it is an upper bound.
+// memrank-code-B/query is the lower bound: what is allocated on stacks
+// that run memrank's own code (the front, the ranker and the go-client
+// calls it makes), without grpc's transport goroutines.
 func BenchmarkFront(b *testing.B) {
 	for _, mode := range []struct {
 		name string
@@ -144,6 +147,10 @@ func BenchmarkFront(b *testing.B) {
 				n := float64(i)
 				b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n-direct.bytes-store.bytes, "memrank-B/query")
 				b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n-direct.allocs-store.allocs, "memrank-allocs/query")
+				b.StopTimer()
+				code := memrankCodeAllocs(b, 100, func(i int) error { return f.Query(ctx, f.Proxied, i) })
+				b.ReportMetric(code.bytes, "memrank-code-B/query")
+				b.ReportMetric(code.allocs, "memrank-code-allocs/query")
 			})
 		})
 	}
@@ -192,4 +199,61 @@ func (f *Fixture) storeExtra(b *testing.B) perQuery {
 	up := allocsPer(b, 300, query(n, true))
 	own := allocsPer(b, 300, query(uint64(f.opts.Limit), false))
 	return perQuery{up.bytes - own.bytes, up.allocs - own.allocs}
+}
+
+// memrankCodeAllocs profiles every allocation of n calls of run and sums
+// those whose stack runs memrank's code, the store and this benchmark
+// excepted, per call.
+func memrankCodeAllocs(b *testing.B, n int, run func(i int) error) perQuery {
+	b.Helper()
+	prev := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
+	defer func() { runtime.MemProfileRate = prev }()
+	before := memrankProfile()
+	for i := range n {
+		if err := run(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	after := memrankProfile()
+	return perQuery{float64(after.bytes-before.bytes) / float64(n), float64(after.allocs-before.allocs) / float64(n)}
+}
+
+// memrankProfile is the cumulative allocation profile's total over stacks
+// through memrank's code. Two GCs publish every allocation made so far.
+func memrankProfile() struct{ bytes, allocs int64 } {
+	runtime.GC()
+	runtime.GC()
+	var recs []runtime.MemProfileRecord
+	for range 10 {
+		n, ok := runtime.MemProfile(nil, true)
+		recs = make([]runtime.MemProfileRecord, n+64)
+		if n, ok = runtime.MemProfile(recs, true); ok {
+			recs = recs[:n]
+			break
+		}
+	}
+	var out struct{ bytes, allocs int64 }
+	for _, r := range recs {
+		if memrankStack(r.Stack()) {
+			out.bytes += r.AllocBytes
+			out.allocs += r.AllocObjects
+		}
+	}
+	return out
+}
+
+func memrankStack(pcs []uintptr) bool {
+	frames := runtime.CallersFrames(pcs)
+	for {
+		fr, more := frames.Next()
+		const mod = "github.com/memrank/memrank/"
+		if name, ok := strings.CutPrefix(fr.Function, mod); ok &&
+			!strings.HasPrefix(name, "store") && !strings.HasPrefix(name, "internal/bench/") {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }
