@@ -2,6 +2,7 @@ package rank
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -117,13 +118,32 @@ type stageTimer struct {
 }
 
 func (r *Ranker) startStage(ctx context.Context, name string) (context.Context, stageTimer) {
-	ctx, span := r.tracer.Start(ctx, "rank."+name)
+	ctx, span := r.tracer.Start(ctx, stageSpanName(name))
 	return ctx, stageTimer{span: span, start: time.Now(), name: name}
 }
 
+// stageSpanName is "rank."+name without building it on every query.
+func stageSpanName(name string) string {
+	switch name {
+	case stageCandidates:
+		return "rank." + stageCandidates
+	case stageDecode:
+		return "rank." + stageDecode
+	case stageGate:
+		return "rank." + stageGate
+	case stageDedup:
+		return "rank." + stageDedup
+	case stageRank:
+		return "rank." + stageRank
+	}
+	return "rank." + name
+}
+
 func (r *Ranker) endStage(ctx context.Context, st stageTimer, attrs ...attribute.KeyValue) {
-	if len(attrs) > 0 {
-		st.span.SetAttributes(attrs...)
+	if len(attrs) > 0 && st.span.IsRecording() {
+		// A copy, so that attrs does not escape: the callers' argument
+		// lists stay on the stack when no span records.
+		st.span.SetAttributes(slices.Clone(attrs)...)
 	}
 	st.span.End()
 	r.metrics.stage.Record(ctx, time.Since(st.start).Seconds(), r.metrics.stageAttrs[st.name])

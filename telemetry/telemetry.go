@@ -9,9 +9,10 @@
 //   - Traces: an SDK tracer provider whose spans go to an OTLP gRPC collector
 //     when an endpoint is configured (the exporter still reads the other
 //     OTEL_EXPORTER_OTLP_* settings, such as headers, certificates and
-//     compression, itself), to a test exporter when one is given, and nowhere
-//     otherwise. Spans are still created without an exporter, so logs carry
-//     trace ids in every setup.
+//     compression, itself), or to a test exporter when one is given. With
+//     neither, no span is recorded or even built (idsOnlyProvider), metrics
+//     stay on, and a request keeps its caller's trace context or gets fresh
+//     ids, so logs carry trace ids in every setup at no per-span cost.
 //   - Metrics: an SDK meter provider read by the OpenTelemetry Prometheus
 //     exporter, registered on a registry of its own (with the Go and process
 //     collectors), served by MetricsHandler.
@@ -173,48 +174,25 @@ func Setup(ctx context.Context, cfg Config, logOut io.Writer) (*Telemetry, error
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
 
-	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
-	var otlp sdktrace.SpanExporter
-	switch {
-	case cfg.OTLPEndpoint != "":
-		exp, err := otlptracegrpc.New(ctx, endpointOption(cfg.OTLPEndpoint))
-		if err != nil {
-			return nil, fmt.Errorf("telemetry: OTLP exporter for %q: %w", cfg.OTLPEndpoint, err)
-		}
-		tpOpts = append(tpOpts, sdktrace.WithBatcher(exp))
-		otlp = exp
-	case cfg.SpanExporter != nil:
-		tpOpts = append(tpOpts, sdktrace.WithSyncer(cfg.SpanExporter))
-	}
-	tp := sdktrace.NewTracerProvider(tpOpts...)
-
-	reg := prometheus.NewRegistry()
-	if err := errors.Join(
-		reg.Register(collectors.NewGoCollector()),
-		reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
-	); err != nil {
-		_ = tp.Shutdown(ctx)
-		return nil, fmt.Errorf("telemetry: Prometheus collectors: %w", err)
-	}
-	exp, err := otelprom.New(
-		otelprom.WithRegisterer(reg),
-		// Pinned rather than left to the exporter's default, which is
-		// announced to change: dashboards depend on these names.
-		otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes),
-	)
+	tp, otlp, err := tracerProvider(ctx, cfg, res)
 	if err != nil {
-		_ = tp.Shutdown(ctx)
-		return nil, fmt.Errorf("telemetry: Prometheus exporter: %w", err)
+		return nil, err
 	}
-	mp := sdkmetric.NewMeterProvider(
-		sdkmetric.WithResource(res),
-		sdkmetric.WithReader(exp),
-		sdkmetric.WithView(secondsView()),
-	)
+	var tracers trace.TracerProvider = idsOnlyProvider{}
+	if tp != nil {
+		tracers = tp
+	}
+	reg, mp, err := meterProvider(res)
+	if err != nil {
+		if tp != nil {
+			_ = tp.Shutdown(ctx)
+		}
+		return nil, err
+	}
 
 	// WithDefaults supplies the propagator, so the process and a component
 	// left without Settings agree on it.
-	set := settings.Settings{Logger: slog.New(NewTraceHandler(h)), TracerProvider: tp, MeterProvider: mp}.WithDefaults()
+	set := settings.Settings{Logger: slog.New(NewTraceHandler(h)), TracerProvider: tracers, MeterProvider: mp}.WithDefaults()
 	return &Telemetry{
 		Logger:         set.Logger,
 		TracerProvider: set.TracerProvider,
@@ -225,6 +203,50 @@ func Setup(ctx context.Context, cfg Config, logOut io.Writer) (*Telemetry, error
 		registry:       reg,
 		propagator:     set.Propagator,
 	}, nil
+}
+
+// tracerProvider is the SDK provider feeding the configured exporter, and
+// the OTLP exporter when that is the one; nil when no span goes anywhere,
+// for Setup then installs idsOnlyProvider, which builds no span at all.
+func tracerProvider(ctx context.Context, cfg Config, res *resource.Resource) (*sdktrace.TracerProvider, sdktrace.SpanExporter, error) {
+	switch {
+	case cfg.OTLPEndpoint != "":
+		exp, err := otlptracegrpc.New(ctx, endpointOption(cfg.OTLPEndpoint))
+		if err != nil {
+			return nil, nil, fmt.Errorf("telemetry: OTLP exporter for %q: %w", cfg.OTLPEndpoint, err)
+		}
+		return sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp)), exp, nil
+	case cfg.SpanExporter != nil:
+		return sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSyncer(cfg.SpanExporter)), nil, nil
+	}
+	return nil, nil, nil
+}
+
+// meterProvider is the SDK meter provider read by the Prometheus exporter,
+// and the registry that exporter and the Go and process collectors are on.
+func meterProvider(res *resource.Resource) (*prometheus.Registry, *sdkmetric.MeterProvider, error) {
+	reg := prometheus.NewRegistry()
+	if err := errors.Join(
+		reg.Register(collectors.NewGoCollector()),
+		reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
+	); err != nil {
+		return nil, nil, fmt.Errorf("telemetry: Prometheus collectors: %w", err)
+	}
+	exp, err := otelprom.New(
+		otelprom.WithRegisterer(reg),
+		// Pinned rather than left to the exporter's default, which is
+		// announced to change: dashboards depend on these names.
+		otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("telemetry: Prometheus exporter: %w", err)
+	}
+	mp := sdkmetric.NewMeterProvider(
+		sdkmetric.WithResource(res),
+		sdkmetric.WithReader(exp),
+		sdkmetric.WithView(secondsView()),
+	)
+	return reg, mp, nil
 }
 
 // endpointOption reads the endpoint as a URL when it has a scheme, else as

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -296,5 +297,95 @@ func TestSettings(t *testing.T) {
 	// which it lists in no set order.
 	if s.Propagator == nil || !slices.Equal(slices.Sorted(slices.Values(s.Propagator.Fields())), slices.Sorted(slices.Values(tel.Propagator().Fields()))) {
 		t.Errorf("Settings().Propagator = %v, want the Telemetry's", s.Propagator)
+	}
+}
+
+// TestNoExporterRecordsNoSpans: without an exporter nothing is recorded,
+// yet a request still has trace ids for its logs (the caller's when it sent
+// a traceparent, which then travels on unchanged, fresh ones otherwise),
+// and metrics are still exported.
+func TestNoExporterRecordsNoSpans(t *testing.T) {
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	tests := []struct {
+		name        string
+		carrier     propagation.MapCarrier
+		wantTraceID string // "": fresh ids
+	}{
+		{"caller's trace", propagation.MapCarrier{"traceparent": parent}, "4bf92f3577b34da6a3ce929d0e0e4736"},
+		{"no trace context", propagation.MapCarrier{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			tel := setup(t, Config{}, &logs)
+			ctx := tel.Propagator().Extract(context.Background(), tt.carrier)
+			tracer := tel.TracerProvider.Tracer("test")
+			ctx, outer := tracer.Start(ctx, "server", trace.WithAttributes(attribute.String("k", "v")))
+			inner, stage := tracer.Start(ctx, "stage")
+			for _, s := range []trace.Span{outer, stage} {
+				if s.IsRecording() {
+					t.Errorf("span is recording without an exporter")
+				}
+			}
+			sc := trace.SpanContextFromContext(inner)
+			if !sc.IsValid() || !sc.Equal(outer.SpanContext()) {
+				t.Errorf("inner span context %v, want the outer's valid %v", sc, outer.SpanContext())
+			}
+			if tt.wantTraceID != "" && sc.TraceID().String() != tt.wantTraceID {
+				t.Errorf("trace id %s, want the caller's %s", sc.TraceID(), tt.wantTraceID)
+			}
+			out := propagation.MapCarrier{}
+			tel.Propagator().Inject(inner, out)
+			if tt.wantTraceID != "" && out["traceparent"] != parent {
+				t.Errorf("injected traceparent %q, want the caller's %q unchanged", out["traceparent"], parent)
+			}
+			stage.End()
+			outer.End()
+
+			tel.Logger.InfoContext(inner, "ranked")
+			if !strings.Contains(logs.String(), `"`+TraceIDKey+`":"`+sc.TraceID().String()+`"`) {
+				t.Errorf("log %q lacks trace id %s", logs.String(), sc.TraceID())
+			}
+
+			c, err := tel.MeterProvider.Meter("test").Int64Counter("memrank.test.calls")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Add(ctx, 2)
+			rec := httptest.NewRecorder()
+			tel.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+			if !strings.Contains(rec.Body.String(), "memrank_test_calls_total{") {
+				t.Errorf("metrics lack the counter:\n%s", rec.Body.String())
+			}
+		})
+	}
+}
+
+// Two requests without a trace context get different trace ids.
+func TestNoExporterFreshIDs(t *testing.T) {
+	tracer := setup(t, Config{}, nil).TracerProvider.Tracer("test")
+	_, a := tracer.Start(context.Background(), "a")
+	_, b := tracer.Start(context.Background(), "b")
+	if a.SpanContext().TraceID() == b.SpanContext().TraceID() || a.SpanContext().IsSampled() {
+		t.Errorf("ids %v and %v: want distinct, unsampled", a.SpanContext(), b.SpanContext())
+	}
+}
+
+// BenchmarkSpanNoExporter is the cost of a server span and a stage span
+// under it without an exporter, attributes included.
+func BenchmarkSpanNoExporter(b *testing.B) {
+	tel, err := Setup(context.Background(), Config{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	tracer := tel.TracerProvider.Tracer("bench")
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx, outer := tracer.Start(context.Background(), "server")
+		_, inner := tracer.Start(ctx, "stage")
+		inner.SetAttributes(attribute.Int("n", 40))
+		inner.End()
+		outer.End()
 	}
 }

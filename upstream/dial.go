@@ -35,16 +35,41 @@ func ServerKeepalive() keepalive.EnforcementPolicy {
 }
 
 // dialDefaults are Dial's options before the caller's: plain text (add TLS
-// credentials to override), MaxMessageSize both ways, ClientKeepalive.
+// credentials to override), MaxMessageSize both ways, ClientKeepalive,
+// flowControl.
 func dialDefaults() []grpc.DialOption {
-	return []grpc.DialOption{
+	return append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(MaxMessageSize),
 			grpc.MaxCallSendMsgSize(MaxMessageSize),
 		),
 		grpc.WithKeepaliveParams(ClientKeepalive()),
-	}
+	}, flowControl()...)
+}
+
+// Receive windows of memrank's upstream connections.
+const (
+	streamWindow = 1 << 20
+	connWindow   = 4 << 20
+)
+
+// flowControl gives the upstream connections static receive windows large
+// enough for a whole candidate reply (40 points with payloads and vectors,
+// about 80 KB at 384 dimensions), instead of grpc's dynamic window, which
+// starts at 64 KiB and probes the bandwidth with a PING on data frames.
+// Measured on the ranker's upstream query (go test -bench, 2-core machine,
+// interleaved, 4 runs each): 13 fewer allocations per call (13,688 against
+// 13,701: no window updates and BDP pings) and 2.4-3.3 ms against 2.1-5.3 ms
+// per call; on the whole proxied query the difference is within the noise.
+// The windows are credit, not buffers: a reader that keeps up holds no more
+// memory, and the connection window bounds what a slow one can be sent.
+//
+// grpc 1.85 already shares write buffers and pools receive buffers
+// (mem.DefaultBufferPool) by default, so neither needs an option. A larger
+// read buffer (256 KiB) showed no effect and is left at grpc's 32 KiB.
+func flowControl() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithInitialWindowSize(streamWindow), grpc.WithInitialConnWindowSize(connWindow)}
 }
 
 // Dial connects to the upstream at target ("host:port" or any grpc-go
@@ -136,8 +161,8 @@ func (p *InProcess) ClientConfig(opts ...grpc.DialOption) *qdrant.Config {
 }
 
 func clientDefaults() []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithDefaultCallOptions(
+	return append([]grpc.DialOption{grpc.WithDefaultCallOptions(
 		grpc.MaxCallRecvMsgSize(MaxMessageSize),
 		grpc.MaxCallSendMsgSize(MaxMessageSize),
-	)}
+	)}, flowControl()...)
 }

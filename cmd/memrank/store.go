@@ -258,6 +258,7 @@ machine), and the proxied/direct QPS ratio with --in-flight requests in flight.`
 	cmd.Flags().IntVar(&o.InFlight, "in-flight", d.InFlight, "requests in flight in the throughput phase")
 	cmd.Flags().DurationVar(&o.Duration, "duration", d.Duration, "measuring time, load excluded")
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
+	cmd.Flags().BoolVar(&o.TelemetryOff, "telemetry-off", false, "run memrank without metrics or tracing (default: serve's telemetry)")
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package grpcfront
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -34,6 +35,17 @@ var knownMethods = func() map[string]bool {
 // standard rpc.server.* ones beside them.
 type metrics struct {
 	duration metric.Float64Histogram
+
+	// attrs holds each attribute set once built: building one sorts and
+	// allocates on every call otherwise. Bounded by construction: known
+	// methods (and "other") x routes x status codes.
+	mu    sync.RWMutex
+	attrs map[attrKey]metric.MeasurementOption
+}
+
+type attrKey struct {
+	method, route string
+	code          codes.Code
 }
 
 func newMetrics(mp metric.MeterProvider) (*metrics, error) {
@@ -45,7 +57,7 @@ func newMetrics(mp metric.MeterProvider) (*metrics, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grpcfront: metrics: %w", err)
 	}
-	return &metrics{duration: d}, nil
+	return &metrics{duration: d, attrs: map[attrKey]metric.MeasurementOption{}}, nil
 }
 
 func (m *metrics) observe(ctx context.Context, method, route string, code codes.Code, d time.Duration) {
@@ -53,9 +65,23 @@ func (m *metrics) observe(ctx context.Context, method, route string, code codes.
 	if knownMethods[method] {
 		name = shortMethod(method)
 	}
-	m.duration.Record(ctx, d.Seconds(), metric.WithAttributes(
-		attribute.String("rpc.method", name),
-		attribute.String("memrank.route", route),
-		attribute.String("rpc.grpc.status_code", code.String()),
+	m.duration.Record(ctx, d.Seconds(), m.attributes(attrKey{name, route, code}))
+}
+
+func (m *metrics) attributes(k attrKey) metric.MeasurementOption {
+	m.mu.RLock()
+	opt, ok := m.attrs[k]
+	m.mu.RUnlock()
+	if ok {
+		return opt
+	}
+	opt = metric.WithAttributeSet(attribute.NewSet(
+		attribute.String("rpc.method", k.method),
+		attribute.String("memrank.route", k.route),
+		attribute.String("rpc.grpc.status_code", k.code.String()),
 	))
+	m.mu.Lock()
+	m.attrs[k] = opt
+	m.mu.Unlock()
+	return opt
 }

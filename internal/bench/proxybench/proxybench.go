@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,12 +31,14 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 
+	"github.com/memrank/memrank/admission"
 	"github.com/memrank/memrank/internal/bench/randvec"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/server/grpcfront"
 	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/telemetry"
 	"github.com/memrank/memrank/telemetry/settings"
 	"github.com/memrank/memrank/upstream"
 )
@@ -65,6 +68,10 @@ type Options struct {
 	Seed       uint64        // default 1
 	Dir        string        // data directory; empty: a temporary one, removed by Close
 	Logger     *slog.Logger  // nil: discard
+	// TelemetryOff runs memrank with no-op tracing and metrics, for
+	// comparison; by default it has serve's: Prometheus metrics, and
+	// tracing as serve sets it up without an OTLP endpoint.
+	TelemetryOff bool
 }
 
 // Validate reports a bad option.
@@ -127,6 +134,7 @@ type Fixture struct {
 	serveErrs chan error
 	upstream  *grpc.ClientConn
 	source    *qdrant.Client
+	tel       *telemetry.Telemetry
 	recorder  *rank.Recorder
 	ranker    *rank.Ranker
 
@@ -173,14 +181,21 @@ func (f *Fixture) start(ctx context.Context) error {
 
 	sctx, cancel := context.WithCancel(context.Background())
 	f.cancel = cancel
-	storeAddr, err := f.serve(sctx, store.NewServer(f.db))
+	storeAddr, err := f.serve(sctx, store.NewServer(f.db), nil)
 	if err != nil {
 		return err
 	}
-	if f.upstream, err = upstream.Dial(ctx, storeAddr); err != nil {
+	tel, err := f.telemetry(ctx)
+	if err != nil {
 		return err
 	}
-	scfg, err := upstream.ClientConfig(storeAddr)
+	// The upstream connections as serve opens them for a Qdrant at
+	// upstream.grpc (plain text).
+	clientTel := upstream.ClientTelemetry(tel)
+	if f.upstream, err = upstream.Dial(ctx, storeAddr, clientTel); err != nil {
+		return err
+	}
+	scfg, err := upstream.ClientConfig(storeAddr, clientTel)
 	if err != nil {
 		return err
 	}
@@ -192,22 +207,18 @@ func (f *Fixture) start(ctx context.Context) error {
 		return err
 	}
 	f.recorder, err = rank.NewRecorder(f.source, rank.RecorderConfig{
-		ReplicaID: "proxybench", Keys: memory.DefaultKeys(), Telemetry: settings.Settings{Logger: f.opts.Logger},
+		ReplicaID: "proxybench", Keys: memory.DefaultKeys(), Telemetry: tel,
 	})
 	if err != nil {
 		return err
 	}
 	_ = f.recorder.Start(sctx)
 	f.ranker, err = rank.New(f.source, rank.Config{Codec: codec, Oversample: f.opts.Oversample, Recorder: f.recorder,
-		CandidateCache: rank.DefaultConfig().CandidateCache}) // as serve runs it
+		Telemetry: tel, CandidateCache: rank.DefaultConfig().CandidateCache}) // as serve runs it
 	if err != nil {
 		return err
 	}
-	front, err := grpcfront.New(grpcfront.Config{Upstream: f.upstream, Ranker: f.ranker, Telemetry: settings.Settings{Logger: f.opts.Logger}})
-	if err != nil {
-		return err
-	}
-	frontAddr, err := f.serve(sctx, front)
+	frontAddr, err := f.serveFront(sctx, tel)
 	if err != nil {
 		return err
 	}
@@ -220,23 +231,74 @@ func (f *Fixture) start(ctx context.Context) error {
 	return nil
 }
 
-func newClient(addr string) (*qdrant.Client, error) {
-	cfg, err := upstream.ClientConfig(addr) // the same shape an agent's client has
-	if err != nil {
-		return nil, err
+// telemetry is serve's telemetry (telemetry.Setup on the default section:
+// no OTLP endpoint), or none with TelemetryOff.
+func (f *Fixture) telemetry(ctx context.Context) (settings.Settings, error) {
+	if f.opts.TelemetryOff {
+		return settings.Settings{Logger: f.opts.Logger}.WithDefaults(), nil
 	}
-	c, err := qdrant.NewClient(cfg)
+	tel, err := telemetry.Setup(ctx, telemetry.DefaultConfig(), nil)
+	if err != nil {
+		return settings.Settings{}, fmt.Errorf("proxybench: %w", err)
+	}
+	f.tel = tel
+	set := tel.Settings()
+	set.Logger = f.opts.Logger
+	return set, nil
+}
+
+// serveFront serves memrank's gRPC front as serve does on its gRPC port:
+// the admission limits' server options and listener, the default limits'
+// message size and first-message timeout.
+func (f *Fixture) serveFront(ctx context.Context, tel settings.Settings) (string, error) {
+	limits := admission.DefaultConfig()
+	lim, err := admission.New(limits, "grpc", tel)
+	if err != nil {
+		return "", err
+	}
+	front, err := grpcfront.New(grpcfront.Config{
+		Upstream:            f.upstream,
+		Ranker:              f.ranker,
+		MaxMessageSize:      limits.MaxBodyBytes,
+		FirstMessageTimeout: limits.BodyTimeout,
+		ServerOptions:       lim.ServerOptions(),
+		Telemetry:           tel,
+	})
+	if err != nil {
+		return "", err
+	}
+	return f.serve(ctx, front, lim.Listener)
+}
+
+// newClient is an agent's client: go-client's defaults, one connection,
+// none of the dial options memrank gives its own upstream connections (so
+// tuning those never flatters the direct path).
+func newClient(addr string) (*qdrant.Client, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("proxybench: %w", err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("proxybench: port of %s: %w", addr, err)
+	}
+	c, err := qdrant.NewClient(&qdrant.Config{Host: host, Port: p, SkipCompatibilityCheck: true, PoolSize: 1})
 	if err != nil {
 		return nil, fmt.Errorf("proxybench: client: %w", err)
 	}
 	return c, nil
 }
 
-// serve serves srv on a loopback port until ctx ends.
-func (f *Fixture) serve(ctx context.Context, srv *grpc.Server) (string, error) {
+// serve serves srv on a loopback port until ctx ends, through wrap (nil:
+// none).
+func (f *Fixture) serve(ctx context.Context, srv *grpc.Server, wrap func(net.Listener) net.Listener) (string, error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("proxybench: listen: %w", err)
+	}
+	addr := lis.Addr().String()
+	if wrap != nil {
+		lis = wrap(lis)
 	}
 	f.serving.Add(1)
 	go func() {
@@ -245,7 +307,7 @@ func (f *Fixture) serve(ctx context.Context, srv *grpc.Server) (string, error) {
 			f.serveErrs <- err
 		}
 	}()
-	return lis.Addr().String(), nil
+	return addr, nil
 }
 
 var (
@@ -425,6 +487,9 @@ func (f *Fixture) Close() error {
 		if f.db != nil {
 			errs = append(errs, f.db.Close())
 		}
+		if f.tel != nil {
+			errs = append(errs, f.tel.Shutdown(context.Background()))
+		}
 		if f.ownDir {
 			errs = append(errs, os.RemoveAll(f.dir))
 		}
@@ -577,8 +642,13 @@ func verdict(ok bool) string {
 func (r Report) WriteTo(w io.Writer) (int64, error) {
 	var b strings.Builder
 	o := r.Options
+	tel := "as serve (Prometheus metrics, no trace exporter)"
+	if o.TelemetryOff {
+		tel = "off"
+	}
 	fmt.Fprintf(&b, "memrank bench proxy: %d memories x %d dims (cosine), limit %d, oversample %d (%d candidates), loopback TCP, go-client both ways\n",
 		o.Memories, o.Dim, o.Limit, o.Oversample, o.Limit*o.Oversample)
+	fmt.Fprintf(&b, "memrank's telemetry: %s\n", tel)
 	fmt.Fprintf(&b, "load %v, measured %v\n\n", r.Load.Round(time.Millisecond), r.Elapsed.Round(time.Millisecond))
 	tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tdirect\tthrough memrank\tadded\tgoal\t\t")

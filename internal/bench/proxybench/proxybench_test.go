@@ -2,10 +2,12 @@ package proxybench
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/qdrant/go-client/qdrant"
 	"go.uber.org/goleak"
 )
 
@@ -41,9 +43,12 @@ func TestValidate(t *testing.T) {
 }
 
 // loadBench loads the reference fixture once per benchmark.
-func loadBench(b *testing.B) *Fixture {
+func loadBench(b *testing.B) *Fixture { return loadBenchWith(b, Options{}) }
+
+func loadBenchWith(b *testing.B, o Options) *Fixture {
 	b.Helper()
-	f, err := Load(context.Background(), Options{Dir: b.TempDir(), Duration: 10 * time.Second})
+	o.Dir, o.Duration = b.TempDir(), 10*time.Second
+	f, err := Load(context.Background(), o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,5 +98,162 @@ func BenchmarkProxy(b *testing.B) {
 		b.ReportMetric(float64(rep.AddedP99.Microseconds())/1000, "added-p99-ms")
 		b.ReportMetric(rep.QPSRatio, "qps-ratio")
 		b.Log("\n" + rep.String())
+	}
+}
+
+// BenchmarkFront drives the official go-client direct to the store and
+// through memrank in one benchmark, with memrank's telemetry as serve sets
+// it up and off. ns/op and allocs/op are the whole process's (client,
+// memrank and store); proxied adds memrank-B/query and memrank-allocs/query:
+// what a proxied query allocates beyond a direct one, less what the store's
+// engine allocates more for memrank's larger upstream request (measured on
+// the engine in process). The grpc transport's share of that larger reply
+// on both sides stays in memrank's figure, so it is an upper bound.
+// memrank-code-B/query is the lower bound: what is allocated on stacks
+// that run memrank's own code (the front, the ranker and the go-client
+// calls it makes), without grpc's transport goroutines.
+func BenchmarkFront(b *testing.B) {
+	for _, mode := range []struct {
+		name string
+		off  bool
+	}{{"telemetry=serve", false}, {"telemetry=off", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			f := loadBenchWith(b, Options{TelemetryOff: mode.off})
+			ctx := context.Background()
+			b.Run("direct", func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if err := f.Query(ctx, f.Direct, i); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+			b.Run("proxied", func(b *testing.B) {
+				direct := allocsPer(b, 300, func(i int) error { return f.Query(ctx, f.Direct, i) })
+				store := f.storeExtra(b)
+				b.ReportAllocs()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				i := 0
+				for b.Loop() {
+					if err := f.Query(ctx, f.Proxied, i); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				runtime.ReadMemStats(&after)
+				n := float64(i)
+				b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n-direct.bytes-store.bytes, "memrank-B/query")
+				b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n-direct.allocs-store.allocs, "memrank-allocs/query")
+				b.StopTimer()
+				code := memrankCodeAllocs(b, 100, func(i int) error { return f.Query(ctx, f.Proxied, i) })
+				b.ReportMetric(code.bytes, "memrank-code-B/query")
+				b.ReportMetric(code.allocs, "memrank-code-allocs/query")
+			})
+		})
+	}
+}
+
+type perQuery struct{ bytes, allocs float64 }
+
+// allocsPer is what run allocates per call, over n calls (after a few to
+// warm up).
+func allocsPer(b *testing.B, n int, run func(i int) error) perQuery {
+	b.Helper()
+	for i := range 20 {
+		if err := run(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		if err := run(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	return perQuery{float64(after.TotalAlloc-before.TotalAlloc) / float64(n), float64(after.Mallocs-before.Mallocs) / float64(n)}
+}
+
+// storeExtra is what the store's engine allocates more to answer the
+// ranker's upstream request (limit x oversample candidates, payloads and
+// vectors) than the caller's own.
+func (f *Fixture) storeExtra(b *testing.B) perQuery {
+	ctx := context.Background()
+	n := uint64(f.opts.Limit * f.opts.Oversample)
+	query := func(limit uint64, vectors bool) func(i int) error {
+		return func(i int) error {
+			_, err := f.db.Query(ctx, &qdrant.QueryPoints{
+				CollectionName: Collection,
+				Query:          qdrant.NewQueryDense(f.queries[i%len(f.queries)]),
+				Limit:          &limit,
+				WithPayload:    qdrant.NewWithPayload(true),
+				WithVectors:    qdrant.NewWithVectors(vectors),
+			})
+			return err
+		}
+	}
+	up := allocsPer(b, 300, query(n, true))
+	own := allocsPer(b, 300, query(uint64(f.opts.Limit), false))
+	return perQuery{up.bytes - own.bytes, up.allocs - own.allocs}
+}
+
+// memrankCodeAllocs profiles every allocation of n calls of run and sums
+// those whose stack runs memrank's code, the store and this benchmark
+// excepted, per call.
+func memrankCodeAllocs(b *testing.B, n int, run func(i int) error) perQuery {
+	b.Helper()
+	prev := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
+	defer func() { runtime.MemProfileRate = prev }()
+	before := memrankProfile()
+	for i := range n {
+		if err := run(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	after := memrankProfile()
+	return perQuery{float64(after.bytes-before.bytes) / float64(n), float64(after.allocs-before.allocs) / float64(n)}
+}
+
+// memrankProfile is the cumulative allocation profile's total over stacks
+// through memrank's code. Two GCs publish every allocation made so far.
+func memrankProfile() struct{ bytes, allocs int64 } {
+	runtime.GC()
+	runtime.GC()
+	var recs []runtime.MemProfileRecord
+	for range 10 {
+		n, ok := runtime.MemProfile(nil, true)
+		recs = make([]runtime.MemProfileRecord, n+64)
+		if n, ok = runtime.MemProfile(recs, true); ok {
+			recs = recs[:n]
+			break
+		}
+	}
+	var out struct{ bytes, allocs int64 }
+	for _, r := range recs {
+		if memrankStack(r.Stack()) {
+			out.bytes += r.AllocBytes
+			out.allocs += r.AllocObjects
+		}
+	}
+	return out
+}
+
+func memrankStack(pcs []uintptr) bool {
+	frames := runtime.CallersFrames(pcs)
+	for {
+		fr, more := frames.Next()
+		const mod = "github.com/memrank/memrank/"
+		if name, ok := strings.CutPrefix(fr.Function, mod); ok &&
+			!strings.HasPrefix(name, "store") && !strings.HasPrefix(name, "internal/bench/") {
+			return true
+		}
+		if !more {
+			return false
+		}
 	}
 }
