@@ -485,7 +485,13 @@ func (c *call) forwardStream() error {
 // upstream stream then ended (a RST_STREAM, a deadline text), the caller
 // gets the one timeout text.
 func (c *call) budgetSpent() bool {
-	return errors.Is(c.ctx.Err(), context.DeadlineExceeded)
+	if errors.Is(c.ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	// The context's timer may not have fired yet when grpc-go already
+	// mapped the upstream's RST_STREAM to DeadlineExceeded by the clock.
+	d, ok := c.ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // upstreamErr returns an upstream stream's error as the caller's status:
