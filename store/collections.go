@@ -152,6 +152,8 @@ func (db *DB) CreateCollection(ctx context.Context, req *qdrant.CreateCollection
 		return internal(err, "encode collection config")
 	}
 
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.collections[name] != nil {
@@ -198,6 +200,8 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	defer done()
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	c := db.collections[name]
