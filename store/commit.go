@@ -81,6 +81,9 @@ type committer struct {
 	group  bool
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// afterCommit, when set (by tests, before the first write), runs
+	// between a group's commit and its in-memory apply.
+	afterCommit func()
 }
 
 func (db *DB) startCommitter() {
@@ -164,7 +167,7 @@ func canceled(err error) *Error { return &Error{Kind: KindCanceled, Msg: err.Err
 func (db *DB) commitGroup(reqs []*writeReq) {
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
-	live := reqs[:0]
+	live := make([]*writeReq, 0, len(reqs))
 	for _, r := range reqs {
 		if !r.state.CompareAndSwap(reqQueued, reqTaken) {
 			continue // its caller gave up; it was never applied
@@ -248,6 +251,9 @@ func (db *DB) tryGroup(reqs []*writeReq) (int, error) {
 	if err := tx.Commit(); err != nil {
 		g.withdraw()
 		return -1, internal(errors.Join(err, g.undo()), "commit")
+	}
+	if h := db.commits.afterCommit; h != nil {
+		h()
 	}
 	g.apply()
 	return -1, nil
