@@ -179,21 +179,21 @@ func (db *DB) commitGroup(reqs []*writeReq) {
 		live = append(live, r)
 	}
 	for len(live) > 0 {
-		failed, err := db.tryGroup(live)
+		n, failed, err := db.tryGroup(live)
 		switch {
 		case failed >= 0:
 			live[failed].finish(nil, err)
 			live = append(live[:failed], live[failed+1:]...)
 		case err != nil:
-			for _, r := range live {
+			for _, r := range live[:n] {
 				r.finish(nil, err)
 			}
-			return
+			live = live[n:]
 		default:
-			for _, r := range live {
+			for _, r := range live[:n] {
 				r.finish(r.res, nil)
 			}
-			return
+			live = live[n:]
 		}
 	}
 }
@@ -215,28 +215,34 @@ type txGroup struct {
 	cols []*colState
 }
 
-// tryGroup runs the requests in one transaction and commits it. It
-// returns the index of a request that failed (with its error) and left
-// nothing behind, or -1 with the commit's error or nil.
-func (db *DB) tryGroup(reqs []*writeReq) (int, error) {
+// tryGroup runs requests in one transaction and commits it. It returns
+// how many requests, from the first, the commit covered (with the commit's
+// error or nil); or, when one failed and the transaction was rolled back,
+// the index of that request and its error.
+func (db *DB) tryGroup(reqs []*writeReq) (n, failed int, err error) {
 	tx, err := db.bolt.Begin(true)
 	if err != nil {
-		return -1, internal(err, "begin write")
+		return len(reqs), -1, internal(err, "begin write")
 	}
 	g := &txGroup{db: db, tx: tx}
 	defer g.unlock()
+	n = len(reqs)
 	for i, r := range reqs {
 		res, err := g.run(r)
+		if errors.Is(err, errSplit) {
+			n = i // the next group starts with it
+			break
+		}
 		if err != nil {
 			_ = tx.Rollback()
 			if rerr := g.undo(); rerr != nil {
-				return -1, internal(errors.Join(err, rerr), "roll back write to collection %s", r.name)
+				return len(reqs), -1, internal(errors.Join(err, rerr), "roll back write to collection %s", r.name)
 			}
 			var e *Error
 			if !errors.As(err, &e) {
 				e = internal(err, "write to collection %s", r.name)
 			}
-			return i, e
+			return 0, i, e
 		}
 		r.res = res
 	}
@@ -244,19 +250,42 @@ func (db *DB) tryGroup(reqs []*writeReq) (int, error) {
 		b := tx.Bucket(bucketCollections).Bucket([]byte(cs.c.name))
 		if err := putSeq(b, cs.seq); err != nil {
 			_ = tx.Rollback()
-			return -1, internal(errors.Join(err, g.undo()), "write to collection %s", cs.c.name)
+			return n, -1, internal(errors.Join(err, g.undo()), "write to collection %s", cs.c.name)
 		}
 	}
 	g.publish()
 	if err := tx.Commit(); err != nil {
 		g.withdraw()
-		return -1, internal(errors.Join(err, g.undo()), "commit")
+		return n, -1, internal(errors.Join(err, g.undo()), "commit")
 	}
 	if h := db.commits.afterCommit; h != nil {
 		h()
 	}
 	g.apply()
-	return -1, nil
+	return n, -1, nil
+}
+
+// errSplit stops a group before a request that would have to lock a
+// collection on which the group has payload writes pending without the
+// lock: committed apart, those keep the collection's readers running
+// through their fsync.
+var errSplit = errors.New("store: next group")
+
+// shared reports whether op may run without the collection's lock, given
+// whether the group already has payload writes pending on it.
+func (op writeOp) shared(pending bool) bool {
+	return op.payloadOnly && (op.byIDs || !pending)
+}
+
+// needsLock reports whether ops, run after pending unlocked payload writes
+// on their collection, would have to lock it.
+func needsLock(ops []writeOp) bool {
+	for _, op := range ops {
+		if !op.shared(true) {
+			return true
+		}
+	}
+	return false
 }
 
 // state returns the group's state for c, starting it if needed.
@@ -283,12 +312,15 @@ func (g *txGroup) run(r *writeReq) ([]*qdrant.UpdateResult, error) {
 	}
 	pts := b.Bucket(bucketPoints)
 	cs := g.state(c)
+	if !cs.exclusive && len(cs.applies) > 0 && needsLock(r.ops) {
+		return nil, errSplit
+	}
 	out := make([]*qdrant.UpdateResult, len(r.ops))
 	for i, op := range r.ops {
 		if err := r.ctx.Err(); err != nil {
 			return nil, canceled(err)
 		}
-		shared := !cs.exclusive && op.payloadOnly && (op.byIDs || len(cs.applies) == 0)
+		shared := !cs.exclusive && op.shared(len(cs.applies) > 0)
 		if !shared && !cs.exclusive {
 			cs.lock()
 		}

@@ -215,3 +215,54 @@ func TestPayloadWriteInvisibleUntilApplied(t *testing.T) {
 		t.Errorf("version after = %d, still the old one", v)
 	}
 }
+
+// A write that must lock a collection does not join a group that has
+// payload writes pending on it without the lock: it goes to the next
+// commit, so those payload writes keep readers running through theirs.
+func TestGroupSplitsBeforeLockingAfterPayloadWrites(t *testing.T) {
+	db := testDB(t, t.TempDir())
+	testColl(t, db, "a")
+	testColl(t, db, "b")
+	ctx := context.Background()
+	if _, err := db.write(ctx, "a", testUpsert(t, 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	commits := 0
+	db.commits.afterCommit = func() { commits++ }
+	reqs := []struct {
+		coll string
+		op   writeOp
+	}{
+		{coll: "a", op: testSetGen(t, 1, 1)},
+		{coll: "b", op: testUpsert(t, 5, 5)}, // another collection: same group
+		{coll: "a", op: testSetGen(t, 2, 1)}, // by id: same group
+		{coll: "a", op: testUpsert(t, 2, 3)}, // needs the lock: next group
+		{coll: "a", op: testSetGen(t, 4, 1)},
+	}
+	batch := make([]*writeReq, len(reqs))
+	for i, r := range reqs {
+		batch[i] = &writeReq{ctx: ctx, name: r.coll, ops: []writeOp{r.op}, done: make(chan struct{})}
+	}
+	db.commitGroup(batch)
+	var got []uint64
+	for _, r := range batch {
+		<-r.done
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		got = append(got, r.res[0].GetOperationId())
+	}
+	if diff := cmp.Diff([]uint64{3, 2, 4, 5, 6}, got); diff != "" {
+		t.Errorf("operation ids (-want +got):\n%s", diff)
+	}
+	if commits != 2 {
+		t.Errorf("%d commits, want 2", commits)
+	}
+	p, ix := gens(t, db, "a")
+	if diff := cmp.Diff(map[uint64]int64{1: 4, 2: 3}, p); diff != "" {
+		t.Errorf("payloads (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[int64]uint64{4: 1, 3: 1}, ix); diff != "" {
+		t.Errorf("index (-want +got):\n%s", diff)
+	}
+}
