@@ -24,16 +24,16 @@ import (
 //
 // Readers and the commit. A request made only of payload writes (set,
 // overwrite, delete, clear payload) does not hold the collection's lock
-// through the fsync. Just before the commit, under a brief exclusive lock,
-// the collection gets an overlay: the committed (old) record of every
-// point the group rewrites. Readers take a record from the overlay before
-// bbolt, so between the commit and the in-memory apply they still see the
-// old payload together with the old versions and index postings. The apply
-// (postings, versions) and the removal of the overlay then happen together
-// under one exclusive lock: a read sees a group's writes to a collection
-// entirely or not at all. Writes that change vectors or point sets, and
-// index definitions, hold the collection's lock from their first operation
-// until after the commit, as before.
+// through the fsync. Just before the commit the collection gets an
+// overlay: the committed (old) record of every point the group rewrites.
+// Readers take a record from the overlay before bbolt, so between the
+// commit and the in-memory apply they still see the old payload together
+// with the old versions and index postings. The apply (postings, versions)
+// and the removal of the overlay then happen together under one exclusive
+// lock: a read sees a group's writes to a collection entirely or not at
+// all. Writes that change vectors or point sets, and index definitions,
+// hold the collection's lock from their first operation until after the
+// commit.
 
 // writeOp is one operation of a write request.
 type writeOp struct {
@@ -364,27 +364,26 @@ func (cs *colState) lock() {
 
 // publish installs the overlays of the collections written without their
 // lock: from here on readers take those points' records from the overlay,
-// so the commit does not change what they see.
+// so the commit does not change what they see. It takes no lock: a reader
+// reads the overlay only after beginning its bbolt transaction, and one
+// that began after the commit (so sees the new records) is ordered after
+// this store by bbolt's meta lock.
 func (g *txGroup) publish() {
 	for _, cs := range g.cols {
 		if cs.exclusive || len(cs.overlay) == 0 {
 			continue
 		}
-		cs.c.mu.Lock()
-		cs.c.overlay = cs.overlay
-		cs.c.mu.Unlock()
+		cs.c.overlay.Store(&cs.overlay)
 	}
 }
 
-// withdraw removes the overlays after a failed commit: disk is as it was.
+// withdraw removes the overlays after a failed commit: disk is as it was,
+// so readers see the same records with or without them.
 func (g *txGroup) withdraw() {
 	for _, cs := range g.cols {
-		if cs.exclusive || cs.overlay == nil {
-			continue
+		if !cs.exclusive {
+			cs.c.overlay.Store(nil)
 		}
-		cs.c.mu.Lock()
-		cs.c.overlay = nil
-		cs.c.mu.Unlock()
 	}
 }
 
@@ -402,7 +401,7 @@ func (g *txGroup) apply() {
 			f()
 		}
 		cs.c.seq = cs.seq
-		cs.c.overlay = nil
+		cs.c.overlay.Store(nil)
 		cs.c.mu.Unlock()
 	}
 }
@@ -447,10 +446,13 @@ func (c *collection) stageOld(id PointID, raw []byte) {
 
 // record returns a point's record as readers must see it: from the
 // overlay while a payload write to it is being committed, else from bbolt.
-// The caller holds c.mu (shared or exclusive).
+// The caller holds c.mu (shared or exclusive) and began the transaction of
+// pts before calling.
 func (c *collection) record(pts *bolt.Bucket, id PointID) []byte {
-	if raw, ok := c.overlay[id]; ok {
-		return raw
+	if ov := c.overlay.Load(); ov != nil {
+		if raw, ok := (*ov)[id]; ok {
+			return raw
+		}
 	}
 	return pts.Get(id.key())
 }
@@ -472,8 +474,10 @@ func (c *collection) payloadOf(pts *bolt.Bucket, id PointID) (map[string]*qdrant
 // current returns the record to use for a point met by a cursor (v is what
 // the cursor read).
 func (c *collection) current(id PointID, v []byte) []byte {
-	if raw, ok := c.overlay[id]; ok {
-		return raw
+	if ov := c.overlay.Load(); ov != nil {
+		if raw, ok := (*ov)[id]; ok {
+			return raw
+		}
 	}
 	return v
 }
