@@ -16,9 +16,10 @@ import (
 //
 // How this differs from Qdrant: Qdrant applies the operations one by one as
 // separate updates, so when one fails the ones before it stay applied and
-// the request reports only the error. Here the whole batch is one
-// transaction: when any operation fails (or the commit does), nothing of the
-// batch is applied, and the error is that operation's. Operations are also
+// the request reports only the error. Here the batch is all or nothing (it
+// commits in one transaction, possibly shared with other writes): when any
+// operation fails (or the commit does), nothing of the batch is applied,
+// and the error is that operation's. Operations are also
 // all converted and validated before the first one runs, so a malformed
 // later operation fails the batch before any change, where Qdrant would
 // have applied the earlier ones.

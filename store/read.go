@@ -102,7 +102,7 @@ func (c *collection) fill(pts *bolt.Bucket, slot uint32, out output) (map[string
 // transaction, so memory and disk are seen at the same instant. name may be
 // an alias.
 func (db *DB) read(name string, fn func(c *collection, pts *bolt.Bucket) error) error {
-	c, unlock, err := db.lockCollection(name, false)
+	c, unlock, err := db.readCollection(name)
 	if err != nil {
 		return err
 	}
