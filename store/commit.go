@@ -162,8 +162,8 @@ func (db *DB) submit(ctx context.Context, name string, ops []writeOp) ([]*qdrant
 
 func canceled(err error) *Error { return &Error{Kind: KindCanceled, Msg: err.Error(), Err: err} }
 
-// commitGroup runs requests in one transaction, dropping failed ones and
-// running the rest again until what is left commits.
+// commitGroup runs requests in shared transactions, dropping failed ones
+// and running the rest again until every request has its outcome.
 func (db *DB) commitGroup(reqs []*writeReq) {
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
@@ -178,12 +178,19 @@ func (db *DB) commitGroup(reqs []*writeReq) {
 		}
 		live = append(live, r)
 	}
+	// After a failure the requests that ran before it commit on their own
+	// first, so each request runs at most about twice, however many fail.
+	limit := len(live)
 	for len(live) > 0 {
-		n, failed, err := db.tryGroup(live)
+		n, failed, err := db.tryGroup(live[:min(limit, len(live))])
+		limit = len(live)
 		switch {
 		case failed >= 0:
 			live[failed].finish(nil, err)
 			live = append(live[:failed], live[failed+1:]...)
+			if failed > 0 {
+				limit = failed
+			}
 		case err != nil:
 			for _, r := range live[:n] {
 				r.finish(nil, err)

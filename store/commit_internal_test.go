@@ -266,3 +266,46 @@ func TestGroupSplitsBeforeLockingAfterPayloadWrites(t *testing.T) {
 		t.Errorf("index (-want +got):\n%s", diff)
 	}
 }
+
+// Many failures in one group: each gets its error, every other request
+// commits, in order.
+func TestGroupWithManyFailures(t *testing.T) {
+	db := testDB(t, t.TempDir())
+	testColl(t, db, "a")
+	ctx := context.Background()
+	if _, err := db.write(ctx, "a", testUpsert(t, 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	const n = 60
+	batch := make([]*writeReq, n)
+	for i := range batch {
+		op := testSetGen(t, int64(i), 1)
+		if i%2 == 1 {
+			op = testSetGen(t, int64(i), 1000+uint64(i)) // no such point
+		}
+		batch[i] = &writeReq{ctx: ctx, name: "a", ops: []writeOp{op}, done: make(chan struct{})}
+	}
+	db.commitGroup(batch)
+	next := uint64(3) // after the index (1) and the upsert (2)
+	for i, r := range batch {
+		<-r.done
+		var e *Error
+		switch {
+		case i%2 == 1:
+			if !errors.As(r.err, &e) || e.Kind != KindNotFound {
+				t.Fatalf("request %d: %v, want NotFound", i, r.err)
+			}
+		case r.err != nil:
+			t.Fatalf("request %d: %v", i, r.err)
+		default:
+			if got := r.res[0].GetOperationId(); got != next {
+				t.Fatalf("request %d: operation %d, want %d", i, got, next)
+			}
+			next++
+		}
+	}
+	p, _ := gens(t, db, "a")
+	if diff := cmp.Diff(map[uint64]int64{1: n - 2}, p); diff != "" {
+		t.Errorf("payload (-want +got):\n%s", diff)
+	}
+}
