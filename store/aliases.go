@@ -45,6 +45,8 @@ func (db *DB) UpdateAliases(ctx context.Context, req *qdrant.ChangeAliases) erro
 		return err
 	}
 	defer done()
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	next := make(map[string]string, len(db.aliases))

@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/qdrant/go-client/qdrant"
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/protobuf/proto"
 )
 
 // UpdateBatch is Points/UpdateBatch: upsert, delete (ids or filter),
@@ -18,9 +16,10 @@ import (
 //
 // How this differs from Qdrant: Qdrant applies the operations one by one as
 // separate updates, so when one fails the ones before it stay applied and
-// the request reports only the error. Here the whole batch is one
-// transaction: when any operation fails (or the commit does), nothing of the
-// batch is applied, and the error is that operation's. Operations are also
+// the request reports only the error. Here the batch is all or nothing (it
+// commits in one transaction, possibly shared with other writes): when any
+// operation fails (or the commit does), nothing of the batch is applied,
+// and the error is that operation's. Operations are also
 // all converted and validated before the first one runs, so a malformed
 // later operation fails the batch before any change, where Qdrant would
 // have applied the earlier ones.
@@ -35,30 +34,30 @@ func (db *DB) UpdateBatch(ctx context.Context, req *qdrant.UpdateBatchPoints) ([
 	if req.Timeout != nil && req.GetTimeout() == 0 {
 		return nil, validation("timeout", "value 0 invalid, must be 1 or larger")
 	}
-	txs := make([]writeTx, len(req.GetOperations()))
+	ops := make([]writeOp, len(req.GetOperations()))
 	for i, op := range req.GetOperations() {
-		tx, err := batchOpTx(op)
+		wop, err := batchOpTx(op)
 		if err != nil {
 			return nil, err
 		}
-		txs[i] = tx
+		ops[i] = wop
 	}
-	return db.writeBatch(ctx, req.GetCollectionName(), txs)
+	return db.submit(ctx, req.GetCollectionName(), ops)
 }
 
 // batchOpTx converts one PointsUpdateOperation (the match in update_batch).
-func batchOpTx(op *qdrant.PointsUpdateOperation) (writeTx, error) {
+func batchOpTx(op *qdrant.PointsUpdateOperation) (writeOp, error) {
 	switch o := op.GetOperation().(type) {
 	case *qdrant.PointsUpdateOperation_Upsert:
 		u := o.Upsert
-		return upsertTx(u.GetPoints(), u.GetShardKeySelector(), u.GetUpdateFilter(), u.GetUpdateMode())
+		return asStructural(upsertTx(u.GetPoints(), u.GetShardKeySelector(), u.GetUpdateFilter(), u.GetUpdateMode()))
 	case *qdrant.PointsUpdateOperation_DeleteDeprecated:
-		return deleteTx(o.DeleteDeprecated)
+		return asStructural(deleteTx(o.DeleteDeprecated))
 	case *qdrant.PointsUpdateOperation_DeletePoints_:
 		if o.DeletePoints.GetShardKeySelector() != nil {
-			return nil, unimplemented("shard keys are not supported")
+			return writeOp{}, unimplemented("shard keys are not supported")
 		}
-		return deleteTx(o.DeletePoints.GetPoints())
+		return asStructural(deleteTx(o.DeletePoints.GetPoints()))
 	case *qdrant.PointsUpdateOperation_SetPayload_:
 		sp := o.SetPayload
 		return setPayloadTx(sp.GetPayload(), sp.GetPointsSelector(), sp.GetShardKeySelector(), sp.Key)
@@ -75,70 +74,20 @@ func batchOpTx(op *qdrant.PointsUpdateOperation) (writeTx, error) {
 		return clearPayloadTx(o.ClearPayloadDeprecated, nil)
 	case *qdrant.PointsUpdateOperation_UpdateVectors_:
 		uv := o.UpdateVectors
-		return updateVectorsTx(uv.GetPoints(), uv.GetShardKeySelector(), uv.GetUpdateFilter())
+		return asStructural(updateVectorsTx(uv.GetPoints(), uv.GetShardKeySelector(), uv.GetUpdateFilter()))
 	case *qdrant.PointsUpdateOperation_DeleteVectors_:
 		dv := o.DeleteVectors
-		return deleteVectorsTx(dv.GetPointsSelector(), dv.GetVectors(), dv.GetShardKeySelector())
+		return asStructural(deleteVectorsTx(dv.GetPointsSelector(), dv.GetVectors(), dv.GetShardKeySelector()))
 	}
-	return nil, invalidArg("Operation is missing")
+	return writeOp{}, invalidArg("Operation is missing")
 }
 
-// writeBatch runs several write transactions as one bbolt transaction
-// under the collection's exclusive lock. Operation i gets operation id
-// seq+1+i. Each operation's in-memory changes are applied right after it
-// runs, so the next one sees them (memory and the transaction then agree);
-// if anything fails, the transaction is rolled back and the collection's
-// in-memory state is reloaded from disk, which the rollback left as it was.
-func (db *DB) writeBatch(ctx context.Context, name string, txs []writeTx) ([]*qdrant.UpdateResult, error) {
-	c, unlock, err := db.lockCollection(name, true)
+// asStructural wraps a converted structural operation.
+func asStructural(tx writeTx, err error) (writeOp, error) {
 	if err != nil {
-		return nil, err
+		return writeOp{}, err
 	}
-	defer unlock()
-	if err := ctx.Err(); err != nil {
-		return nil, &Error{Kind: KindCanceled, Msg: err.Error(), Err: err}
-	}
-	first := c.seq + 1
-	touched := false
-	err = db.bolt.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCollections).Bucket([]byte(c.name))
-		if b == nil {
-			return collectionNotFound(name)
-		}
-		pts := b.Bucket(bucketPoints)
-		for i, fn := range txs {
-			if err := ctx.Err(); err != nil {
-				return &Error{Kind: KindCanceled, Msg: err.Error(), Err: err}
-			}
-			apply, err := fn(ctx, c, pts, first+uint64(i))
-			if err != nil {
-				return err
-			}
-			if apply != nil {
-				touched = true
-				apply()
-			}
-		}
-		return putSeq(b, first+uint64(len(txs))-1)
-	})
-	if err != nil {
-		if touched {
-			if rerr := db.reloadCollection(c); rerr != nil {
-				return nil, internal(errors.Join(err, rerr), "roll back batch on collection %s", name)
-			}
-		}
-		var e *Error
-		if errors.As(err, &e) {
-			return nil, e
-		}
-		return nil, internal(err, "write to collection %s", name)
-	}
-	c.seq = first + uint64(len(txs)) - 1
-	out := make([]*qdrant.UpdateResult, len(txs))
-	for i := range txs {
-		out[i] = &qdrant.UpdateResult{OperationId: proto.Uint64(first + uint64(i)), Status: qdrant.UpdateStatus_Completed}
-	}
-	return out, nil
+	return structural(tx), nil
 }
 
 // reloadCollection rebuilds a collection's in-memory state from disk. The
@@ -171,7 +120,7 @@ func (db *DB) DeleteVectors(ctx context.Context, req *qdrant.DeletePointVectors)
 	if err != nil {
 		return nil, err
 	}
-	return db.write(ctx, req.GetCollectionName(), tx)
+	return db.write(ctx, req.GetCollectionName(), structural(tx))
 }
 
 // deleteVectorsTx follows src/tonic/api/update_common.rs delete_vectors

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/protobuf/proto"
@@ -41,9 +42,11 @@ func (s *slab) put(slot uint32, v []float32) {
 // collection is one collection's in-memory state: the vector slab, the slot
 // table and the payload indexes. Payloads themselves stay in bbolt (read
 // through its mmap when needed), so the Go heap holds vectors and indexes
-// only. Everything below mu is guarded by mu; writers hold it exclusively
-// across their bbolt transaction so readers never see memory and disk
-// disagree.
+// only. Everything below mu is guarded by mu, but for overlay and stage.
+// A reader holds mu shared for its whole read, bbolt read transaction
+// included; the committer (commit.go) holds it exclusively to change
+// memory, and either holds it through the commit or publishes an overlay
+// first, so readers never see memory and disk disagree.
 type collection struct {
 	name   string
 	dim    int
@@ -61,6 +64,16 @@ type collection struct {
 	free     []uint32
 	slots    map[PointID]uint32
 	indexes  map[string]*fieldIndex // by path string
+	// overlay holds, while a payload-only group is being committed without
+	// mu, the committed records of the points it rewrites; readers use
+	// them instead of bbolt's (see commit.go). It is set before that commit
+	// without mu (a reader that began its bbolt transaction after the commit
+	// is sure to see it) and cleared under mu exclusively.
+	overlay atomic.Pointer[map[PointID][]byte]
+
+	// stage is where the payload write being run by the committer records
+	// the points' old records; only the committer (under DB.wmu) uses it.
+	stage map[PointID][]byte
 }
 
 func newCollection(name string, cfg *qdrant.CollectionConfig, k vecmath.Kernels) (*collection, error) {

@@ -29,11 +29,23 @@ func (db *DB) UpdateCollection(ctx context.Context, req *qdrant.UpdateCollection
 	if len(req.GetSparseVectorsConfig().GetMap()) > 0 {
 		return unimplemented("sparse vectors are not supported")
 	}
-	c, unlock, err := db.lockCollection(req.GetCollectionName(), true)
+	done, err := db.enter()
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer done()
+	// Writers to bbolt take wmu before any collection lock (see DB.wmu).
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	c, err := db.collection(req.GetCollectionName())
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dropped {
+		return collectionNotFound(req.GetCollectionName())
+	}
 	if err := ctx.Err(); err != nil {
 		return &Error{Kind: KindCanceled, Msg: err.Error(), Err: err}
 	}

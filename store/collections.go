@@ -152,6 +152,8 @@ func (db *DB) CreateCollection(ctx context.Context, req *qdrant.CreateCollection
 		return internal(err, "encode collection config")
 	}
 
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.collections[name] != nil {
@@ -198,6 +200,8 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	defer done()
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	c := db.collections[name]
@@ -290,9 +294,10 @@ func (db *DB) CollectionInfo(ctx context.Context, name string) (*qdrant.Collecti
 	}, nil
 }
 
-// lockCollection finds a collection and takes its lock (exclusive for
-// writers). The returned func releases both the lock and the operation.
-func (db *DB) lockCollection(name string, write bool) (*collection, func(), error) {
+// readCollection finds a collection and takes its lock shared (writers go
+// through the committer). The returned func releases both the lock and the
+// operation.
+func (db *DB) readCollection(name string) (*collection, func(), error) {
 	if err := validateName(name, false); err != nil {
 		return nil, nil, err
 	}
@@ -305,17 +310,9 @@ func (db *DB) lockCollection(name string, write bool) (*collection, func(), erro
 		done()
 		return nil, nil, err
 	}
-	if write {
-		c.mu.Lock()
-	} else {
-		c.mu.RLock()
-	}
+	c.mu.RLock()
 	unlock := func() {
-		if write {
-			c.mu.Unlock()
-		} else {
-			c.mu.RUnlock()
-		}
+		c.mu.RUnlock()
 		done()
 	}
 	if c.dropped {

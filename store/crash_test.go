@@ -238,3 +238,152 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 		t.Fatalf("bbolt consistency check: %v", err)
 	}
 }
+
+// SIGKILL while concurrent writers share commits and payload-only batches
+// (the access flush's shape) commit beside them: after reopening, every
+// acknowledged write is there and no batch is half applied.
+func TestCrashKeepsGroupedAndPayloadWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	dir := t.TempDir()
+	srv := startServer(t, dir)
+	c := connectTCP(t, srv.addr)
+	opctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const flushed = 32
+	if err := c.CreateCollection(opctx, &qdrant.CreateCollection{CollectionName: "crash",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 4, Distance: qdrant.Distance_Dot})}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateFieldIndex(opctx, &qdrant.CreateFieldIndexCollection{CollectionName: "crash", FieldName: "gen",
+		FieldType: qdrant.FieldType_FieldTypeInteger.Enum()}); err != nil {
+		t.Fatal(err)
+	}
+	seed := make([]*qdrant.PointStruct, flushed)
+	for i := range seed {
+		seed[i] = &qdrant.PointStruct{Id: qdrant.NewIDNum(uint64(i)), Vectors: qdrant.NewVectors(1, 0, 0, 0),
+			Payload: qdrant.NewValueMap(map[string]any{"gen": 0})}
+	}
+	if _, err := c.Upsert(opctx, &qdrant.UpsertPoints{CollectionName: "crash", Wait: qdrant.PtrOf(true), Points: seed}); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	var acked []uint64 // upserted ids
+	var lastGen int64  // last acknowledged flush
+	var wg sync.WaitGroup
+	const writers = 4
+	for w := range uint64(writers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := uint64(0); i < 20000; i++ {
+				id := 1000 + i*writers + w
+				wctx, wcancel := context.WithTimeout(opctx, 5*time.Second)
+				_, err := c.Upsert(wctx, &qdrant.UpsertPoints{CollectionName: "crash", Wait: qdrant.PtrOf(true),
+					Points: []*qdrant.PointStruct{{Id: qdrant.NewIDNum(id), Vectors: qdrant.NewVectors(0, 1, 0, 0),
+						Payload: qdrant.NewValueMap(map[string]any{"n": int64(id)})}}})
+				wcancel()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				acked = append(acked, id)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for k := int64(1); k < 20000; k++ {
+			req := &qdrant.UpdateBatchPoints{CollectionName: "crash", Wait: qdrant.PtrOf(true)}
+			for i := range uint64(flushed) {
+				req.Operations = append(req.Operations, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
+					Payload: qdrant.NewValueMap(map[string]any{"gen": k}), PointsSelector: qdrant.NewPointsSelector(qdrant.NewIDNum(i)),
+				}))
+			}
+			wctx, wcancel := context.WithTimeout(opctx, 5*time.Second)
+			_, err := c.UpdateBatch(wctx, req)
+			wcancel()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			lastGen = k
+			mu.Unlock()
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n, g := len(acked), lastGen
+		mu.Unlock()
+		if (n >= 300 && g >= 20) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := srv.cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	_ = srv.cmd.Wait()
+	wg.Wait()
+	_ = c.Close()
+	mu.Lock()
+	want, wantGen := append([]uint64(nil), acked...), lastGen
+	mu.Unlock()
+	if len(want) == 0 || wantGen == 0 {
+		t.Fatalf("acknowledged before the kill: %d upserts, flush %d", len(want), wantGen)
+	}
+	t.Logf("acknowledged before SIGKILL: %d single-point upserts from %d writers, %d flushes", len(want), writers, wantGen)
+
+	srv2 := startServer(t, dir)
+	c2 := connectTCP(t, srv2.addr)
+	defer c2.Close()
+	for start := 0; start < len(want); start += 500 {
+		chunk := want[start:min(start+500, len(want))]
+		req := &qdrant.GetPoints{CollectionName: "crash", WithPayload: qdrant.NewWithPayload(true)}
+		for _, id := range chunk {
+			req.Ids = append(req.Ids, qdrant.NewIDNum(id))
+		}
+		got, err := c2.Get(opctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(chunk) {
+			t.Fatalf("%d of %d acknowledged points came back", len(got), len(chunk))
+		}
+		for _, p := range got {
+			if p.GetPayload()["n"].GetIntegerValue() != int64(p.GetId().GetNum()) {
+				t.Fatalf("point %d payload = %v", p.GetId().GetNum(), p.GetPayload())
+			}
+		}
+	}
+	ids := make([]*qdrant.PointId, flushed)
+	for i := range ids {
+		ids[i] = qdrant.NewIDNum(uint64(i))
+	}
+	got, err := c2.Get(opctx, &qdrant.GetPoints{CollectionName: "crash", Ids: ids, WithPayload: qdrant.NewWithPayload(true)})
+	if err != nil || len(got) != flushed {
+		t.Fatalf("flushed points: %d, %v", len(got), err)
+	}
+	gen := got[0].GetPayload()["gen"].GetIntegerValue()
+	for _, p := range got {
+		if g := p.GetPayload()["gen"].GetIntegerValue(); g != gen {
+			t.Fatalf("half a flush after reopen: gens %d and %d", gen, g)
+		}
+	}
+	if gen < wantGen {
+		t.Fatalf("flush %d was acknowledged but the points hold %d", wantGen, gen)
+	}
+	n, err := c2.Count(opctx, &qdrant.CountPoints{CollectionName: "crash", Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchInt("gen", gen)}}})
+	if err != nil || n != flushed {
+		t.Fatalf("index on gen %d after reopen: %d points, %v", gen, n, err)
+	}
+	_ = srv2.stdin.Close()
+	if err := srv2.cmd.Wait(); err != nil {
+		t.Fatalf("second server exit: %v", err)
+	}
+}

@@ -62,6 +62,14 @@ type Options struct {
 	// exceeds it is refused. Without it, limit=10^9 reads and encodes the
 	// whole collection in one answer.
 	MaxResults int
+	// MaxQueuedWrites bounds the write requests waiting for the committer
+	// (default 1024); a writer beyond it waits for room (or for its
+	// context). It also bounds how many requests share one commit.
+	MaxQueuedWrites int
+	// NoGroupCommit gives every write request its own transaction and
+	// fsync instead of sharing one with the requests queued alongside it.
+	// Only for measuring what group commit saves.
+	NoGroupCommit bool
 }
 
 // DefaultMaxResults is the default Options.MaxResults.
@@ -78,6 +86,8 @@ func (o Options) Validate() error {
 		return errors.New("store: SearchWorkers must not be negative")
 	case o.MaxResults < 0:
 		return errors.New("store: MaxResults must not be negative")
+	case o.MaxQueuedWrites < 0:
+		return errors.New("store: MaxQueuedWrites must not be negative")
 	}
 	return nil
 }
@@ -95,6 +105,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxResults == 0 {
 		o.MaxResults = DefaultMaxResults
 	}
+	if o.MaxQueuedWrites == 0 {
+		o.MaxQueuedWrites = 1024
+	}
 	return o
 }
 
@@ -111,6 +124,14 @@ type DB struct {
 	// so Close waits for operations in flight and none starts after it.
 	closeMu sync.RWMutex
 	closed  bool
+
+	// wmu serialises everything that writes to bbolt: the committer's
+	// groups and the collection and alias changes. Taken before any other
+	// lock, it keeps a writer that holds bbolt's write transaction from
+	// waiting for a collection lock held by another writer that waits for
+	// that transaction.
+	wmu     sync.Mutex
+	commits *committer
 
 	mu          sync.RWMutex // guards collections and aliases
 	collections map[string]*collection
@@ -150,6 +171,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
+	db.startCommitter()
 	return db, nil
 }
 
@@ -165,6 +187,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closed = true
+	db.commits.stop()
 	if err := db.bolt.Close(); err != nil {
 		return fmt.Errorf("store: close %s: %w", db.dir, err)
 	}

@@ -15,8 +15,9 @@
 //
 // # Persistence and durability
 //
-// The data directory holds one bbolt file (FileName). Every write is one
-// bbolt transaction, committed (fsync'ed) before the call returns, and only
+// The data directory holds one bbolt file (FileName). Every point write
+// (upsert, delete, payload and vector updates, field indexes, and each
+// UpdateBatch) is committed (fsync'ed) before the call returns, and only
 // then applied to memory: an acknowledged write is durable, a failed one
 // changed nothing. The wait flag of Qdrant's write requests therefore makes
 // no difference here: wait=false behaves like wait=true and the status is
@@ -25,6 +26,37 @@
 // counter. A second process (or a second Open in this process) on the same
 // directory fails at once with ErrDirectoryInUse instead of waiting for the
 // file lock.
+//
+// Group commit: point writes are queued (at most Options.MaxQueuedWrites)
+// to one committer per DB. The writes that arrive while a commit is being
+// fsync'ed, to any collections, share the next bbolt transaction and its
+// one fsync; each keeps its own operation ids, runs in arrival order and
+// sees the writes before it, and is acknowledged only once the shared
+// commit is durable. A write that fails (a point not found, a bad vector)
+// is left out and the others are run again without it, so it neither fails
+// nor undoes them. A caller whose context
+// ends while its write still waits in the queue gets Canceled and the write
+// is never applied; once the committer has taken it, the caller gets its
+// true outcome after that commit, so a write reported as failed never
+// shows up later (Qdrant promises no more: an update that reached its WAL
+// is applied whether or not the client waits). Options.NoGroupCommit gives
+// each write its own transaction, for measuring.
+//
+// Reads and writes: a read sees a write entirely or not at all. A write
+// made only of payload changes (set, overwrite, delete or clear payload,
+// and batches of those) does not hold the collection's readers through its
+// fsync: just before the commit it publishes the committed records of the
+// points it rewrites as an overlay that readers use instead of the file,
+// and after the commit it applies postings and versions and drops the
+// overlay in one short exclusive section. So the access flush's batches,
+// fsync'ed for milliseconds, never stall a read. Writes that change
+// vectors or point sets (upsert, delete, update vectors) and field-index
+// changes hold the collection's lock from their first operation until
+// after the commit, as a read of them must see vectors, slots and payloads
+// change together; reads of other collections never wait for them. No
+// reader waits for a writer while holding a bbolt read transaction, so a
+// commit that grows the file past the memory map (bbolt's remap waits for
+// read transactions) cannot deadlock.
 //
 // # Memory
 //
@@ -68,7 +100,7 @@
 // # Batches and aliases
 //
 // Points/UpdateBatch applies its operations in order, each with its own
-// operation id, but as one transaction: where Qdrant keeps the operations
+// operation id, but all or nothing: where Qdrant keeps the operations
 // before a failing one, here a failure leaves nothing of the batch.
 // Aliases (create, rename, delete, list) are resolved wherever a
 // collection name is accepted, except by DeleteCollection, as in Qdrant;

@@ -56,6 +56,7 @@ type evalCtx struct {
 	loaded bool
 	raw    []byte       // the point's stored record, if at hand
 	pts    *bolt.Bucket // where to read the record otherwise
+	src    *collection  // whose overlay comes before pts
 	dim    int
 	load   func() (map[string]*qdrant.Value, error) // tests
 	err    error
@@ -108,6 +109,8 @@ func (e *evalCtx) payload() map[string]*qdrant.Value {
 		if rec, err = parseRecord(e.raw, e.dim); err == nil {
 			f, err = decodePayload(rec.payload)
 		}
+	case e.pts != nil && e.src != nil:
+		f, err = e.src.payloadOf(e.pts, e.id)
 	case e.pts != nil:
 		f, err = loadPayload(e.pts, e.id, e.dim)
 	case e.load != nil:

@@ -325,7 +325,7 @@ func (x *executor) groups(g *groupSpec) ([]*qdrant.PointGroup, error) {
 			return 0, err
 		}
 		for _, p := range res {
-			payload, err := loadPayload(x.pts, x.c.ids[p.slot], x.c.dim)
+			payload, err := x.c.payloadOf(x.pts, x.c.ids[p.slot])
 			if err != nil {
 				return 0, internal(err, "read point %s", x.c.ids[p.slot])
 			}

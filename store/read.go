@@ -82,7 +82,7 @@ type output struct {
 func (c *collection) fill(pts *bolt.Bucket, slot uint32, out output) (map[string]*qdrant.Value, *qdrant.VectorsOutput, error) {
 	var payload map[string]*qdrant.Value
 	if out.payload.enabled {
-		p, err := loadPayload(pts, c.ids[slot], c.dim)
+		p, err := c.payloadOf(pts, c.ids[slot])
 		if err != nil {
 			return nil, nil, internal(err, "read point %s", c.ids[slot])
 		}
@@ -102,7 +102,7 @@ func (c *collection) fill(pts *bolt.Bucket, slot uint32, out output) (map[string
 // transaction, so memory and disk are seen at the same instant. name may be
 // an alias.
 func (db *DB) read(name string, fn func(c *collection, pts *bolt.Bucket) error) error {
-	c, unlock, err := db.lockCollection(name, false)
+	c, unlock, err := db.readCollection(name)
 	if err != nil {
 		return err
 	}
@@ -254,7 +254,7 @@ func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*q
 			}
 			if f != nil {
 				e := evalCtx{dim: c.dim, ctx: ctx}
-				e.at(slot, id, v)
+				e.at(slot, id, c.current(id, v))
 				match := f.eval(&e)
 				if e.err != nil {
 					return evalFailure(e.err, id)
@@ -400,7 +400,7 @@ func (c *collection) filterSlots(ctx context.Context, f node, pts *bolt.Bucket) 
 	out := newBitset(len(c.ids))
 	var ferr error
 	i := 0
-	e := evalCtx{pts: pts, dim: c.dim, ctx: ctx}
+	e := evalCtx{pts: pts, src: c, dim: c.dim, ctx: ctx}
 	cand.each(0, uint32(len(c.ids)), func(slot uint32) {
 		if ferr != nil {
 			return
@@ -440,7 +440,7 @@ func (c *collection) idOrder(ctx context.Context, f node, pts *bolt.Bucket, k in
 			continue
 		}
 		if f != nil {
-			e.at(slot, id, v)
+			e.at(slot, id, c.current(id, v))
 			match := f.eval(&e)
 			if e.err != nil {
 				return nil, evalFailure(e.err, id)

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -13,50 +12,25 @@ import (
 	"github.com/memrank/memrank/internal/jsonpath"
 )
 
-// Every write below runs in one bbolt transaction under the collection's
-// exclusive lock and is applied to memory only after the commit succeeded:
-// a write that returns without error is on disk (fsync'ed), and a write
-// that fails changed nothing. wait=false is therefore the same as
-// wait=true, and the status is always Completed.
+// Every write below is queued to the DB's committer (commit.go), which runs
+// it in a bbolt transaction shared with the writes queued alongside it and
+// applies it to memory only once that transaction has committed: a write
+// that returns without error is on disk (fsync'ed), and a write that fails
+// changed nothing. wait=false is therefore the same as wait=true, and the
+// status is always Completed.
 
 // writeTx is what a write operation does inside its transaction. It returns
-// the in-memory changes to apply once the transaction has committed.
+// the in-memory changes to apply once the transaction has committed. It may
+// run more than once (when another write of its group fails, the group runs
+// again without that one), so it must not change what it captured.
 type writeTx func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (apply func(), err error)
 
-func (db *DB) write(ctx context.Context, name string, fn writeTx) (*qdrant.UpdateResult, error) {
-	c, unlock, err := db.lockCollection(name, true)
+func (db *DB) write(ctx context.Context, name string, op writeOp) (*qdrant.UpdateResult, error) {
+	res, err := db.submit(ctx, name, []writeOp{op})
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	if err := ctx.Err(); err != nil {
-		return nil, &Error{Kind: KindCanceled, Msg: err.Error(), Err: err}
-	}
-	op := c.seq + 1
-	var apply func()
-	err = db.bolt.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCollections).Bucket([]byte(c.name))
-		if b == nil {
-			return collectionNotFound(name)
-		}
-		var err error
-		if apply, err = fn(ctx, c, b.Bucket(bucketPoints), op); err != nil {
-			return err
-		}
-		return putSeq(b, op)
-	})
-	if err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			return nil, e
-		}
-		return nil, internal(err, "write to collection %s", name)
-	}
-	c.seq = op
-	if apply != nil {
-		apply()
-	}
-	return &qdrant.UpdateResult{OperationId: proto.Uint64(op), Status: qdrant.UpdateStatus_Completed}, nil
+	return res[0], nil
 }
 
 type pointIn struct {
@@ -107,7 +81,7 @@ func (c *collection) matchesStored(f node, pts *bolt.Bucket, id PointID) (bool, 
 	if !ok {
 		return false, nil
 	}
-	e := evalCtx{pts: pts, dim: c.dim}
+	e := evalCtx{pts: pts, src: c, dim: c.dim}
 	e.at(slot, id, nil)
 	m := f.eval(&e)
 	return m, e.err
@@ -127,7 +101,7 @@ func (db *DB) Upsert(ctx context.Context, req *qdrant.UpsertPoints) (*qdrant.Upd
 	if err != nil {
 		return nil, err
 	}
-	return db.write(ctx, req.GetCollectionName(), tx)
+	return db.write(ctx, req.GetCollectionName(), structural(tx))
 }
 
 // upsertTx converts an upsert; the returned transaction applies it.
@@ -149,12 +123,13 @@ func upsertTx(in []*qdrant.PointStruct, shardKeys *qdrant.ShardKeySelector, upda
 	}
 	return func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		last := make(map[PointID]int, len(points))
+		vecs := make([][]float32, len(points))
 		for i := range points {
 			vec, err := c.checkVector(points[i].vec)
 			if err != nil {
 				return nil, err
 			}
-			points[i].vec = vec
+			vecs[i] = vec
 			last[points[i].id] = i
 		}
 		var cond node
@@ -173,6 +148,7 @@ func upsertTx(in []*qdrant.PointStruct, shardKeys *qdrant.ShardKeySelector, upda
 			if last[p.id] != i {
 				continue
 			}
+			p.vec = vecs[i]
 			_, exists := c.slots[p.id]
 			switch {
 			case mode == qdrant.UpdateMode_InsertOnly && exists:
@@ -285,7 +261,7 @@ func (db *DB) Delete(ctx context.Context, req *qdrant.DeletePoints) (*qdrant.Upd
 	if err != nil {
 		return nil, err
 	}
-	return db.write(ctx, req.GetCollectionName(), tx)
+	return db.write(ctx, req.GetCollectionName(), structural(tx))
 }
 
 // deleteTx converts a delete; the returned transaction applies it.
@@ -320,8 +296,8 @@ func deleteTx(s *qdrant.PointsSelector) (writeTx, error) {
 
 // payloadTx is a transaction that applies edit to the payload of every
 // selected point.
-func payloadTx(sel selection, edit func(map[string]*qdrant.Value) map[string]*qdrant.Value) writeTx {
-	return func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+func payloadTx(sel selection, edit func(map[string]*qdrant.Value) map[string]*qdrant.Value) writeOp {
+	return writeOp{payloadOnly: true, byIDs: sel.byIDs, tx: func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		ids, err := c.resolve(ctx, sel, pts, true)
 		if err != nil {
 			return nil, err
@@ -333,6 +309,7 @@ func payloadTx(sel selection, edit func(map[string]*qdrant.Value) map[string]*qd
 		changes := make([]change, 0, len(ids))
 		for _, id := range ids {
 			raw := pts.Get(id.key())
+			c.stageOld(id, raw)
 			rec, err := parseRecord(raw, c.dim)
 			if err != nil {
 				return nil, err
@@ -363,7 +340,7 @@ func payloadTx(sel selection, edit func(map[string]*qdrant.Value) map[string]*qd
 				c.setPayloadOnly(ch.slot, op, ch.new, ch.old)
 			}
 		}, nil
-	}
+	}}
 }
 
 func payloadSelection(shardKeys *qdrant.ShardKeySelector, s *qdrant.PointsSelector, missing string) (selection, error) {
@@ -399,22 +376,22 @@ func (db *DB) SetPayload(ctx context.Context, req *qdrant.SetPayloadPoints) (*qd
 	return db.write(ctx, req.GetCollectionName(), tx)
 }
 
-func setPayloadTx(payload map[string]*qdrant.Value, s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector, keyPath *string) (writeTx, error) {
+func setPayloadTx(payload map[string]*qdrant.Value, s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector, keyPath *string) (writeOp, error) {
 	var key *jsonpath.Path
 	if keyPath != nil {
 		p, err := parsePath(*keyPath)
 		if err != nil {
-			return nil, err
+			return writeOp{}, err
 		}
 		key = &p
 	}
 	sel, err := payloadSelection(shardKeys, s, "points_selector is expected")
 	if err != nil {
-		return nil, err
+		return writeOp{}, err
 	}
 	src, err := cleanPayload(payload)
 	if err != nil {
-		return nil, err
+		return writeOp{}, err
 	}
 	return payloadTx(sel, func(cur map[string]*qdrant.Value) map[string]*qdrant.Value {
 		if key != nil {
@@ -439,14 +416,14 @@ func (db *DB) OverwritePayload(ctx context.Context, req *qdrant.SetPayloadPoints
 	return db.write(ctx, req.GetCollectionName(), tx)
 }
 
-func overwritePayloadTx(payload map[string]*qdrant.Value, s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector) (writeTx, error) {
+func overwritePayloadTx(payload map[string]*qdrant.Value, s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector) (writeOp, error) {
 	sel, err := payloadSelection(shardKeys, s, "points_selector is expected")
 	if err != nil {
-		return nil, err
+		return writeOp{}, err
 	}
 	src, err := cleanPayload(payload)
 	if err != nil {
-		return nil, err
+		return writeOp{}, err
 	}
 	return payloadTx(sel, func(map[string]*qdrant.Value) map[string]*qdrant.Value {
 		return deepCopy(src)
@@ -465,18 +442,18 @@ func (db *DB) DeletePayload(ctx context.Context, req *qdrant.DeletePayloadPoints
 	return db.write(ctx, req.GetCollectionName(), tx)
 }
 
-func deletePayloadTx(keys []string, s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector) (writeTx, error) {
+func deletePayloadTx(keys []string, s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector) (writeOp, error) {
 	paths := make([]jsonpath.Path, 0, len(keys))
 	for _, k := range keys {
 		p, err := parsePath(k)
 		if err != nil {
-			return nil, err
+			return writeOp{}, err
 		}
 		paths = append(paths, p)
 	}
 	sel, err := payloadSelection(shardKeys, s, "points_selector is expected")
 	if err != nil {
-		return nil, err
+		return writeOp{}, err
 	}
 	return payloadTx(sel, func(cur map[string]*qdrant.Value) map[string]*qdrant.Value {
 		for _, p := range paths {
@@ -498,10 +475,10 @@ func (db *DB) ClearPayload(ctx context.Context, req *qdrant.ClearPayloadPoints) 
 	return db.write(ctx, req.GetCollectionName(), tx)
 }
 
-func clearPayloadTx(s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector) (writeTx, error) {
+func clearPayloadTx(s *qdrant.PointsSelector, shardKeys *qdrant.ShardKeySelector) (writeOp, error) {
 	sel, err := payloadSelection(shardKeys, s, "PointSelector is missing")
 	if err != nil {
-		return nil, err
+		return writeOp{}, err
 	}
 	return payloadTx(sel, func(map[string]*qdrant.Value) map[string]*qdrant.Value {
 		return map[string]*qdrant.Value{}
@@ -579,7 +556,7 @@ func (db *DB) CreateFieldIndex(ctx context.Context, req *qdrant.CreateFieldIndex
 		return nil, internal(err, "encode index definition")
 	}
 	name := path.String()
-	return db.write(ctx, req.GetCollectionName(), func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+	return db.write(ctx, req.GetCollectionName(), structural(func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		b := pts.Tx().Bucket(bucketCollections).Bucket([]byte(c.name)).Bucket(bucketIndexes)
 		if err := b.Put([]byte(name), raw); err != nil {
 			return nil, err
@@ -609,7 +586,7 @@ func (db *DB) CreateFieldIndex(ctx context.Context, req *qdrant.CreateFieldIndex
 			return nil, err
 		}
 		return func() { c.indexes[name] = fi }, nil
-	})
+	}))
 }
 
 func fieldTypeName(ft qdrant.FieldType) string {
@@ -634,13 +611,13 @@ func (db *DB) DeleteFieldIndex(ctx context.Context, req *qdrant.DeleteFieldIndex
 		return nil, err
 	}
 	name := path.String()
-	return db.write(ctx, req.GetCollectionName(), func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+	return db.write(ctx, req.GetCollectionName(), structural(func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		b := pts.Tx().Bucket(bucketCollections).Bucket([]byte(c.name)).Bucket(bucketIndexes)
 		if err := b.Delete([]byte(name)); err != nil {
 			return nil, err
 		}
 		return func() { delete(c.indexes, name) }, nil
-	})
+	}))
 }
 
 // UpdateVectors replaces the vector of existing points and keeps their
@@ -655,7 +632,7 @@ func (db *DB) UpdateVectors(ctx context.Context, req *qdrant.UpdatePointVectors)
 	if err != nil {
 		return nil, err
 	}
-	return db.write(ctx, req.GetCollectionName(), tx)
+	return db.write(ctx, req.GetCollectionName(), structural(tx))
 }
 
 // updateVectorsTx converts a vector update; the returned transaction
@@ -691,12 +668,13 @@ func updateVectorsTx(in []*qdrant.PointVectors, shardKeys *qdrant.ShardKeySelect
 	}
 	return func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
 		last := make(map[PointID]int, len(updates))
+		vecs := make([][]float32, len(updates))
 		for i := range updates {
 			vec, err := c.checkVector(updates[i].vec)
 			if err != nil {
 				return nil, err
 			}
-			updates[i].vec = vec
+			vecs[i] = vec
 			last[updates[i].id] = i
 		}
 		for _, u := range updates {
@@ -716,6 +694,7 @@ func updateVectorsTx(in []*qdrant.PointVectors, shardKeys *qdrant.ShardKeySelect
 			if last[u.id] != i {
 				continue
 			}
+			u.vec = vecs[i]
 			if cond != nil {
 				ok, err := c.matchesStored(cond, pts, u.id)
 				if err != nil {

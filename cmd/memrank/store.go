@@ -230,6 +230,7 @@ for memory growth. --setup N first creates --collection with N random points.`,
 
 func newBenchProxyCmd(e *env) *cobra.Command {
 	var o proxybench.Options
+	var flush bool
 	cmd := &cobra.Command{
 		Use:   "proxy",
 		Short: "What memrank adds to a query: latency and throughput against the store direct",
@@ -239,6 +240,7 @@ p50/p99 with one request in flight (direct and proxied queries alternate, so bot
 machine), and the proxied/direct QPS ratio with --in-flight requests in flight.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.NoFlush = !flush
 			if err := o.Validate(); err != nil {
 				return usageError{err}
 			}
@@ -259,6 +261,7 @@ machine), and the proxied/direct QPS ratio with --in-flight requests in flight.`
 	cmd.Flags().DurationVar(&o.Duration, "duration", d.Duration, "measuring time, load excluded")
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
 	cmd.Flags().BoolVar(&o.TelemetryOff, "telemetry-off", false, "run memrank without metrics or tracing (default: serve's telemetry)")
+	cmd.Flags().BoolVar(&flush, "flush", true, "flush recorded accesses to the store while measuring (--flush=false: reads without the flush's writes)")
 	return cmd
 }
 

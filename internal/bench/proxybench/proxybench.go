@@ -72,6 +72,10 @@ type Options struct {
 	// comparison; by default it has serve's: Prometheus metrics, and
 	// tracing as serve sets it up without an OTLP endpoint.
 	TelemetryOff bool
+	// NoFlush leaves the access recorder unstarted: queries still record
+	// accesses, but nothing flushes them to the store while measuring, so
+	// a run with and one without it show what the flush's writes cost reads.
+	NoFlush bool
 }
 
 // Validate reports a bad option.
@@ -212,7 +216,9 @@ func (f *Fixture) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_ = f.recorder.Start(sctx)
+	if !f.opts.NoFlush {
+		_ = f.recorder.Start(sctx)
+	}
 	f.ranker, err = rank.New(f.source, rank.Config{Codec: codec, Oversample: f.opts.Oversample, Recorder: f.recorder,
 		Telemetry: tel, CandidateCache: rank.DefaultConfig().CandidateCache}) // as serve runs it
 	if err != nil {
@@ -649,7 +655,12 @@ func (r Report) WriteTo(w io.Writer) (int64, error) {
 	fmt.Fprintf(&b, "memrank bench proxy: %d memories x %d dims (cosine), limit %d, oversample %d (%d candidates), loopback TCP, go-client both ways\n",
 		o.Memories, o.Dim, o.Limit, o.Oversample, o.Limit*o.Oversample)
 	fmt.Fprintf(&b, "memrank's telemetry: %s\n", tel)
-	fmt.Fprintf(&b, "load %v, measured %v\n\n", r.Load.Round(time.Millisecond), r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&b, "load %v, measured %v\n", r.Load.Round(time.Millisecond), r.Elapsed.Round(time.Millisecond))
+	if o.NoFlush {
+		fmt.Fprintf(&b, "access flush: off (accesses recorded, never written while measuring)\n\n")
+	} else {
+		fmt.Fprintf(&b, "access flush: on, every %v\n\n", rank.DefaultFlushInterval)
+	}
 	tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tdirect\tthrough memrank\tadded\tgoal\t\t")
 	fmt.Fprintf(tw, "p50, 1 in flight\t%s\t%s\t%s\t<= %s\t%s\t\n", ms(r.Direct.P50), ms(r.Proxied.P50), ms(r.AddedP50), ms(GoalAddedP50), verdict(r.AddedP50 <= GoalAddedP50))

@@ -13,24 +13,36 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// A short run on a small fixture: the report holds figures for both paths
-// and prints them.
+// A short run on a small fixture, with the access flush and without: the
+// report holds figures for both paths and prints them.
 func TestRunSmall(t *testing.T) {
-	rep, err := Run(context.Background(), Options{Memories: 500, Dim: 32, Queries: 16, Duration: 2 * time.Second, InFlight: 2, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Direct.N == 0 || rep.Proxied.N == 0 || rep.DirectQPS <= 0 || rep.ProxiedQPS <= 0 || rep.QPSRatio <= 0 {
-		t.Fatalf("empty report: %+v", rep)
-	}
-	if rep.Proxied.P50 <= 0 || rep.Direct.P99 < rep.Direct.P50 {
-		t.Fatalf("inconsistent latencies: %+v", rep)
-	}
-	out := rep.String()
-	for _, want := range []string{"500 memories x 32 dims", "p50, 1 in flight", "p99, 1 in flight", "QPS, 2 in flight", "ratio"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q:\n%s", want, out)
-		}
+	for _, tc := range []struct {
+		name    string
+		noFlush bool
+		line    string
+	}{
+		{name: "flush", line: "access flush: on"},
+		{name: "no flush", noFlush: true, line: "access flush: off"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Run(context.Background(), Options{Memories: 500, Dim: 32, Queries: 16, Duration: 2 * time.Second, InFlight: 2,
+				NoFlush: tc.noFlush, Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Direct.N == 0 || rep.Proxied.N == 0 || rep.DirectQPS <= 0 || rep.ProxiedQPS <= 0 || rep.QPSRatio <= 0 {
+				t.Fatalf("empty report: %+v", rep)
+			}
+			if rep.Proxied.P50 <= 0 || rep.Direct.P99 < rep.Direct.P50 {
+				t.Fatalf("inconsistent latencies: %+v", rep)
+			}
+			out := rep.String()
+			for _, want := range []string{"500 memories x 32 dims", "p50, 1 in flight", "p99, 1 in flight", "QPS, 2 in flight", "ratio", tc.line} {
+				if !strings.Contains(out, want) {
+					t.Errorf("report lacks %q:\n%s", want, out)
+				}
+			}
+		})
 	}
 }
 

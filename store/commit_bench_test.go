@@ -1,0 +1,102 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/internal/bench/randvec"
+	"github.com/memrank/memrank/store"
+)
+
+// latencies collects per-call durations from several goroutines.
+type latencies struct {
+	mu  sync.Mutex
+	all []time.Duration
+}
+
+func (l *latencies) add(d time.Duration) {
+	l.mu.Lock()
+	l.all = append(l.all, d)
+	l.mu.Unlock()
+}
+
+func (l *latencies) report(b *testing.B, prefix string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.all) == 0 {
+		return
+	}
+	slices.Sort(l.all)
+	q := func(p float64) float64 {
+		return float64(l.all[min(len(l.all)-1, int(p*float64(len(l.all))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(q(0.5), prefix+"p50-ms")
+	b.ReportMetric(q(0.99), prefix+"p99-ms")
+}
+
+// BenchmarkGroupCommit: N concurrent writers of single-point upserts,
+// fsync on, with and without group commit; b.N writes in all. It reports
+// the writes' throughput and median latency, and the disk's single-commit
+// floor measured in the same directory just before.
+func BenchmarkGroupCommit(b *testing.B) {
+	for _, writers := range []int{1, 8} {
+		for _, group := range []bool{true, false} {
+			b.Run(fmt.Sprintf("writers=%d/group=%v", writers, group), func(b *testing.B) {
+				dir := b.TempDir()
+				floor, err := store.CommitFloor(dir, 50)
+				if err != nil {
+					b.Fatal(err)
+				}
+				db, err := store.Open(dir, store.Options{NoGroupCommit: !group})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer db.Close()
+				createColl(b, db, "w", 384, qdrant.Distance_Cosine)
+				ctx := context.Background()
+				var lat latencies
+				var wg sync.WaitGroup
+				var next sync.Mutex
+				n := 0
+				b.ResetTimer()
+				start := time.Now()
+				for w := range writers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						r := rand.New(rand.NewPCG(uint64(w), 1))
+						for {
+							next.Lock()
+							i := n
+							n++
+							next.Unlock()
+							if i >= b.N {
+								return
+							}
+							t0 := time.Now()
+							_, err := db.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "w", Points: []*qdrant.PointStruct{{
+								Id: qdrant.NewIDNum(uint64(i)), Vectors: qdrant.NewVectorsDense(randvec.Unit(r, 384)),
+								Payload: qdrant.NewValueMap(map[string]any{"text": "a memory", "i": int64(i)})}}})
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							lat.add(time.Since(t0))
+						}
+					}()
+				}
+				wg.Wait()
+				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
+				lat.report(b, "")
+				b.ReportMetric(float64(floor.Microseconds())/1000, "floor-ms")
+			})
+		}
+	}
+}
