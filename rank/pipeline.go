@@ -13,6 +13,7 @@ import (
 
 	"github.com/memrank/memrank/internal/vecmath"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/rank/internal/candcache"
 	"github.com/memrank/memrank/rank/internal/fold"
 	"github.com/memrank/memrank/scoring"
 )
@@ -21,6 +22,9 @@ import (
 // into the same records request after request (memory.Codec.Decode reuses
 // their slices), so nothing in it may outlive the request.
 type work struct {
+	// mem[i] is candidate i's decoded record: its cache entry's, shared and
+	// read-only, or mems[i], decoded for this request.
+	mem    []*memory.Memory
 	mems   []memory.Memory
 	ins    []scoring.Inputs
 	bases  []float64
@@ -45,6 +49,13 @@ type droppedSeq struct {
 	reason string
 }
 
+// putWork returns w to the pool, without its pointers into cache entries:
+// a pooled record must not keep an evicted entry alive.
+func (r *Ranker) putWork(w *work) {
+	clear(w.mem[:cap(w.mem)])
+	r.pool.Put(w)
+}
+
 // resize returns s with length n, keeping the backing array (and so the
 // records' reusable slices) when it is large enough.
 func resize[T any](s []T, n int) []T {
@@ -56,7 +67,7 @@ func resize[T any](s []T, n int) []T {
 
 // ownCount is this replica's stored access total in candidate i's payload.
 func (w *work) ownCount(i int, replica string) int64 {
-	for _, c := range w.mems[i].AccessCounts {
+	for _, c := range w.mem[i].AccessCounts {
 		if c.Replica == replica {
 			return c.Count
 		}
@@ -64,20 +75,28 @@ func (w *work) ownCount(i int, replica string) int64 {
 	return 0
 }
 
-// prepare decodes and scores every candidate (the decode stage).
-func (r *Ranker) prepare(ctx context.Context, w *work, points []*qdrant.ScoredPoint, p plan, now time.Time) {
+// prepare decodes and scores every candidate (the decode stage). A
+// candidate with a cache entry (entries, by index, may be nil) takes the
+// entry's decoded record and inputs instead of decoding its payload again.
+func (r *Ranker) prepare(ctx context.Context, w *work, points []*qdrant.ScoredPoint, entries []*candcache.Entry, p plan, now time.Time) {
 	_, st := r.startStage(ctx, stageDecode)
 	n := len(points)
+	w.mem = resize(w.mem, n)
 	w.mems = resize(w.mems, n)
 	w.ins = resize(w.ins, n)
 	w.bases = resize(w.bases, n)
 	w.scores = resize(w.scores, n)
 	problems := 0
 	for i, pt := range points {
-		m := &w.mems[i]
-		r.codec.DecodeRank(pt.GetPayload(), m)
+		if i < len(entries) && entries[i] != nil {
+			w.mem[i], w.ins[i] = &entries[i].Mem, entries[i].In
+		} else {
+			w.mem[i] = &w.mems[i]
+			r.codec.DecodeRank(pt.GetPayload(), w.mem[i])
+			w.ins[i] = r.codec.Inputs(w.mem[i])
+		}
+		m := w.mem[i]
 		problems += len(m.Problems)
-		w.ins[i] = r.codec.Inputs(m)
 		w.ins[i].Seq = i
 		if !p.det.Forced && !m.IsRecord() {
 			// A point that is not a memory record, in a collection recognised
@@ -122,7 +141,7 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 	var excluded [len(exclusionReasons)]int64
 	w.dropped = w.dropped[:0]
 	for _, s := range w.scores {
-		m := &w.mems[s.Seq]
+		m := w.mem[s.Seq]
 		if m.Exclusion(s) != "" && (m.SupersededBy != "" || !includesArchived(ctx)) {
 			reason := exclusionReason(m, s)
 			excluded[reason]++
@@ -140,7 +159,7 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 	kept, fallback := r.params.GateRetrieval(kept)
 	drops := before - len(kept)
 	if drops > 0 {
-		w.kept = resize(w.kept, len(w.mems))
+		w.kept = resize(w.kept, len(w.mem))
 		clear(w.kept)
 		for _, s := range kept {
 			w.kept[s.Seq] = true
@@ -192,7 +211,7 @@ func compareIDs(a, b *qdrant.PointId) int {
 // textHash is candidate i's tier-1 key: the stored text_hash, else the hash
 // of a non-empty text, else none (points without text never fold by text).
 func (w *work) textHash(i int) string {
-	m := &w.mems[i]
+	m := w.mem[i]
 	if m.TextHash != "" {
 		return m.TextHash
 	}
@@ -275,7 +294,7 @@ func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan
 		Score:       l.ret,
 		Guard:       w.decision[i],
 		Explanation: r.params.Explain(&w.ins[i], l.score, w.bases[i], now),
-		Archived:    w.mems[i].Exclusion(l.score), // "" unless archived ones were asked for
+		Archived:    w.mem[i].Exclusion(l.score), // "" unless archived ones were asked for
 	}
 	if len(l.folded) > 0 {
 		e.FoldedIDs = make([]*qdrant.PointId, len(l.folded))
@@ -299,7 +318,7 @@ func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan
 			e.JudgeNote = fmt.Sprintf("cached judge verdicts for %d of %d pair(s) in the judge band", l.judged.Consulted, band)
 		}
 	}
-	if probs := w.mems[i].Problems; len(probs) > 0 {
+	if probs := w.mem[i].Problems; len(probs) > 0 {
 		e.Problems = make([]string, len(probs))
 		for k, pr := range probs {
 			e.Problems[k] = pr.String()

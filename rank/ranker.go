@@ -424,7 +424,7 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 		Timeout:          req.Timeout,
 	}
 	cctx, st := r.startStage(ctx, stageCandidates)
-	points, err := r.candidates(cctx, up, p)
+	points, entries, err := r.candidates(cctx, up, p)
 	r.endStage(ctx, st, attrCollection.String(req.GetCollectionName()), attrOversample.Int(r.cfg.Oversample),
 		attrCandidatesIn.Int64(int64(min(ask, math.MaxInt64))), attrCandidatesOut.Int(len(points)))
 	if err != nil {
@@ -438,9 +438,9 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 	}
 
 	w := r.pool.Get().(*work)
-	defer r.pool.Put(w)
+	defer r.putWork(w)
 	now := r.cfg.Now()
-	r.prepare(ctx, w, points, p, now)
+	r.prepare(ctx, w, points, entries, p, now)
 	kept := r.gate(ctx, span, w, points)
 	cut := r.guard(ctx, span, w, kept, p)
 
