@@ -224,7 +224,7 @@ func (r *Ranker) dedupGroups(ctx context.Context, span trace.Span, w *work, kept
 		}
 		subset := kept[start:end]
 		start = end
-		leaders := r.dedup(w, subset, c.points, p)
+		leaders := r.dedup(w, subset, c.points, p, nil)
 		folded += len(subset) - len(leaders)
 		r.countFolds(ctx, leaders)
 		if len(leaders) == 0 {

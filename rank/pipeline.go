@@ -42,6 +42,10 @@ type work struct {
 	dropped []droppedSeq
 	preGate []int
 	kept    []bool // by candidate index, after the gate
+	// leaders and pos are dedup's, for a request that takes one set of
+	// leaders (a grouped one takes one per group).
+	leaders []leader
+	pos     []int // by item index: the leader's index in leaders
 }
 
 type droppedSeq struct {
@@ -224,8 +228,9 @@ func (w *work) textHash(i int) string {
 // dedup folds duplicates among scores (sorted here, best first: the
 // relevance guard's order) and returns the leaders, best first. A group is
 // led by its first member in that order, so a memory inside the band leads
-// its duplicates outside it.
-func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredPoint, p plan) []leader {
+// its duplicates outside it. The leaders are built in dst's backing array
+// (and its leaders' fold lists) when it has room; nil allocates.
+func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredPoint, p plan, dst []leader) []leader {
 	w.order(scores, points)
 	w.items = resize(w.items, len(scores))
 	for j, s := range scores {
@@ -243,17 +248,18 @@ func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredP
 		w.items[j] = it
 	}
 	fold.Fold(w.items, r.foldOptions(p.det), &w.fres)
-	leaders := make([]leader, len(w.fres.Leaders))
-	pos := make(map[int32]int, len(w.fres.Leaders))
+	leaders := resize(dst, len(w.fres.Leaders))
+	w.pos = resize(w.pos, len(scores))
 	for k, j := range w.fres.Leaders {
-		leaders[k] = leader{score: scores[j], judged: w.fres.Judged[j]}
-		pos[j] = k
+		leaders[k] = leader{score: scores[j], judged: w.fres.Judged[j],
+			folded: leaders[k].folded[:0], tiers: leaders[k].tiers[:0]}
+		w.pos[j] = k
 	}
 	for j, l := range w.fres.Leader {
 		if l < 0 {
 			continue
 		}
-		ld := &leaders[pos[l]]
+		ld := &leaders[w.pos[l]]
 		ld.folded = append(ld.folded, int32(scores[j].Seq))
 		ld.tiers = append(ld.tiers, w.fres.Tier[j])
 	}
@@ -276,9 +282,13 @@ func (r *Ranker) renderGate(w *work, leaders []leader) {
 
 // output builds the returned point and its explanation.
 func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan, now time.Time) (*qdrant.ScoredPoint, Explanation) {
-	i := l.score.Seq
-	src := points[i]
-	pt := &qdrant.ScoredPoint{
+	return r.outputPoint(l, points, p), r.explain(w, l, points, now)
+}
+
+// outputPoint builds the returned point.
+func (r *Ranker) outputPoint(l *leader, points []*qdrant.ScoredPoint, p plan) *qdrant.ScoredPoint {
+	src := points[l.score.Seq]
+	return &qdrant.ScoredPoint{
 		Id:         src.GetId(),
 		Payload:    p.payload.apply(src.GetPayload()),
 		Score:      float32(l.ret),
@@ -287,6 +297,12 @@ func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan
 		ShardKey:   src.GetShardKey(),
 		OrderValue: src.GetOrderValue(),
 	}
+}
+
+// explain builds a returned point's explanation.
+func (r *Ranker) explain(w *work, l *leader, points []*qdrant.ScoredPoint, now time.Time) Explanation {
+	i := l.score.Seq
+	src := points[i]
 	e := Explanation{
 		ID:          src.GetId(),
 		Weight:      l.score.Weight,
@@ -324,5 +340,5 @@ func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan
 			e.Problems[k] = pr.String()
 		}
 	}
-	return pt, e
+	return e
 }
