@@ -87,7 +87,7 @@ func (c *call) query(req *qdrant.QueryPoints, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	c.ranked(res.Reranked)
-	return encode(&qdrant.QueryResponse{Result: res.Points, Time: seconds(start)})
+	return encodeScored(res.Points, seconds(start))
 }
 
 func (c *call) search(req *qdrant.SearchPoints, raw []byte) ([]byte, error) {
@@ -100,7 +100,7 @@ func (c *call) search(req *qdrant.SearchPoints, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	c.ranked(res.Reranked)
-	return encode(&qdrant.SearchResponse{Result: res.Points, Time: seconds(start)})
+	return encodeScored(res.Points, seconds(start))
 }
 
 func (c *call) queryGroups(req *qdrant.QueryPointGroups, raw []byte) ([]byte, error) {
