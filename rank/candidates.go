@@ -37,19 +37,22 @@ func (r *Ranker) CollectionsChanged() {
 // candidate cache: only when every hit can be checked, i.e. the upstream's
 // score is the similarity of the request's own dense vector with the
 // tier-2 vector the cache holds (Cosine or Dot, no fusion, prefetch, lookup
-// or multivector), and the reply's vectors are at most that vector.
-func (r *Ranker) cacheable(req *qdrant.QueryPoints, p plan) ([]float32, bool) {
+// or multivector), and the reply's vectors are at most that vector. It
+// returns the vector the upstream scores against, as the request's vector
+// and a factor (its inverse norm for Cosine, 1 for Dot), so that no
+// normalised copy is made per request.
+func (r *Ranker) cacheable(req *qdrant.QueryPoints, p plan) (scoreQuery, bool) {
 	if r.cands == nil || !p.tier2 || p.fusion || p.scaled || len(req.GetPrefetch()) > 0 ||
 		req.GetLookupFrom() != nil || req.GetShardKeySelector() != nil {
-		return nil, false
+		return scoreQuery{}, false
 	}
 	near, ok := req.GetQuery().GetVariant().(*qdrant.Query_Nearest)
 	if !ok {
-		return nil, false
+		return scoreQuery{}, false
 	}
 	q := near.Nearest.GetDense().GetData()
 	if len(q) == 0 {
-		return nil, false
+		return scoreQuery{}, false
 	}
 	switch {
 	case p.vectors.none():
@@ -57,47 +60,54 @@ func (r *Ranker) cacheable(req *qdrant.QueryPoints, p plan) ([]float32, bool) {
 	case p.named && !p.vectors.all:
 		for _, n := range p.vectors.names {
 			if n != p.vecName {
-				return nil, false
+				return scoreQuery{}, false
 			}
 		}
 	default:
-		return nil, false
+		return scoreQuery{}, false
 	}
-	if p.unit {
-		inv := vecmath.InvNorm(q)
-		if inv == 0 || math.IsInf(float64(inv), 0) || math.IsNaN(float64(inv)) {
-			return nil, false // every score is 0: a score check would pass any vector
+	if !p.unit {
+		if vecmath.Norm(q) == 0 {
+			return scoreQuery{}, false
 		}
-		n := make([]float32, len(q))
-		for i, x := range q {
-			n[i] = x * inv
-		}
-		q = n
-	} else if vecmath.Norm(q) == 0 {
-		return nil, false
+		return scoreQuery{q: q, scale: 1}, true
 	}
-	return q, true
+	inv := vecmath.InvNorm(q)
+	if inv == 0 || math.IsInf(float64(inv), 0) || math.IsNaN(float64(inv)) {
+		return scoreQuery{}, false // every score is 0: a score check would pass any vector
+	}
+	return scoreQuery{q: q, scale: float64(inv)}, true
 }
 
-// scoreMatches says whether score is the similarity of q with v.
-func scoreMatches(score float32, q, v []float32) bool {
-	if len(v) != len(q) {
+// scoreQuery is the vector the upstream scored the candidates against: q
+// times scale.
+type scoreQuery struct {
+	q     []float32
+	scale float64
+}
+
+// matches says whether score is the similarity of the scored vector with v.
+func (s scoreQuery) matches(score float32, v []float32) bool {
+	if len(v) != len(s.q) {
 		return false
 	}
-	d := float64(vecmath.Dot(q, v))
-	s := float64(score)
-	return math.Abs(d-s) <= scoreTolerance*(1+math.Abs(s))
+	d := float64(vecmath.Dot(s.q, v)) * s.scale
+	sc := float64(score)
+	return math.Abs(d-sc) <= scoreTolerance*(1+math.Abs(sc))
 }
 
 // candidates asks the upstream for up's candidates: in one call with their
 // payloads and vectors, or, when the request allows it, for ids, scores and
 // versions only, their payloads and vectors then coming from the candidate
 // cache and the misses from one Get. Either way the points are what the
-// one call would have returned (less a point deleted in between).
-func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan) ([]*qdrant.ScoredPoint, error) {
+// one call would have returned (less a point deleted in between). From the
+// cache come the points' entries too, by index, with their decoded records
+// (nil when the points came in one call).
+func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan) ([]*qdrant.ScoredPoint, []*candcache.Entry, error) {
 	q, ok := r.cacheable(up, p)
 	if !ok {
-		return r.src.Query(ctx, up)
+		points, err := r.src.Query(ctx, up)
+		return points, nil, err
 	}
 	epoch := r.cands.Epoch() // before the upstream is read: see CollectionsChanged
 	slim := &qdrant.QueryPoints{
@@ -116,7 +126,7 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 	}
 	points, err := r.src.Query(ctx, slim)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	key := candcache.Key{Epoch: epoch, Collection: up.GetCollectionName(), Vector: p.vecName}
 	entries := make([]*candcache.Entry, len(points))
@@ -126,7 +136,7 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 		key.ID, key.Version = candcache.IDKey(pt.GetId()), pt.GetVersion()
 		e, ok := r.cands.Get(key)
 		switch {
-		case ok && scoreMatches(pt.GetScore(), q, e.Dense):
+		case ok && q.matches(pt.GetScore(), e.Dense):
 			entries[i] = e
 			hits++
 			continue
@@ -138,29 +148,30 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 	evicted := 0
 	if len(missing) > 0 {
 		if evicted, err = r.fetchMissing(ctx, up, p, q, key, points, entries, missing); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	r.cands.Count(ctx, hits, len(missing), evicted)
-	out := points[:0]
+	out, kept := points[:0], entries[:0]
 	for i, pt := range points {
 		e := entries[i]
 		if e == nil {
 			continue // deleted since the query
 		}
 		pt.Payload, pt.Vectors = e.Payload, e.Vectors
-		out = append(out, pt)
+		out, kept = append(out, pt), append(kept, e)
 	}
 	clear(points[len(out):])
-	return out, nil
+	return out, kept, nil
 }
 
 // fetchMissing reads the missing candidates in one Get, fills their
 // entries and caches them under the version the query returned (Get
 // returns none): a point changed in between is stored under its old
 // version, which the upstream no longer returns, unless its vector
-// changed, which the score check sees and which is then not stored.
-func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p plan, q []float32, key candcache.Key,
+// changed, which the score check sees and which is then not stored. Each
+// entry is decoded before it is stored, so that no hit decodes it again.
+func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p plan, q scoreQuery, key candcache.Key,
 	points []*qdrant.ScoredPoint, entries []*candcache.Entry, missing []*qdrant.PointId) (int, error) {
 	got, err := r.getter.Get(ctx, &qdrant.GetPoints{
 		CollectionName:  up.GetCollectionName(),
@@ -188,8 +199,10 @@ func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p pla
 			continue
 		}
 		e := &candcache.Entry{Payload: g.GetPayload(), Vectors: g.GetVectors(), Dense: denseVector(g.GetVectors(), p.vecName)}
+		r.codec.DecodeRank(e.Payload, &e.Mem)
+		e.In = r.codec.Inputs(&e.Mem)
 		entries[i] = e
-		if scoreMatches(pt.GetScore(), q, e.Dense) {
+		if q.matches(pt.GetScore(), e.Dense) {
 			evicted += r.cands.Add(key, e)
 		}
 	}

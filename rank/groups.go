@@ -89,9 +89,9 @@ func (r *Ranker) rerankGroups(ctx context.Context, span trace.Span, req *qdrant.
 	r.metrics.requests.Add(ctx, 1, r.metrics.rerankedOpt)
 
 	w := r.pool.Get().(*work)
-	defer r.pool.Put(w)
+	defer r.putWork(w)
 	now := r.cfg.Now()
-	r.prepare(ctx, w, c.points, p, now)
+	r.prepare(ctx, w, c.points, nil, p, now)
 	kept := r.gate(ctx, span, w, c.points) // in candidate order, so group by group
 	cut := r.guard(ctx, span, w, kept, p)  // one band for the query, over every group
 	ranked := r.dedupGroups(ctx, span, w, kept, c, p, size)
@@ -224,7 +224,7 @@ func (r *Ranker) dedupGroups(ctx context.Context, span trace.Span, w *work, kept
 		}
 		subset := kept[start:end]
 		start = end
-		leaders := r.dedup(w, subset, c.points, p)
+		leaders := r.dedup(w, subset, c.points, p, nil)
 		folded += len(subset) - len(leaders)
 		r.countFolds(ctx, leaders)
 		if len(leaders) == 0 {

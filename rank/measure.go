@@ -79,6 +79,7 @@ func (r *Ranker) newStageBench(points []*qdrant.ScoredPoint, distance qdrant.Dis
 		span: trace.SpanFromContext(context.Background()),
 	}
 	n := len(points)
+	s.w.mem = resize(s.w.mem, n)
 	s.w.mems = resize(s.w.mems, n)
 	s.w.ins = resize(s.w.ins, n)
 	s.w.bases = resize(s.w.bases, n)
@@ -104,6 +105,7 @@ func (r *Ranker) newStageBench(points []*qdrant.ScoredPoint, distance qdrant.Dis
 func (s *stageBench) decode() {
 	for i, pt := range s.points {
 		m := &s.w.mems[i]
+		s.w.mem[i] = m
 		s.r.codec.DecodeRank(pt.GetPayload(), m)
 		s.w.ins[i] = s.r.codec.Inputs(m)
 		s.w.ins[i].Seq = i

@@ -13,6 +13,7 @@ import (
 
 	"github.com/memrank/memrank/internal/vecmath"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/rank/internal/candcache"
 	"github.com/memrank/memrank/rank/internal/fold"
 	"github.com/memrank/memrank/scoring"
 )
@@ -21,6 +22,9 @@ import (
 // into the same records request after request (memory.Codec.Decode reuses
 // their slices), so nothing in it may outlive the request.
 type work struct {
+	// mem[i] is candidate i's decoded record: its cache entry's, shared and
+	// read-only, or mems[i], decoded for this request.
+	mem    []*memory.Memory
 	mems   []memory.Memory
 	ins    []scoring.Inputs
 	bases  []float64
@@ -38,11 +42,22 @@ type work struct {
 	dropped []droppedSeq
 	preGate []int
 	kept    []bool // by candidate index, after the gate
+	// leaders and pos are dedup's, for a request that takes one set of
+	// leaders (a grouped one takes one per group).
+	leaders []leader
+	pos     []int // by item index: the leader's index in leaders
 }
 
 type droppedSeq struct {
 	seq    int
 	reason string
+}
+
+// putWork returns w to the pool, without its pointers into cache entries:
+// a pooled record must not keep an evicted entry alive.
+func (r *Ranker) putWork(w *work) {
+	clear(w.mem[:cap(w.mem)])
+	r.pool.Put(w)
 }
 
 // resize returns s with length n, keeping the backing array (and so the
@@ -56,7 +71,7 @@ func resize[T any](s []T, n int) []T {
 
 // ownCount is this replica's stored access total in candidate i's payload.
 func (w *work) ownCount(i int, replica string) int64 {
-	for _, c := range w.mems[i].AccessCounts {
+	for _, c := range w.mem[i].AccessCounts {
 		if c.Replica == replica {
 			return c.Count
 		}
@@ -64,20 +79,28 @@ func (w *work) ownCount(i int, replica string) int64 {
 	return 0
 }
 
-// prepare decodes and scores every candidate (the decode stage).
-func (r *Ranker) prepare(ctx context.Context, w *work, points []*qdrant.ScoredPoint, p plan, now time.Time) {
+// prepare decodes and scores every candidate (the decode stage). A
+// candidate with a cache entry (entries, by index, may be nil) takes the
+// entry's decoded record and inputs instead of decoding its payload again.
+func (r *Ranker) prepare(ctx context.Context, w *work, points []*qdrant.ScoredPoint, entries []*candcache.Entry, p plan, now time.Time) {
 	_, st := r.startStage(ctx, stageDecode)
 	n := len(points)
+	w.mem = resize(w.mem, n)
 	w.mems = resize(w.mems, n)
 	w.ins = resize(w.ins, n)
 	w.bases = resize(w.bases, n)
 	w.scores = resize(w.scores, n)
 	problems := 0
 	for i, pt := range points {
-		m := &w.mems[i]
-		r.codec.DecodeRank(pt.GetPayload(), m)
+		if i < len(entries) && entries[i] != nil {
+			w.mem[i], w.ins[i] = &entries[i].Mem, entries[i].In
+		} else {
+			w.mem[i] = &w.mems[i]
+			r.codec.DecodeRank(pt.GetPayload(), w.mem[i])
+			w.ins[i] = r.codec.Inputs(w.mem[i])
+		}
+		m := w.mem[i]
 		problems += len(m.Problems)
-		w.ins[i] = r.codec.Inputs(m)
 		w.ins[i].Seq = i
 		if !p.det.Forced && !m.IsRecord() {
 			// A point that is not a memory record, in a collection recognised
@@ -122,7 +145,7 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 	var excluded [len(exclusionReasons)]int64
 	w.dropped = w.dropped[:0]
 	for _, s := range w.scores {
-		m := &w.mems[s.Seq]
+		m := w.mem[s.Seq]
 		if m.Exclusion(s) != "" && (m.SupersededBy != "" || !includesArchived(ctx)) {
 			reason := exclusionReason(m, s)
 			excluded[reason]++
@@ -140,7 +163,7 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 	kept, fallback := r.params.GateRetrieval(kept)
 	drops := before - len(kept)
 	if drops > 0 {
-		w.kept = resize(w.kept, len(w.mems))
+		w.kept = resize(w.kept, len(w.mem))
 		clear(w.kept)
 		for _, s := range kept {
 			w.kept[s.Seq] = true
@@ -192,7 +215,7 @@ func compareIDs(a, b *qdrant.PointId) int {
 // textHash is candidate i's tier-1 key: the stored text_hash, else the hash
 // of a non-empty text, else none (points without text never fold by text).
 func (w *work) textHash(i int) string {
-	m := &w.mems[i]
+	m := w.mem[i]
 	if m.TextHash != "" {
 		return m.TextHash
 	}
@@ -205,8 +228,9 @@ func (w *work) textHash(i int) string {
 // dedup folds duplicates among scores (sorted here, best first: the
 // relevance guard's order) and returns the leaders, best first. A group is
 // led by its first member in that order, so a memory inside the band leads
-// its duplicates outside it.
-func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredPoint, p plan) []leader {
+// its duplicates outside it. The leaders are built in dst's backing array
+// (and its leaders' fold lists) when it has room; nil allocates.
+func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredPoint, p plan, dst []leader) []leader {
 	w.order(scores, points)
 	w.items = resize(w.items, len(scores))
 	for j, s := range scores {
@@ -224,17 +248,18 @@ func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredP
 		w.items[j] = it
 	}
 	fold.Fold(w.items, r.foldOptions(p.det), &w.fres)
-	leaders := make([]leader, len(w.fres.Leaders))
-	pos := make(map[int32]int, len(w.fres.Leaders))
+	leaders := resize(dst, len(w.fres.Leaders))
+	w.pos = resize(w.pos, len(scores))
 	for k, j := range w.fres.Leaders {
-		leaders[k] = leader{score: scores[j], judged: w.fres.Judged[j]}
-		pos[j] = k
+		leaders[k] = leader{score: scores[j], judged: w.fres.Judged[j],
+			folded: leaders[k].folded[:0], tiers: leaders[k].tiers[:0]}
+		w.pos[j] = k
 	}
 	for j, l := range w.fres.Leader {
 		if l < 0 {
 			continue
 		}
-		ld := &leaders[pos[l]]
+		ld := &leaders[w.pos[l]]
 		ld.folded = append(ld.folded, int32(scores[j].Seq))
 		ld.tiers = append(ld.tiers, w.fres.Tier[j])
 	}
@@ -257,9 +282,13 @@ func (r *Ranker) renderGate(w *work, leaders []leader) {
 
 // output builds the returned point and its explanation.
 func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan, now time.Time) (*qdrant.ScoredPoint, Explanation) {
-	i := l.score.Seq
-	src := points[i]
-	pt := &qdrant.ScoredPoint{
+	return r.outputPoint(l, points, p), r.explain(w, l, points, now)
+}
+
+// outputPoint builds the returned point.
+func (r *Ranker) outputPoint(l *leader, points []*qdrant.ScoredPoint, p plan) *qdrant.ScoredPoint {
+	src := points[l.score.Seq]
+	return &qdrant.ScoredPoint{
 		Id:         src.GetId(),
 		Payload:    p.payload.apply(src.GetPayload()),
 		Score:      float32(l.ret),
@@ -268,6 +297,12 @@ func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan
 		ShardKey:   src.GetShardKey(),
 		OrderValue: src.GetOrderValue(),
 	}
+}
+
+// explain builds a returned point's explanation.
+func (r *Ranker) explain(w *work, l *leader, points []*qdrant.ScoredPoint, now time.Time) Explanation {
+	i := l.score.Seq
+	src := points[i]
 	e := Explanation{
 		ID:          src.GetId(),
 		Weight:      l.score.Weight,
@@ -275,7 +310,7 @@ func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan
 		Score:       l.ret,
 		Guard:       w.decision[i],
 		Explanation: r.params.Explain(&w.ins[i], l.score, w.bases[i], now),
-		Archived:    w.mems[i].Exclusion(l.score), // "" unless archived ones were asked for
+		Archived:    w.mem[i].Exclusion(l.score), // "" unless archived ones were asked for
 	}
 	if len(l.folded) > 0 {
 		e.FoldedIDs = make([]*qdrant.PointId, len(l.folded))
@@ -299,11 +334,11 @@ func (r *Ranker) output(w *work, l *leader, points []*qdrant.ScoredPoint, p plan
 			e.JudgeNote = fmt.Sprintf("cached judge verdicts for %d of %d pair(s) in the judge band", l.judged.Consulted, band)
 		}
 	}
-	if probs := w.mems[i].Problems; len(probs) > 0 {
+	if probs := w.mem[i].Problems; len(probs) > 0 {
 		e.Problems = make([]string, len(probs))
 		for k, pr := range probs {
 			e.Problems[k] = pr.String()
 		}
 	}
-	return pt, e
+	return e
 }

@@ -424,7 +424,7 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 		Timeout:          req.Timeout,
 	}
 	cctx, st := r.startStage(ctx, stageCandidates)
-	points, err := r.candidates(cctx, up, p)
+	points, entries, err := r.candidates(cctx, up, p)
 	r.endStage(ctx, st, attrCollection.String(req.GetCollectionName()), attrOversample.Int(r.cfg.Oversample),
 		attrCandidatesIn.Int64(int64(min(ask, math.MaxInt64))), attrCandidatesOut.Int(len(points)))
 	if err != nil {
@@ -438,14 +438,15 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 	}
 
 	w := r.pool.Get().(*work)
-	defer r.pool.Put(w)
+	defer r.putWork(w)
 	now := r.cfg.Now()
-	r.prepare(ctx, w, points, p, now)
+	r.prepare(ctx, w, points, entries, p, now)
 	kept := r.gate(ctx, span, w, points)
 	cut := r.guard(ctx, span, w, kept, p)
 
 	dctx, st := r.startStage(ctx, stageDedup)
-	leaders := r.dedup(w, kept, points, p)
+	leaders := r.dedup(w, kept, points, p, w.leaders)
+	w.leaders = leaders
 	r.endStage(dctx, st, attrFolded.Int(len(kept)-len(leaders)))
 	span.SetAttributes(attrFolded.Int(len(kept) - len(leaders)))
 	r.countFolds(ctx, leaders)
@@ -458,21 +459,32 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 	leaders = leaders[lo:hi]
 	r.renderGate(w, leaders)
 	res := &Result{
-		Points:       make([]*qdrant.ScoredPoint, len(leaders)),
-		Explanations: make([]Explanation, len(leaders)),
-		Reranked:     true,
-		Requested:    ask,
-		Candidates:   len(points),
-		Guard:        cut.report(),
+		Points:     make([]*qdrant.ScoredPoint, len(leaders)),
+		Reranked:   true,
+		Requested:  ask,
+		Candidates: len(points),
+		Guard:      cut.report(),
+	}
+	explain := explains(ctx)
+	if explain {
+		res.Explanations = make([]Explanation, len(leaders))
 	}
 	record = record && CountsAccess(ctx)
 	for i := range leaders {
-		res.Points[i], res.Explanations[i] = r.output(w, &leaders[i], points, p, now)
-		if record && res.Explanations[i].Archived == "" {
-			r.record(req.GetCollectionName(), w, &leaders[i], points)
+		l := &leaders[i]
+		res.Points[i] = r.outputPoint(l, points, p)
+		if explain {
+			res.Explanations[i] = r.explain(w, l, points, now)
+		}
+		// An archived memory is returned only when asked for, and is not
+		// counted (see WithArchived).
+		if record && w.mem[l.score.Seq].Exclusion(l.score) == "" {
+			r.record(req.GetCollectionName(), w, l, points)
 		}
 	}
-	res.Dropped = dropped(w, all, points)
+	if explain {
+		res.Dropped = dropped(w, all, points)
+	}
 	r.endStage(ctx, st, attrResults.Int(len(leaders)))
 	span.SetAttributes(attrResults.Int(len(leaders)))
 	return res, nil
@@ -506,7 +518,11 @@ func (r *Ranker) passQuery(ctx context.Context, span trace.Span, req *qdrant.Que
 		span.SetStatus(codes.Error, "upstream query failed")
 		return nil, err
 	}
-	return &Result{Points: points, Explanations: passExplanations(points), PassThrough: reason, Candidates: len(points)}, nil
+	res := &Result{Points: points, PassThrough: reason, Candidates: len(points)}
+	if explains(ctx) {
+		res.Explanations = passExplanations(points)
+	}
+	return res, nil
 }
 
 func passExplanations(points []*qdrant.ScoredPoint) []Explanation {

@@ -12,7 +12,8 @@ type Result struct {
 	// score when passed through), payload and vectors per the caller's
 	// selectors.
 	Points []*qdrant.ScoredPoint
-	// Explanations has one entry per point, in the same order.
+	// Explanations has one entry per point, in the same order (nil under
+	// PointsOnly).
 	Explanations []Explanation
 	Reranked     bool
 	// PassThrough says why the answer was not re-ranked ("" when it was);
@@ -34,7 +35,7 @@ type Result struct {
 	// a query for 3 that returns 2 says what became of the rest: excluded
 	// (superseded, not_retrievable, archived, decay_floor), below_gate,
 	// folded into another result; candidates past the limit are not
-	// listed.
+	// listed. Nil under PointsOnly.
 	Dropped []Dropped
 }
 

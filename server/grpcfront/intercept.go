@@ -14,7 +14,8 @@ import (
 )
 
 // The intercepted methods. Each handler decodes the request and answers it
-// with the ranker; a request that does not decode is forwarded as it came,
+// with the ranker's points (Qdrant's replies have no place for its
+// explanations, so the ranker is told not to build them); a request that does not decode is forwarded as it came,
 // so the upstream answers it in its own words (the status Qdrant gives).
 var intercepted = map[string]func(*call, []byte) ([]byte, error){
 	"/qdrant.Points/Query":        decoded((*call).query),
@@ -81,12 +82,12 @@ func (c *call) query(req *qdrant.QueryPoints, raw []byte) ([]byte, error) {
 		return c.forward(req, raw)
 	}
 	start := time.Now()
-	res, err := c.f.ranker.Query(c.ctx, req)
+	res, err := c.f.ranker.Query(rank.PointsOnly(c.ctx), req)
 	if err != nil {
 		return nil, err
 	}
 	c.ranked(res.Reranked)
-	return encode(&qdrant.QueryResponse{Result: res.Points, Time: seconds(start)})
+	return encodeScored(res.Points, seconds(start))
 }
 
 func (c *call) search(req *qdrant.SearchPoints, raw []byte) ([]byte, error) {
@@ -94,12 +95,12 @@ func (c *call) search(req *qdrant.SearchPoints, raw []byte) ([]byte, error) {
 		return c.forward(req, raw)
 	}
 	start := time.Now()
-	res, err := c.f.ranker.Search(c.ctx, req)
+	res, err := c.f.ranker.Search(rank.PointsOnly(c.ctx), req)
 	if err != nil {
 		return nil, err
 	}
 	c.ranked(res.Reranked)
-	return encode(&qdrant.SearchResponse{Result: res.Points, Time: seconds(start)})
+	return encodeScored(res.Points, seconds(start))
 }
 
 func (c *call) queryGroups(req *qdrant.QueryPointGroups, raw []byte) ([]byte, error) {
@@ -107,7 +108,7 @@ func (c *call) queryGroups(req *qdrant.QueryPointGroups, raw []byte) ([]byte, er
 		return c.forward(req, raw)
 	}
 	start := time.Now()
-	res, err := c.f.ranker.QueryGroups(c.ctx, req)
+	res, err := c.f.ranker.QueryGroups(rank.PointsOnly(c.ctx), req)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +121,7 @@ func (c *call) searchGroups(req *qdrant.SearchPointGroups, raw []byte) ([]byte, 
 		return c.forward(req, raw)
 	}
 	start := time.Now()
-	res, err := c.f.ranker.QueryGroups(c.ctx, rank.SearchGroupsToQueryGroups(req))
+	res, err := c.f.ranker.QueryGroups(rank.PointsOnly(c.ctx), rank.SearchGroupsToQueryGroups(req))
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +195,7 @@ func (c *call) rankBatch(n int, run func(ctx context.Context, i int) (*rank.Resu
 	out := make([]*qdrant.BatchResult, n)
 	var reranked atomic.Bool
 	err := c.each(n, func(ctx context.Context, i int) error {
-		res, err := run(ctx, i)
+		res, err := run(rank.PointsOnly(ctx), i)
 		if err != nil {
 			return err
 		}

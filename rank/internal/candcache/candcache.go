@@ -11,8 +11,15 @@
 // changes when a collection or alias change passes through memrank, and
 // every entry expires after a TTL.
 //
-// Entries are shared between requests: their payload maps and vectors are
-// read-only once stored.
+// An entry also holds what the ranker decodes from the payload alone (the
+// memory record and its scoring inputs), so a hit skips decoding. Those
+// depend on the payload and the ranker's codec only: a cache belongs to one
+// ranker, which has one codec, so the entry's key identifies them as it
+// identifies the payload. Nothing per request (the time, the caller's
+// selectors or tenancy) goes into an entry.
+//
+// Entries are shared between requests: their payload maps, vectors and
+// decoded records are read-only once stored.
 package candcache
 
 import (
@@ -22,10 +29,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/scoring"
 )
 
 // shards splits the cache's lock: at 8 queries in flight, each touching
@@ -69,7 +80,15 @@ type Entry struct {
 	Payload map[string]*qdrant.Value
 	Vectors *qdrant.VectorsOutput // as the upstream returned them
 	Dense   []float32             // the tier-2 vector within Vectors; nil when none
+	// Mem is Payload decoded by the ranker's codec (DecodeRank) and In its
+	// scoring inputs (Codec.Inputs), before any per-request change.
+	Mem memory.Memory
+	In  scoring.Inputs
 }
+
+// decodedSize is the fixed part of an entry's decoded record and inputs;
+// their strings share the payload's, whose size is counted already.
+const decodedSize = int64(unsafe.Sizeof(memory.Memory{}) + unsafe.Sizeof(scoring.Inputs{}))
 
 // Size is e's estimated memory footprint in bytes.
 func (e *Entry) Size(k *Key) int64 {
@@ -80,6 +99,8 @@ func (e *Entry) Size(k *Key) int64 {
 	if e.Vectors != nil {
 		n += int64(fieldOverhead + proto.Size(e.Vectors))
 	}
+	n += decodedSize + int64(len(e.Mem.AccessCounts))*int64(unsafe.Sizeof(memory.AccessCount{})) +
+		int64(len(e.Mem.Problems))*int64(unsafe.Sizeof(memory.Problem{}))
 	return n
 }
 

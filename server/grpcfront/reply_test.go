@@ -1,0 +1,92 @@
+package grpcfront
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+)
+
+// scoredSeeds are replies with every field of a scored point set, and the
+// corner cases: none, nil points and values, an empty key, -0, unknown
+// fields, named and unnamed vectors.
+func scoredSeeds() map[string]*qdrant.QueryResponse {
+	nested, _ := qdrant.NewValue(map[string]any{"a": []any{1, "x", map[string]any{"b": true}}, "c": nil})
+	full := &qdrant.ScoredPoint{
+		Id:         qdrant.NewIDNum(42),
+		Payload:    map[string]*qdrant.Value{"text": qdrant.NewValueString("likes tea"), "n": qdrant.NewValueDouble(0.5), "nested": nested, "": qdrant.NewValueBool(false)},
+		Score:      0.75,
+		Version:    1 << 40,
+		Vectors:    &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vector{Vector: &qdrant.VectorOutput{Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: []float32{1, 0, -2.5}}}}}},
+		ShardKey:   qdrant.NewShardKeyNum(3),
+		OrderValue: &qdrant.OrderValue{Variant: &qdrant.OrderValue_Float{Float: 1.5}},
+	}
+	unknown := &qdrant.ScoredPoint{Id: qdrant.NewID("0b6f8a8e-3a3e-4b3a-9b7e-2f1c0c5d6e7f"), Score: float32(math.Copysign(0, -1))}
+	unknown.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
+	return map[string]*qdrant.QueryResponse{
+		"empty":    {},
+		"time":     {Time: 0.001},
+		"full":     {Result: []*qdrant.ScoredPoint{full, {Id: qdrant.NewIDNum(1)}}, Time: 2e-4},
+		"nil":      {Result: []*qdrant.ScoredPoint{nil, {Payload: map[string]*qdrant.Value{"k": nil}}}},
+		"unknown":  {Result: []*qdrant.ScoredPoint{unknown}},
+		"named":    {Result: []*qdrant.ScoredPoint{{Id: qdrant.NewIDNum(0), Vectors: &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vectors{Vectors: &qdrant.NamedVectorsOutput{Vectors: map[string]*qdrant.VectorOutput{"v": {Data: []float32{1}}}}}}}}},
+		"negative": {Result: []*qdrant.ScoredPoint{{Score: -1, Version: 1}}, Time: math.Copysign(0, -1)},
+	}
+}
+
+// sameReply fails unless encodeScored's output decodes to the reply
+// proto.Marshal writes.
+func sameReply(t *testing.T, name string, r *qdrant.QueryResponse) {
+	t.Helper()
+	got, err := encodeScored(r.GetResult(), r.GetTime())
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	want, err := proto.Marshal(&qdrant.QueryResponse{Result: r.GetResult(), Time: r.GetTime()})
+	if err != nil {
+		t.Skipf("%s: proto.Marshal: %v", name, err) // nothing to compare with
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: %d bytes, proto.Marshal writes %d", name, len(got), len(want))
+	}
+	var g, w qdrant.QueryResponse
+	if err := proto.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s: the encoding does not decode: %v", name, err)
+	}
+	if err := proto.Unmarshal(want, &w); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if diff := cmp.Diff(&w, &g, protocmp.Transform(), cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("%s: decodes differently (-proto.Marshal +encodeScored):\n%s", name, diff)
+	}
+}
+
+func TestEncodeScored(t *testing.T) {
+	for name, r := range scoredSeeds() {
+		t.Run(name, func(t *testing.T) { sameReply(t, name, r) })
+	}
+}
+
+// FuzzEncodeScored: any reply that decodes is encoded to the same message
+// (and the same length) as proto.Marshal encodes it.
+func FuzzEncodeScored(f *testing.F) {
+	for _, r := range scoredSeeds() {
+		b, err := proto.Marshal(r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r qdrant.QueryResponse
+		if proto.Unmarshal(b, &r) != nil {
+			return
+		}
+		sameReply(t, "fuzzed", &r)
+	})
+}
