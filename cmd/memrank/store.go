@@ -273,7 +273,10 @@ func newBenchObserveCmd(e *env) *cobra.Command {
 		Short: "Write-path latency and how often a mixed stream reaches the LLM judge",
 		Long: `Load --memories memories into a temporary embedded store (fsync on, as in production) and
 time --observations observations against them, half repeats and half new facts, with a local
-embedder (--embedder) and no judge: p50, p99 and mean. Then run a mixed fixture of --mix observations (new
+embedder (--embedder) and no judge: p50, p99 and mean, against the disk's single-commit floor
+measured in the same run (a tiny fsync'd commit in the store's directory) and the goal
+p50 <= floor x 2 + 0.3 ms. Then --writers writers observe at once into the same collection:
+observations per second. Then run a mixed fixture of --mix observations (new
 facts, repeats, paraphrases, near misses and contradictions) on a fresh collection with a
 counting judge, and report how many reached it.`,
 		Args: cobra.NoArgs,
@@ -294,6 +297,7 @@ counting judge, and report how many reached it.`,
 	cmd.Flags().IntVar(&o.Observations, "observations", d.Observations, "timed observations")
 	cmd.Flags().IntVar(&o.MixSize, "mix", d.MixSize, "observations of the judge fixture")
 	cmd.Flags().StringVar(&o.Embedder, "embedder", d.Embedder, "local embedder: semantic or local (lexical)")
+	cmd.Flags().IntVar(&o.Writers, "writers", d.Writers, "concurrent writers of the throughput phase (negative: none)")
 	cmd.Flags().StringVar(&where.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
 	cmd.Flags().BoolVar(&where.NoSync, "no-sync", false, "skip fsync on each commit (not durable): shows the write path's own cost")
 	return cmd

@@ -2,11 +2,15 @@ package observebench
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
@@ -58,5 +62,44 @@ func RunEmbedded(ctx context.Context, where Embedded, opts Options) (_ Result, e
 	if err != nil {
 		return Result{}, err
 	}
-	return Run(ctx, client, codec, opts)
+	if opts.Floor == nil {
+		opts.Floor = func(ctx context.Context) ([]time.Duration, error) {
+			return commitFloor(ctx, filepath.Join(dir, "commit-floor.bolt"), where.NoSync)
+		}
+	}
+	res, err := Run(ctx, client, codec, opts)
+	res.Synced = !where.NoSync
+	return res, err
+}
+
+// commitFloor times floorCommits tiny transactions in a bbolt file of its
+// own, opened as the store opens its file: the cheapest commit this disk
+// makes durable, the floor of any write through the store.
+func commitFloor(ctx context.Context, path string, noSync bool) (_ []time.Duration, err error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, NoFreelistSync: true,
+		FreelistType: bolt.FreelistMapType, NoSync: noSync})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, db.Close(), os.Remove(path)) }()
+	bucket, key := []byte("floor"), []byte("k")
+	lat := make([]time.Duration, 0, floorCommits)
+	for i := range floorCommits {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		t := time.Now()
+		err := db.Update(func(tx *bolt.Tx) error {
+			b, err := tx.CreateBucketIfNotExists(bucket)
+			if err != nil {
+				return err
+			}
+			return b.Put(key, binary.BigEndian.AppendUint64(nil, uint64(i)))
+		})
+		if err != nil {
+			return nil, err
+		}
+		lat = append(lat, time.Since(t))
+	}
+	return lat, nil
 }

@@ -35,8 +35,15 @@ type Options struct {
 	Embedder   string
 	Collection string // default "bench_memories"
 	Seed       uint64 // fixture seed; default 1
+	// Writers is how many writers observe at once in the throughput phase,
+	// after the one-writer timed phase; default 8; negative: no such phase.
+	Writers int
 	// Progress, when set, is called as the preload advances.
 	Progress func(done, total int)
+	// Floor, when set, measures the disk's single-commit floor; it is
+	// called just before and just after the timed phase, so that the goal
+	// line compares against the disk as it was during the run.
+	Floor func(ctx context.Context) ([]time.Duration, error)
 }
 
 func (o Options) withDefaults() Options {
@@ -61,6 +68,9 @@ func (o Options) withDefaults() Options {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
+	if o.Writers == 0 {
+		o.Writers = 8
+	}
 	return o
 }
 
@@ -72,6 +82,17 @@ type Result struct {
 	P50, P99     time.Duration // observe latency without the judge
 	Mean         time.Duration
 	Decisions    map[dedup.Decision]int // of the timed observations
+
+	// Floor is the p50 of a tiny fsync'd commit in the store's directory
+	// (zero when not measured); StoreFloor that of a one-point upsert
+	// through the same client, a write's floor through the gRPC path.
+	Floor, StoreFloor time.Duration
+	Synced            bool // the store fsyncs its commits
+
+	// The throughput phase: Writers writers at once on the same collection.
+	Writers                int
+	Throughput             float64 // observations per second
+	WritersP50, WritersP99 time.Duration
 
 	Mix          Mix                    // the judge-rate fixture's make-up
 	MixDecisions map[dedup.Decision]int // its decisions
@@ -114,6 +135,39 @@ func Run(ctx context.Context, store dedup.Store, codec *memory.Codec, opts Optio
 	if err := preload(ctx, store, codec, emb, opts, rng); err != nil {
 		return res, err
 	}
+	var floors []time.Duration
+	if opts.Floor != nil {
+		if floors, err = opts.Floor(ctx); err != nil {
+			return res, fmt.Errorf("observebench: commit floor: %w", err)
+		}
+	}
+	if err := timed(ctx, eng, opts, rng, &res); err != nil {
+		return res, err
+	}
+	if opts.Floor != nil {
+		after, err := opts.Floor(ctx)
+		if err != nil {
+			return res, fmt.Errorf("observebench: commit floor: %w", err)
+		}
+		res.Floor = median(append(floors, after...))
+	}
+	if res.StoreFloor, err = storeFloor(ctx, store, opts.Collection+"_floor"); err != nil {
+		return res, err
+	}
+	if opts.Writers > 0 {
+		if err := concurrent(ctx, eng, opts, &res); err != nil {
+			return res, err
+		}
+	}
+	if err := judgeRate(ctx, store, codec, emb, opts, &res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// timed observes opts.Observations facts one at a time, half repeats of
+// stored memories and half new ones.
+func timed(ctx context.Context, eng *dedup.Engine, opts Options, rng *rand.Rand, res *Result) error {
 	lat := make([]time.Duration, 0, opts.Observations)
 	start := time.Now()
 	for i := range opts.Observations {
@@ -127,20 +181,104 @@ func Run(ctx context.Context, store dedup.Store, codec *memory.Codec, opts Optio
 		t := time.Now()
 		out, err := eng.Observe(ctx, obs)
 		if err != nil {
-			return res, fmt.Errorf("observe %d: %w", i, err)
+			return fmt.Errorf("observe %d: %w", i, err)
 		}
 		lat = append(lat, time.Since(t))
 		res.Decisions[out.Decision]++
 	}
-	res.Mean = time.Since(start) / time.Duration(opts.Observations)
-	slices.Sort(lat)
-	res.P50 = lat[len(lat)/2]
-	res.P99 = lat[min(len(lat)-1, len(lat)*99/100)]
-
-	if err := judgeRate(ctx, store, codec, emb, opts, &res); err != nil {
-		return res, err
+	if len(lat) == 0 {
+		return nil
 	}
-	return res, nil
+	res.Mean = time.Since(start) / time.Duration(len(lat))
+	res.P50, res.P99 = percentiles(lat)
+	return nil
+}
+
+// concurrent has opts.Writers writers observe opts.Observations facts
+// between them into the same collection (writes to one collection are
+// serialised by the engine; what they can share is everything outside that
+// lock, and the store's commits), and measures the throughput.
+func concurrent(ctx context.Context, eng *dedup.Engine, opts Options, res *Result) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := opts.Writers
+	lats := make([][]time.Duration, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(opts.Seed, uint64(10+w)))
+			for i := w; i < opts.Observations; i += n {
+				obs := dedup.Observation{Collection: opts.Collection, Source: "direct", ExtractorModel: "gpt-4o",
+					SessionID: fmt.Sprint("writer-", w, "-", i%50), TurnID: fmt.Sprint(i)}
+				if i%2 == 0 {
+					obs.Text = fact(rng.IntN(opts.Memories))
+				} else {
+					obs.Text = fact(opts.Memories + opts.Observations + i)
+				}
+				t := time.Now()
+				if _, err := eng.Observe(ctx, obs); err != nil {
+					errs[w] = fmt.Errorf("writer %d, observation %d: %w", w, i, err)
+					cancel()
+					return
+				}
+				lats[w] = append(lats[w], time.Since(t))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	all := slices.Concat(lats...)
+	if len(all) == 0 {
+		return nil
+	}
+	res.Writers = n
+	res.Throughput = float64(len(all)) / elapsed.Seconds()
+	res.WritersP50, res.WritersP99 = percentiles(all)
+	return nil
+}
+
+// storeFloor is the p50 of floorCommits one-point upserts into a scratch
+// collection: the cheapest durable write through the write path's client.
+func storeFloor(ctx context.Context, store dedup.Store, coll string) (time.Duration, error) {
+	if err := store.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: coll,
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 1, Distance: qdrant.Distance_Cosine})}); err != nil {
+		return 0, fmt.Errorf("observebench: floor collection: %w", err)
+	}
+	wait := true
+	lat := make([]time.Duration, 0, floorCommits)
+	for i := range floorCommits {
+		t := time.Now()
+		if _, err := store.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: coll, Wait: &wait, Points: []*qdrant.PointStruct{{
+			Id: qdrant.NewIDNum(uint64(i % 8)), Vectors: qdrant.NewVectorsDense([]float32{1}),
+			Payload: map[string]*qdrant.Value{"n": qdrant.NewValueInt(int64(i))}}}}); err != nil {
+			return 0, fmt.Errorf("observebench: floor upsert: %w", err)
+		}
+		lat = append(lat, time.Since(t))
+	}
+	return median(lat), nil
+}
+
+// floorCommits is how many commits each floor measurement times.
+const floorCommits = 200
+
+func percentiles(lat []time.Duration) (p50, p99 time.Duration) {
+	slices.Sort(lat)
+	return lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	p50, _ := percentiles(slices.Clone(d))
+	return p50
 }
 
 // Facts are generated from tables, so that 10k memories are distinct and
@@ -363,6 +501,24 @@ func (r Result) WriteTo(w io.Writer) (int64, error) {
 	fmt.Fprintf(&b, "observe p99  %8.3f ms\n", ms(r.P99))
 	fmt.Fprintf(&b, "observe mean %8.3f ms\n", ms(r.Mean))
 	fmt.Fprintf(&b, "decisions    %s\n", decisions(r.Decisions))
+	if r.Floor > 0 {
+		fmt.Fprintf(&b, "commit floor %8.3f ms p50 (a tiny fsync'd commit in the store's directory, before and after the timed phase)\n", ms(r.Floor))
+	}
+	fmt.Fprintf(&b, "store floor  %8.3f ms p50 (a one-point upsert through the same client)\n", ms(r.StoreFloor))
+	if r.Floor > 0 && r.Synced {
+		goal := 2*r.Floor + 300*time.Microsecond
+		verdict := "MET"
+		if r.P50 > goal {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(&b, "goal         p50 <= floor x 2 + 0.3 ms = %.3f ms: %s (p50 %.3f ms, %.2f x floor)\n",
+			ms(goal), verdict, ms(r.P50), float64(r.P50)/float64(r.Floor))
+	} else if !r.Synced {
+		b.WriteString("goal         not judged: commits are not fsync'd\n")
+	}
+	if r.Writers > 0 {
+		fmt.Fprintf(&b, "%d writers    %8.0f observations/s, p50 %.3f ms, p99 %.3f ms\n", r.Writers, r.Throughput, ms(r.WritersP50), ms(r.WritersP99))
+	}
 	n := r.Mix.New + r.Mix.Repeats + r.Mix.Paraphrases + r.Mix.NearMisses + r.Mix.Contradictions
 	fmt.Fprintf(&b, "judge fixture: %d observations: %d new, %d repeats, %d paraphrases, %d near misses, %d contradictions\n",
 		n, r.Mix.New, r.Mix.Repeats, r.Mix.Paraphrases, r.Mix.NearMisses, r.Mix.Contradictions)

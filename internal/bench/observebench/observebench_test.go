@@ -2,6 +2,7 @@ package observebench_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -54,6 +55,12 @@ func TestRunSmall(t *testing.T) {
 	if res.Decisions[dedup.DecisionInserted] != 50 || res.Decisions[dedup.DecisionRestatement]+res.Decisions[dedup.DecisionIndependent] != 50 {
 		t.Errorf("timed decisions %v, want 50 new and 50 repeats", res.Decisions)
 	}
+	if res.Writers != 8 || res.Throughput <= 0 || res.WritersP99 < res.WritersP50 {
+		t.Errorf("throughput phase: %d writers, %.0f/s, p50 %v p99 %v", res.Writers, res.Throughput, res.WritersP50, res.WritersP99)
+	}
+	if res.StoreFloor <= 0 || res.Floor != 0 {
+		t.Errorf("floors %v (store) %v (disk, not measured here)", res.StoreFloor, res.Floor)
+	}
 	m := res.Mix
 	if m.New+m.Repeats+m.Paraphrases+m.NearMisses+m.Contradictions != 300 {
 		t.Errorf("mix %+v does not add up to 300", m)
@@ -71,11 +78,11 @@ func TestRunSmall(t *testing.T) {
 // contradictions are found.
 func TestRunSemantic(t *testing.T) {
 	ctx := context.Background()
-	lex, err := observebench.Run(ctx, client(t), codec(t), observebench.Options{Memories: 200, Observations: 20, MixSize: 300, Embedder: "local"})
+	lex, err := observebench.Run(ctx, client(t), codec(t), observebench.Options{Memories: 200, Observations: 20, MixSize: 300, Embedder: "local", Writers: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sem, err := observebench.Run(ctx, client(t), codec(t), observebench.Options{Memories: 200, Observations: 20, MixSize: 300})
+	sem, err := observebench.Run(ctx, client(t), codec(t), observebench.Options{Memories: 200, Observations: 20, MixSize: 300, Writers: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,5 +94,41 @@ func TestRunSemantic(t *testing.T) {
 	}
 	if sem.MixDecisions[dedup.DecisionContradiction] <= lex.MixDecisions[dedup.DecisionContradiction] {
 		t.Errorf("contradictions found: semantic %d, lexical %d", sem.MixDecisions[dedup.DecisionContradiction], lex.MixDecisions[dedup.DecisionContradiction])
+	}
+}
+
+// TestRunEmbedded: the embedded run measures the disk's commit floor in
+// the store's directory and says whether the goal line applies.
+func TestRunEmbedded(t *testing.T) {
+	tests := []struct {
+		name    string
+		noSync  bool
+		writers int
+		goal    string
+	}{
+		{name: "fsync on, one writer only", writers: -1, goal: "goal         p50 <= floor x 2 + 0.3 ms"},
+		{name: "no fsync", noSync: true, writers: 3, goal: "goal         not judged"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := observebench.RunEmbedded(context.Background(), observebench.Embedded{Dir: t.TempDir(), NoSync: tc.noSync},
+				observebench.Options{Memories: 100, Observations: 30, MixSize: 20, Embedder: "local", Writers: tc.writers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Floor <= 0 || res.StoreFloor <= 0 || res.Synced == tc.noSync {
+				t.Errorf("floor %v, store floor %v, synced %v", res.Floor, res.StoreFloor, res.Synced)
+			}
+			if want := max(tc.writers, 0); res.Writers != want {
+				t.Errorf("%d writers, want %d", res.Writers, want)
+			}
+			var b strings.Builder
+			if _, err := res.WriteTo(&b); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), tc.goal) {
+				t.Errorf("report lacks %q:\n%s", tc.goal, b.String())
+			}
+		})
 	}
 }
