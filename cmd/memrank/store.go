@@ -297,6 +297,7 @@ counting judge, and report how many reached it.`,
 	cmd.Flags().IntVar(&o.Observations, "observations", d.Observations, "timed observations")
 	cmd.Flags().IntVar(&o.MixSize, "mix", d.MixSize, "observations of the judge fixture")
 	cmd.Flags().StringVar(&o.Embedder, "embedder", d.Embedder, "local embedder: semantic or local (lexical)")
+	cmd.Flags().BoolVar(&o.ObservationIDs, "observation-ids", false, "send each observation with an observation_id (retry-safe callers): adds the look-up of earlier outcomes")
 	cmd.Flags().IntVar(&o.Writers, "writers", d.Writers, "concurrent writers of the throughput phase (negative: none)")
 	cmd.Flags().StringVar(&where.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
 	cmd.Flags().BoolVar(&where.NoSync, "no-sync", false, "skip fsync on each commit (not durable): shows the write path's own cost")

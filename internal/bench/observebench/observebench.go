@@ -35,6 +35,10 @@ type Options struct {
 	Embedder   string
 	Collection string // default "bench_memories"
 	Seed       uint64 // fixture seed; default 1
+	// ObservationIDs sends each timed observation with an observation_id,
+	// as callers that retry do: the write path then also looks up whether it
+	// was seen before.
+	ObservationIDs bool
 	// Writers is how many writers observe at once in the throughput phase,
 	// after the one-writer timed phase; default 8; negative: no such phase.
 	Writers int
@@ -79,9 +83,11 @@ type Result struct {
 	Model        string // the embedder's
 	Memories     int
 	Observations int
-	P50, P99     time.Duration // observe latency without the judge
-	Mean         time.Duration
-	Decisions    map[dedup.Decision]int // of the timed observations
+	// ObservationIDs: each observation carried an observation_id.
+	ObservationIDs bool
+	P50, P99       time.Duration // observe latency without the judge
+	Mean           time.Duration
+	Decisions      map[dedup.Decision]int // of the timed observations
 
 	// Floor is the p50 of a tiny fsync'd commit in the store's directory
 	// (zero when not measured); StoreFloor that of a one-point upsert
@@ -126,7 +132,8 @@ func Run(ctx context.Context, store dedup.Store, codec *memory.Codec, opts Optio
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Model: emb.Model(), Memories: opts.Memories, Observations: opts.Observations, Decisions: map[dedup.Decision]int{}}
+	res := Result{Model: emb.Model(), Memories: opts.Memories, Observations: opts.Observations,
+		ObservationIDs: opts.ObservationIDs, Decisions: map[dedup.Decision]int{}}
 	eng, err := dedup.New(store, dedup.Config{Codec: codec, Embedder: emb, RequireSurfaceChange: true})
 	if err != nil {
 		return res, err
@@ -173,6 +180,9 @@ func timed(ctx context.Context, eng *dedup.Engine, opts Options, rng *rand.Rand,
 	for i := range opts.Observations {
 		obs := dedup.Observation{Collection: opts.Collection, Source: "direct", ExtractorModel: "gpt-4o",
 			SessionID: fmt.Sprint("timed-", i%50), TurnID: fmt.Sprint(i)}
+		if opts.ObservationIDs {
+			obs.ObservationID = fmt.Sprint("timed-", i)
+		}
 		if i%2 == 0 {
 			obs.Text = fact(rng.IntN(opts.Memories)) // a repeat of a stored memory
 		} else {
@@ -214,6 +224,9 @@ func concurrent(ctx context.Context, eng *dedup.Engine, opts Options, res *Resul
 			for i := w; i < opts.Observations; i += n {
 				obs := dedup.Observation{Collection: opts.Collection, Source: "direct", ExtractorModel: "gpt-4o",
 					SessionID: fmt.Sprint("writer-", w, "-", i%50), TurnID: fmt.Sprint(i)}
+				if opts.ObservationIDs {
+					obs.ObservationID = fmt.Sprint("writer-", i)
+				}
 				if i%2 == 0 {
 					obs.Text = fact(rng.IntN(opts.Memories))
 				} else {
@@ -495,8 +508,12 @@ func judgeRate(ctx context.Context, store dedup.Store, codec *memory.Codec, emb 
 // WriteTo prints the result as the README quotes it.
 func (r Result) WriteTo(w io.Writer) (int64, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "observe benchmark: %d memories stored, %d timed observations (half repeats, half new), embedder %s, no judge\n",
-		r.Memories, r.Observations, r.Model)
+	ids := ""
+	if r.ObservationIDs {
+		ids = ", each with an observation_id"
+	}
+	fmt.Fprintf(&b, "observe benchmark: %d memories stored, %d timed observations (half repeats, half new%s), embedder %s, no judge\n",
+		r.Memories, r.Observations, ids, r.Model)
 	fmt.Fprintf(&b, "observe p50  %8.3f ms\n", ms(r.P50))
 	fmt.Fprintf(&b, "observe p99  %8.3f ms\n", ms(r.P99))
 	fmt.Fprintf(&b, "observe mean %8.3f ms\n", ms(r.Mean))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/qdrant/go-client/qdrant"
 	"go.uber.org/goleak"
 
@@ -130,5 +131,23 @@ func TestRunEmbedded(t *testing.T) {
 				t.Errorf("report lacks %q:\n%s", tc.goal, b.String())
 			}
 		})
+	}
+}
+
+// TestObservationIDsDecideAlike: sending observation_ids (the write path
+// then also looks each up, alongside tiers 1 and 2) changes no decision.
+func TestObservationIDsDecideAlike(t *testing.T) {
+	ctx := context.Background()
+	run := func(ids bool) observebench.Result {
+		res, err := observebench.Run(ctx, client(t), codec(t), observebench.Options{Memories: 300, Observations: 80, MixSize: 10,
+			Embedder: "local", Writers: -1, ObservationIDs: ids})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	without, with := run(false), run(true)
+	if diff := cmp.Diff(without.Decisions, with.Decisions); diff != "" {
+		t.Errorf("decisions with observation_ids (-without +with):\n%s", diff)
 	}
 }
