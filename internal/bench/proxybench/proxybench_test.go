@@ -238,9 +238,9 @@ func memrankProfile() struct{ bytes, allocs int64 } {
 	runtime.GC()
 	var recs []runtime.MemProfileRecord
 	for range 10 {
-		n, ok := runtime.MemProfile(nil, true)
+		n, _ := runtime.MemProfile(nil, true)
 		recs = make([]runtime.MemProfileRecord, n+64)
-		if n, ok = runtime.MemProfile(recs, true); ok {
+		if n, ok := runtime.MemProfile(recs, true); ok {
 			recs = recs[:n]
 			break
 		}
