@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -178,6 +179,7 @@ func (db *DB) commitGroup(reqs []*writeReq) {
 		}
 		live = append(live, r)
 	}
+	payloadFirst(live)
 	// After a failure the requests that ran before it commit on their own
 	// first, so each request runs at most about twice, however many fail.
 	limit := len(live)
@@ -203,6 +205,38 @@ func (db *DB) commitGroup(reqs []*writeReq) {
 			live = live[n:]
 		}
 	}
+}
+
+// payloadFirst moves the requests made only of payload writes ahead of
+// the others, keeping each kind in arrival order. None of them has been
+// acknowledged, so any order is one the callers could have seen. It
+// matters when one fails: a payload write changes memory only after the
+// commit, so rolling back the ones before it undoes nothing, while a
+// failure after a write that changed a collection's memory under its lock
+// (an upsert, a delete) makes that collection reload from disk, a scan of
+// all its points. With payload writes first, the likeliest failure (the
+// access flush's set_payload on a point deleted meanwhile) comes before any
+// such write.
+func payloadFirst(reqs []*writeReq) {
+	slices.SortStableFunc(reqs, func(a, b *writeReq) int {
+		pa, pb := payloadOnly(a.ops), payloadOnly(b.ops)
+		switch {
+		case pa == pb:
+			return 0
+		case pa:
+			return -1
+		}
+		return 1
+	})
+}
+
+func payloadOnly(ops []writeOp) bool {
+	for _, op := range ops {
+		if !op.payloadOnly {
+			return false
+		}
+	}
+	return true
 }
 
 // colState is what a group did to one collection.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -108,11 +109,13 @@ func TestGroupCommitKeepsOthersWhenOneFails(t *testing.T) {
 	}{
 		{name: "upsert new point", ctx: ctx, coll: "a", ops: []writeOp{testUpsert(t, 1, 1)}, want: outcome{Ops: []uint64{2}}},
 		{name: "payload of a missing point", ctx: ctx, coll: "a", ops: []writeOp{testSetGen(t, 5, 99)}, want: outcome{Kind: KindNotFound}},
-		{name: "payload of the point upserted before it", ctx: ctx, coll: "a", ops: []writeOp{testSetGen(t, 2, 1)}, want: outcome{Ops: []uint64{3}}},
+		// Payload writes run before the group's other writes (payloadFirst),
+		// so the point the first request creates does not exist yet for it.
+		{name: "payload of a point a concurrent upsert creates", ctx: ctx, coll: "a", ops: []writeOp{testSetGen(t, 2, 1)}, want: outcome{Kind: KindNotFound}},
 		{name: "payload batch on another collection", ctx: ctx, coll: "b", ops: []writeOp{testSetGen(t, 3, 7), testSetGen(t, 4, 7)}, want: outcome{Ops: []uint64{3, 4}}},
 		{name: "caller gave up", ctx: gone, coll: "a", ops: []writeOp{testUpsert(t, 2, 9)}, want: outcome{Kind: KindCanceled}},
 		{name: "missing collection", ctx: ctx, coll: "nope", ops: []writeOp{testUpsert(t, 3, 9)}, want: outcome{Kind: KindNotFound}},
-		{name: "upsert after the failures", ctx: ctx, coll: "a", ops: []writeOp{testUpsert(t, 4, 4)}, want: outcome{Ops: []uint64{4}}},
+		{name: "upsert after the failures", ctx: ctx, coll: "a", ops: []writeOp{testUpsert(t, 4, 4)}, want: outcome{Ops: []uint64{3}}},
 	}
 	batch := make([]*writeReq, len(reqs))
 	for i, r := range reqs {
@@ -145,7 +148,7 @@ func TestGroupCommitKeepsOthersWhenOneFails(t *testing.T) {
 			payload map[uint64]int64
 			byIndex map[int64]uint64
 		}{
-			{coll: "a", payload: map[uint64]int64{1: 2, 4: 4}, byIndex: map[int64]uint64{2: 1, 4: 1}},
+			{coll: "a", payload: map[uint64]int64{1: 1, 4: 4}, byIndex: map[int64]uint64{1: 1, 4: 1}},
 			{coll: "b", payload: map[uint64]int64{7: 4}, byIndex: map[int64]uint64{4: 1}},
 		} {
 			p, ix := gens(t, db, tc.coll)
@@ -162,6 +165,33 @@ func TestGroupCommitKeepsOthersWhenOneFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(testDB(t, dir))
+}
+
+// TestFailedPayloadWriteReloadsNothing: the access flush's set_payload on
+// a point deleted meanwhile fails; grouped with an upsert to another
+// collection, it must not make that collection reload from disk (a scan of
+// all its points, under its lock), as it would if it ran after the upsert.
+func TestFailedPayloadWriteReloadsNothing(t *testing.T) {
+	db := testDB(t, t.TempDir())
+	testColl(t, db, "big")
+	testColl(t, db, "a")
+	ctx := context.Background()
+	big, err := db.collection("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := reflect.ValueOf(big.slots).Pointer()
+	batch := []*writeReq{
+		{ctx: ctx, name: "big", ops: []writeOp{testUpsert(t, 1, 1)}, done: make(chan struct{})},
+		{ctx: ctx, name: "a", ops: []writeOp{testSetGen(t, 5, 99)}, done: make(chan struct{})},
+	}
+	db.commitGroup(batch)
+	if batch[0].err != nil || batch[1].err == nil {
+		t.Fatalf("outcomes %v, %v: want the upsert done and the payload write refused", batch[0].err, batch[1].err)
+	}
+	if after := reflect.ValueOf(big.slots).Pointer(); after != before {
+		t.Error("the upsert's collection was reloaded from disk after the other request failed")
+	}
 }
 
 // Between the commit of a payload-only write and its apply, readers do
@@ -237,7 +267,7 @@ func TestGroupSplitsBeforeLockingAfterPayloadWrites(t *testing.T) {
 		{coll: "b", op: testUpsert(t, 5, 5)}, // another collection: same group
 		{coll: "a", op: testSetGen(t, 2, 1)}, // by id: same group
 		{coll: "a", op: testUpsert(t, 2, 3)}, // needs the lock: next group
-		{coll: "a", op: testSetGen(t, 4, 1)},
+		{coll: "a", op: testSetGen(t, 4, 1)}, // payload writes run first: same group as the others
 	}
 	batch := make([]*writeReq, len(reqs))
 	for i, r := range reqs {
@@ -252,7 +282,7 @@ func TestGroupSplitsBeforeLockingAfterPayloadWrites(t *testing.T) {
 		}
 		got = append(got, r.res[0].GetOperationId())
 	}
-	if diff := cmp.Diff([]uint64{3, 2, 4, 5, 6}, got); diff != "" {
+	if diff := cmp.Diff([]uint64{3, 2, 4, 6, 5}, got); diff != "" {
 		t.Errorf("operation ids (-want +got):\n%s", diff)
 	}
 	if commits != 2 {

@@ -30,11 +30,16 @@
 // Group commit: point writes are queued (at most Options.MaxQueuedWrites)
 // to one committer per DB. The writes that arrive while a commit is being
 // fsync'ed, to any collections, share the next bbolt transaction and its
-// one fsync; each keeps its own operation ids, runs in arrival order and
-// sees the writes before it, and is acknowledged only once the shared
-// commit is durable. A write that fails (a point not found, a bad vector)
-// is left out and the others are run again without it, so it neither fails
-// nor undoes them. A caller whose context
+// one fsync; each keeps its own operation ids and is acknowledged only
+// once the shared commit is durable. Within a group the writes made only of
+// payload changes run first, then the others, each kind in arrival order
+// (none is acknowledged yet, so either order is one its callers could have
+// seen), and each sees the writes run before it. A write that fails (a
+// point not found, a bad vector) is left out and the others are run again
+// without it, so it neither fails nor undoes them; with payload writes
+// first, the likeliest failure (the access flush finding a point deleted
+// meanwhile) comes before any write that changed a collection's memory,
+// which a failure after it would make reload from disk. A caller whose context
 // ends while its write still waits in the queue gets Canceled and the write
 // is never applied; once the committer has taken it, the caller gets its
 // true outcome after that commit, so a write reported as failed never
@@ -53,7 +58,11 @@
 // vectors or point sets (upsert, delete, update vectors) and field-index
 // changes hold the collection's lock from their first operation until
 // after the commit, as a read of them must see vectors, slots and payloads
-// change together; reads of other collections never wait for them. No
+// change together; reads of other collections never wait for them. One
+// committer runs every group, so while it waits for a collection's readers
+// (to lock it for such a write, or for a payload write's short apply),
+// writes to other collections wait too: a long read (a large scroll) can
+// delay every write by its duration. No
 // reader waits for a writer while holding a bbolt read transaction, so a
 // commit that grows the file past the memory map (bbolt's remap waits for
 // read transactions) cannot deadlock.
