@@ -189,25 +189,11 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	srv2 := startServer(t, dir)
 	c2 := connectTCP(t, srv2.addr)
 	defer c2.Close()
-	for start := 0; start < len(want); start += 500 {
-		chunk := want[start:min(start+500, len(want))]
-		req := &qdrant.GetPoints{CollectionName: "crash", WithPayload: qdrant.NewWithPayload(true)}
-		for _, id := range chunk {
-			req.Ids = append(req.Ids, qdrant.NewIDNum(id))
-		}
-		got, err := c2.Get(opctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != len(chunk) {
-			t.Fatalf("%d of %d acknowledged points came back", len(got), len(chunk))
-		}
-		for i, p := range got {
-			id := chunk[i]
-			pl := p.GetPayload()
-			if pl["n"].GetIntegerValue() != int64(id) || pl["s"].GetStringValue() != fmt.Sprintf("value-%d", id) || pl["f"].GetDoubleValue() != float64(id)+0.5 {
-				t.Fatalf("point %d payload = %v", id, pl)
-			}
+	for i, p := range getAcked(opctx, t, c2, want) {
+		id := want[i]
+		pl := p.GetPayload()
+		if pl["n"].GetIntegerValue() != int64(id) || pl["s"].GetStringValue() != fmt.Sprintf("value-%d", id) || pl["f"].GetDoubleValue() != float64(id)+0.5 {
+			t.Fatalf("point %d payload = %v", id, pl)
 		}
 	}
 	last := want[len(want)-1]
@@ -342,23 +328,9 @@ func TestCrashKeepsGroupedAndPayloadWrites(t *testing.T) {
 	srv2 := startServer(t, dir)
 	c2 := connectTCP(t, srv2.addr)
 	defer c2.Close()
-	for start := 0; start < len(want); start += 500 {
-		chunk := want[start:min(start+500, len(want))]
-		req := &qdrant.GetPoints{CollectionName: "crash", WithPayload: qdrant.NewWithPayload(true)}
-		for _, id := range chunk {
-			req.Ids = append(req.Ids, qdrant.NewIDNum(id))
-		}
-		got, err := c2.Get(opctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != len(chunk) {
-			t.Fatalf("%d of %d acknowledged points came back", len(got), len(chunk))
-		}
-		for _, p := range got {
-			if p.GetPayload()["n"].GetIntegerValue() != int64(p.GetId().GetNum()) {
-				t.Fatalf("point %d payload = %v", p.GetId().GetNum(), p.GetPayload())
-			}
+	for _, p := range getAcked(opctx, t, c2, want) {
+		if p.GetPayload()["n"].GetIntegerValue() != int64(p.GetId().GetNum()) {
+			t.Fatalf("point %d payload = %v", p.GetId().GetNum(), p.GetPayload())
 		}
 	}
 	ids := make([]*qdrant.PointId, flushed)
@@ -386,4 +358,27 @@ func TestCrashKeepsGroupedAndPayloadWrites(t *testing.T) {
 	if err := srv2.cmd.Wait(); err != nil {
 		t.Fatalf("second server exit: %v", err)
 	}
+}
+
+// getAcked reads the acknowledged points of collection "crash" back, in
+// the order of ids (Get answers in request order), failing if any is gone.
+func getAcked(ctx context.Context, t *testing.T, c *qdrant.Client, ids []uint64) []*qdrant.RetrievedPoint {
+	t.Helper()
+	var out []*qdrant.RetrievedPoint
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		req := &qdrant.GetPoints{CollectionName: "crash", WithPayload: qdrant.NewWithPayload(true)}
+		for _, id := range chunk {
+			req.Ids = append(req.Ids, qdrant.NewIDNum(id))
+		}
+		got, err := c.Get(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(chunk) {
+			t.Fatalf("%d of %d acknowledged points came back", len(got), len(chunk))
+		}
+		out = append(out, got...)
+	}
+	return out
 }
