@@ -31,8 +31,10 @@ func TestWorkOutlivesItsCaller(t *testing.T) {
 	}
 	returned := make(chan struct{})
 	go func() {
-		defer close(returned)
+		// done last: Shutdown may return as soon as it runs, and must find
+		// returned closed (deferred calls run last-in first-out).
 		defer done()
+		defer close(returned)
 		<-wctx.Done() // the work runs until Shutdown ends it
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
