@@ -80,6 +80,9 @@ type Entry struct {
 	Payload map[string]*qdrant.Value
 	Vectors *qdrant.VectorsOutput // as the upstream returned them
 	Dense   []float32             // the tier-2 vector within Vectors; nil when none
+	// DenseNorm is |Dense|, which scales the ranker's score check; kept so
+	// that a hit does not compute it.
+	DenseNorm float64
 	// Mem is Payload decoded by the ranker's codec (DecodeRank) and In its
 	// scoring inputs (Codec.Inputs), before any per-request change.
 	Mem memory.Memory
