@@ -10,19 +10,17 @@ import (
 	"github.com/memrank/memrank/rank/internal/candcache"
 )
 
-// pointGetter reads points by id; *qdrant.Client is one. New finds it on
-// the Source by a type assertion: without it there is no candidate cache.
-type pointGetter interface {
-	Get(ctx context.Context, req *qdrant.GetPoints) ([]*qdrant.RetrievedPoint, error)
-}
-
-var _ pointGetter = (*qdrant.Client)(nil)
-
 // scoreTolerance bounds how far the upstream's score may be from the one
-// recomputed from a cached vector for the entry to be served: float32 sums
-// in another order (SIMD lanes, the store's or Qdrant's kernels) differ in
-// the last bits, while another vector differs by far more.
+// recomputed from a cached vector for the entry to be served, relative to
+// |q|*|v| (the largest the score can be): float32 sums in another order
+// (SIMD lanes, the store's or Qdrant's kernels) differ in the last bits of
+// that scale, while another vector differs by far more. Relative to the
+// score alone, tiny scores (a Dot collection of small-norm vectors) would
+// let any vector pass.
 const scoreTolerance = 1e-4
+
+// scoreFloor only keeps exact zeros (a zero vector) from failing the check.
+const scoreFloor = 1e-30
 
 // CollectionsChanged tells the ranker that a collection or an alias was
 // created, deleted or changed: nothing the candidate cache holds is served
@@ -67,42 +65,45 @@ func (r *Ranker) cacheable(req *qdrant.QueryPoints, p plan) (scoreQuery, bool) {
 		return scoreQuery{}, false
 	}
 	if !p.unit {
-		if vecmath.Norm(q) == 0 {
-			return scoreQuery{}, false
+		n := float64(vecmath.Norm(q))
+		if n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+			return scoreQuery{}, false // every score is 0: a score check would pass any vector
 		}
-		return scoreQuery{q: q, scale: 1}, true
+		return scoreQuery{q: q, scale: 1, norm: n}, true
 	}
 	inv := vecmath.InvNorm(q)
 	if inv == 0 || math.IsInf(float64(inv), 0) || math.IsNaN(float64(inv)) {
 		return scoreQuery{}, false // every score is 0: a score check would pass any vector
 	}
-	return scoreQuery{q: q, scale: float64(inv)}, true
+	return scoreQuery{q: q, scale: float64(inv), norm: 1}, true
 }
 
 // scoreQuery is the vector the upstream scored the candidates against: q
-// times scale.
+// times scale, whose norm is norm.
 type scoreQuery struct {
 	q     []float32
 	scale float64
+	norm  float64
 }
 
-// matches says whether score is the similarity of the scored vector with v.
-func (s scoreQuery) matches(score float32, v []float32) bool {
+// matches says whether score is the similarity of the scored vector with
+// v, whose norm is vnorm (computed once, when its entry was built).
+func (s scoreQuery) matches(score float32, v []float32, vnorm float64) bool {
 	if len(v) != len(s.q) {
 		return false
 	}
 	d := float64(vecmath.Dot(s.q, v)) * s.scale
-	sc := float64(score)
-	return math.Abs(d-sc) <= scoreTolerance*(1+math.Abs(sc))
+	return math.Abs(d-float64(score)) <= scoreTolerance*s.norm*vnorm+scoreFloor
 }
 
 // candidates asks the upstream for up's candidates: in one call with their
 // payloads and vectors, or, when the request allows it, for ids, scores and
 // versions only, their payloads and vectors then coming from the candidate
-// cache and the misses from one Get. Either way the points are what the
-// one call would have returned (less a point deleted in between). From the
-// cache come the points' entries too, by index, with their decoded records
-// (nil when the points came in one call).
+// cache and the misses from one filtered Query. Either way the points are
+// what the one call would have returned (less a point deleted, or no
+// longer matching the filter, in between). From the cache come the points'
+// entries too, by index, with their decoded records (nil when the points
+// came in one call).
 func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan) ([]*qdrant.ScoredPoint, []*candcache.Entry, error) {
 	q, ok := r.cacheable(up, p)
 	if !ok {
@@ -136,7 +137,7 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 		key.ID, key.Version = candcache.IDKey(pt.GetId()), pt.GetVersion()
 		e, ok := r.cands.Get(key)
 		switch {
-		case ok && q.matches(pt.GetScore(), e.Dense):
+		case ok && q.matches(pt.GetScore(), e.Dense, e.DenseNorm):
 			entries[i] = e
 			hits++
 			continue
@@ -165,17 +166,33 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 	return out, kept, nil
 }
 
-// fetchMissing reads the missing candidates in one Get, fills their
-// entries and caches them under the version the query returned (Get
-// returns none): a point changed in between is stored under its old
-// version, which the upstream no longer returns, unless its vector
-// changed, which the score check sees and which is then not stored. Each
-// entry is decoded before it is stored, so that no hit decodes it again.
+// fetchMissing reads the missing candidates in one exact nearest Query
+// restricted to their ids AND the caller's filter: a point changed in
+// between (re-created for another tenant, or no longer matching) must not
+// reach the caller with a payload the filter excludes, so one the fetch
+// leaves out is dropped. It asks for the same similarity rather than a
+// listing because a listing carries no versions (Qdrant and the store give
+// it version 0): this way each entry's payload, vector, version and score
+// come from one read, the entry is stored under that version and only if
+// that score checks against that vector, and this request uses what was
+// fetched. Each entry is decoded before it is stored, so that no hit
+// decodes it again.
 func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p plan, q scoreQuery, key candcache.Key,
 	points []*qdrant.ScoredPoint, entries []*candcache.Entry, missing []*qdrant.PointId) (int, error) {
-	got, err := r.getter.Get(ctx, &qdrant.GetPoints{
-		CollectionName:  up.GetCollectionName(),
-		Ids:             missing,
+	must := []*qdrant.Condition{qdrant.NewHasID(missing...)}
+	if f := up.GetFilter(); f != nil {
+		must = append(must, qdrant.NewFilterAsCondition(f))
+	}
+	limit, exact, ignore := uint64(len(missing)), true, true
+	got, err := r.src.Query(ctx, &qdrant.QueryPoints{
+		CollectionName: up.GetCollectionName(),
+		Query:          up.GetQuery(),
+		Using:          up.Using,
+		Filter:         &qdrant.Filter{Must: must},
+		// Exact and unquantised: every point left is returned, scored on
+		// the vector returned with it.
+		Params:          &qdrant.SearchParams{Exact: &exact, Quantization: &qdrant.QuantizationSearchParams{Ignore: &ignore}},
+		Limit:           &limit,
 		WithPayload:     qdrant.NewWithPayloadEnable(true),
 		WithVectors:     up.GetWithVectors(),
 		ReadConsistency: up.GetReadConsistency(),
@@ -184,7 +201,7 @@ func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p pla
 	if err != nil {
 		return 0, err
 	}
-	byID := make(map[candcache.PointKey]*qdrant.RetrievedPoint, len(got))
+	byID := make(map[candcache.PointKey]*qdrant.ScoredPoint, len(got))
 	for _, g := range got {
 		byID[candcache.IDKey(g.GetId())] = g
 	}
@@ -193,16 +210,18 @@ func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p pla
 		if entries[i] != nil {
 			continue
 		}
-		key.ID, key.Version = candcache.IDKey(pt.GetId()), pt.GetVersion()
+		key.ID = candcache.IDKey(pt.GetId())
 		g, ok := byID[key.ID]
 		if !ok {
-			continue
+			continue // deleted, or no longer matching the filter
 		}
+		key.Version = g.GetVersion()
 		e := &candcache.Entry{Payload: g.GetPayload(), Vectors: g.GetVectors(), Dense: denseVector(g.GetVectors(), p.vecName)}
+		e.DenseNorm = float64(vecmath.Norm(e.Dense))
 		r.codec.DecodeRank(e.Payload, &e.Mem)
 		e.In = r.codec.Inputs(&e.Mem)
 		entries[i] = e
-		if q.matches(pt.GetScore(), e.Dense) {
+		if q.matches(g.GetScore(), e.Dense, e.DenseNorm) {
 			evicted += r.cands.Add(key, e)
 		}
 	}

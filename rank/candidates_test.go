@@ -161,7 +161,10 @@ func TestCandidateCacheSameAnswers(t *testing.T) {
 			src.mu.Lock()
 			defer src.mu.Unlock()
 			for _, req := range src.reqs {
-				if req.GetQuery().GetNearest().GetDense() != nil && (req.GetWithPayload().GetEnable() || req.GetWithVectors().GetEnable()) {
+				// Only the fetch of the misses, by id, asks for payloads or vectors.
+				must := req.GetFilter().GetMust()
+				fetch := len(must) > 0 && must[0].GetHasId() != nil
+				if req.GetQuery().GetNearest().GetDense() != nil && (req.GetWithPayload().GetEnable() || req.GetWithVectors().GetEnable()) && !fetch {
 					t.Errorf("the cached path asked the upstream for payloads or vectors: %v", req)
 				}
 			}
@@ -381,22 +384,183 @@ func TestCandidateCacheConcurrent(t *testing.T) {
 	}
 }
 
-// TestCandidateCacheOffWithoutGetter: a source that cannot Get points has
-// no cache, whatever the configuration.
-func TestCandidateCacheOffWithoutGetter(t *testing.T) {
+// TestCandidateCacheOnlyWhenConfigured: any Source (it needs no Get: the
+// misses are fetched with Query) has the cache when it is configured, and
+// none without.
+func TestCandidateCacheOnlyWhenConfigured(t *testing.T) {
+	tests := []struct {
+		name     string
+		cache    rank.CandidateCacheConfig
+		wantHits bool
+	}{
+		{name: "configured", cache: rank.CandidateCacheConfig{MaxBytes: 1 << 20, TTL: time.Hour}, wantHits: true},
+		{name: "not configured"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.create(t, "mem", dim, qdrant.Distance_Cosine)
+			e.upsert(t, "mem", cacheFixture(1)...)
+			src := &struct{ rank.Source }{e.client}
+			r, reader := cachedRanker(t, src, func(c *rank.Config) { c.Mode, c.CandidateCache = rank.ModeRerank, tc.cache })
+			for range 2 {
+				if _, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if h, m := cacheMetrics(t, reader); (h > 0) != tc.wantHits || (m > 0) != tc.wantHits {
+				t.Errorf("hits %d, misses %d; want some: %v", h, m, tc.wantHits)
+			}
+		})
+	}
+}
+
+// swapSource runs swap once, right after answering the first query made
+// once it is armed: between the slim query and the fetch of the misses.
+type swapSource struct {
+	*qdrant.Client
+	armed atomic.Bool
+	once  sync.Once
+	swap  func()
+}
+
+func (s *swapSource) Query(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error) {
+	pts, err := s.Client.Query(ctx, req)
+	if s.armed.Load() {
+		s.once.Do(s.swap)
+	}
+	return pts, err
+}
+
+// TestCandidateCacheFetchKeepsFilter: a point that changes between the
+// slim query and the fetch of the misses, so that the caller's filter (a
+// tenant's) no longer matches it, is dropped: another tenant's payload
+// never reaches the caller, from the fetch or later from the cache.
+func TestCandidateCacheFetchKeepsFilter(t *testing.T) {
+	ctx := context.Background()
+	wait := true
+	tests := []struct {
+		name string
+		// warm runs two queries before the change, so that it happens
+		// with the cache warm (every candidate a hit but the changed one).
+		warm   bool
+		change func(t *testing.T, e *env, p pt)
+	}{
+		{name: "re-created for another tenant", change: func(t *testing.T, e *env, p pt) {
+			if _, err := e.client.Delete(ctx, &qdrant.DeletePoints{CollectionName: "mem", Wait: &wait, Points: qdrant.NewPointsSelector(qdrant.NewIDNum(p.id))}); err != nil {
+				t.Error(err)
+			}
+			p.payload = memoryPayload("b's secret", 0.9, 1, nil)
+			p.payload["tenant"] = "b"
+			e.upsert(t, "mem", p)
+		}},
+		{name: "re-created for another tenant, warm", warm: true, change: func(t *testing.T, e *env, p pt) {
+			p.payload = memoryPayload("b's secret", 0.9, 1, nil)
+			p.payload["tenant"] = "b"
+			e.upsert(t, "mem", p)
+		}},
+		{name: "stops matching", change: func(t *testing.T, e *env, p pt) {
+			_, err := e.client.SetPayload(ctx, &qdrant.SetPayloadPoints{CollectionName: "mem", Wait: &wait,
+				Payload: qdrant.NewValueMap(map[string]any{"tenant": "c"}), PointsSelector: qdrant.NewPointsSelector(qdrant.NewIDNum(p.id))})
+			if err != nil {
+				t.Error(err)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.create(t, "mem", dim, qdrant.Distance_Cosine)
+			pts := cacheFixture(1)
+			for i := range pts {
+				pts[i].payload["tenant"] = "a"
+			}
+			e.upsert(t, "mem", pts...)
+			src := &swapSource{Client: e.client}
+			src.swap = func() { tc.change(t, e, pts[0]) }
+			cached, reader := cachedRanker(t, src, func(c *rank.Config) { c.Mode = rank.ModeRerank })
+			req := &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), WithPayload: qdrant.NewWithPayload(true),
+				Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatch("tenant", "a")}}}
+			rounds := 2
+			if tc.warm {
+				for range 2 {
+					if _, err := cached.Query(ctx, req); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if h, _ := cacheMetrics(t, reader); h == 0 {
+					t.Fatal("the cache was not warm")
+				}
+			}
+			src.armed.Store(true)
+			for round := range rounds {
+				got, err := cached.Query(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got.Points) == 0 {
+					t.Fatalf("round %d: no points", round)
+				}
+				for _, p := range got.Points {
+					if tenant := p.GetPayload()["tenant"].GetStringValue(); tenant != "a" {
+						t.Errorf("round %d: tenant a's query returned point %d with tenant %q, text %q", round, p.GetId().GetNum(),
+							tenant, p.GetPayload()["text"].GetStringValue())
+					}
+					if !tc.warm && p.GetId().GetNum() == pts[0].id {
+						t.Errorf("round %d: point %d, changed before the fetch, was returned", round, pts[0].id)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCandidateCacheSmallDotRecreated: in a Dot collection of small-norm
+// vectors (tiny scores), a collection recreated behind memrank with the
+// same ids and versions but other vectors and payloads is not served from
+// the cache: the score check is on the vectors' scale, not the score's.
+func TestCandidateCacheSmallDotRecreated(t *testing.T) {
+	ctx := context.Background()
+	const scale = 1e-4
 	e := newEnv(t)
-	e.create(t, "mem", dim, qdrant.Distance_Cosine)
-	e.upsert(t, "mem", cacheFixture(1)...)
-	src := &struct{ rank.Source }{e.client}
-	r, reader := cachedRanker(t, src, func(c *rank.Config) { c.Mode = rank.ModeRerank })
+	e.create(t, "mem", dim, qdrant.Distance_Dot)
+	e.upsert(t, "mem", cacheFixture(scale)...)
+	off := rank.Guard{Off: true} // the scores are far below the guard's band
+	cached, reader := cachedRanker(t, e.client, func(c *rank.Config) { c.Guard = off })
+	req := &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true)}
 	for range 2 {
-		if _, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())}); err != nil {
+		if _, err := cached.Query(ctx, req); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if h, m := cacheMetrics(t, reader); h != 0 || m != 0 {
-		t.Errorf("hits %d, misses %d without a getter", h, m)
+	if h, _ := cacheMetrics(t, reader); h == 0 {
+		t.Fatal("the cache was not warm")
 	}
+	if err := e.client.DeleteCollection(ctx, "mem"); err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, "mem", dim, qdrant.Distance_Dot)
+	var pts []pt
+	for _, p := range cacheFixture(scale) {
+		v := vecAt(0.5+float64(p.id%5)*0.08, int(p.id)%dim)
+		for i := range v {
+			v[i] *= scale
+		}
+		p.vec = v
+		p.payload = memoryPayload(fmt.Sprintf("renewed %d", p.id), 0.9, 1, nil)
+		pts = append(pts, p)
+	}
+	e.upsert(t, "mem", pts...)
+	plain := newRanker(t, e.client, func(c *rank.Config) { c.Guard = off })
+	want, err := plain.Query(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cached.Query(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAnswer(t, "after the change", want, got, cmpopts.IgnoreFields(rank.Result{}, "Detection"))
 }
 
 // TestCandidateCacheProperty: on random memories (with near duplicates)

@@ -57,6 +57,7 @@ type droppedSeq struct {
 // a pooled record must not keep an evicted entry alive.
 func (r *Ranker) putWork(w *work) {
 	clear(w.mem[:cap(w.mem)])
+	clear(w.items[:cap(w.items)]) // their vectors and hashes may be an entry's
 	r.pool.Put(w)
 }
 

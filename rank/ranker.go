@@ -26,7 +26,6 @@ import (
 type Ranker struct {
 	src     Source
 	groups  GroupSource // nil: QueryGroups unsupported
-	getter  pointGetter // nil: no candidate cache
 	cands   *candcache.Cache
 	cfg     Config
 	params  *scoring.Params
@@ -79,8 +78,7 @@ func New(src Source, cfg Config) (*Ranker, error) {
 		foldOpt: fold.Options{Same: float32(cfg.SameThreshold), Judge: float32(cfg.JudgeThreshold)},
 	}
 	r.groups, _ = src.(GroupSource)
-	if g, ok := src.(pointGetter); ok && cfg.CandidateCache.MaxBytes > 0 {
-		r.getter = g
+	if cfg.CandidateCache.MaxBytes > 0 {
 		if r.cands, err = candcache.New(candcache.Config{
 			MaxBytes: int64(cfg.CandidateCache.MaxBytes), TTL: cfg.CandidateCache.TTL, Now: cfg.Now,
 			Meter: cfg.Telemetry.MeterProvider.Meter(instrumentation),

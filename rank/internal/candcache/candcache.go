@@ -43,12 +43,17 @@ import (
 // ~40 entries, one lock would be held most of the time.
 const shards = 16
 
-// Entry overheads, in bytes, added to the payload's and vectors' encoded
-// sizes: the key, the list element, the map slot and the decoded messages'
-// headers. An estimate; what matters is that it grows with the entries.
+// Entry overheads, in bytes: the key, the list element, the map slot and
+// the decoded messages' headers (entryOverhead), a map field's slot and key
+// header (fieldOverhead), and a decoded *qdrant.Value with its kind wrapper
+// (valueOverhead), counted for every value, nested ones too. The encoded
+// size undercounts a decoded payload's heap 2.5-3.5x (most of it is
+// per-value headers, most so in an access_counts map); with these the
+// estimate is 0.8-1x of it (BenchmarkPayloadSize).
 const (
 	entryOverhead = 256
-	fieldOverhead = 64
+	fieldOverhead = 48
+	valueOverhead = 80
 )
 
 // Key names one version of one point as one upstream answered it.
@@ -80,6 +85,9 @@ type Entry struct {
 	Payload map[string]*qdrant.Value
 	Vectors *qdrant.VectorsOutput // as the upstream returned them
 	Dense   []float32             // the tier-2 vector within Vectors; nil when none
+	// DenseNorm is |Dense|, which scales the ranker's score check; kept so
+	// that a hit does not compute it.
+	DenseNorm float64
 	// Mem is Payload decoded by the ranker's codec (DecodeRank) and In its
 	// scoring inputs (Codec.Inputs), before any per-request change.
 	Mem memory.Memory
@@ -94,13 +102,32 @@ const decodedSize = int64(unsafe.Sizeof(memory.Memory{}) + unsafe.Sizeof(scoring
 func (e *Entry) Size(k *Key) int64 {
 	n := int64(entryOverhead + len(k.Collection) + len(k.Vector) + len(k.ID.UUID))
 	for name, v := range e.Payload {
-		n += int64(fieldOverhead + len(name) + proto.Size(v))
+		n += int64(fieldOverhead+len(name)) + valueSize(v)
 	}
 	if e.Vectors != nil {
 		n += int64(fieldOverhead + proto.Size(e.Vectors))
 	}
 	n += decodedSize + int64(len(e.Mem.AccessCounts))*int64(unsafe.Sizeof(memory.AccessCount{})) +
 		int64(len(e.Mem.Problems))*int64(unsafe.Sizeof(memory.Problem{}))
+	return n
+}
+
+// valueSize is v's estimated heap size. It walks nested values, once per
+// entry, when the entry is stored.
+func valueSize(v *qdrant.Value) int64 {
+	n := int64(valueOverhead)
+	switch k := v.GetKind().(type) {
+	case *qdrant.Value_StringValue:
+		n += int64(len(k.StringValue))
+	case *qdrant.Value_StructValue:
+		for name, f := range k.StructValue.GetFields() {
+			n += int64(fieldOverhead+len(name)) + valueSize(f)
+		}
+	case *qdrant.Value_ListValue:
+		for _, x := range k.ListValue.GetValues() {
+			n += 8 + valueSize(x)
+		}
+	}
 	return n
 }
 
