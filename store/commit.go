@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -269,7 +270,7 @@ func (db *DB) tryGroup(reqs []*writeReq) (n, failed int, err error) {
 	defer g.unlock()
 	n = len(reqs)
 	for i, r := range reqs {
-		res, err := g.run(r)
+		res, err := g.runGuarded(r)
 		if errors.Is(err, errSplit) {
 			n = i // the next group starts with it
 			break
@@ -339,6 +340,29 @@ func (g *txGroup) state(c *collection) *colState {
 	cs := &colState{c: c, seq: c.seq}
 	g.cols = append(g.cols, cs)
 	return cs
+}
+
+// runGuarded is run with a panic turned into the request's failure: the
+// committer goroutine serves every writer, so a bug met by one write must
+// not take the process (and every collection's lock) down with it. Memory
+// the panicking write may have half changed is reloaded by the failure
+// path, as after any failed write.
+func (g *txGroup) runGuarded(r *writeReq) (res []*qdrant.UpdateResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			for _, cs := range g.cols {
+				cs.c.stage = nil
+				if cs.exclusive {
+					cs.dirty = true
+				}
+			}
+			// The panic's text stays out of the answer (it may show
+			// internals); Err keeps it for whoever logs the error.
+			res, err = nil, &Error{Kind: KindInternal, Msg: "Service internal error: write to collection " + r.name + " failed",
+				Err: fmt.Errorf("panic: %v", p)}
+		}
+	}()
+	return g.run(r)
 }
 
 // run runs one request's operations in the group's transaction.

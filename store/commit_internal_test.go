@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qdrant/go-client/qdrant"
+	bolt "go.etcd.io/bbolt"
 )
 
 func testDB(t *testing.T, dir string) *DB {
@@ -337,5 +339,36 @@ func TestGroupWithManyFailures(t *testing.T) {
 	p, _ := gens(t, db, "a")
 	if diff := cmp.Diff(map[uint64]int64{1: n - 2}, p); diff != "" {
 		t.Errorf("payload (-want +got):\n%s", diff)
+	}
+}
+
+// TestPanickingWriteFailsAlone: a write that panics on the committer fails
+// with an internal error, the process and the other writes of its group
+// carry on, and the collection it had changed is back to what disk holds.
+func TestPanickingWriteFailsAlone(t *testing.T) {
+	db := testDB(t, t.TempDir())
+	testColl(t, db, "a")
+	ctx := context.Background()
+	boom := structural(func(ctx context.Context, c *collection, pts *bolt.Bucket, op uint64) (func(), error) {
+		panic("a bug")
+	})
+	batch := []*writeReq{
+		{ctx: ctx, name: "a", ops: []writeOp{testUpsert(t, 1, 1), boom}, done: make(chan struct{})},
+		{ctx: ctx, name: "a", ops: []writeOp{testUpsert(t, 2, 2)}, done: make(chan struct{})},
+	}
+	db.commitGroup(batch)
+	var e *Error
+	if !errors.As(batch[0].err, &e) || e.Kind != KindInternal || strings.Contains(e.Msg, "a bug") {
+		t.Fatalf("panicking write: %v, want an internal error without the panic's text", batch[0].err)
+	}
+	if batch[1].err != nil {
+		t.Fatalf("the other write: %v", batch[1].err)
+	}
+	p, _ := gens(t, db, "a")
+	if diff := cmp.Diff(map[uint64]int64{2: 2}, p); diff != "" {
+		t.Errorf("points (-want +got):\n%s", diff)
+	}
+	if _, err := db.write(ctx, "a", testUpsert(t, 3, 3)); err != nil {
+		t.Fatalf("a write after the panic: %v", err)
 	}
 }
