@@ -125,7 +125,7 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 		ShardKeySelector: up.GetShardKeySelector(),
 		Timeout:          up.Timeout,
 	}
-	points, err := r.src.Query(ctx, slim)
+	points, err := r.listings(ctx, slim)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/memrank/memrank/qdrantwire"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/telemetry/settings"
 )
@@ -130,46 +131,76 @@ func TestCandidateCacheSameAnswers(t *testing.T) {
 		scale float32
 	}{{"cosine", qdrant.Distance_Cosine, 1}, {"dot", qdrant.Distance_Dot, 1.5}} {
 		t.Run(coll.name, func(t *testing.T) {
-			e := newEnv(t)
-			e.create(t, "mem", dim, coll.dist)
-			e.upsert(t, "mem", cacheFixture(coll.scale)...)
-			plain := newRanker(t, e.client, func(c *rank.Config) { c.Guard = testGuard })
-			src := &recSource{Source: e.client}
-			cached, reader := cachedRanker(t, src, nil)
-			for _, tc := range cacheQueries() {
-				tc.req.CollectionName = "mem"
-				want, err := plain.Query(context.Background(), tc.req)
-				if err != nil {
-					t.Fatalf("%s: %v", tc.name, err)
+			for _, wire := range []bool{false, true} {
+				name := "go-client listings"
+				if wire {
+					name = "wire listings"
 				}
-				if !want.Reranked {
-					t.Fatalf("%s: not re-ranked (%s)", tc.name, want.PassThrough)
-				}
-				h0, m0 := cacheMetrics(t, reader)
-				for _, round := range []string{"cold", "warm"} {
-					got, err := cached.Query(context.Background(), tc.req)
-					if err != nil {
-						t.Fatalf("%s %s: %v", tc.name, round, err)
+				t.Run(name, func(t *testing.T) {
+					e := newEnv(t)
+					e.create(t, "mem", dim, coll.dist)
+					e.upsert(t, "mem", cacheFixture(coll.scale)...)
+					plain := newRanker(t, e.client, func(c *rank.Config) { c.Guard = testGuard })
+					src := &recSource{Source: e.client}
+					var source rank.Source = src
+					ls := &listingSource{recSource: src, wire: qdrantwire.NewClient(e.client)}
+					if wire {
+						source = ls
 					}
-					sameAnswer(t, tc.name+" "+round, want, got)
-				}
-				h1, m1 := cacheMetrics(t, reader)
-				if tc.name != "by id (not cached)" && h1-h0 == 0 {
-					t.Errorf("%s: no cache hits (hits %d, misses %d)", tc.name, h1-h0, m1-m0)
-				}
-			}
-			src.mu.Lock()
-			defer src.mu.Unlock()
-			for _, req := range src.reqs {
-				// Only the fetch of the misses, by id, asks for payloads or vectors.
-				must := req.GetFilter().GetMust()
-				fetch := len(must) > 0 && must[0].GetHasId() != nil
-				if req.GetQuery().GetNearest().GetDense() != nil && (req.GetWithPayload().GetEnable() || req.GetWithVectors().GetEnable()) && !fetch {
-					t.Errorf("the cached path asked the upstream for payloads or vectors: %v", req)
-				}
+					cached, reader := cachedRanker(t, source, nil)
+					for _, tc := range cacheQueries() {
+						tc.req.CollectionName = "mem"
+						want, err := plain.Query(context.Background(), tc.req)
+						if err != nil {
+							t.Fatalf("%s: %v", tc.name, err)
+						}
+						if !want.Reranked {
+							t.Fatalf("%s: not re-ranked (%s)", tc.name, want.PassThrough)
+						}
+						h0, m0 := cacheMetrics(t, reader)
+						for _, round := range []string{"cold", "warm"} {
+							got, err := cached.Query(context.Background(), tc.req)
+							if err != nil {
+								t.Fatalf("%s %s: %v", tc.name, round, err)
+							}
+							sameAnswer(t, tc.name+" "+round, want, got)
+						}
+						h1, m1 := cacheMetrics(t, reader)
+						if tc.name != "by id (not cached)" && h1-h0 == 0 {
+							t.Errorf("%s: no cache hits (hits %d, misses %d)", tc.name, h1-h0, m1-m0)
+						}
+					}
+					src.mu.Lock()
+					defer src.mu.Unlock()
+					for _, req := range src.reqs {
+						// Only the fetch of the misses, by id, asks for payloads or vectors.
+						must := req.GetFilter().GetMust()
+						fetch := len(must) > 0 && must[0].GetHasId() != nil
+						if req.GetQuery().GetNearest().GetDense() != nil && (req.GetWithPayload().GetEnable() || req.GetWithVectors().GetEnable()) && !fetch {
+							t.Errorf("the cached path asked the upstream for payloads or vectors: %v", req)
+						}
+						if wire && !fetch && req.GetQuery().GetNearest().GetDense() != nil && isListing(req) {
+							t.Errorf("a listing went to Query, not QueryListing: %v", req)
+						}
+					}
+					for _, req := range ls.listings {
+						if req.GetWithPayload().GetEnable() || req.GetWithVectors().GetEnable() {
+							t.Errorf("a listing asked for payloads or vectors: %v", req)
+						}
+					}
+					if wire && len(ls.listings) == 0 {
+						t.Error("no listing went through QueryListing")
+					}
+				})
 			}
 		})
 	}
+}
+
+// isListing says whether req has a listing's shape: neither payloads nor
+// vectors.
+func isListing(req *qdrant.QueryPoints) bool {
+	return !req.GetWithPayload().GetEnable() && !req.GetWithVectors().GetEnable()
 }
 
 // TestCandidateCacheNeverStale: after warming the cache, every change made

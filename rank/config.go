@@ -16,6 +16,7 @@ import (
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantwire"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/telemetry/settings"
 )
@@ -35,6 +36,15 @@ type GroupSource interface {
 	QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) ([]*qdrant.PointGroup, error)
 }
 
+// ListingSource is the optional source of the candidate cache's listings
+// (a Query for ids, scores and versions, no payloads or vectors), decoded
+// as the caller likes so long as the points are Query's;
+// *qdrantwire.Client is one. New finds it on the Source by a type
+// assertion; without it, listings are Source.Query calls.
+type ListingSource interface {
+	QueryListing(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error)
+}
+
 // VerdictCache holds the LLM judge's verdicts (filled by the write path).
 // Lookup is keyed by the two memories' text hashes in either order, and
 // must be safe for concurrent use and fast: it is called on the read path.
@@ -46,9 +56,10 @@ type VerdictCache interface {
 }
 
 var (
-	_ Source      = (*qdrant.Client)(nil)
-	_ GroupSource = (*qdrant.Client)(nil)
-	_ Payloads    = (*qdrant.Client)(nil)
+	_ Source        = (*qdrant.Client)(nil)
+	_ GroupSource   = (*qdrant.Client)(nil)
+	_ ListingSource = (*qdrantwire.Client)(nil)
+	_ Payloads      = (*qdrant.Client)(nil)
 )
 
 // Defaults of the settings that are not part of the configuration file.

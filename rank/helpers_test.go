@@ -14,6 +14,7 @@ import (
 
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantwire"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/store"
@@ -211,6 +212,21 @@ func (s *recSource) Query(ctx context.Context, req *qdrant.QueryPoints) ([]*qdra
 	s.reqs = append(s.reqs, req)
 	s.mu.Unlock()
 	return s.Source.Query(ctx, req)
+}
+
+// listingSource is a recSource whose listings are read from the wire
+// (qdrantwire), as serve reads them; it records them apart.
+type listingSource struct {
+	*recSource
+	wire     *qdrantwire.Client
+	listings []*qdrant.QueryPoints
+}
+
+func (s *listingSource) QueryListing(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error) {
+	s.mu.Lock()
+	s.listings = append(s.listings, req)
+	s.mu.Unlock()
+	return s.wire.QueryListing(ctx, req)
 }
 
 func (s *recSource) GetCollectionInfo(ctx context.Context, name string) (*qdrant.CollectionInfo, error) {

@@ -24,20 +24,23 @@ import (
 
 // Ranker runs the read pipeline. It is safe for concurrent use.
 type Ranker struct {
-	src     Source
-	groups  GroupSource // nil: QueryGroups unsupported
-	cands   *candcache.Cache
-	cfg     Config
-	params  *scoring.Params
-	codec   *memory.Codec
-	info    *infoCache
-	detect  *detector
-	rec     *Recorder
-	replica string
-	foldOpt fold.Options
-	tracer  trace.Tracer
-	metrics *rankMetrics
-	pool    sync.Pool // *work
+	src    Source
+	groups GroupSource // nil: QueryGroups unsupported
+	// listings is the candidate cache's upstream call: src's QueryListing
+	// when it has one, else its Query.
+	listings func(context.Context, *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error)
+	cands    *candcache.Cache
+	cfg      Config
+	params   *scoring.Params
+	codec    *memory.Codec
+	info     *infoCache
+	detect   *detector
+	rec      *Recorder
+	replica  string
+	foldOpt  fold.Options
+	tracer   trace.Tracer
+	metrics  *rankMetrics
+	pool     sync.Pool // *work
 	// shadowLog lets one shadow comparison in Shadow.LogInterval through to
 	// the log.
 	shadowLog *rate.Sometimes
@@ -78,6 +81,10 @@ func New(src Source, cfg Config) (*Ranker, error) {
 		foldOpt: fold.Options{Same: float32(cfg.SameThreshold), Judge: float32(cfg.JudgeThreshold)},
 	}
 	r.groups, _ = src.(GroupSource)
+	r.listings = src.Query
+	if l, ok := src.(ListingSource); ok {
+		r.listings = l.QueryListing
+	}
 	if cfg.CandidateCache.MaxBytes > 0 {
 		if r.cands, err = candcache.New(candcache.Config{
 			MaxBytes: int64(cfg.CandidateCache.MaxBytes), TTL: cfg.CandidateCache.TTL, Now: cfg.Now,

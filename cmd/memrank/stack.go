@@ -15,6 +15,7 @@ import (
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantwire"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/server/native"
 	"github.com/memrank/memrank/store"
@@ -194,7 +195,7 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 	// makes a memory collection.
 	rc.Detect.CompanionOnly = c.Tenancy.Key != ""
 	var err error
-	if s.ranker, err = rank.New(s.source, rc); err != nil {
+	if s.ranker, err = rank.New(qdrantwire.NewClient(s.source), rc); err != nil {
 		return err
 	}
 	s.life.opened("ranker", s.ranker.Shutdown)

@@ -34,6 +34,7 @@ import (
 	"github.com/memrank/memrank/admission"
 	"github.com/memrank/memrank/internal/bench/randvec"
 	"github.com/memrank/memrank/memory"
+	"github.com/memrank/memrank/qdrantwire"
 	"github.com/memrank/memrank/rank"
 	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/server/grpcfront"
@@ -219,7 +220,7 @@ func (f *Fixture) start(ctx context.Context) error {
 	if !f.opts.NoFlush {
 		_ = f.recorder.Start(sctx)
 	}
-	f.ranker, err = rank.New(f.source, rank.Config{Codec: codec, Oversample: f.opts.Oversample, Recorder: f.recorder,
+	f.ranker, err = rank.New(qdrantwire.NewClient(f.source), rank.Config{Codec: codec, Oversample: f.opts.Oversample, Recorder: f.recorder,
 		Telemetry: tel, CandidateCache: rank.DefaultConfig().CandidateCache}) // as serve runs it
 	if err != nil {
 		return err

@@ -1,0 +1,123 @@
+package qdrantwire_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/qdrant/go-client/qdrant"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/memrank/memrank/qdrantwire"
+	"github.com/memrank/memrank/store"
+	"github.com/memrank/memrank/upstream"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// storeClient is go-client on an embedded store behind key, reached over
+// the real gRPC stack; the client sends apiKey.
+func storeClient(t *testing.T, key, apiKey string) *qdrant.Client {
+	t.Helper()
+	db, err := store.Open(t.TempDir(), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := upstream.ServeInProcess(store.NewServer(db, store.Auth{APIKey: key}.ServerOptions()...))
+	cfg := ip.ClientConfig()
+	cfg.APIKey = apiKey
+	c, err := qdrant.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Close()
+		_ = ip.Close()
+		_ = db.Close()
+	})
+	return c
+}
+
+// TestQueryListing checks that a listing through QueryListing is Query's,
+// point for point, with integer ids and UUIDs, and that its errors carry
+// the upstream's status as Query's do.
+func TestQueryListing(t *testing.T) {
+	ctx := context.Background()
+	c := storeClient(t, "secret", "secret")
+	if err := c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "m",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 3, Distance: qdrant.Distance_Cosine})}); err != nil {
+		t.Fatal(err)
+	}
+	var pts []*qdrant.PointStruct
+	for i := range 30 {
+		id := qdrant.NewIDNum(uint64(i + 1))
+		if i%3 == 0 {
+			id = qdrant.NewID("00000000-0000-4000-8000-0000000000" + string(rune('1'+i/10)) + string(rune('0'+i%10)))
+		}
+		pts = append(pts, &qdrant.PointStruct{Id: id, Vectors: qdrant.NewVectorsDense([]float32{1, float32(i), 2}),
+			Payload: qdrant.NewValueMap(map[string]any{"n": i})})
+	}
+	wait := true
+	if _, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "m", Points: pts, Wait: &wait}); err != nil {
+		t.Fatal(err)
+	}
+	limit := uint64(20)
+	req := &qdrant.QueryPoints{CollectionName: "m", Query: qdrant.NewQueryDense([]float32{1, 4, 2}), Limit: &limit,
+		WithPayload: qdrant.NewWithPayloadEnable(false), WithVectors: qdrant.NewWithVectorsEnable(false)}
+	want, err := c.Query(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc := qdrantwire.NewClient(c)
+	got, err := wc.QueryListing(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 20 || got[0].GetVersion() == 0 {
+		t.Fatalf("listing of %d points, first version %d: want 20 with versions", len(got), got[0].GetVersion())
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("QueryListing differs from Query (-Query +QueryListing):\n%s", diff)
+	}
+
+	// A reply it cannot read in one pass (here: with payloads) is still
+	// Query's.
+	req.WithPayload = qdrant.NewWithPayloadEnable(true)
+	want, err = c.Query(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err = wc.QueryListing(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("with payloads, QueryListing differs from Query (-Query +QueryListing):\n%s", diff)
+	}
+
+	req.CollectionName = "missing"
+	_, wantErr := c.Query(ctx, req)
+	_, err = wc.QueryListing(ctx, req)
+	if status.Code(wantErr) != codes.NotFound || status.Code(err) != codes.NotFound {
+		t.Fatalf("missing collection: QueryListing %v, Query %v: want NotFound from both", err, wantErr)
+	}
+	var ws, gs interface{ GRPCStatus() *status.Status }
+	if !errors.As(wantErr, &ws) || !errors.As(err, &gs) || ws.GRPCStatus().Message() != gs.GRPCStatus().Message() {
+		t.Errorf("missing collection: QueryListing's status %v, Query's %v", err, wantErr)
+	}
+}
+
+// TestQueryListingCredentials checks that a listing goes through the
+// client's interceptors: without the right key the store refuses it.
+func TestQueryListingCredentials(t *testing.T) {
+	c := storeClient(t, "secret", "wrong")
+	limit := uint64(1)
+	_, err := qdrantwire.NewClient(c).QueryListing(context.Background(), &qdrant.QueryPoints{CollectionName: "m",
+		Query: qdrant.NewQueryDense([]float32{1, 2, 3}), Limit: &limit})
+	if status.Code(err) != codes.PermissionDenied && status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("wrong key: %v, want a refusal", err)
+	}
+}
