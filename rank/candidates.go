@@ -35,7 +35,8 @@ func (r *Ranker) CollectionsChanged() {
 // candidate cache: only when every hit can be checked, i.e. the upstream's
 // score is the similarity of the request's own dense vector with the
 // tier-2 vector the cache holds (Cosine or Dot, no fusion, prefetch, lookup
-// or multivector), and the reply's vectors are at most that vector. It
+// or multivector, not quantized scores the request asks for), and the
+// reply's vectors are at most that vector. It
 // returns the vector the upstream scores against, as the request's vector
 // and a factor (its inverse norm for Cosine, 1 for Dot), so that no
 // normalised copy is made per request.
@@ -43,6 +44,9 @@ func (r *Ranker) cacheable(req *qdrant.QueryPoints, p plan) (scoreQuery, bool) {
 	if r.cands == nil || !p.tier2 || p.fusion || p.scaled || len(req.GetPrefetch()) > 0 ||
 		req.GetLookupFrom() != nil || req.GetShardKeySelector() != nil {
 		return scoreQuery{}, false
+	}
+	if qp := req.GetParams().GetQuantization(); qp != nil && qp.Rescore != nil && !qp.GetRescore() && !qp.GetIgnore() {
+		return scoreQuery{}, false // scores from quantized vectors: no hit would check
 	}
 	near, ok := req.GetQuery().GetVariant().(*qdrant.Query_Nearest)
 	if !ok {
@@ -106,6 +110,10 @@ func (s scoreQuery) matches(score float32, v []float32, vnorm float64) bool {
 // came in one call).
 func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan) ([]*qdrant.ScoredPoint, []*candcache.Entry, error) {
 	q, ok := r.cacheable(up, p)
+	if ok && r.cands.Off(up.GetCollectionName(), p.vecName) {
+		r.cands.CountOff(ctx)
+		ok = false
+	}
 	if !ok {
 		points, err := r.src.Query(ctx, up)
 		return points, nil, err
@@ -132,27 +140,35 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 	key := candcache.Key{Epoch: epoch, Collection: up.GetCollectionName(), Vector: p.vecName}
 	entries := make([]*candcache.Entry, len(points))
 	var missing []*qdrant.PointId
-	hits := 0
+	var round candcache.Round
 	for i, pt := range points {
 		key.ID, key.Version = candcache.IDKey(pt.GetId()), pt.GetVersion()
 		e, ok := r.cands.Get(key)
 		switch {
 		case ok && q.matches(pt.GetScore(), e.Dense, e.DenseNorm):
 			entries[i] = e
-			hits++
+			round.Hits++
 			continue
 		case ok:
-			r.cands.Remove(key) // another vector under the same key: another incarnation
+			// Another vector under the same key (another incarnation), or
+			// an upstream whose scores are not exact.
+			r.cands.Remove(key)
+			round.Mismatched++
+		default:
+			round.Absent++
 		}
 		missing = append(missing, pt.GetId())
 	}
-	evicted := 0
+	if r.cands.Checked(key.Collection, key.Vector, round.Hits+round.Mismatched, round.Mismatched) {
+		r.cfg.Telemetry.Logger.WarnContext(ctx, "candidate cache off for a while: most cached candidates failed the score check, so the upstream's scores are not the exact similarity of its vectors (quantized without rescoring?)",
+			"collection", key.Collection, "vector", key.Vector)
+	}
 	if len(missing) > 0 {
-		if evicted, err = r.fetchMissing(ctx, up, p, q, key, points, entries, missing); err != nil {
+		if round.Evicted, err = r.fetchMissing(ctx, up, p, q, key, points, entries, missing); err != nil {
 			return nil, nil, err
 		}
 	}
-	r.cands.Count(ctx, hits, len(missing), evicted)
+	r.cands.Count(ctx, round)
 	out, kept := points[:0], entries[:0]
 	for i, pt := range points {
 		e := entries[i]

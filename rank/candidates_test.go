@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,14 +59,16 @@ func cacheMetrics(t *testing.T, reader *sdkmetric.ManualReader) (hits, misses in
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			d, ok := m.Data.(metricdata.Sum[int64])
-			if !ok || len(d.DataPoints) == 0 {
+			if !ok {
 				continue
 			}
-			switch m.Name {
-			case "memrank.rank.candidate_cache.hits":
-				hits = d.DataPoints[0].Value
-			case "memrank.rank.candidate_cache.misses":
-				misses = d.DataPoints[0].Value
+			for _, dp := range d.DataPoints { // misses have a reason each
+				switch m.Name {
+				case "memrank.rank.candidate_cache.hits":
+					hits += dp.Value
+				case "memrank.rank.candidate_cache.misses":
+					misses += dp.Value
+				}
 			}
 		}
 	}
@@ -661,5 +664,103 @@ func TestCandidateCacheProperty(t *testing.T) {
 			}
 			sameAnswer(t, fmt.Sprintf("query %d %s", i, round), want, got)
 		}
+	}
+}
+
+// inexactSource scores like an upstream searching quantized vectors
+// without rescoring: every score but an exact search's is a little off.
+type inexactSource struct {
+	*recSource
+}
+
+func (s *inexactSource) Query(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error) {
+	points, err := s.recSource.Query(ctx, req)
+	if err != nil || req.GetParams().GetExact() {
+		return points, err
+	}
+	for _, p := range points {
+		p.Score *= 0.98
+	}
+	return points, nil
+}
+
+// TestCandidateCacheInexactScores: an upstream whose scores are not the
+// exact similarity of its vectors fails every score check, so the cache
+// would double its round trips; the cache turns itself off for the
+// collection after a window of such checks (counting why it missed and
+// the queries it sent in one call), and every answer stays the uncached
+// one.
+func TestCandidateCacheInexactScores(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	e.upsert(t, "mem", cacheFixture(1)...)
+	plain := newRanker(t, &inexactSource{&recSource{Source: e.client}}, func(c *rank.Config) { c.Guard = testGuard })
+	src := &inexactSource{&recSource{Source: e.client}}
+	cached, reader := cachedRanker(t, src, nil)
+	req := &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), WithPayload: qdrant.NewWithPayload(true)}
+	calls := func() int {
+		src.mu.Lock()
+		defer src.mu.Unlock()
+		return len(src.reqs)
+	}
+	var last int
+	for i := range 40 {
+		want, err := plain.Query(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := calls()
+		got, err := cached.Query(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameAnswer(t, fmt.Sprint("query ", i), want, got)
+		last = calls() - before
+	}
+	if last != 1 {
+		t.Errorf("the last query took %d upstream calls; with the cache off, one", last)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if d, ok := m.Data.(metricdata.Sum[int64]); ok {
+				for _, dp := range d.DataPoints {
+					r, _ := dp.Attributes.Value("reason")
+					got[strings.TrimSpace(m.Name+" "+r.AsString())] += dp.Value
+				}
+			}
+		}
+	}
+	if got["memrank.rank.candidate_cache.misses score_mismatch"] == 0 || got["memrank.rank.candidate_cache.off"] == 0 ||
+		got["memrank.rank.candidate_cache.hits"] != 0 {
+		t.Errorf("metrics %v: want score mismatches, queries with the cache off and no hits", got)
+	}
+}
+
+// TestCandidateCacheQuantizedRequest: a request that asks for quantized
+// scores without rescoring is not cached: none of its hits would check.
+func TestCandidateCacheQuantizedRequest(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	e.upsert(t, "mem", cacheFixture(1)...)
+	src := &recSource{Source: e.client}
+	cached, reader := cachedRanker(t, src, nil)
+	rescore := false
+	req := &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), WithPayload: qdrant.NewWithPayload(true),
+		Params: &qdrant.SearchParams{Quantization: &qdrant.QuantizationSearchParams{Rescore: &rescore}}}
+	for range 3 {
+		if _, err := cached.Query(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hits, misses := cacheMetrics(t, reader); hits+misses != 0 {
+		t.Errorf("hits %d, misses %d: the request went through the cache", hits, misses)
+	}
+	if n := len(src.reqs); n != 3 {
+		t.Errorf("%d upstream calls for 3 queries, want 3", n)
 	}
 }

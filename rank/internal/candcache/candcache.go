@@ -147,6 +147,7 @@ type Cache struct {
 	epoch   atomic.Uint64
 	bytes   atomic.Int64
 	shard   [shards]shard
+	trust   trust
 	metrics *metrics
 }
 
@@ -170,6 +171,10 @@ func New(cfg Config) (*Cache, error) {
 	c := &Cache{ttl: cfg.TTL, now: cfg.Now, seed: maphash.MakeSeed()}
 	if c.now == nil {
 		c.now = time.Now
+	}
+	c.trust = trust{now: c.now, pause: c.ttl, m: map[trustKey]*trustState{}}
+	if c.trust.pause <= 0 {
+		c.trust.pause = time.Minute
 	}
 	per := max(cfg.MaxBytes, 0) / shards
 	for i := range c.shard {
@@ -270,18 +275,37 @@ func (c *Cache) removeLocked(s *shard, el *list.Element) {
 	c.bytes.Add(-it.size)
 }
 
-// Count adds one lookup round's hits, misses and evictions to the metrics.
-func (c *Cache) Count(ctx context.Context, hits, misses, evictions int) {
+// Round is one request's lookups: candidates served from the cache,
+// fetched because the cache did not hold them (Absent) or held a copy that
+// failed the score check (Mismatched), and entries evicted to store the
+// fetched ones.
+type Round struct {
+	Hits, Absent, Mismatched, Evicted int
+}
+
+// Count adds one request's lookups to the metrics.
+func (c *Cache) Count(ctx context.Context, r Round) {
 	if c.metrics == nil {
 		return
 	}
-	if hits > 0 {
-		c.metrics.hits.Add(ctx, int64(hits))
+	if r.Hits > 0 {
+		c.metrics.hits.Add(ctx, int64(r.Hits))
 	}
-	if misses > 0 {
-		c.metrics.misses.Add(ctx, int64(misses))
+	if r.Absent > 0 {
+		c.metrics.misses.Add(ctx, int64(r.Absent), c.metrics.absent)
 	}
-	if evictions > 0 {
-		c.metrics.evictions.Add(ctx, int64(evictions))
+	if r.Mismatched > 0 {
+		c.metrics.misses.Add(ctx, int64(r.Mismatched), c.metrics.mismatched)
+	}
+	if r.Evicted > 0 {
+		c.metrics.evictions.Add(ctx, int64(r.Evicted))
+	}
+}
+
+// CountOff counts a request fetched in one call because the cache was off
+// for its collection (see Checked).
+func (c *Cache) CountOff(ctx context.Context) {
+	if c.metrics != nil {
+		c.metrics.off.Add(ctx, 1)
 	}
 }

@@ -129,7 +129,8 @@ func TestBound(t *testing.T) {
 	if _, ok := c.Get(key(0, 1)); ok {
 		t.Error("the first entry added survived 2000 adds")
 	}
-	c.Count(context.Background(), 3, 2, evicted)
+	c.Count(context.Background(), Round{Hits: 3, Absent: 2, Mismatched: 1, Evicted: evicted})
+	c.CountOff(context.Background())
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
@@ -139,17 +140,25 @@ func TestBound(t *testing.T) {
 		for _, m := range sm.Metrics {
 			switch d := m.Data.(type) {
 			case metricdata.Sum[int64]:
-				got[m.Name] = d.DataPoints[0].Value
+				for _, dp := range d.DataPoints {
+					name := m.Name
+					if r, ok := dp.Attributes.Value("reason"); ok {
+						name += " " + r.AsString()
+					}
+					got[name] = dp.Value
+				}
 			case metricdata.Gauge[int64]:
 				got[m.Name] = d.DataPoints[0].Value
 			}
 		}
 	}
 	want := map[string]int64{
-		"memrank.rank.candidate_cache.hits":      3,
-		"memrank.rank.candidate_cache.misses":    2,
-		"memrank.rank.candidate_cache.evictions": int64(evicted),
-		"memrank.rank.candidate_cache.bytes":     c.Bytes(),
+		"memrank.rank.candidate_cache.hits":                  3,
+		"memrank.rank.candidate_cache.misses absent":         2,
+		"memrank.rank.candidate_cache.misses score_mismatch": 1,
+		"memrank.rank.candidate_cache.evictions":             int64(evicted),
+		"memrank.rank.candidate_cache.off":                   1,
+		"memrank.rank.candidate_cache.bytes":                 c.Bytes(),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
@@ -166,5 +175,57 @@ func TestOff(t *testing.T) {
 		if _, ok := c.Get(key(1, 1)); ok || c.Bytes() != 0 {
 			t.Errorf("MaxBytes %d: the cache held an entry", max)
 		}
+	}
+}
+
+// TestTrust: the cache turns itself off for a collection's vector once
+// more than half of a window of found entries failed the score check, for
+// the TTL; other collections, and a collection whose checks mostly pass,
+// keep it.
+func TestTrust(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c, err := New(Config{MaxBytes: 1 << 20, TTL: 2 * time.Minute, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Half of a window failing is not enough: the ids may have changed.
+	for range trustWindow / 8 {
+		if c.Checked("mixed", "", 8, 4) {
+			t.Fatal("turned off at half of the checks failing")
+		}
+	}
+	if c.Off("mixed", "") {
+		t.Fatal("off at half of the checks failing")
+	}
+	var turned bool
+	for i := 0; i < trustWindow/8 && !turned; i++ {
+		if c.Off("quantized", "") {
+			t.Fatalf("off after %d checks, before a window", i*8)
+		}
+		turned = c.Checked("quantized", "", 8, 7)
+	}
+	if !turned || !c.Off("quantized", "") {
+		t.Fatal("not off after a window of failing checks")
+	}
+	if c.Off("quantized", "other") || c.Off("mixed", "") {
+		t.Error("off for another collection or vector")
+	}
+	if c.Checked("quantized", "", 0, 0) {
+		t.Error("a query without found entries decided something")
+	}
+	now = now.Add(2*time.Minute - time.Second)
+	if !c.Off("quantized", "") {
+		t.Error("back on before the TTL")
+	}
+	now = now.Add(time.Second)
+	if c.Off("quantized", "") {
+		t.Error("still off after the TTL")
+	}
+	// The tracking is bounded: past the bound it starts over.
+	for i := range trustMaxCollections + 10 {
+		c.Checked(strconv.Itoa(i), "", 1, 1)
+	}
+	if n := len(c.trust.m); n > trustMaxCollections {
+		t.Errorf("%d collections tracked, bound %d", n, trustMaxCollections)
 	}
 }

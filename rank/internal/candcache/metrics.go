@@ -3,11 +3,14 @@ package candcache
 import (
 	"context"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
 
 type metrics struct {
-	hits, misses, evictions metric.Int64Counter
+	hits, misses, evictions, off metric.Int64Counter
+	// The misses' reasons, built once.
+	absent, mismatched metric.AddOption
 }
 
 func newMetrics(m metric.Meter, c *Cache) (*metrics, error) {
@@ -18,7 +21,13 @@ func newMetrics(m metric.Meter, c *Cache) (*metrics, error) {
 		return nil, err
 	}
 	if out.misses, err = m.Int64Counter("memrank.rank.candidate_cache.misses",
-		metric.WithUnit("{candidate}"), metric.WithDescription("Candidates fetched from the upstream because the cache did not hold them, or held a copy that failed the score check.")); err != nil {
+		metric.WithUnit("{candidate}"), metric.WithDescription("Candidates fetched from the upstream, by reason: the cache did not hold them (absent) or held a copy that failed the score check (score_mismatch).")); err != nil {
+		return nil, err
+	}
+	out.absent = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "absent")))
+	out.mismatched = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "score_mismatch")))
+	if out.off, err = m.Int64Counter("memrank.rank.candidate_cache.off",
+		metric.WithUnit("{query}"), metric.WithDescription("Queries fetched in one call because the cache was off for their collection: most of its cached copies had failed the score check (an upstream scoring quantized vectors without rescoring, say).")); err != nil {
 		return nil, err
 	}
 	if out.evictions, err = m.Int64Counter("memrank.rank.candidate_cache.evictions",

@@ -1,0 +1,80 @@
+package candcache
+
+import (
+	"sync"
+	"time"
+)
+
+// An upstream whose scores are not the exact similarity of the stored
+// vectors (Qdrant searching quantized vectors without rescoring, say) fails
+// the score check on every hit: each query then costs a listing and a fetch
+// of every candidate, twice the round trips of not caching at all. Trust
+// notices that per collection and vector and turns the cache off for them
+// for a while, so such an upstream is served as if there were no cache.
+const (
+	// trustWindow is how many found entries a verdict rests on.
+	trustWindow = 64
+	// trustMaxCollections bounds the collections tracked; past it the
+	// tracking starts over (a verdict is at worst made again).
+	trustMaxCollections = 4096
+)
+
+type trustKey struct{ collection, vector string }
+
+type trustState struct {
+	found, mismatched int
+	off               time.Time // the cache is off for the collection until then
+}
+
+// trust tracks, per collection and vector, how many entries found in the
+// cache failed the score check.
+type trust struct {
+	mu    sync.Mutex
+	now   func() time.Time
+	pause time.Duration
+	m     map[trustKey]*trustState
+}
+
+// Off says whether the cache is turned off for the collection's vector:
+// its queries are fetched in one call.
+func (c *Cache) Off(collection, vector string) bool {
+	t := &c.trust
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.m[trustKey{collection, vector}]
+	return s != nil && t.now().Before(s.off)
+}
+
+// Checked records one query's score checks on the collection's vector:
+// found entries, of which mismatched failed. Once more than half of a
+// window of trustWindow found entries failed, the cache is off for the
+// collection's vector for the cache's TTL (a minute when entries do not
+// expire), and Checked reports true.
+func (c *Cache) Checked(collection, vector string, found, mismatched int) (turnedOff bool) {
+	if found == 0 {
+		return false
+	}
+	t := &c.trust
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := trustKey{collection, vector}
+	s := t.m[k]
+	if s == nil {
+		if len(t.m) >= trustMaxCollections {
+			clear(t.m)
+		}
+		s = &trustState{}
+		t.m[k] = s
+	}
+	s.found += found
+	s.mismatched += mismatched
+	if s.found < trustWindow {
+		return false
+	}
+	turnedOff = 2*s.mismatched > s.found
+	if turnedOff {
+		s.off = t.now().Add(t.pause)
+	}
+	s.found, s.mismatched = 0, 0
+	return turnedOff
+}
