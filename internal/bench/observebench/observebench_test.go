@@ -56,6 +56,19 @@ func TestRunSmall(t *testing.T) {
 	if res.Decisions[dedup.DecisionInserted] != 50 || res.Decisions[dedup.DecisionRestatement]+res.Decisions[dedup.DecisionIndependent] != 50 {
 		t.Errorf("timed decisions %v, want 50 new and 50 repeats", res.Decisions)
 	}
+	// Every timed observation looks its text up, writes its memory and is
+	// audited; the new ones also search for neighbours and look their
+	// deterministic id up.
+	counts := map[string]int{}
+	for _, c := range res.Calls {
+		if c.P50 <= 0 || c.PerObs <= 0 {
+			t.Errorf("%s: p50 %v, %v per observation", c.Kind, c.P50, c.PerObs)
+		}
+		counts[c.Kind] = c.Count
+	}
+	if diff := cmp.Diff(map[string]int{"tier-1 look-up": 100, "tier-2 search": 50, "id look-up": 50, "memory write": 100, "audit write": 100}, counts); diff != "" {
+		t.Errorf("upstream calls of the timed phase (-want +got):\n%s", diff)
+	}
 	if res.Writers != 8 || res.Throughput <= 0 || res.WritersP99 < res.WritersP50 {
 		t.Errorf("throughput phase: %d writers, %.0f/s, p50 %v p99 %v", res.Writers, res.Throughput, res.WritersP50, res.WritersP99)
 	}
