@@ -64,4 +64,8 @@ func (c listingCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return nil
 }
 
-func (c listingCodec) Name() string { return c.base.Name() }
+// Name is empty: a forced codec's name becomes the content-subtype, and
+// go-client's own calls send plain application/grpc, not
+// application/grpc+proto; a strict gateway in between sees the same
+// content-type on both.
+func (c listingCodec) Name() string { return "" }

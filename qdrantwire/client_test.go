@@ -3,12 +3,15 @@ package qdrantwire_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qdrant/go-client/qdrant"
 	"go.uber.org/goleak"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/testing/protocmp"
 
@@ -21,13 +24,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // storeClient is go-client on an embedded store behind key, reached over
 // the real gRPC stack; the client sends apiKey.
-func storeClient(t *testing.T, key, apiKey string) *qdrant.Client {
+func storeClient(t *testing.T, key, apiKey string, opts ...grpc.ServerOption) *qdrant.Client {
 	t.Helper()
 	db, err := store.Open(t.TempDir(), store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ip := upstream.ServeInProcess(store.NewServer(db, store.Auth{APIKey: key}.ServerOptions()...))
+	ip := upstream.ServeInProcess(store.NewServer(db, append(store.Auth{APIKey: key}.ServerOptions(), opts...)...))
 	cfg := ip.ClientConfig()
 	cfg.APIKey = apiKey
 	c, err := qdrant.NewClient(cfg)
@@ -47,7 +50,18 @@ func storeClient(t *testing.T, key, apiKey string) *qdrant.Client {
 // the upstream's status as Query's do.
 func TestQueryListing(t *testing.T) {
 	ctx := context.Background()
-	c := storeClient(t, "secret", "secret")
+	var mu sync.Mutex
+	var contentTypes []string // of the Query calls, as the server saw them
+	c := storeClient(t, "secret", "secret", grpc.ChainUnaryInterceptor(
+		func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if info.FullMethod == qdrant.Points_Query_FullMethodName {
+				md, _ := metadata.FromIncomingContext(ctx)
+				mu.Lock()
+				contentTypes = append(contentTypes, md.Get("content-type")...)
+				mu.Unlock()
+			}
+			return h(ctx, req)
+		}))
 	if err := c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "m",
 		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 3, Distance: qdrant.Distance_Cosine})}); err != nil {
 		t.Fatal(err)
@@ -83,6 +97,13 @@ func TestQueryListing(t *testing.T) {
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Errorf("QueryListing differs from Query (-Query +QueryListing):\n%s", diff)
 	}
+	// Both go out with the same content-type: a strict proxy between
+	// memrank and Qdrant must not tell them apart.
+	mu.Lock()
+	if diff := cmp.Diff([]string{"application/grpc", "application/grpc"}, contentTypes); diff != "" {
+		t.Errorf("content-types of Query then QueryListing (-want +got):\n%s", diff)
+	}
+	mu.Unlock()
 
 	// A reply it cannot read in one pass (here: with payloads) is still
 	// Query's.

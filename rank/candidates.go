@@ -159,14 +159,19 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 		}
 		missing = append(missing, pt.GetId())
 	}
-	if r.cands.Checked(key.Collection, key.Vector, round.Hits+round.Mismatched, round.Mismatched) {
-		r.cfg.Telemetry.Logger.WarnContext(ctx, "candidate cache off for a while: most cached candidates failed the score check, so the upstream's scores are not the exact similarity of its vectors (quantized without rescoring?)",
-			"collection", key.Collection, "vector", key.Vector)
-	}
+	var exact scoreChecks
 	if len(missing) > 0 {
-		if round.Evicted, err = r.fetchMissing(ctx, up, p, q, key, points, entries, missing); err != nil {
+		if round.Evicted, exact, err = r.fetchMissing(ctx, up, p, q, key, points, entries, missing); err != nil {
 			return nil, nil, err
 		}
+	}
+	// Whether the upstream's scores are exact is judged on the hits and on
+	// the fetched points, whose vectors are the current ones: a cached copy
+	// that fails the check may just be another incarnation's (a collection
+	// re-created behind memrank), which says nothing of the upstream.
+	if r.cands.Checked(key.Collection, key.Vector, round.Hits+exact.checked, exact.inexact) {
+		r.cfg.Telemetry.Logger.WarnContext(ctx, "candidate cache off for a while: the upstream's scores are not the exact similarity of the vectors it returns (quantized without rescoring?)",
+			"collection", key.Collection, "vector", key.Vector)
 	}
 	r.cands.Count(ctx, round)
 	out, kept := points[:0], entries[:0]
@@ -194,7 +199,7 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 // fetched. Each entry is decoded before it is stored, so that no hit
 // decodes it again.
 func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p plan, q scoreQuery, key candcache.Key,
-	points []*qdrant.ScoredPoint, entries []*candcache.Entry, missing []*qdrant.PointId) (int, error) {
+	points []*qdrant.ScoredPoint, entries []*candcache.Entry, missing []*qdrant.PointId) (evicted int, checks scoreChecks, err error) {
 	must := []*qdrant.Condition{qdrant.NewHasID(missing...)}
 	if f := up.GetFilter(); f != nil {
 		must = append(must, qdrant.NewFilterAsCondition(f))
@@ -215,13 +220,12 @@ func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p pla
 		Timeout:         up.Timeout,
 	})
 	if err != nil {
-		return 0, err
+		return 0, checks, err
 	}
 	byID := make(map[candcache.PointKey]*qdrant.ScoredPoint, len(got))
 	for _, g := range got {
 		byID[candcache.IDKey(g.GetId())] = g
 	}
-	evicted := 0
 	for i, pt := range points {
 		if entries[i] != nil {
 			continue
@@ -237,9 +241,21 @@ func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p pla
 		r.codec.DecodeRank(e.Payload, &e.Mem)
 		e.In = r.codec.Inputs(&e.Mem)
 		entries[i] = e
+		if g.GetVersion() == pt.GetVersion() {
+			// The point the listing scored: its score there should be the
+			// similarity of the vector just fetched.
+			checks.checked++
+			if !q.matches(pt.GetScore(), e.Dense, e.DenseNorm) {
+				checks.inexact++
+			}
+		}
 		if q.matches(g.GetScore(), e.Dense, e.DenseNorm) {
 			evicted += r.cands.Add(key, e)
 		}
 	}
-	return evicted, nil
+	return evicted, checks, nil
 }
+
+// scoreChecks counts the listing's scores checked against vectors fetched
+// in the same request, and those that did not match.
+type scoreChecks struct{ checked, inexact int }

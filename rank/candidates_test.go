@@ -720,21 +720,7 @@ func TestCandidateCacheInexactScores(t *testing.T) {
 	if last != 1 {
 		t.Errorf("the last query took %d upstream calls; with the cache off, one", last)
 	}
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if d, ok := m.Data.(metricdata.Sum[int64]); ok {
-				for _, dp := range d.DataPoints {
-					r, _ := dp.Attributes.Value("reason")
-					got[strings.TrimSpace(m.Name+" "+r.AsString())] += dp.Value
-				}
-			}
-		}
-	}
+	got := counters(t, reader)
 	if got["memrank.rank.candidate_cache.misses score_mismatch"] == 0 || got["memrank.rank.candidate_cache.off"] == 0 ||
 		got["memrank.rank.candidate_cache.hits"] != 0 {
 		t.Errorf("metrics %v: want score mismatches, queries with the cache off and no hits", got)
@@ -762,5 +748,97 @@ func TestCandidateCacheQuantizedRequest(t *testing.T) {
 	}
 	if n := len(src.reqs); n != 3 {
 		t.Errorf("%d upstream calls for 3 queries, want 3", n)
+	}
+}
+
+// counters reads every int64 counter, a reason attribute appended to its
+// name.
+func counters(t *testing.T, reader *sdkmetric.ManualReader) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if d, ok := m.Data.(metricdata.Sum[int64]); ok {
+				for _, dp := range d.DataPoints {
+					r, _ := dp.Attributes.Value("reason")
+					got[strings.TrimSpace(m.Name+" "+r.AsString())] += dp.Value
+				}
+			}
+		}
+	}
+	return got
+}
+
+// TestCandidateCacheRecreatedStaysOn: a collection deleted and created
+// again behind memrank, same ids and versions but other vectors, fails the
+// score check on most cached copies; that is not an inexact upstream (the
+// fetched vectors check), so the cache stays on, and every answer is the
+// uncached one.
+func TestCandidateCacheRecreatedStaysOn(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 7))
+	random := func() []pt {
+		var pts []pt
+		for i := range 300 {
+			v := make([]float32, dim)
+			for j := range v {
+				v[j] = float32(rng.NormFloat64())
+			}
+			pts = append(pts, pt{id: uint64(i + 1), vec: v, payload: memoryPayload(fmt.Sprint("memory ", i), 0.8, 3, nil)})
+		}
+		return pts
+	}
+	var queries []*qdrant.QueryPoints
+	for range 6 {
+		q := random()[0].vec
+		queries = append(queries, &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(q), WithPayload: qdrant.NewWithPayload(true)})
+	}
+	e := newEnv(t)
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	e.upsert(t, "mem", random()...)
+	cached, reader := cachedRanker(t, e.client, func(c *rank.Config) { c.Guard = rank.Guard{Off: true} })
+	plain := newRanker(t, e.client, func(c *rank.Config) { c.Guard = rank.Guard{Off: true} })
+	for range 2 {
+		for _, q := range queries {
+			if _, err := cached.Query(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := e.client.DeleteCollection(ctx, "mem"); err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	e.upsert(t, "mem", random()...) // the same ids and versions, other vectors
+	delta := func(before map[string]int64, name string) int64 { return counters(t, reader)[name] - before[name] }
+	for round := range 3 {
+		before := counters(t, reader)
+		for i, q := range queries {
+			want, err := plain.Query(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := cached.Query(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameAnswer(t, fmt.Sprint("after the re-creation, round ", round, " query ", i), want, got, cmpopts.IgnoreFields(rank.Result{}, "Detection"))
+		}
+		mismatched := delta(before, "memrank.rank.candidate_cache.misses score_mismatch")
+		hits := delta(before, "memrank.rank.candidate_cache.hits")
+		switch {
+		case round == 0 && mismatched <= hits:
+			t.Fatalf("first round: %d copies failed the check against %d hits: the re-creation does not dominate the checks", mismatched, hits)
+		case round > 0 && hits == 0:
+			t.Errorf("round %d: no hits", round)
+		}
+	}
+	got := counters(t, reader)
+	if got["memrank.rank.candidate_cache.off"] != 0 {
+		t.Errorf("metrics %v: the cache turned itself off for an exact upstream", got)
 	}
 }

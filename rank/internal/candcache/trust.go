@@ -12,7 +12,7 @@ import (
 // notices that per collection and vector and turns the cache off for them
 // for a while, so such an upstream is served as if there were no cache.
 const (
-	// trustWindow is how many found entries a verdict rests on.
+	// trustWindow is how many checked scores a verdict rests on.
 	trustWindow = 64
 	// trustMaxCollections bounds the collections tracked; past it the
 	// tracking starts over (a verdict is at worst made again).
@@ -22,12 +22,12 @@ const (
 type trustKey struct{ collection, vector string }
 
 type trustState struct {
-	found, mismatched int
-	off               time.Time // the cache is off for the collection until then
+	checked, inexact int
+	off              time.Time // the cache is off for the collection until then
 }
 
-// trust tracks, per collection and vector, how many entries found in the
-// cache failed the score check.
+// trust tracks, per collection and vector, how many of the upstream's
+// scores failed the score check against current vectors.
 type trust struct {
 	mu    sync.Mutex
 	now   func() time.Time
@@ -46,12 +46,13 @@ func (c *Cache) Off(collection, vector string) bool {
 }
 
 // Checked records one query's score checks on the collection's vector:
-// found entries, of which mismatched failed. Once more than half of a
-// window of trustWindow found entries failed, the cache is off for the
-// collection's vector for the cache's TTL (a minute when entries do not
-// expire), and Checked reports true.
-func (c *Cache) Checked(collection, vector string, found, mismatched int) (turnedOff bool) {
-	if found == 0 {
+// checked scores of the upstream compared with current vectors, of which
+// inexact did not match. Once more than half of a window of trustWindow
+// checks failed, the cache is off for the collection's vector for the
+// cache's TTL (a minute when entries do not expire), and Checked reports
+// true.
+func (c *Cache) Checked(collection, vector string, checked, inexact int) (turnedOff bool) {
+	if checked == 0 {
 		return false
 	}
 	t := &c.trust
@@ -66,15 +67,15 @@ func (c *Cache) Checked(collection, vector string, found, mismatched int) (turne
 		s = &trustState{}
 		t.m[k] = s
 	}
-	s.found += found
-	s.mismatched += mismatched
-	if s.found < trustWindow {
+	s.checked += checked
+	s.inexact += inexact
+	if s.checked < trustWindow {
 		return false
 	}
-	turnedOff = 2*s.mismatched > s.found
+	turnedOff = 2*s.inexact > s.checked
 	if turnedOff {
 		s.off = t.now().Add(t.pause)
 	}
-	s.found, s.mismatched = 0, 0
+	s.checked, s.inexact = 0, 0
 	return turnedOff
 }
