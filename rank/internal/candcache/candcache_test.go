@@ -179,16 +179,16 @@ func TestOff(t *testing.T) {
 }
 
 // TestTrust: the cache turns itself off for a collection's vector once
-// more than half of a window of found entries failed the score check, for
-// the TTL; other collections, and a collection whose checks mostly pass,
-// keep it.
+// more than half of a window of the upstream's scores failed the check,
+// for the TTL; other collections, and a collection where half or fewer
+// failed, keep it.
 func TestTrust(t *testing.T) {
 	now := time.Unix(1000, 0)
 	c, err := New(Config{MaxBytes: 1 << 20, TTL: 2 * time.Minute, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Half of a window failing is not enough: the ids may have changed.
+	// Half of a window failing is not enough.
 	for range trustWindow / 8 {
 		if c.Checked("mixed", "", 8, 4) {
 			t.Fatal("turned off at half of the checks failing")
