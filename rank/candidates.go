@@ -3,6 +3,7 @@ package rank
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 
@@ -119,6 +120,7 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 		return points, nil, err
 	}
 	epoch := r.cands.Epoch() // before the upstream is read: see CollectionsChanged
+	start := r.cfg.Now()
 	slim := &qdrant.QueryPoints{
 		CollectionName:   up.GetCollectionName(),
 		Query:            up.GetQuery(),
@@ -161,7 +163,8 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 	}
 	var exact scoreChecks
 	if len(missing) > 0 {
-		if round.Evicted, exact, err = r.fetchMissing(ctx, up, p, q, key, points, entries, missing); err != nil {
+		timeout := remainingTimeout(up.Timeout, r.cfg.Now().Sub(start))
+		if round.Evicted, exact, err = r.fetchMissing(ctx, up, timeout, p, q, key, points, entries, missing); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -191,14 +194,14 @@ func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan)
 // restricted to their ids AND the caller's filter: a point changed in
 // between (re-created for another tenant, or no longer matching) must not
 // reach the caller with a payload the filter excludes, so one the fetch
-// leaves out is dropped. It asks for the same similarity rather than a
-// listing because a listing carries no versions (Qdrant and the store give
-// it version 0): this way each entry's payload, vector, version and score
+// leaves out is dropped. It asks for the same similarity rather than
+// getting or scrolling the points, which carry no versions (Qdrant and the
+// store give them version 0): this way each entry's payload, vector, version and score
 // come from one read, the entry is stored under that version and only if
 // that score checks against that vector, and this request uses what was
 // fetched. Each entry is decoded before it is stored, so that no hit
-// decodes it again.
-func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p plan, q scoreQuery, key candcache.Key,
+// decodes it again. timeout is what the listing left of the request's.
+func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, timeout *uint64, p plan, q scoreQuery, key candcache.Key,
 	points []*qdrant.ScoredPoint, entries []*candcache.Entry, missing []*qdrant.PointId) (evicted int, checks scoreChecks, err error) {
 	must := []*qdrant.Condition{qdrant.NewHasID(missing...)}
 	if f := up.GetFilter(); f != nil {
@@ -217,7 +220,7 @@ func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p pla
 		WithPayload:     qdrant.NewWithPayloadEnable(true),
 		WithVectors:     up.GetWithVectors(),
 		ReadConsistency: up.GetReadConsistency(),
-		Timeout:         up.Timeout,
+		Timeout:         timeout,
 	})
 	if err != nil {
 		return 0, checks, err
@@ -254,6 +257,22 @@ func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, p pla
 		}
 	}
 	return evicted, checks, nil
+}
+
+// remainingTimeout is what is left of a request's timeout (Qdrant's, in
+// whole seconds) after elapsed, for its second upstream call: rounded up,
+// and at least one second, the least Qdrant takes. The two calls together
+// then take at most the timeout plus a second, not twice the timeout.
+func remainingTimeout(timeout *uint64, elapsed time.Duration) *uint64 {
+	if timeout == nil {
+		return nil
+	}
+	left := time.Duration(min(*timeout, math.MaxInt64/uint64(time.Second)))*time.Second - elapsed
+	secs := uint64(1)
+	if left > time.Second {
+		secs = uint64((left + time.Second - 1) / time.Second)
+	}
+	return &secs
 }
 
 // scoreChecks counts the listing's scores checked against vectors fetched

@@ -842,3 +842,61 @@ func TestCandidateCacheRecreatedStaysOn(t *testing.T) {
 		t.Errorf("metrics %v: the cache turned itself off for an exact upstream", got)
 	}
 }
+
+// clockSource advances the ranker's clock during each listing, as a slow
+// upstream would.
+type clockSource struct {
+	*recSource
+	advance func()
+}
+
+func (s *clockSource) Query(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error) {
+	if len(req.GetFilter().GetMust()) == 0 && isListing(req) {
+		s.advance()
+	}
+	return s.recSource.Query(ctx, req)
+}
+
+// TestCandidateCacheTimeoutSplit: a request's timeout bounds its two
+// upstream calls together, not each: the fetch of the misses gets what the
+// listing left, rounded up to Qdrant's whole seconds, at least one.
+func TestCandidateCacheTimeoutSplit(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, "mem", dim, qdrant.Distance_Cosine)
+	e.upsert(t, "mem", cacheFixture(1)...)
+	for _, tc := range []struct {
+		name    string
+		timeout *uint64
+		listing time.Duration // how long the listing takes
+		want    *uint64       // the fetch's timeout
+	}{
+		{name: "no timeout", listing: 3 * time.Second},
+		{name: "instant listing", timeout: u64(5), want: u64(5)},
+		{name: "rest rounded up", timeout: u64(5), listing: 3400 * time.Millisecond, want: u64(2)},
+		{name: "nothing left: one second", timeout: u64(5), listing: 6 * time.Second, want: u64(1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+			src := &clockSource{recSource: &recSource{Source: e.client}, advance: func() { now = now.Add(tc.listing) }}
+			cached, _ := cachedRanker(t, src, func(c *rank.Config) { c.Now = func() time.Time { return now } })
+			req := &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), WithPayload: qdrant.NewWithPayload(true), Timeout: tc.timeout}
+			if _, err := cached.Query(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			var fetches int
+			for _, r := range src.reqs {
+				if must := r.GetFilter().GetMust(); len(must) > 0 && must[0].GetHasId() != nil {
+					fetches++
+					if diff := cmp.Diff(tc.want, r.Timeout); diff != "" {
+						t.Errorf("the fetch's timeout (-want +got):\n%s", diff)
+					}
+				} else if diff := cmp.Diff(tc.timeout, r.Timeout); diff != "" {
+					t.Errorf("the listing's timeout (-want +got):\n%s", diff)
+				}
+			}
+			if fetches != 1 {
+				t.Fatalf("%d fetches of the misses on a cold cache, want 1", fetches)
+			}
+		})
+	}
+}
