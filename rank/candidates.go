@@ -267,6 +267,7 @@ func remainingTimeout(timeout *uint64, elapsed time.Duration) *uint64 {
 	if timeout == nil {
 		return nil
 	}
+	elapsed = max(elapsed, 0) // a clock set back never lengthens the timeout
 	left := time.Duration(min(*timeout, math.MaxInt64/uint64(time.Second)))*time.Second - elapsed
 	secs := uint64(1)
 	if left > time.Second {

@@ -874,6 +874,7 @@ func TestCandidateCacheTimeoutSplit(t *testing.T) {
 		{name: "instant listing", timeout: u64(5), want: u64(5)},
 		{name: "rest rounded up", timeout: u64(5), listing: 3400 * time.Millisecond, want: u64(2)},
 		{name: "nothing left: one second", timeout: u64(5), listing: 6 * time.Second, want: u64(1)},
+		{name: "clock set back", timeout: u64(5), listing: -time.Hour, want: u64(5)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
