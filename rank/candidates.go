@@ -271,7 +271,10 @@ func remainingTimeout(timeout *uint64, elapsed time.Duration) *uint64 {
 	left := time.Duration(min(*timeout, math.MaxInt64/uint64(time.Second)))*time.Second - elapsed
 	secs := uint64(1)
 	if left > time.Second {
-		secs = uint64((left + time.Second - 1) / time.Second)
+		secs = uint64(left / time.Second)
+		if left%time.Second != 0 {
+			secs++
+		}
 	}
 	return &secs
 }

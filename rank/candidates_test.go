@@ -875,6 +875,9 @@ func TestCandidateCacheTimeoutSplit(t *testing.T) {
 		{name: "rest rounded up", timeout: u64(5), listing: 3400 * time.Millisecond, want: u64(2)},
 		{name: "nothing left: one second", timeout: u64(5), listing: 6 * time.Second, want: u64(1)},
 		{name: "clock set back", timeout: u64(5), listing: -time.Hour, want: u64(5)},
+		{name: "largest timeout", timeout: u64(math.MaxUint64), want: u64(math.MaxInt64 / uint64(time.Second))},
+		{name: "largest timeout, a little spent", timeout: u64(math.MaxUint64), listing: 1500 * time.Millisecond,
+			want: u64(math.MaxInt64/uint64(time.Second) - 1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)

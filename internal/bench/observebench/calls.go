@@ -30,7 +30,10 @@ type callStats struct {
 // observation makes them.
 var callKinds = []string{"tier-1 look-up", "tier-2 search", "id look-up", "memory write", "audit write", "audit look-up", "other"}
 
-// timing is the write path's store, timing each call by kind while on.
+// timing is the write path's store, timing each call by kind while on. It
+// hides the optional methods the write path looks for on its store
+// (ScrollAndOffset): the revive path that uses one then pages by limit+1
+// instead, which the timed observations do not take.
 type timing struct {
 	dedup.Store
 	audit string // the audit collection's name
@@ -100,7 +103,11 @@ func (t *timing) Query(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.
 }
 
 func (t *timing) Get(ctx context.Context, req *qdrant.GetPoints) ([]*qdrant.RetrievedPoint, error) {
-	defer t.record("id look-up", time.Now()) // a new memory's deterministic id, say
+	kind := "id look-up" // a new memory's deterministic id, say
+	if req.GetCollectionName() == t.audit {
+		kind = "audit look-up" // the collection's embedder record, re-read every few seconds
+	}
+	defer t.record(kind, time.Now())
 	return t.Store.Get(ctx, req)
 }
 
