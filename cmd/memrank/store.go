@@ -272,7 +272,7 @@ func newBenchObserveCmd(e *env) *cobra.Command {
 		Use:   "observe",
 		Short: "Write-path latency and how often a mixed stream reaches the LLM judge",
 		Long: `Load --memories memories into a temporary embedded store (fsync on, as in production) and
-time --observations observations against them, half repeats and half new facts, with a local
+time --observations observations against them, half repeats and half new texts, with a local
 embedder (--embedder) and no judge: p50, p99 and mean, where they go (each kind of upstream
 call the write path makes: how many, p50, time per observation), against the disk's single-commit floor
 measured in the same run (a tiny fsync'd commit in the store's directory) and the goal

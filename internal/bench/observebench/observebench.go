@@ -190,7 +190,9 @@ func Run(ctx context.Context, store dedup.Store, codec *memory.Codec, opts Optio
 }
 
 // timed observes opts.Observations facts one at a time, half repeats of
-// stored memories and half new ones.
+// stored memories and half new texts (other qualifiers of the stored
+// facts: the lexical embedder keeps them apart, the semantic one mostly
+// folds them into the stored memories as re-observations).
 func timed(ctx context.Context, eng *dedup.Engine, opts Options, rng *rand.Rand, res *Result) error {
 	lat := make([]time.Duration, 0, opts.Observations)
 	start := time.Now()
@@ -529,7 +531,7 @@ func (r Result) WriteTo(w io.Writer) (int64, error) {
 	if r.ObservationIDs {
 		ids = ", each with an observation_id"
 	}
-	fmt.Fprintf(&b, "observe benchmark: %d memories stored, %d timed observations (half repeats, half new%s), embedder %s, no judge\n",
+	fmt.Fprintf(&b, "observe benchmark: %d memories stored, %d timed observations (half repeats of stored texts, half new texts%s), embedder %s, no judge\n",
 		r.Memories, r.Observations, ids, r.Model)
 	fmt.Fprintf(&b, "observe p50  %8.3f ms\n", ms(r.P50))
 	fmt.Fprintf(&b, "observe p99  %8.3f ms\n", ms(r.P99))
