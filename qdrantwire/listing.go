@@ -1,13 +1,19 @@
-// Package qdrantwire reads Qdrant's gRPC replies straight from the wire
-// where memrank needs only part of them. Today that is one reply: the
-// listing the ranker asks for when its candidate cache holds the payloads
-// and vectors (ids, scores and versions only, forty points or so per
-// query). go-client decodes each point into four heap objects through
+// Package qdrantwire reads and writes Qdrant's gRPC replies on the hot path
+// by hand, where protobuf's generic code costs more than the reply's shape
+// needs.
+//
+// Reading: the listing the ranker asks for when its candidate cache holds
+// the payloads and vectors (ids, scores and versions only, forty points or
+// so per query). go-client decodes each point into four heap objects through
 // protobuf's table-driven decoder; DecodeListing reads the same bytes in one
 // pass into three arrays. Anything it does not expect (a payload, vectors, a
 // shard key, an unknown field, a malformed byte) sends the whole reply to
 // protobuf instead, so its answer is always the one proto.Unmarshal gives
 // (FuzzDecodeListing).
+//
+// Writing: the gRPC front's Query and Search replies (EncodeScored), whose
+// payload maps proto.Marshal would walk through reflection
+// (FuzzEncodeScored).
 package qdrantwire
 
 import (
@@ -19,15 +25,23 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Field numbers of QueryResponse, ScoredPoint and PointId (Qdrant's
-// points.proto and common.proto).
+// Field numbers of QueryResponse (and SearchResponse), ScoredPoint, a
+// payload map's entries and PointId (Qdrant's points.proto and
+// common.proto).
 const (
 	fieldResult = 1
 	fieldTime   = 2
 
-	fieldPointID      = 1
-	fieldPointScore   = 3
-	fieldPointVersion = 5
+	fieldPointID         = 1
+	fieldPointPayload    = 2
+	fieldPointScore      = 3
+	fieldPointVersion    = 5
+	fieldPointVectors    = 6
+	fieldPointShardKey   = 7
+	fieldPointOrderValue = 8
+
+	fieldMapKey   = 1
+	fieldMapValue = 2
 
 	fieldIDNum  = 1
 	fieldIDUUID = 2

@@ -93,6 +93,21 @@ func cachedRanker(t *testing.T, src rank.Source, mut func(*rank.Config)) (*rank.
 	return r, reader
 }
 
+// sameAsUncached asks plain, then cached, and fails unless the answers
+// are alike (sameAnswer).
+func sameAsUncached(t *testing.T, label string, plain, cached *rank.Ranker, req *qdrant.QueryPoints, opts ...cmp.Option) {
+	t.Helper()
+	want, err := plain.Query(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cached.Query(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAnswer(t, label, want, got, opts...)
+}
+
 // sameAnswer fails unless got is want in every field a caller sees.
 func sameAnswer(t *testing.T, label string, want, got *rank.Result, opts ...cmp.Option) {
 	t.Helper()
@@ -302,17 +317,9 @@ func TestCandidateCacheNeverStale(t *testing.T) {
 			}
 			tc.change(t, e, cached, &clock)
 			plain := newRanker(t, e.client, func(c *rank.Config) { c.Guard, c.Now = testGuard, tick })
-			want, err := plain.Query(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := cached.Query(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
 			// The ranker's detection verdict is cached from before the
 			// change (the fresh ranker sampled the changed points).
-			sameAnswer(t, "after the change", want, got, cmpopts.IgnoreFields(rank.Result{}, "Detection"))
+			sameAsUncached(t, "after the change", plain, cached, req, cmpopts.IgnoreFields(rank.Result{}, "Detection"))
 		})
 	}
 }
@@ -586,15 +593,7 @@ func TestCandidateCacheSmallDotRecreated(t *testing.T) {
 	}
 	e.upsert(t, "mem", pts...)
 	plain := newRanker(t, e.client, func(c *rank.Config) { c.Guard = off })
-	want, err := plain.Query(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := cached.Query(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameAnswer(t, "after the change", want, got, cmpopts.IgnoreFields(rank.Result{}, "Detection"))
+	sameAsUncached(t, "after the change", plain, cached, req, cmpopts.IgnoreFields(rank.Result{}, "Detection"))
 }
 
 // TestCandidateCacheProperty: on random memories (with near duplicates)
@@ -705,16 +704,8 @@ func TestCandidateCacheInexactScores(t *testing.T) {
 	}
 	var last int
 	for i := range 40 {
-		want, err := plain.Query(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
 		before := calls()
-		got, err := cached.Query(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sameAnswer(t, fmt.Sprint("query ", i), want, got)
+		sameAsUncached(t, fmt.Sprint("query ", i), plain, cached, req)
 		last = calls() - before
 	}
 	if last != 1 {
@@ -818,15 +809,7 @@ func TestCandidateCacheRecreatedStaysOn(t *testing.T) {
 	for round := range 3 {
 		before := counters(t, reader)
 		for i, q := range queries {
-			want, err := plain.Query(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := cached.Query(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameAnswer(t, fmt.Sprint("after the re-creation, round ", round, " query ", i), want, got, cmpopts.IgnoreFields(rank.Result{}, "Detection"))
+			sameAsUncached(t, fmt.Sprint("after the re-creation, round ", round, " query ", i), plain, cached, q, cmpopts.IgnoreFields(rank.Result{}, "Detection"))
 		}
 		mismatched := delta(before, "memrank.rank.candidate_cache.misses score_mismatch")
 		hits := delta(before, "memrank.rank.candidate_cache.hits")

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/memrank/memrank/qdrantwire"
 	"github.com/memrank/memrank/rank"
 )
 
@@ -87,7 +88,7 @@ func (c *call) query(req *qdrant.QueryPoints, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	c.ranked(res.Reranked)
-	return encodeScored(res.Points, seconds(start))
+	return qdrantwire.EncodeScored(res.Points, seconds(start))
 }
 
 func (c *call) search(req *qdrant.SearchPoints, raw []byte) ([]byte, error) {
@@ -100,7 +101,7 @@ func (c *call) search(req *qdrant.SearchPoints, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	c.ranked(res.Reranked)
-	return encodeScored(res.Points, seconds(start))
+	return qdrantwire.EncodeScored(res.Points, seconds(start))
 }
 
 func (c *call) queryGroups(req *qdrant.QueryPointGroups, raw []byte) ([]byte, error) {

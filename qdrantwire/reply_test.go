@@ -1,4 +1,4 @@
-package grpcfront
+package qdrantwire
 
 import (
 	"math"
@@ -39,11 +39,11 @@ func scoredSeeds() map[string]*qdrant.QueryResponse {
 	}
 }
 
-// sameReply fails unless encodeScored's output decodes to the reply
+// sameReply fails unless EncodeScored's output decodes to the reply
 // proto.Marshal writes.
 func sameReply(t *testing.T, name string, r *qdrant.QueryResponse) {
 	t.Helper()
-	got, err := encodeScored(r.GetResult(), r.GetTime())
+	got, err := EncodeScored(r.GetResult(), r.GetTime())
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -62,7 +62,7 @@ func sameReply(t *testing.T, name string, r *qdrant.QueryResponse) {
 		t.Fatalf("%s: %v", name, err)
 	}
 	if diff := cmp.Diff(&w, &g, protocmp.Transform(), cmpopts.EquateNaNs()); diff != "" {
-		t.Errorf("%s: decodes differently (-proto.Marshal +encodeScored):\n%s", name, diff)
+		t.Errorf("%s: decodes differently (-proto.Marshal +EncodeScored):\n%s", name, diff)
 	}
 }
 

@@ -1,4 +1,4 @@
-package grpcfront
+package qdrantwire
 
 import (
 	"fmt"
@@ -9,33 +9,16 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// QueryResponse and SearchResponse share one wire shape: the scored points
-// (field 1), the time (field 2). encodeScored writes it by hand because
-// proto.Marshal walks a payload map through reflection, which allocates for
-// every key, twice (sizing, then writing): with ten results of a dozen
-// payload keys, a few hundred allocations per reply. Here the maps are
-// ranged over directly; the values and other sub-messages are still
-// marshalled by proto, into one buffer of the exact size. Its output
-// decodes to the message proto.Marshal would have written (FuzzEncodeScored).
-const (
-	fieldResult = 1
-	fieldTime   = 2
-
-	fieldPointID         = 1
-	fieldPointPayload    = 2
-	fieldPointScore      = 3
-	fieldPointVersion    = 5
-	fieldPointVectors    = 6
-	fieldPointShardKey   = 7
-	fieldPointOrderValue = 8
-
-	fieldMapKey   = 1
-	fieldMapValue = 2
-)
-
-// encodeScored encodes a QueryResponse (or SearchResponse) of points and
-// seconds, without usage.
-func encodeScored(points []*qdrant.ScoredPoint, seconds float64) ([]byte, error) {
+// EncodeScored encodes a QueryResponse (or SearchResponse: the two share
+// one wire shape, the scored points then the time) of points and seconds,
+// without usage. It writes by hand because proto.Marshal walks a payload map
+// through reflection, which allocates for every key, twice (sizing, then
+// writing): with ten results of a dozen payload keys, a few hundred
+// allocations per reply. Here the maps are ranged over directly; the values
+// and other sub-messages are still marshalled by proto, into one buffer of
+// the exact size. Its output decodes to the message proto.Marshal would
+// have written (FuzzEncodeScored).
+func EncodeScored(points []*qdrant.ScoredPoint, seconds float64) ([]byte, error) {
 	sizes := make([]int, len(points))
 	total := 0
 	for i, p := range points {
@@ -52,11 +35,11 @@ func encodeScored(points []*qdrant.ScoredPoint, seconds float64) ([]byte, error)
 		b = protowire.AppendVarint(b, uint64(sizes[i]))
 		start := len(b)
 		if b, err = appendScored(b, p); err != nil {
-			return nil, fmt.Errorf("grpcfront: encode response: %w", err)
+			return nil, fmt.Errorf("qdrantwire: encode response: %w", err)
 		}
 		if len(b)-start != sizes[i] {
 			// A length prefix that lies would corrupt the whole reply.
-			return nil, fmt.Errorf("grpcfront: encode response: point %d is %d bytes, sized %d", i, len(b)-start, sizes[i])
+			return nil, fmt.Errorf("qdrantwire: encode response: point %d is %d bytes, sized %d", i, len(b)-start, sizes[i])
 		}
 	}
 	if math.Float64bits(seconds) != 0 {
