@@ -57,6 +57,9 @@ func (s payloadSel) apply(fields map[string]*qdrant.Value) map[string]*qdrant.Va
 	return fields
 }
 
+// whole: the selection is the whole payload.
+func (s payloadSel) whole() bool { return s.enabled && s.include == nil && s.exclude == nil }
+
 // wantVector resolves a WithVectorsSelector: true, or a name list that has
 // the unnamed vector "".
 func wantVector(s *qdrant.WithVectorsSelector) bool {
@@ -77,25 +80,67 @@ func wantVector(s *qdrant.WithVectorsSelector) bool {
 type output struct {
 	payload payloadSel
 	vector  bool
+	// wire: the result is marshalled for a gRPC reply (see forWire), so a
+	// whole payload may be passed on as its stored bytes.
+	wire bool
 }
 
-func (c *collection) fill(pts *bolt.Bucket, slot uint32, out output) (map[string]*qdrant.Value, *qdrant.VectorsOutput, error) {
-	var payload map[string]*qdrant.Value
-	if out.payload.enabled {
-		p, err := c.payloadOf(pts, c.ids[slot])
-		if err != nil {
-			return nil, nil, internal(err, "read point %s", c.ids[slot])
-		}
-		payload = out.payload.apply(p)
+// filled is what fill read of a point: its payload either decoded or, for a
+// reply, as wire bytes (see wirePayload), and its vector.
+type filled struct {
+	payload map[string]*qdrant.Value
+	wire    []byte
+	vec     *qdrant.VectorsOutput
+}
+
+// scored is a result point of a query or search.
+func (f filled) scored(id *qdrant.PointId, score float32, version uint64) *qdrant.ScoredPoint {
+	p := &qdrant.ScoredPoint{Id: id, Payload: f.payload, Score: score, Version: version, Vectors: f.vec}
+	if f.wire != nil {
+		p.ProtoReflect().SetUnknown(f.wire)
 	}
-	var vec *qdrant.VectorsOutput
+	return p
+}
+
+// retrieved is a result point of a get or scroll.
+func (f filled) retrieved(id *qdrant.PointId) *qdrant.RetrievedPoint {
+	p := &qdrant.RetrievedPoint{Id: id, Payload: f.payload, Vectors: f.vec}
+	if f.wire != nil {
+		p.ProtoReflect().SetUnknown(f.wire)
+	}
+	return p
+}
+
+func (c *collection) fill(pts *bolt.Bucket, slot uint32, out output) (filled, error) {
+	var f filled
+	if out.payload.enabled {
+		id := c.ids[slot]
+		var stored []byte
+		if raw := c.record(pts, id); raw != nil {
+			rec, err := parseRecord(raw, c.dim)
+			if err != nil {
+				return f, internal(err, "read point %s", id)
+			}
+			stored = rec.payload
+		}
+		if out.wire && out.payload.whole() {
+			f.wire = wirePayload(stored)
+		}
+		if f.wire == nil && stored != nil {
+			p, err := decodePayload(stored)
+			if err != nil {
+				return f, internal(err, "read point %s", id)
+			}
+			f.payload = out.payload.apply(p)
+		}
+	}
 	if out.vector {
 		data := append([]float32(nil), c.vectors.at(slot)...)
-		vec = &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vector{Vector: &qdrant.VectorOutput{
+		f.vec = &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vector{Vector: &qdrant.VectorOutput{
 			Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: data}},
 		}}}
 	}
-	return payload, vec, nil
+	return f, nil
 }
 
 // read runs fn under the collection's read lock and a bbolt read
@@ -148,7 +193,7 @@ func (db *DB) Get(ctx context.Context, req *qdrant.GetPoints) ([]*qdrant.Retriev
 	if err != nil {
 		return nil, err
 	}
-	out := output{payload: sel, vector: wantVector(req.GetWithVectors())}
+	out := output{payload: sel, vector: wantVector(req.GetWithVectors()), wire: wireReply(ctx)}
 	var res []*qdrant.RetrievedPoint
 	err = db.read(req.GetCollectionName(), func(c *collection, pts *bolt.Bucket) error {
 		seen := make(map[PointID]bool, min(len(ids), 1024))
@@ -158,11 +203,11 @@ func (db *DB) Get(ctx context.Context, req *qdrant.GetPoints) ([]*qdrant.Retriev
 				continue
 			}
 			seen[id] = true
-			payload, vec, err := c.fill(pts, slot, out)
+			f, err := c.fill(pts, slot, out)
 			if err != nil {
 				return err
 			}
-			res = append(res, &qdrant.RetrievedPoint{Id: id.Proto(), Payload: payload, Vectors: vec})
+			res = append(res, f.retrieved(id.Proto()))
 		}
 		return nil
 	})
@@ -212,7 +257,7 @@ func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*q
 	if err != nil {
 		return nil, nil, err
 	}
-	out := output{payload: sel, vector: wantVector(req.GetWithVectors())}
+	out := output{payload: sel, vector: wantVector(req.GetWithVectors()), wire: wireReply(ctx)}
 	err = db.read(req.GetCollectionName(), func(c *collection, pts *bolt.Bucket) error {
 		f, err := (filterCompiler{c: c}).compile(req.GetFilter(), "filter")
 		if err != nil {
@@ -267,11 +312,11 @@ func (db *DB) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (points []*q
 				next = id.Proto()
 				return nil
 			}
-			payload, vec, err := c.fill(pts, slot, out)
+			f, err := c.fill(pts, slot, out)
 			if err != nil {
 				return err
 			}
-			points = append(points, &qdrant.RetrievedPoint{Id: id.Proto(), Payload: payload, Vectors: vec})
+			points = append(points, f.retrieved(id.Proto()))
 		}
 		return nil
 	})
@@ -309,11 +354,11 @@ func (c *collection) scrollSlots(allowed bitset, start []byte, pts *bolt.Bucket,
 		if len(points) == limit {
 			return points, id.Proto(), nil
 		}
-		payload, vec, err := c.fill(pts, e.slot, out)
+		f, err := c.fill(pts, e.slot, out)
 		if err != nil {
 			return nil, nil, err
 		}
-		points = append(points, &qdrant.RetrievedPoint{Id: id.Proto(), Payload: payload, Vectors: vec})
+		points = append(points, f.retrieved(id.Proto()))
 	}
 	return points, nil, nil
 }
@@ -339,11 +384,13 @@ func (c *collection) scrollOrdered(ctx context.Context, o *orderBySpec, f node, 
 	}
 	points := make([]*qdrant.RetrievedPoint, 0, len(res))
 	for _, p := range res {
-		payload, vec, err := c.fill(pts, p.slot, out)
+		f, err := c.fill(pts, p.slot, out)
 		if err != nil {
 			return nil, err
 		}
-		points = append(points, &qdrant.RetrievedPoint{Id: c.ids[p.slot].Proto(), Payload: payload, Vectors: vec, OrderValue: p.order.proto()})
+		rp := f.retrieved(c.ids[p.slot].Proto())
+		rp.OrderValue = p.order.proto()
+		points = append(points, rp)
 	}
 	return points, nil
 }

@@ -259,7 +259,7 @@ func (s *pointsService) UpdateVectors(ctx context.Context, req *qdrant.UpdatePoi
 
 func (s *pointsService) Get(ctx context.Context, req *qdrant.GetPoints) (*qdrant.GetResponse, error) {
 	t := time.Now()
-	ctx, cancel := withTimeout(ctx, req.Timeout)
+	ctx, cancel := withTimeout(forWire(ctx), req.Timeout)
 	defer cancel()
 	res, err := s.db.Get(ctx, req)
 	if err != nil {
@@ -314,7 +314,7 @@ func (s *pointsService) DeleteFieldIndex(ctx context.Context, req *qdrant.Delete
 
 func (s *pointsService) Search(ctx context.Context, req *qdrant.SearchPoints) (*qdrant.SearchResponse, error) {
 	t := time.Now()
-	ctx, cancel := withTimeout(ctx, req.Timeout)
+	ctx, cancel := withTimeout(forWire(ctx), req.Timeout)
 	defer cancel()
 	res, err := s.db.Search(ctx, req)
 	if err != nil {
@@ -333,7 +333,7 @@ func batchResults(rs [][]*qdrant.ScoredPoint) []*qdrant.BatchResult {
 
 func (s *pointsService) SearchBatch(ctx context.Context, req *qdrant.SearchBatchPoints) (*qdrant.SearchBatchResponse, error) {
 	t := time.Now()
-	ctx, cancel := withTimeout(ctx, req.Timeout)
+	ctx, cancel := withTimeout(forWire(ctx), req.Timeout)
 	defer cancel()
 	res, err := s.db.SearchBatch(ctx, req)
 	if err != nil {
@@ -344,7 +344,7 @@ func (s *pointsService) SearchBatch(ctx context.Context, req *qdrant.SearchBatch
 
 func (s *pointsService) Scroll(ctx context.Context, req *qdrant.ScrollPoints) (*qdrant.ScrollResponse, error) {
 	t := time.Now()
-	ctx, cancel := withTimeout(ctx, req.Timeout)
+	ctx, cancel := withTimeout(forWire(ctx), req.Timeout)
 	defer cancel()
 	res, next, err := s.db.Scroll(ctx, req)
 	if err != nil {
@@ -366,7 +366,7 @@ func (s *pointsService) Count(ctx context.Context, req *qdrant.CountPoints) (*qd
 
 func (s *pointsService) Query(ctx context.Context, req *qdrant.QueryPoints) (*qdrant.QueryResponse, error) {
 	t := time.Now()
-	ctx, cancel := withTimeout(ctx, req.Timeout)
+	ctx, cancel := withTimeout(forWire(ctx), req.Timeout)
 	defer cancel()
 	res, err := s.db.Query(ctx, req)
 	if err != nil {
@@ -377,7 +377,7 @@ func (s *pointsService) Query(ctx context.Context, req *qdrant.QueryPoints) (*qd
 
 func (s *pointsService) QueryBatch(ctx context.Context, req *qdrant.QueryBatchPoints) (*qdrant.QueryBatchResponse, error) {
 	t := time.Now()
-	ctx, cancel := withTimeout(ctx, req.Timeout)
+	ctx, cancel := withTimeout(forWire(ctx), req.Timeout)
 	defer cancel()
 	res, err := s.db.QueryBatch(ctx, req)
 	if err != nil {
@@ -392,7 +392,7 @@ func groupsResponse(gs []*qdrant.PointGroup) *qdrant.GroupsResult {
 
 func (s *pointsService) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) (*qdrant.QueryGroupsResponse, error) {
 	t := time.Now()
-	ctx, cancel := withTimeout(ctx, req.Timeout)
+	ctx, cancel := withTimeout(forWire(ctx), req.Timeout)
 	defer cancel()
 	res, err := s.db.QueryGroups(ctx, req)
 	if err != nil {
@@ -403,7 +403,7 @@ func (s *pointsService) QueryGroups(ctx context.Context, req *qdrant.QueryPointG
 
 func (s *pointsService) SearchGroups(ctx context.Context, req *qdrant.SearchPointGroups) (*qdrant.SearchGroupsResponse, error) {
 	t := time.Now()
-	ctx, cancel := withTimeout(ctx, req.Timeout)
+	ctx, cancel := withTimeout(forWire(ctx), req.Timeout)
 	defer cancel()
 	res, err := s.db.SearchGroups(ctx, req)
 	if err != nil {

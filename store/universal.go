@@ -735,11 +735,12 @@ func cutThreshold(res []cand, t *float32) []cand {
 func (x *executor) fill(res []cand, out output) ([]*qdrant.ScoredPoint, error) {
 	pts := make([]*qdrant.ScoredPoint, 0, len(res))
 	for _, p := range res {
-		payload, vec, err := x.c.fill(x.pts, p.slot, out)
+		out.wire = wireReply(x.ctx)
+		f, err := x.c.fill(x.pts, p.slot, out)
 		if err != nil {
 			return nil, err
 		}
-		sp := &qdrant.ScoredPoint{Id: x.c.ids[p.slot].Proto(), Payload: payload, Score: p.score, Version: p.version, Vectors: vec}
+		sp := f.scored(x.c.ids[p.slot].Proto(), p.score, p.version)
 		if p.order != nil {
 			sp.OrderValue = p.order.proto()
 		}
