@@ -46,3 +46,27 @@ func TestIndexAnswersExceptAndIsEmpty(t *testing.T) {
 		t.Fatalf("is_empty after an overwrite (-want +got):\n%s", diff)
 	}
 }
+
+// A payload write that edits a nested object in place (set_payload with a
+// key) moves the point in the index of a path below that object: the old
+// value is unindexed as it was before the edit.
+func TestIndexFollowsNestedEdit(t *testing.T) {
+	db := newDB(t)
+	createColl(t, db, "c", 2, qdrant.Distance_Dot)
+	upsert(t, db, "c",
+		pt{id: num(1), vec: []float32{1, 0}, payload: map[string]any{"meta": map[string]any{"kind": "a", "n": 1}}},
+		pt{id: num(2), vec: []float32{0, 1}, payload: map[string]any{"meta": map[string]any{"kind": "a"}}})
+	if _, err := db.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{CollectionName: "c", FieldName: "meta.kind", FieldType: qdrant.FieldType_FieldTypeKeyword.Enum()}); err != nil {
+		t.Fatal(err)
+	}
+	key := "meta"
+	if _, err := db.SetPayload(ctx, &qdrant.SetPayloadPoints{CollectionName: "c", PointsSelector: qdrant.NewPointsSelector(num(1)),
+		Key: &key, Payload: valueMap(t, map[string]any{"kind": "b"})}); err != nil {
+		t.Fatal(err)
+	}
+	for kind, want := range map[string][]uint64{"a": {2}, "b": {1}} {
+		if diff := cmp.Diff(want, matching(t, db, "c", must(qdrant.NewMatchKeyword("meta.kind", kind)))); diff != "" {
+			t.Errorf("meta.kind = %s (-want +got):\n%s", kind, diff)
+		}
+	}
+}

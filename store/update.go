@@ -318,12 +318,7 @@ func payloadTx(sel selection, edit func(map[string]*qdrant.Value) map[string]*qd
 			if err != nil {
 				return nil, err
 			}
-			var old map[string]*qdrant.Value
-			if len(c.indexes) > 0 {
-				if old, err = decodePayload(rec.payload); err != nil {
-					return nil, err
-				}
-			}
+			old := c.indexedCopy(cur)
 			next := edit(cur)
 			vec := append([]byte(nil), rec.vec...)
 			b, err := encodeRecord(op, vec, next)
@@ -348,6 +343,26 @@ func payloadSelection(shardKeys *qdrant.ShardKeySelector, s *qdrant.PointsSelect
 		return selection{}, unimplemented("shard keys are not supported")
 	}
 	return convertSelector(s, missing)
+}
+
+// indexedCopy copies, deeply, the values of payload that c's indexes read
+// (each index reads below one top-level key): enough to unindex the point
+// once an edit has changed payload, for less than decoding it again.
+func (c *collection) indexedCopy(payload map[string]*qdrant.Value) map[string]*qdrant.Value {
+	if len(c.indexes) == 0 {
+		return nil
+	}
+	out := make(map[string]*qdrant.Value, len(c.indexes))
+	for _, fi := range c.indexes {
+		k := fi.path.First
+		if _, done := out[k]; done {
+			continue
+		}
+		if v, ok := payload[k]; ok {
+			out[k] = proto.Clone(v).(*qdrant.Value)
+		}
+	}
+	return out
 }
 
 // deepCopy copies a payload map so each point gets its own values.
