@@ -73,9 +73,10 @@
 // normalised at insert, as Qdrant does). Payloads are not kept decoded on
 // the Go heap: they are read from bbolt's memory map when a filter or a
 // response needs them; a gRPC reply carrying whole payloads copies their
-// stored bytes into the reply without decoding them (wire.go). Payload indexes (keyword, integer, float, bool,
-// datetime) keep their postings in memory and answer filter conditions
-// without touching payloads; text, geo and uuid indexes are accepted and
+// stored bytes into the reply without decoding them (wire.go). Payload
+// indexes (keyword, integer, float, bool, datetime) keep their postings in
+// memory and answer filter conditions without touching payloads; text, geo
+// and uuid indexes are accepted and
 // reported but change nothing.
 //
 // # Search

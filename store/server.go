@@ -89,7 +89,10 @@ func unknownMethod(_ any, stream grpc.ServerStream) error {
 // Collections, Points) served by db, plus grpc.health.v1 and server
 // reflection. opts are appended after the defaults (message size limits,
 // a keepalive policy that tolerates go-client's 10 s pings), so they can
-// override them or add stats handlers and interceptors.
+// override them or add stats handlers and interceptors. An interceptor
+// that reads a reply's points before they are marshalled finds whole
+// payloads in the points' unknown fields, not in Payload (see wire.go): they
+// are decoded into Payload only on the client's side.
 func NewServer(db *DB, opts ...grpc.ServerOption) *grpc.Server {
 	base := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxMessageSize),

@@ -734,8 +734,8 @@ func cutThreshold(res []cand, t *float32) []cand {
 // fill turns candidates into ScoredPoints with what out asks for.
 func (x *executor) fill(res []cand, out output) ([]*qdrant.ScoredPoint, error) {
 	pts := make([]*qdrant.ScoredPoint, 0, len(res))
+	out.wire = wireReply(x.ctx)
 	for _, p := range res {
-		out.wire = wireReply(x.ctx)
 		f, err := x.c.fill(x.pts, p.slot, out)
 		if err != nil {
 			return nil, err

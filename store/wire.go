@@ -16,13 +16,17 @@ import (
 // protobuf marshals verbatim and every decoder reads as the payload.
 //
 // This only works where the point is marshalled, so only the gRPC server
-// asks for it (forWire); engine callers get decoded maps as before.
+// asks for it (forWire); engine callers get decoded maps as before. Only the
+// entries' framing is checked: what is inside them is what the store wrote
+// through proto.Marshal (which checks UTF-8), so a payload that fails to
+// decode means a damaged file, and the client then fails to decode the
+// reply where the server would have answered Internal.
 
 // wireKey marks a context whose results the gRPC server marshals.
 type wireKey struct{}
 
 // forWire marks ctx: the results of reads made with it are marshalled into
-// a gRPC reply before anyone reads them.
+// a gRPC reply (server interceptors aside, see NewServer).
 func forWire(ctx context.Context) context.Context { return context.WithValue(ctx, wireKey{}, true) }
 
 // wireReply reports whether ctx was marked by forWire.

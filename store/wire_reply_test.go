@@ -110,6 +110,16 @@ func TestRepliesMatchEngine(t *testing.T) {
 					r, err := rpc.Search(ctx, &qdrant.SearchPoints{CollectionName: "c", Vector: []float32{1, 1, 0}, Limit: limit, WithPayload: sel, WithVectors: vectors})
 					return r.GetResult(), err
 				}},
+				{"search batch", func() (any, error) {
+					return db.SearchBatch(ctx, &qdrant.SearchBatchPoints{CollectionName: "c", SearchPoints: []*qdrant.SearchPoints{{CollectionName: "c", Vector: []float32{2, 1, 0}, Limit: limit, WithPayload: sel}}})
+				}, func() (any, error) {
+					r, err := rpc.SearchBatch(ctx, &qdrant.SearchBatchPoints{CollectionName: "c", SearchPoints: []*qdrant.SearchPoints{{CollectionName: "c", Vector: []float32{2, 1, 0}, Limit: limit, WithPayload: sel}}})
+					var out [][]*qdrant.ScoredPoint
+					for _, b := range r.GetResult() {
+						out = append(out, b.GetResult())
+					}
+					return out, err
+				}},
 				{"query groups", func() (any, error) {
 					return db.QueryGroups(ctx, &qdrant.QueryPointGroups{CollectionName: "c", Query: qdrant.NewQuery(1, 2, 3), GroupBy: "g", GroupSize: &groupSize, WithPayload: sel})
 				}, func() (any, error) {
@@ -150,7 +160,9 @@ func carriesPayload(res any) bool {
 	n := 0
 	count := func(p interface {
 		GetPayload() map[string]*qdrant.Value
-	}) { n += len(p.GetPayload()) }
+	}) {
+		n += len(p.GetPayload())
+	}
 	switch r := res.(type) {
 	case []*qdrant.RetrievedPoint:
 		for _, p := range r {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -113,4 +114,101 @@ func FuzzWirePayload(f *testing.F) {
 			t.Errorf("payload (-decoded +wire):\n%s", diff)
 		}
 	})
+}
+
+// TestServerRepliesUseWirePayloads: every read the gRPC server answers with
+// whole payloads passes them on as wire bytes, and a selection of keys
+// still decodes. Without this, losing forWire on a method would only make
+// it slower, which no answer-equality test sees.
+func TestServerRepliesUseWirePayloads(t *testing.T) {
+	db, err := Open(t.TempDir(), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if err := db.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "c",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Dot})}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "c", Points: []*qdrant.PointStruct{
+		{Id: qdrant.NewIDNum(1), Vectors: qdrant.NewVectorsDense([]float32{1, 0}), Payload: qdrant.NewValueMap(map[string]any{"g": "a", "n": 1})},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	s := &pointsService{db: db}
+	whole := qdrant.NewWithPayload(true)
+	limit := uint64(5)
+	q := func(sel *qdrant.WithPayloadSelector) *qdrant.QueryPoints {
+		return &qdrant.QueryPoints{CollectionName: "c", Query: qdrant.NewQuery(1, 0), Limit: &limit, WithPayload: sel}
+	}
+	sr := func(sel *qdrant.WithPayloadSelector) *qdrant.SearchPoints {
+		return &qdrant.SearchPoints{CollectionName: "c", Vector: []float32{1, 0}, Limit: limit, WithPayload: sel}
+	}
+	calls := map[string]func(sel *qdrant.WithPayloadSelector) ([]proto.Message, error){
+		"Get": func(sel *qdrant.WithPayloadSelector) ([]proto.Message, error) {
+			r, err := s.Get(ctx, &qdrant.GetPoints{CollectionName: "c", Ids: []*qdrant.PointId{qdrant.NewIDNum(1)}, WithPayload: sel})
+			return msgs(r.GetResult()), err
+		},
+		"Scroll": func(sel *qdrant.WithPayloadSelector) ([]proto.Message, error) {
+			r, err := s.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c", WithPayload: sel})
+			return msgs(r.GetResult()), err
+		},
+		"Query": func(sel *qdrant.WithPayloadSelector) ([]proto.Message, error) {
+			r, err := s.Query(ctx, q(sel))
+			return msgs(r.GetResult()), err
+		},
+		"QueryBatch": func(sel *qdrant.WithPayloadSelector) ([]proto.Message, error) {
+			r, err := s.QueryBatch(ctx, &qdrant.QueryBatchPoints{CollectionName: "c", QueryPoints: []*qdrant.QueryPoints{q(sel)}})
+			return msgs(r.GetResult()[0].GetResult()), err
+		},
+		"Search": func(sel *qdrant.WithPayloadSelector) ([]proto.Message, error) {
+			r, err := s.Search(ctx, sr(sel))
+			return msgs(r.GetResult()), err
+		},
+		"SearchBatch": func(sel *qdrant.WithPayloadSelector) ([]proto.Message, error) {
+			r, err := s.SearchBatch(ctx, &qdrant.SearchBatchPoints{CollectionName: "c", SearchPoints: []*qdrant.SearchPoints{sr(sel)}})
+			return msgs(r.GetResult()[0].GetResult()), err
+		},
+		"QueryGroups": func(sel *qdrant.WithPayloadSelector) ([]proto.Message, error) {
+			r, err := s.QueryGroups(ctx, &qdrant.QueryPointGroups{CollectionName: "c", Query: qdrant.NewQuery(1, 0), GroupBy: "g", WithPayload: sel})
+			return msgs(r.GetResult().GetGroups()[0].GetHits()), err
+		},
+		"SearchGroups": func(sel *qdrant.WithPayloadSelector) ([]proto.Message, error) {
+			r, err := s.SearchGroups(ctx, &qdrant.SearchPointGroups{CollectionName: "c", Vector: []float32{1, 0}, GroupBy: "g", GroupSize: 1, Limit: 1, WithPayload: sel})
+			return msgs(r.GetResult().GetGroups()[0].GetHits()), err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			for _, tc := range []struct {
+				sel  *qdrant.WithPayloadSelector
+				wire bool
+			}{{whole, true}, {qdrant.NewWithPayloadInclude("g"), false}} {
+				pts, err := call(tc.sel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(pts) != 1 {
+					t.Fatalf("%d points, want 1", len(pts))
+				}
+				p := pts[0].(interface {
+					proto.Message
+					GetPayload() map[string]*qdrant.Value
+				})
+				unknown := len(p.ProtoReflect().GetUnknown()) > 0
+				if unknown != tc.wire || (len(p.GetPayload()) > 0) == tc.wire {
+					t.Errorf("whole payload %v: %d decoded keys, wire bytes %v", tc.wire, len(p.GetPayload()), unknown)
+				}
+			}
+		})
+	}
+}
+
+func msgs[M proto.Message](ps []M) []proto.Message {
+	out := make([]proto.Message, len(ps))
+	for i, p := range ps {
+		out[i] = p
+	}
+	return out
 }
