@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/mem"
 )
 
-// Client is go-client's client with QueryListing added: the rank package
-// finds it by a type assertion on its source.
+// Client is go-client's client with QueryListing and QueryWire added: the
+// rank package finds them by type assertions on its source.
 type Client struct {
 	*qdrant.Client
 	codec listingCodec
@@ -40,7 +40,7 @@ func (c *Client) QueryListing(ctx context.Context, req *qdrant.QueryPoints) ([]*
 type listing struct{ points []*qdrant.ScoredPoint }
 
 // listingCodec is gRPC's proto codec, except that it decodes a listing
-// with DecodeListing.
+// with DecodeListing and keeps a wired reply's payload bytes.
 type listingCodec struct{ base encoding.CodecV2 }
 
 var _ encoding.CodecV2 = listingCodec{}
@@ -48,6 +48,9 @@ var _ encoding.CodecV2 = listingCodec{}
 func (c listingCodec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v) }
 
 func (c listingCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if w, ok := v.(*wired); ok {
+		return unmarshalWired(data, w)
+	}
 	l, ok := v.(*listing)
 	if !ok {
 		return c.base.Unmarshal(data, v)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/memrank/memrank/qdrantwire"
@@ -140,5 +141,58 @@ func TestQueryListingCredentials(t *testing.T) {
 		Query: qdrant.NewQueryDense([]float32{1, 2, 3}), Limit: &limit})
 	if status.Code(err) != codes.PermissionDenied && status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("wrong key: %v, want a refusal", err)
+	}
+}
+
+// TestQueryWire checks that QueryWire's points are Query's and that each
+// point's payload bytes, encoded into a reply, decode to its payload.
+func TestQueryWire(t *testing.T) {
+	ctx := context.Background()
+	c := storeClient(t, "", "")
+	if err := c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "m",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Dot})}); err != nil {
+		t.Fatal(err)
+	}
+	payloads := []map[string]any{{"text": "likes tea", "n": 1, "nested": map[string]any{"a": []any{1, "x"}}}, nil, {"": "empty key"}}
+	var pts []*qdrant.PointStruct
+	for i := range 9 {
+		pts = append(pts, &qdrant.PointStruct{Id: qdrant.NewIDNum(uint64(i + 1)), Vectors: qdrant.NewVectorsDense([]float32{1, float32(i)}),
+			Payload: qdrant.NewValueMap(payloads[i%len(payloads)])})
+	}
+	if _, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "m", Points: pts}); err != nil {
+		t.Fatal(err)
+	}
+	limit := uint64(20)
+	req := &qdrant.QueryPoints{CollectionName: "m", Query: qdrant.NewQueryDense([]float32{1, 1}), Limit: &limit,
+		WithPayload: qdrant.NewWithPayloadEnable(true), WithVectors: qdrant.NewWithVectorsEnable(true)}
+	want, err := c.Query(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc := qdrantwire.NewClient(c)
+	got, wires, err := wc.QueryWire(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("QueryWire differs from Query (-Query +QueryWire):\n%s", diff)
+	}
+	if len(wires) != len(got) {
+		t.Fatalf("%d payloads for %d points", len(wires), len(got))
+	}
+	b, err := qdrantwire.EncodeScoredWire(got, wires, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back qdrant.QueryResponse
+	if err := proto.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, back.GetResult(), protocmp.Transform()); diff != "" {
+		t.Errorf("encoded from the payload bytes (-Query +reply):\n%s", diff)
+	}
+	req.CollectionName = "missing"
+	if _, _, err := wc.QueryWire(ctx, req); status.Code(err) != codes.NotFound {
+		t.Errorf("missing collection: %v, want NotFound", err)
 	}
 }

@@ -19,10 +19,24 @@ import (
 // the exact size. Its output decodes to the message proto.Marshal would
 // have written (FuzzEncodeScored).
 func EncodeScored(points []*qdrant.ScoredPoint, seconds float64) ([]byte, error) {
+	return EncodeScoredWire(points, nil, seconds)
+}
+
+// EncodeScoredWire is EncodeScored with payloads given as wire bytes: where
+// wires[i] is not nil it must be points[i]'s payload as PayloadWires
+// returns it, and is written instead of the map (wires may be shorter than
+// points, or nil).
+func EncodeScoredWire(points []*qdrant.ScoredPoint, wires [][]byte, seconds float64) ([]byte, error) {
+	wire := func(i int) []byte {
+		if i < len(wires) {
+			return wires[i]
+		}
+		return nil
+	}
 	sizes := make([]int, len(points))
 	total := 0
 	for i, p := range points {
-		sizes[i] = scoredSize(p)
+		sizes[i] = scoredSize(p, wire(i))
 		total += 1 + protowire.SizeBytes(sizes[i])
 	}
 	if math.Float64bits(seconds) != 0 {
@@ -34,7 +48,7 @@ func EncodeScored(points []*qdrant.ScoredPoint, seconds float64) ([]byte, error)
 		b = protowire.AppendTag(b, fieldResult, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(sizes[i]))
 		start := len(b)
-		if b, err = appendScored(b, p); err != nil {
+		if b, err = appendScored(b, p, wire(i)); err != nil {
 			return nil, fmt.Errorf("qdrantwire: encode response: %w", err)
 		}
 		if len(b)-start != sizes[i] {
@@ -62,13 +76,17 @@ func entrySize(k string, v *qdrant.Value) int {
 	return 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(proto.Size(v))
 }
 
-func scoredSize(p *qdrant.ScoredPoint) int {
+func scoredSize(p *qdrant.ScoredPoint, wire []byte) int {
 	if p == nil {
 		return 0
 	}
 	n := messageSize(p.GetId(), p.GetId() != nil)
-	for k, v := range p.GetPayload() {
-		n += 1 + protowire.SizeBytes(entrySize(k, v))
+	if wire != nil {
+		n += len(wire)
+	} else {
+		for k, v := range p.GetPayload() {
+			n += 1 + protowire.SizeBytes(entrySize(k, v))
+		}
 	}
 	if math.Float32bits(p.GetScore()) != 0 {
 		n += 1 + 4
@@ -89,7 +107,7 @@ func appendMessage(b []byte, num protowire.Number, m proto.Message) ([]byte, err
 	return proto.MarshalOptions{}.MarshalAppend(b, m)
 }
 
-func appendScored(b []byte, p *qdrant.ScoredPoint) ([]byte, error) {
+func appendScored(b []byte, p *qdrant.ScoredPoint, wire []byte) ([]byte, error) {
 	if p == nil {
 		return b, nil
 	}
@@ -99,14 +117,8 @@ func appendScored(b []byte, p *qdrant.ScoredPoint) ([]byte, error) {
 			return nil, err
 		}
 	}
-	for k, v := range p.GetPayload() {
-		b = protowire.AppendTag(b, fieldPointPayload, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(entrySize(k, v)))
-		b = protowire.AppendTag(b, fieldMapKey, protowire.BytesType)
-		b = protowire.AppendString(b, k)
-		if b, err = appendMessage(b, fieldMapValue, v); err != nil {
-			return nil, err
-		}
+	if b, err = appendPayload(b, p.GetPayload(), wire); err != nil {
+		return nil, err
 	}
 	if s := math.Float32bits(p.GetScore()); s != 0 {
 		b = protowire.AppendTag(b, fieldPointScore, protowire.Fixed32Type)
@@ -132,4 +144,22 @@ func appendScored(b []byte, p *qdrant.ScoredPoint) ([]byte, error) {
 		}
 	}
 	return append(b, p.ProtoReflect().GetUnknown()...), nil
+}
+
+// appendPayload appends a point's payload: wire when not nil, else the map.
+func appendPayload(b []byte, payload map[string]*qdrant.Value, wire []byte) ([]byte, error) {
+	if wire != nil {
+		return append(b, wire...), nil
+	}
+	var err error
+	for k, v := range payload {
+		b = protowire.AppendTag(b, fieldPointPayload, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(entrySize(k, v)))
+		b = protowire.AppendTag(b, fieldMapKey, protowire.BytesType)
+		b = protowire.AppendString(b, k)
+		if b, err = appendMessage(b, fieldMapValue, v); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }

@@ -39,11 +39,14 @@ func scoredSeeds() map[string]*qdrant.QueryResponse {
 	}
 }
 
-// sameReply fails unless EncodeScored's output decodes to the reply
-// proto.Marshal writes.
-func sameReply(t *testing.T, name string, r *qdrant.QueryResponse) {
+// sameReply fails unless EncodeScoredWire's output decodes to the reply
+// proto.Marshal writes. With wires (the payloads as PayloadWires read them
+// from some encoding of r), the payloads are copied from them, whose
+// framing may differ from proto.Marshal's (a longer tag, a key twice), so
+// only the decoded messages are compared.
+func sameReply(t *testing.T, name string, r *qdrant.QueryResponse, wires [][]byte) {
 	t.Helper()
-	got, err := EncodeScored(r.GetResult(), r.GetTime())
+	got, err := EncodeScoredWire(r.GetResult(), wires, r.GetTime())
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -51,7 +54,7 @@ func sameReply(t *testing.T, name string, r *qdrant.QueryResponse) {
 	if err != nil {
 		t.Skipf("%s: proto.Marshal: %v", name, err) // nothing to compare with
 	}
-	if len(got) != len(want) {
+	if wires == nil && len(got) != len(want) {
 		t.Errorf("%s: %d bytes, proto.Marshal writes %d", name, len(got), len(want))
 	}
 	var g, w qdrant.QueryResponse
@@ -68,12 +71,83 @@ func sameReply(t *testing.T, name string, r *qdrant.QueryResponse) {
 
 func TestEncodeScored(t *testing.T) {
 	for name, r := range scoredSeeds() {
-		t.Run(name, func(t *testing.T) { sameReply(t, name, r) })
+		t.Run(name, func(t *testing.T) { sameReply(t, name, r, nil) })
+		t.Run(name+" with payload wires", func(t *testing.T) {
+			b, err := proto.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameReply(t, name, r, payloadWires(t, b, len(r.GetResult())))
+		})
+	}
+}
+
+// payloadWires is PayloadWires(b), which must succeed with one payload per
+// point.
+func payloadWires(t *testing.T, b []byte, points int) [][]byte {
+	t.Helper()
+	wires, err := PayloadWires(b)
+	if err != nil {
+		t.Fatalf("PayloadWires of a reply protobuf decodes: %v", err)
+	}
+	if len(wires) != points {
+		t.Fatalf("PayloadWires: %d payloads for %d points", len(wires), points)
+	}
+	for i, w := range wires {
+		if w == nil {
+			t.Fatalf("PayloadWires: point %d has nil bytes (an empty payload is empty bytes)", i)
+		}
+	}
+	return wires
+}
+
+// TestPayloadWiresFraming: payload fields in a longer tag, a key twice and
+// fields PayloadWires must skip (a payload field of another wire type, an
+// unknown field, a result of another wire type) decode as protobuf decodes
+// them.
+func TestPayloadWiresFraming(t *testing.T) {
+	entry := func(k, v string) []byte {
+		val, _ := proto.Marshal(qdrant.NewValueString(v))
+		var e []byte
+		e = protowire.AppendTag(e, fieldMapKey, protowire.BytesType)
+		e = protowire.AppendString(e, k)
+		e = protowire.AppendTag(e, fieldMapValue, protowire.BytesType)
+		return protowire.AppendBytes(e, val)
+	}
+	var point []byte
+	point = protowire.AppendTag(point, fieldPointPayload, protowire.BytesType)
+	point = protowire.AppendBytes(point, entry("k", "first"))
+	point = append(point, 0x92, 0x00) // field 2, bytes, in a two-byte tag
+	point = protowire.AppendBytes(point, entry("k", "last"))
+	point = protowire.AppendTag(point, fieldPointPayload, protowire.VarintType)
+	point = protowire.AppendVarint(point, 5)
+	point = protowire.AppendTag(point, 99, protowire.BytesType)
+	point = protowire.AppendBytes(point, []byte("x"))
+	point = protowire.AppendTag(point, fieldPointPayload, protowire.BytesType)
+	point = protowire.AppendBytes(point, entry("other", "v"))
+	var reply []byte
+	reply = protowire.AppendTag(reply, fieldResult, protowire.BytesType)
+	reply = protowire.AppendBytes(reply, point)
+	reply = protowire.AppendTag(reply, fieldResult, protowire.VarintType)
+	reply = protowire.AppendVarint(reply, 1)
+	reply = protowire.AppendTag(reply, fieldResult, protowire.BytesType)
+	reply = protowire.AppendBytes(reply, nil)
+	var r qdrant.QueryResponse
+	if err := proto.Unmarshal(reply, &r); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.GetResult()[0].GetPayload()["k"].GetStringValue(); got != "last" {
+		t.Fatalf("protobuf decodes k = %q", got)
+	}
+	sameReply(t, "framing", &r, payloadWires(t, reply, len(r.GetResult())))
+	if _, err := PayloadWires(reply[:len(reply)-1]); err == nil {
+		t.Error("PayloadWires accepted a truncated reply")
 	}
 }
 
 // FuzzEncodeScored: any reply that decodes is encoded to the same message
-// (and the same length) as proto.Marshal encodes it.
+// (and the same length) as proto.Marshal encodes it; and, with its payloads
+// copied from its own bytes (PayloadWires), to the same message.
 func FuzzEncodeScored(f *testing.F) {
 	for _, r := range scoredSeeds() {
 		b, err := proto.Marshal(r)
@@ -87,6 +161,7 @@ func FuzzEncodeScored(f *testing.F) {
 		if proto.Unmarshal(b, &r) != nil {
 			return
 		}
-		sameReply(t, "fuzzed", &r)
+		sameReply(t, "fuzzed", &r, nil)
+		sameReply(t, "fuzzed, payload wires", &r, payloadWires(t, b, len(r.GetResult())))
 	})
 }

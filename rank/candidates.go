@@ -208,7 +208,7 @@ func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, timeo
 		must = append(must, qdrant.NewFilterAsCondition(f))
 	}
 	limit, exact, ignore := uint64(len(missing)), true, true
-	got, err := r.src.Query(ctx, &qdrant.QueryPoints{
+	got, wires, err := r.fetches(ctx, &qdrant.QueryPoints{
 		CollectionName: up.GetCollectionName(),
 		Query:          up.GetQuery(),
 		Using:          up.Using,
@@ -225,21 +225,30 @@ func (r *Ranker) fetchMissing(ctx context.Context, up *qdrant.QueryPoints, timeo
 	if err != nil {
 		return 0, checks, err
 	}
-	byID := make(map[candcache.PointKey]*qdrant.ScoredPoint, len(got))
-	for _, g := range got {
-		byID[candcache.IDKey(g.GetId())] = g
+	type fetched struct {
+		p    *qdrant.ScoredPoint
+		wire []byte
+	}
+	byID := make(map[candcache.PointKey]fetched, len(got))
+	for j, g := range got {
+		f := fetched{p: g}
+		if j < len(wires) {
+			f.wire = wires[j]
+		}
+		byID[candcache.IDKey(g.GetId())] = f
 	}
 	for i, pt := range points {
 		if entries[i] != nil {
 			continue
 		}
 		key.ID = candcache.IDKey(pt.GetId())
-		g, ok := byID[key.ID]
+		f, ok := byID[key.ID]
 		if !ok {
 			continue // deleted, or no longer matching the filter
 		}
+		g := f.p
 		key.Version = g.GetVersion()
-		e := &candcache.Entry{Payload: g.GetPayload(), Vectors: g.GetVectors(), Dense: denseVector(g.GetVectors(), p.vecName)}
+		e := &candcache.Entry{Payload: g.GetPayload(), PayloadWire: f.wire, Vectors: g.GetVectors(), Dense: denseVector(g.GetVectors(), p.vecName)}
 		e.DenseNorm = float64(vecmath.Norm(e.Dense))
 		r.codec.DecodeRank(e.Payload, &e.Mem)
 		e.In = r.codec.Inputs(&e.Mem)

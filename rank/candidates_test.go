@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/memrank/memrank/qdrantwire"
@@ -111,9 +113,33 @@ func sameAsUncached(t *testing.T, label string, plain, cached *rank.Ranker, req 
 // sameAnswer fails unless got is want in every field a caller sees.
 func sameAnswer(t *testing.T, label string, want, got *rank.Result, opts ...cmp.Option) {
 	t.Helper()
-	opts = append(opts, protocmp.Transform(), cmpopts.EquateEmpty())
+	opts = append(opts, protocmp.Transform(), cmpopts.EquateEmpty(), cmpopts.IgnoreFields(rank.Result{}, "PayloadWire"))
 	if diff := cmp.Diff(want, got, opts...); diff != "" {
 		t.Errorf("%s: the cached answer differs (-uncached +cached):\n%s", label, diff)
+	}
+	samePayloadWire(t, label, got)
+}
+
+// samePayloadWire fails unless a reply encoded from res's payload bytes
+// decodes to its points.
+func samePayloadWire(t *testing.T, label string, res *rank.Result) {
+	t.Helper()
+	if res.PayloadWire == nil {
+		return
+	}
+	if len(res.PayloadWire) != len(res.Points) {
+		t.Fatalf("%s: %d payload wires for %d points", label, len(res.PayloadWire), len(res.Points))
+	}
+	b, err := qdrantwire.EncodeScoredWire(res.Points, res.PayloadWire, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back qdrant.QueryResponse
+	if err := proto.Unmarshal(b, &back); err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	if diff := cmp.Diff(res.Points, back.GetResult(), protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s: the reply from payload bytes differs (-points +reply):\n%s", label, diff)
 	}
 }
 
@@ -182,6 +208,14 @@ func TestCandidateCacheSameAnswers(t *testing.T) {
 								t.Fatalf("%s %s: %v", tc.name, round, err)
 							}
 							sameAnswer(t, tc.name+" "+round, want, got)
+							whole := tc.req.GetWithPayload().GetEnable()
+							if wire && round == "warm" && whole && tc.name != "by id (not cached)" &&
+								(len(got.PayloadWire) != len(got.Points) || slices.ContainsFunc(got.PayloadWire, func(w []byte) bool { return w == nil })) {
+								t.Errorf("%s warm: whole payloads from the cache without their bytes: %d of %d", tc.name, len(got.PayloadWire), len(got.Points))
+							}
+							if !whole && got.PayloadWire != nil {
+								t.Errorf("%s %s: payload bytes for a selection: they would replace it", tc.name, round)
+							}
 						}
 						h1, m1 := cacheMetrics(t, reader)
 						if tc.name != "by id (not cached)" && h1-h0 == 0 {
@@ -206,8 +240,8 @@ func TestCandidateCacheSameAnswers(t *testing.T) {
 							t.Errorf("a listing asked for payloads or vectors: %v", req)
 						}
 					}
-					if wire && len(ls.listings) == 0 {
-						t.Error("no listing went through QueryListing")
+					if wire && (len(ls.listings) == 0 || ls.wires == 0) {
+						t.Errorf("%d listings went through QueryListing and %d fetches through QueryWire", len(ls.listings), ls.wires)
 					}
 				})
 			}

@@ -45,6 +45,16 @@ type ListingSource interface {
 	QueryListing(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error)
 }
 
+// WireSource is the optional source of the candidate cache's fetches of
+// missing points that also returns each point's payload as wire bytes
+// (qdrantwire.PayloadWires), which a reply can then copy;
+// *qdrantwire.Client is one. New finds it on the Source by a type
+// assertion; without it, fetches are Source.Query calls and replies encode
+// payloads from their maps.
+type WireSource interface {
+	QueryWire(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, [][]byte, error)
+}
+
 // VerdictCache holds the LLM judge's verdicts (filled by the write path).
 // Lookup is keyed by the two memories' text hashes in either order, and
 // must be safe for concurrent use and fast: it is called on the read path.
@@ -59,6 +69,7 @@ var (
 	_ Source        = (*qdrant.Client)(nil)
 	_ GroupSource   = (*qdrant.Client)(nil)
 	_ ListingSource = (*qdrantwire.Client)(nil)
+	_ WireSource    = (*qdrantwire.Client)(nil)
 	_ Payloads      = (*qdrant.Client)(nil)
 )
 

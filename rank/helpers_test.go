@@ -220,6 +220,7 @@ type listingSource struct {
 	*recSource
 	wire     *qdrantwire.Client
 	listings []*qdrant.QueryPoints
+	wires    int // fetches through QueryWire
 }
 
 func (s *listingSource) QueryListing(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error) {
@@ -227,6 +228,14 @@ func (s *listingSource) QueryListing(ctx context.Context, req *qdrant.QueryPoint
 	s.listings = append(s.listings, req)
 	s.mu.Unlock()
 	return s.wire.QueryListing(ctx, req)
+}
+
+func (s *listingSource) QueryWire(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, [][]byte, error) {
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	s.wires++
+	s.mu.Unlock()
+	return s.wire.QueryWire(ctx, req)
 }
 
 func (s *recSource) GetCollectionInfo(ctx context.Context, name string) (*qdrant.CollectionInfo, error) {

@@ -29,18 +29,21 @@ type Ranker struct {
 	// listings is the candidate cache's upstream call: src's QueryListing
 	// when it has one, else its Query.
 	listings func(context.Context, *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error)
-	cands    *candcache.Cache
-	cfg      Config
-	params   *scoring.Params
-	codec    *memory.Codec
-	info     *infoCache
-	detect   *detector
-	rec      *Recorder
-	replica  string
-	foldOpt  fold.Options
-	tracer   trace.Tracer
-	metrics  *rankMetrics
-	pool     sync.Pool // *work
+	// fetches is its fetch of missing points: src's QueryWire when it has
+	// one (the payloads' bytes come too), else its Query (they do not).
+	fetches func(context.Context, *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, [][]byte, error)
+	cands   *candcache.Cache
+	cfg     Config
+	params  *scoring.Params
+	codec   *memory.Codec
+	info    *infoCache
+	detect  *detector
+	rec     *Recorder
+	replica string
+	foldOpt fold.Options
+	tracer  trace.Tracer
+	metrics *rankMetrics
+	pool    sync.Pool // *work
 	// shadowLog lets one shadow comparison in Shadow.LogInterval through to
 	// the log.
 	shadowLog *rate.Sometimes
@@ -84,6 +87,13 @@ func New(src Source, cfg Config) (*Ranker, error) {
 	r.listings = src.Query
 	if l, ok := src.(ListingSource); ok {
 		r.listings = l.QueryListing
+	}
+	r.fetches = func(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, [][]byte, error) {
+		points, err := src.Query(ctx, req)
+		return points, nil, err
+	}
+	if w, ok := src.(WireSource); ok {
+		r.fetches = w.QueryWire
 	}
 	if cfg.CandidateCache.MaxBytes > 0 {
 		if r.cands, err = candcache.New(candcache.Config{
@@ -470,6 +480,9 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 		Candidates: len(points),
 		Guard:      cut.report(),
 	}
+	if p.payload.whole() && entries != nil {
+		res.PayloadWire = payloadWires(leaders, entries)
+	}
 	explain := explains(ctx)
 	if explain {
 		res.Explanations = make([]Explanation, len(leaders))
@@ -493,6 +506,21 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 	r.endStage(ctx, st, attrResults.Int(len(leaders)))
 	span.SetAttributes(attrResults.Int(len(leaders)))
 	return res, nil
+}
+
+// payloadWires are the returned leaders' payload bytes from their cache
+// entries; nil when none has them.
+func payloadWires(leaders []leader, entries []*candcache.Entry) [][]byte {
+	var wires [][]byte
+	for i := range leaders {
+		if w := entries[leaders[i].score.Seq].PayloadWire; w != nil {
+			if wires == nil {
+				wires = make([][]byte, len(leaders))
+			}
+			wires[i] = w
+		}
+	}
+	return wires
 }
 
 // dropped lists what the gate left out and what was folded into another

@@ -12,6 +12,12 @@ type Result struct {
 	// score when passed through), payload and vectors per the caller's
 	// selectors.
 	Points []*qdrant.ScoredPoint
+	// PayloadWire, when not nil, has one entry per point: where not nil,
+	// Points[i].Payload as the upstream sent its bytes (a ScoredPoint's
+	// payload fields), which a gRPC reply may copy instead of encoding the
+	// map (qdrantwire.EncodeScoredWire). Set when the caller asked for
+	// whole payloads and the points came from the candidate cache.
+	PayloadWire [][]byte
 	// Explanations has one entry per point, in the same order (nil under
 	// PointsOnly).
 	Explanations []Explanation

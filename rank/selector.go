@@ -69,6 +69,9 @@ func (s payloadSel) apply(fields map[string]*qdrant.Value) map[string]*qdrant.Va
 	return fields
 }
 
+// whole: the caller selected whole payloads.
+func (s payloadSel) whole() bool { return s.enabled && s.include == nil && s.exclude == nil }
+
 // vectorSel is a caller's WithVectorsSelector, resolved: all, none, or the
 // named vectors ("" is the unnamed default vector).
 type vectorSel struct {

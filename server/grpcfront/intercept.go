@@ -88,7 +88,7 @@ func (c *call) query(req *qdrant.QueryPoints, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	c.ranked(res.Reranked)
-	return qdrantwire.EncodeScored(res.Points, seconds(start))
+	return qdrantwire.EncodeScoredWire(res.Points, res.PayloadWire, seconds(start))
 }
 
 func (c *call) search(req *qdrant.SearchPoints, raw []byte) ([]byte, error) {
@@ -101,7 +101,7 @@ func (c *call) search(req *qdrant.SearchPoints, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	c.ranked(res.Reranked)
-	return qdrantwire.EncodeScored(res.Points, seconds(start))
+	return qdrantwire.EncodeScoredWire(res.Points, res.PayloadWire, seconds(start))
 }
 
 func (c *call) queryGroups(req *qdrant.QueryPointGroups, raw []byte) ([]byte, error) {

@@ -92,6 +92,10 @@ type Entry struct {
 	// scoring inputs (Codec.Inputs), before any per-request change.
 	Mem memory.Memory
 	In  scoring.Inputs
+	// PayloadWire is Payload as its wire bytes came from the upstream (a
+	// ScoredPoint's payload fields), for a reply to copy instead of
+	// encoding the map again; nil when the upstream call did not keep them.
+	PayloadWire []byte
 }
 
 // decodedSize is the fixed part of an entry's decoded record and inputs;
@@ -107,6 +111,7 @@ func (e *Entry) Size(k *Key) int64 {
 	if e.Vectors != nil {
 		n += int64(fieldOverhead + proto.Size(e.Vectors))
 	}
+	n += int64(len(e.PayloadWire))
 	n += decodedSize + int64(len(e.Mem.AccessCounts))*int64(unsafe.Sizeof(memory.AccessCount{})) +
 		int64(len(e.Mem.Problems))*int64(unsafe.Sizeof(memory.Problem{}))
 	return n
