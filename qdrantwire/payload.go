@@ -50,27 +50,44 @@ func PayloadWires(b []byte) ([][]byte, error) {
 	return wires, nil
 }
 
-// pointPayload collects the payload fields of one encoded ScoredPoint.
+// pointPayload collects the payload fields of one encoded ScoredPoint into
+// a slice of their exact size (the candidate cache counts its length).
 func pointPayload(b []byte) ([]byte, error) {
-	out := []byte{}
+	size := 0
+	if err := eachPayloadField(b, func(field []byte) { size += payloadTagSize + len(field) }); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, size)
+	_ = eachPayloadField(b, func(field []byte) {
+		// Re-tagged in the shortest form, as the field may have come in a
+		// longer one.
+		out = protowire.AppendTag(out, fieldPointPayload, protowire.BytesType)
+		out = append(out, field...)
+	})
+	return out, nil
+}
+
+// payloadTagSize is the size of the payload field's shortest tag.
+var payloadTagSize = protowire.SizeTag(fieldPointPayload)
+
+// eachPayloadField calls fn with each payload field's value (its length
+// and bytes) in an encoded ScoredPoint.
+func eachPayloadField(b []byte, fn func(field []byte)) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return nil, protowire.ParseError(n)
+			return protowire.ParseError(n)
 		}
 		m := protowire.ConsumeFieldValue(num, typ, b[n:])
 		if m < 0 {
-			return nil, protowire.ParseError(m)
+			return protowire.ParseError(m)
 		}
 		if num == fieldPointPayload && typ == protowire.BytesType {
-			// Re-tagged in the shortest form, as the field may have come
-			// in a longer one.
-			out = protowire.AppendTag(out, fieldPointPayload, protowire.BytesType)
-			out = append(out, b[n:n+m]...)
+			fn(b[n : n+m])
 		}
 		b = b[n+m:]
 	}
-	return out, nil
+	return nil
 }
 
 // QueryWire is Query (Points/Query on the same connection, with the same

@@ -165,3 +165,21 @@ func FuzzEncodeScored(f *testing.F) {
 		sameReply(t, "fuzzed, payload wires", &r, payloadWires(t, b, len(r.GetResult())))
 	})
 }
+
+// TestPayloadWiresExactSize: each payload's bytes are allocated to their
+// size, which is what the candidate cache counts.
+func TestPayloadWiresExactSize(t *testing.T) {
+	b, err := proto.Marshal(scoredSeeds()["full"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wires, err := PayloadWires(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range wires {
+		if cap(w) != len(w) {
+			t.Errorf("point %d: %d bytes in a slice of capacity %d", i, len(w), cap(w))
+		}
+	}
+}

@@ -229,3 +229,15 @@ func TestTrust(t *testing.T) {
 		t.Errorf("%d collections tracked, bound %d", n, trustMaxCollections)
 	}
 }
+
+// TestSizeCountsPayloadWire: an entry's payload bytes count toward the
+// cache's bound.
+func TestSizeCountsPayloadWire(t *testing.T) {
+	k := &Key{Collection: "mem"}
+	e := entry("x", 96)
+	before := e.Size(k)
+	e.PayloadWire = make([]byte, 1000)
+	if got := e.Size(k) - before; got != 1000 {
+		t.Errorf("1000 payload bytes add %d to the size", got)
+	}
+}
