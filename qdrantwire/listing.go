@@ -11,9 +11,13 @@
 // protobuf instead, so its answer is always the one proto.Unmarshal gives
 // (FuzzDecodeListing).
 //
+// Reading, too: the fetch of the cache's misses (QueryWire), decoded by
+// protobuf, with each point's payload fields kept as bytes (PayloadWires).
+//
 // Writing: the gRPC front's Query and Search replies (EncodeScored), whose
-// payload maps proto.Marshal would walk through reflection
-// (FuzzEncodeScored).
+// payload maps proto.Marshal would walk through reflection, and which copy
+// the payloads' bytes where the ranker has them (EncodeScoredWire;
+// FuzzEncodeScored covers both).
 package qdrantwire
 
 import (
