@@ -28,24 +28,14 @@ import (
 // error for it.
 func PayloadWires(b []byte) ([][]byte, error) {
 	var wires [][]byte
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, protowire.ParseError(n)
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return nil, protowire.ParseError(m)
-		}
-		if num == fieldResult && typ == protowire.BytesType {
-			point, _ := protowire.ConsumeBytes(b[n:])
-			w, err := pointPayload(point)
-			if err != nil {
-				return nil, err
-			}
-			wires = append(wires, w)
-		}
-		b = b[n+m:]
+	err := eachBytesField(b, fieldResult, func(field []byte) error {
+		point, _ := protowire.ConsumeBytes(field)
+		w, err := pointPayload(point)
+		wires = append(wires, w)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return wires, nil
 }
@@ -54,15 +44,16 @@ func PayloadWires(b []byte) ([][]byte, error) {
 // a slice of their exact size (the candidate cache counts its length).
 func pointPayload(b []byte) ([]byte, error) {
 	size := 0
-	if err := eachPayloadField(b, func(field []byte) { size += payloadTagSize + len(field) }); err != nil {
+	if err := eachBytesField(b, fieldPointPayload, func(field []byte) error { size += payloadTagSize + len(field); return nil }); err != nil {
 		return nil, err
 	}
 	out := make([]byte, 0, size)
-	_ = eachPayloadField(b, func(field []byte) {
+	_ = eachBytesField(b, fieldPointPayload, func(field []byte) error {
 		// Re-tagged in the shortest form, as the field may have come in a
 		// longer one.
 		out = protowire.AppendTag(out, fieldPointPayload, protowire.BytesType)
 		out = append(out, field...)
+		return nil
 	})
 	return out, nil
 }
@@ -70,20 +61,24 @@ func pointPayload(b []byte) ([]byte, error) {
 // payloadTagSize is the size of the payload field's shortest tag.
 var payloadTagSize = protowire.SizeTag(fieldPointPayload)
 
-// eachPayloadField calls fn with each payload field's value (its length
-// and bytes) in an encoded ScoredPoint.
-func eachPayloadField(b []byte, fn func(field []byte)) error {
+// eachBytesField calls fn with the value (length and bytes) of each
+// occurrence of field num with the bytes wire type in the encoded message
+// b; other fields, and num with another wire type (which protobuf keeps as
+// unknown), are skipped. It stops at fn's first error.
+func eachBytesField(b []byte, num protowire.Number, fn func(field []byte) error) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		n0, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
 			return protowire.ParseError(n)
 		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		m := protowire.ConsumeFieldValue(n0, typ, b[n:])
 		if m < 0 {
 			return protowire.ParseError(m)
 		}
-		if num == fieldPointPayload && typ == protowire.BytesType {
-			fn(b[n : n+m])
+		if n0 == num && typ == protowire.BytesType {
+			if err := fn(b[n : n+m]); err != nil {
+				return err
+			}
 		}
 		b = b[n+m:]
 	}

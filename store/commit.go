@@ -525,6 +525,17 @@ func (c *collection) record(pts *bolt.Bucket, id PointID) []byte {
 // payloadOf decodes a point's payload as readers must see it (see
 // record); nil if the point is not stored.
 func (c *collection) payloadOf(pts *bolt.Bucket, id PointID) (map[string]*qdrant.Value, error) {
+	b, err := c.storedPayload(pts, id)
+	if b == nil || err != nil {
+		return nil, err
+	}
+	return decodePayload(b)
+}
+
+// storedPayload is a point's encoded payload as readers must see it (see
+// record), valid for the read transaction only; nil if the point is not
+// stored.
+func (c *collection) storedPayload(pts *bolt.Bucket, id PointID) ([]byte, error) {
 	raw := c.record(pts, id)
 	if raw == nil {
 		return nil, nil
@@ -533,7 +544,7 @@ func (c *collection) payloadOf(pts *bolt.Bucket, id PointID) (map[string]*qdrant
 	if err != nil {
 		return nil, err
 	}
-	return decodePayload(rec.payload)
+	return rec.payload, nil
 }
 
 // current returns the record to use for a point met by a cursor (v is what

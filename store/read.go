@@ -115,13 +115,9 @@ func (c *collection) fill(pts *bolt.Bucket, slot uint32, out output) (filled, er
 	var f filled
 	if out.payload.enabled {
 		id := c.ids[slot]
-		var stored []byte
-		if raw := c.record(pts, id); raw != nil {
-			rec, err := parseRecord(raw, c.dim)
-			if err != nil {
-				return f, internal(err, "read point %s", id)
-			}
-			stored = rec.payload
+		stored, err := c.storedPayload(pts, id)
+		if err != nil {
+			return f, internal(err, "read point %s", id)
 		}
 		if out.wire && out.payload.whole() {
 			f.wire = wirePayload(stored)
