@@ -32,6 +32,20 @@ func (r *Ranker) CollectionsChanged() {
 	}
 }
 
+// CollectionsUnsettled tells the ranker that a call that may have created,
+// deleted or changed a collection or moved an alias ended without telling
+// its caller whether it did (it timed out, the upstream went away or
+// failed): the upstream may still apply the change. As with
+// CollectionsChanged nothing cached is served again, and the candidate
+// cache stays off for a while (its TTL, a minute when entries do not
+// expire), so that points read before the change is applied are not
+// served from the cache after it.
+func (r *Ranker) CollectionsUnsettled() {
+	if r != nil && r.cands != nil {
+		r.cands.Unsettle()
+	}
+}
+
 // cacheable says whether a re-ranked request's candidates can come from the
 // candidate cache: only when every hit can be checked, i.e. the upstream's
 // score is the similarity of the request's own dense vector with the
@@ -111,15 +125,20 @@ func (s scoreQuery) matches(score float32, v []float32, vnorm float64) bool {
 // came in one call).
 func (r *Ranker) candidates(ctx context.Context, up *qdrant.QueryPoints, p plan) ([]*qdrant.ScoredPoint, []*candcache.Entry, error) {
 	q, ok := r.cacheable(up, p)
-	if ok && r.cands.Off(up.GetCollectionName(), p.vecName) {
-		r.cands.CountOff(ctx)
-		ok = false
+	var epoch uint64
+	if ok {
+		// Before Off and before the upstream is read: see
+		// CollectionsChanged and CollectionsUnsettled.
+		epoch = r.cands.Epoch()
+		if r.cands.Off(up.GetCollectionName(), p.vecName) {
+			r.cands.CountOff(ctx)
+			ok = false
+		}
 	}
 	if !ok {
 		points, err := r.src.Query(ctx, up)
 		return points, nil, err
 	}
-	epoch := r.cands.Epoch() // before the upstream is read: see CollectionsChanged
 	start := r.cfg.Now()
 	slim := &qdrant.QueryPoints{
 		CollectionName:   up.GetCollectionName(),

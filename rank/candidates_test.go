@@ -321,6 +321,20 @@ func TestCandidateCacheNeverStale(t *testing.T) {
 			moveAlias(t, e, "live", "mem2")
 			r.CollectionsChanged()
 		}},
+		{name: "alias moved after its call ended unanswered", target: "live", change: func(t *testing.T, e *env, r *rank.Ranker, _ *atomic.Int64) {
+			// The front gave up on the alias change (a timeout) and told
+			// the ranker; queries go on reaching the old collection until
+			// the upstream applies the change, which it then does.
+			r.CollectionsUnsettled()
+			for range 2 {
+				if _, err := r.Query(ctx, &qdrant.QueryPoints{CollectionName: "live", Query: qdrant.NewQueryDense(query()),
+					WithPayload: qdrant.NewWithPayload(true), WithVectors: qdrant.NewWithVectors(true)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			recreate(t, e, "mem2", other)
+			moveAlias(t, e, "live", "mem2")
+		}},
 		{name: "point deleted", target: "mem", change: func(t *testing.T, e *env, _ *rank.Ranker, _ *atomic.Int64) {
 			_, err := e.client.Delete(ctx, &qdrant.DeletePoints{CollectionName: "mem", Wait: &wait, Points: qdrant.NewPointsSelector(qdrant.NewIDNum(1), qdrant.NewIDNum(7))})
 			if err != nil {

@@ -127,14 +127,17 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 		return err
 	}
 	frontCfg := grpcfront.Config{
-		Upstream:           s.upstream,
-		Ranker:             s.ranker,
-		CollectionsChanged: s.ranker.CollectionsChanged, // the candidate cache starts over
-		Tenancy:            s.policy,
-		Health:             healthSrv,
-		MaxMessageSize:     c.Limits.MaxBodyBytes,
-		CallTimeout:        s.cfg.Upstream.Timeout,
-		LongCallTimeout:    s.cfg.Upstream.LongTimeout,
+		Upstream: s.upstream,
+		Ranker:   s.ranker,
+		// The candidate cache starts over, and stays off a while when the
+		// upstream may apply the change after its call ended.
+		CollectionsChanged:   s.ranker.CollectionsChanged,
+		CollectionsUnsettled: s.ranker.CollectionsUnsettled,
+		Tenancy:              s.policy,
+		Health:               healthSrv,
+		MaxMessageSize:       c.Limits.MaxBodyBytes,
+		CallTimeout:          s.cfg.Upstream.Timeout,
+		LongCallTimeout:      s.cfg.Upstream.LongTimeout,
 		// A request message slower than a body: the same bound.
 		FirstMessageTimeout: c.Limits.BodyTimeout,
 		Telemetry:           tel,
@@ -289,18 +292,19 @@ func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *ur
 		forward = append(forward, h)
 	}
 	h, err := restapi.New(restapi.Config{
-		Points:             qdrant.NewPointsClient(frontConn),
-		Collections:        qdrant.NewCollectionsClient(frontConn),
-		Qdrant:             qdrant.NewQdrantClient(frontConn),
-		UpstreamREST:       rest,
-		MaxBodyBytes:       int64(s.cfg.Limits.MaxBodyBytes),
-		UpstreamTransport:  restTransport,
-		MayForward:         forwardRule(s.policy),
-		CollectionsChanged: s.ranker.CollectionsChanged,
-		ForwardHeaders:     forward,
-		CallTimeout:        s.cfg.Upstream.Timeout,
-		LongCallTimeout:    s.cfg.Upstream.LongTimeout,
-		Telemetry:          s.tel.Settings(),
+		Points:               qdrant.NewPointsClient(frontConn),
+		Collections:          qdrant.NewCollectionsClient(frontConn),
+		Qdrant:               qdrant.NewQdrantClient(frontConn),
+		UpstreamREST:         rest,
+		MaxBodyBytes:         int64(s.cfg.Limits.MaxBodyBytes),
+		UpstreamTransport:    restTransport,
+		MayForward:           forwardRule(s.policy),
+		CollectionsChanged:   s.ranker.CollectionsChanged,
+		CollectionsUnsettled: s.ranker.CollectionsUnsettled,
+		ForwardHeaders:       forward,
+		CallTimeout:          s.cfg.Upstream.Timeout,
+		LongCallTimeout:      s.cfg.Upstream.LongTimeout,
+		Telemetry:            s.tel.Settings(),
 	})
 	if err != nil {
 		return nil, usageError{err}

@@ -1,10 +1,14 @@
 package grpcfront
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // TestCollectionsChanged: every call that may make a collection name
@@ -54,5 +58,72 @@ func TestCollectionsChanged(t *testing.T) {
 		if got := n.Load() > before; got != tc.changes {
 			t.Errorf("%s: CollectionsChanged called %v, want %v", tc.name, got, tc.changes)
 		}
+	}
+}
+
+// TestCollectionsUnsettled: a collection change that ends without the
+// upstream's answer, or with a status that does not say it was refused,
+// tells CollectionsUnsettled instead of CollectionsChanged before the
+// caller gets its status: the upstream may still apply it.
+func TestCollectionsUnsettled(t *testing.T) {
+	var answer atomic.Value // codes.Code; Canceled here: wait for the front's deadline
+	up := &fakeUpstream{answer: func(ctx context.Context, _ string) error {
+		switch c := answer.Load().(codes.Code); c {
+		case codes.OK:
+			return nil
+		case codes.Canceled:
+			select { // bounded: the test ends even if the front's budget does not
+			case <-ctx.Done():
+			case <-time.After(10 * time.Second):
+			}
+			return status.Error(codes.Unavailable, "the fake gave up")
+		default:
+			return status.Error(c, "upstream says "+c.String())
+		}
+	}}
+	addr := startFake(t, up)
+	var changed, unsettled atomic.Int64
+	front := startFront(t, addr, Config{LongCallTimeout: 100 * time.Millisecond, CallTimeout: 100 * time.Millisecond,
+		CollectionsChanged:   func() { changed.Add(1) },
+		CollectionsUnsettled: func() { unsettled.Add(1) }})
+	c := client(t, front, qdrant.Config{})
+	ctx := testCtx(t)
+	tests := []struct {
+		name      string
+		upstream  codes.Code
+		unsettled bool
+	}{
+		{name: "applied", upstream: codes.OK},
+		{name: "already exists", upstream: codes.AlreadyExists},
+		{name: "bad request", upstream: codes.InvalidArgument},
+		{name: "rate limited", upstream: codes.ResourceExhausted},
+		{name: "the front's deadline", upstream: codes.Canceled, unsettled: true},
+		{name: "upstream timed out", upstream: codes.DeadlineExceeded, unsettled: true},
+		{name: "upstream unavailable", upstream: codes.Unavailable, unsettled: true},
+		{name: "upstream failed", upstream: codes.Internal, unsettled: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			answer.Store(tc.upstream)
+			changed.Store(0)
+			unsettled.Store(0)
+			callCtx := ctx
+			if tc.upstream == codes.Canceled {
+				// No deadline of the caller's: the front's own budget applies.
+				callCtx = context.Background()
+			}
+			err := c.CreateCollection(callCtx, &qdrant.CreateCollection{CollectionName: "a",
+				VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Cosine})})
+			if (err == nil) != (tc.upstream == codes.OK) {
+				t.Fatalf("create: %v", err)
+			}
+			// The status has arrived: whatever the front calls, it has called.
+			if got := unsettled.Load() > 0; got != tc.unsettled {
+				t.Errorf("CollectionsUnsettled called %v, want %v (status %v)", got, tc.unsettled, status.Code(err))
+			}
+			if tc.upstream != codes.OK && tc.unsettled == (changed.Load() > 0) {
+				t.Errorf("CollectionsChanged called %d times with CollectionsUnsettled %v", changed.Load(), tc.unsettled)
+			}
+		})
 	}
 }

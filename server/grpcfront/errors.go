@@ -67,6 +67,22 @@ func withheld(s *status.Status) *status.Status {
 	return s
 }
 
+// settled says whether a call that ended with err has a known outcome for
+// a collection change: it succeeded, or a status says it was refused
+// (Qdrant's answers to a bad or refused request, and memrank's own
+// refusals, come before anything is changed). A deadline, a cancelled
+// call, a lost or failing upstream, or any status outside this list
+// leaves the change possibly still to be applied.
+func settled(err error) bool {
+	switch status.Code(err) {
+	case codes.OK, codes.InvalidArgument, codes.NotFound, codes.AlreadyExists, codes.PermissionDenied,
+		codes.ResourceExhausted, codes.FailedPrecondition, codes.OutOfRange, codes.Unimplemented,
+		codes.Unauthenticated:
+		return true
+	}
+	return false
+}
+
 // internalText is all a caller learns of an unexpected failure; the
 // details go to the log.
 const internalText = "memrank: internal error"

@@ -109,6 +109,12 @@ type Config struct {
 	// serve one collection's points for another's once the caller can know
 	// of the change.
 	CollectionsChanged func()
+	// CollectionsUnsettled, when set with CollectionsChanged, is called
+	// instead of it when such a call ends with a status that does not say
+	// the change was refused (a deadline, a lost or failing upstream: see
+	// settled), before that status reaches the caller: the upstream may
+	// still apply the change after the caller was answered.
+	CollectionsUnsettled func()
 
 	// Telemetry is where the front's logs, spans and metrics go; its
 	// Propagator reads the caller's trace context. Nil members record
@@ -175,6 +181,10 @@ type front struct {
 	metrics  *metrics
 	callOpts []grpc.CallOption
 	changed  func() // nil: nobody to tell
+
+	// unsettled replaces changed at the end of a call whose outcome is
+	// unknown; nil: changed.
+	unsettled func()
 }
 
 // New returns the front's gRPC server: every call is routed by the front
@@ -207,6 +217,7 @@ func New(cfg Config) (*grpc.Server, error) {
 			grpc.MaxCallSendMsgSize(cfg.MaxMessageSize),
 		},
 	}
+	f.unsettled = cfg.CollectionsUnsettled
 	if !f.tenancy.Enabled() {
 		f.tenancy = nil
 	}
@@ -348,9 +359,9 @@ func upstreamMD(md metadata.MD) metadata.MD {
 	return out
 }
 
-func (c *call) serve() error {
+func (c *call) serve() (err error) {
 	if c.f.changed != nil && collectionChanges[c.method] {
-		defer c.f.changed()
+		defer func() { c.f.changeEnded(err) }()
 		c.ss = &changeStream{ServerStream: c.ss, changed: c.f.changed}
 	}
 	if upstream.Writes(c.method) {
@@ -554,6 +565,16 @@ var collectionChanges = map[string]bool{
 	"/qdrant.Collections/Delete":        true,
 	"/qdrant.Collections/Update":        true,
 	"/qdrant.Collections/UpdateAliases": true,
+}
+
+// changeEnded tells of the end of a call that may have changed
+// collections, with the status its caller is about to get.
+func (f *front) changeEnded(err error) {
+	if f.unsettled != nil && !settled(err) {
+		f.unsettled()
+		return
+	}
+	f.changed()
 }
 
 // changeStream calls changed before each answer it sends, so that a

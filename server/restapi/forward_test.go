@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/memrank/memrank/qdrantjson"
@@ -232,5 +233,66 @@ func TestForwardedCollectionChanges(t *testing.T) {
 		if got != tc.changes {
 			t.Errorf("%s %s: CollectionsChanged called %v, want %v", tc.method, tc.path, got, tc.changes)
 		}
+	}
+}
+
+// A raw-forwarded collection change whose answer does not say what became
+// of it (the upstream failed, or could not be read) tells
+// CollectionsUnsettled instead of CollectionsChanged before its answer
+// arrives; an answer that says it was made or refused does not.
+func TestForwardedCollectionChangesUnsettled(t *testing.T) {
+	var answer atomic.Int64 // the upstream's status; 0: it drops the connection
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		code := int(answer.Load())
+		if code == 0 {
+			panic(http.ErrAbortHandler) // the connection closes without an answer
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, `{"status":{"error":"from the upstream"},"time":0.1}`)
+	}))
+	t.Cleanup(up.Close)
+	var changed, unsettled atomic.Int64
+	e := newEnv(t, func(c *Config) {
+		c.UpstreamREST = mustURL(t, up.URL)
+		c.CollectionsChanged = func() { changed.Add(1) }
+		c.CollectionsUnsettled = func() { unsettled.Add(1) }
+	})
+	cases := []struct {
+		name       string
+		upstream   int
+		unsettled  bool
+		wantStatus int
+	}{
+		{name: "made", upstream: http.StatusOK},
+		{name: "refused", upstream: http.StatusBadRequest},
+		{name: "conflict", upstream: http.StatusConflict},
+		{name: "upstream failed", upstream: http.StatusInternalServerError, unsettled: true},
+		{name: "upstream unavailable", upstream: http.StatusServiceUnavailable, unsettled: true},
+		{name: "upstream timed out", upstream: http.StatusGatewayTimeout, unsettled: true},
+		{name: "no answer", upstream: 0, unsettled: true, wantStatus: http.StatusBadGateway},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			answer.Store(int64(tc.upstream))
+			changed.Store(0)
+			unsettled.Store(0)
+			r := e.do("POST", "/collections/aliases", `{"actions":[{"delete_alias":{"alias_name":"live"}}]}`)
+			want := tc.upstream
+			if tc.wantStatus != 0 {
+				want = tc.wantStatus
+			}
+			if r.status != want {
+				t.Fatalf("status %d (%s), want %d", r.status, r, want)
+			}
+			// The answer has arrived: whatever the front calls, it has called.
+			if got := unsettled.Load() > 0; got != tc.unsettled {
+				t.Errorf("CollectionsUnsettled called %v, want %v", got, tc.unsettled)
+			}
+			if got := changed.Load() > 0; got == tc.unsettled {
+				t.Errorf("CollectionsChanged called %v with CollectionsUnsettled %v", got, tc.unsettled)
+			}
+		})
 	}
 }

@@ -56,6 +56,11 @@ type Config struct {
 	// collection routes go through Collections, whose front tells it
 	// itself.
 	CollectionsChanged func()
+	// CollectionsUnsettled, when set with CollectionsChanged, is called
+	// instead of it for such a request whose answer does not say the
+	// change was refused or made (a 5xx, a 408, or no answer written:
+	// see settledStatus): the upstream may still apply it.
+	CollectionsUnsettled func()
 	// UpstreamTransport carries forwarded requests; nil = a clone of
 	// http.DefaultTransport. It is wrapped with otelhttp.
 	UpstreamTransport http.RoundTripper
@@ -354,8 +359,9 @@ func (h *handler) notTranslated(w http.ResponseWriter, r *http.Request) {
 	if h.proxy != nil {
 		start := time.Now()
 		if fn := h.cfg.CollectionsChanged; fn != nil && changesCollections(r) {
-			defer fn()
-			w = &changeWriter{ResponseWriter: w, changed: fn}
+			cw := &changeWriter{ResponseWriter: w, changed: fn, unsettled: h.cfg.CollectionsUnsettled}
+			defer cw.end()
+			w = cw
 		}
 		if r.URL.Path != "/collections/aliases" {
 			// Streamed: a snapshot upload may be far larger than any
@@ -446,27 +452,50 @@ func changesCollections(r *http.Request) bool {
 // changeWriter calls changed before the answer's header is written, so
 // that a caller who reads it and then queries finds no entry stored
 // before the change.
+// When the answer does not say what became of the change (settledStatus),
+// unsettled (when set) is called instead of changed.
 type changeWriter struct {
 	http.ResponseWriter
-	changed func()
-	told    bool
+	changed, unsettled func()
+	status             int // the answer's; 0 before it is written
 }
 
-func (w *changeWriter) tell() {
-	if !w.told {
-		w.told = true
-		w.changed()
+func (w *changeWriter) tell(status int) {
+	if w.status == 0 {
+		w.status = status
+		w.notify()
 	}
 }
 
+func (w *changeWriter) notify() {
+	if w.unsettled != nil && !settledStatus(w.status) {
+		w.unsettled()
+		return
+	}
+	w.changed()
+}
+
+// end tells once more as the request ends: a change may have been applied
+// while the answer was written, or no answer was written at all.
+func (w *changeWriter) end() { w.notify() }
+
 func (w *changeWriter) WriteHeader(code int) {
-	w.tell()
+	w.tell(code)
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *changeWriter) Write(b []byte) (int, error) {
-	w.tell()
+	w.tell(http.StatusOK)
 	return w.ResponseWriter.Write(b)
+}
+
+// settledStatus says whether an answer's status tells what became of a
+// collection change: made (2xx, 3xx) or refused (4xx but 408, a timeout).
+// A 5xx (the upstream failed, or the front could not reach it or gave up
+// waiting), a 408 and no answer at all (0) leave it possibly still to be
+// applied.
+func settledStatus(code int) bool {
+	return code >= 200 && code < 500 && code != http.StatusRequestTimeout
 }
 
 // Unwrap lets http.ResponseController (the proxy's flushes) reach the

@@ -154,6 +154,10 @@ type Cache struct {
 	shard   [shards]shard
 	trust   trust
 	metrics *metrics
+
+	// unsettled is when (Unix nanoseconds) the window of the last
+	// Unsettle ends: until then the cache is off.
+	unsettled atomic.Int64
 }
 
 type shard struct {
@@ -203,6 +207,30 @@ func (c *Cache) Epoch() uint64 { return c.epoch.Load() }
 // Invalidate starts a new epoch: nothing stored before is served again.
 // The old entries age out of the LRU.
 func (c *Cache) Invalidate() { c.epoch.Add(1) }
+
+// Unsettle is Invalidate for a change whose outcome its caller was not
+// told (the call timed out, or the upstream went away), which the upstream
+// may apply after the call ended: besides starting a new epoch, it turns
+// the cache off for every collection for the trust pause (the TTL, a minute
+// when entries do not expire), so that nothing read before the change is
+// applied is stored and then served after it. A change applied later than
+// that is left to what guards against changes made behind memrank: the
+// score check and the TTL.
+//
+// The window is set before the epoch moves, and a request reads the epoch
+// before it asks Off: a request that keys its entries with the new epoch
+// finds the cache off, and one that keys them with the old epoch stores
+// entries nobody finds.
+func (c *Cache) Unsettle() {
+	until := c.now().Add(c.trust.pause).UnixNano()
+	for {
+		cur := c.unsettled.Load()
+		if cur >= until || c.unsettled.CompareAndSwap(cur, until) {
+			break
+		}
+	}
+	c.epoch.Add(1)
+}
 
 // Bytes is the estimated size of the entries held.
 func (c *Cache) Bytes() int64 { return c.bytes.Load() }

@@ -178,6 +178,51 @@ func TestOff(t *testing.T) {
 	}
 }
 
+// TestUnsettle: after an unsettled change the cache is off for every
+// collection for the TTL (a minute without one), in a new epoch; a second
+// one extends the window.
+func TestUnsettle(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ttl    time.Duration
+		window time.Duration
+	}{
+		{name: "the TTL", ttl: 2 * time.Minute, window: 2 * time.Minute},
+		{name: "no expiry: a minute", window: time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Unix(1000, 0)
+			c, err := New(Config{MaxBytes: 1 << 20, TTL: tc.ttl, Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := key(1, 1)
+			k.Epoch = c.Epoch()
+			c.Add(k, entry("a", 4))
+			if c.Off("a", "") {
+				t.Fatal("off before any change")
+			}
+			c.Unsettle()
+			if c.Epoch() == k.Epoch {
+				t.Error("the epoch did not move")
+			}
+			if !c.Off("a", "") || !c.Off("b", "v") {
+				t.Error("not off for every collection after an unsettled change")
+			}
+			now = now.Add(tc.window / 2)
+			c.Unsettle() // a second change half-way through
+			now = now.Add(tc.window/2 + time.Second)
+			if !c.Off("a", "") {
+				t.Error("the second change did not extend the window")
+			}
+			now = now.Add(tc.window / 2)
+			if c.Off("a", "") {
+				t.Error("still off after the window")
+			}
+		})
+	}
+}
+
 // TestTrust: the cache turns itself off for a collection's vector once
 // more than half of a window of the upstream's scores failed the check,
 // for the TTL; other collections, and a collection where half or fewer

@@ -35,9 +35,13 @@ type trust struct {
 	m     map[trustKey]*trustState
 }
 
-// Off says whether the cache is turned off for the collection's vector:
-// its queries are fetched in one call.
+// Off says whether the cache is turned off for the collection's vector
+// (by its scores, or for every collection by Unsettle): its queries are
+// fetched in one call.
 func (c *Cache) Off(collection, vector string) bool {
+	if c.now().UnixNano() < c.unsettled.Load() {
+		return true
+	}
 	t := &c.trust
 	t.mu.Lock()
 	defer t.mu.Unlock()
