@@ -17,7 +17,8 @@
 // Writing: the gRPC front's Query and Search replies (EncodeScored), whose
 // payload maps proto.Marshal would walk through reflection, and which copy
 // the payloads' bytes where the ranker has them (EncodeScoredWire;
-// FuzzEncodeScored covers both).
+// FuzzEncodeScored covers both); its QueryBatch and SearchBatch replies
+// the same way (EncodeBatchWire, FuzzEncodeBatch).
 package qdrantwire
 
 import (

@@ -27,28 +27,75 @@ func EncodeScored(points []*qdrant.ScoredPoint, seconds float64) ([]byte, error)
 // returns it, and is written instead of the map (wires may be shorter than
 // points, or nil).
 func EncodeScoredWire(points []*qdrant.ScoredPoint, wires [][]byte, seconds float64) ([]byte, error) {
-	wire := func(i int) []byte {
+	sizes, total := scoredSizes(points, wires)
+	b := make([]byte, 0, total+timeSize(seconds))
+	b, err := appendScoredPoints(b, points, wires, sizes)
+	if err != nil {
+		return nil, err
+	}
+	return appendTime(b, seconds), nil
+}
+
+// EncodeBatchWire encodes a QueryBatchResponse (or SearchBatchResponse:
+// the same wire shape) of one BatchResult per results[i], and seconds,
+// without usage. A BatchResult holds its points as a QueryResponse does
+// (field 1), so each is written as EncodeScoredWire writes a reply's
+// points, with wires[i] as its payload bytes (wires may be shorter than
+// results, or nil); the whole reply goes into one buffer of its size.
+func EncodeBatchWire(results [][]*qdrant.ScoredPoint, wires [][][]byte, seconds float64) ([]byte, error) {
+	wire := func(i int) [][]byte {
 		if i < len(wires) {
 			return wires[i]
 		}
 		return nil
 	}
-	sizes := make([]int, len(points))
-	total := 0
-	for i, p := range points {
-		sizes[i] = scoredSize(p, wire(i))
-		total += 1 + protowire.SizeBytes(sizes[i])
-	}
-	if math.Float64bits(seconds) != 0 {
-		total += 1 + 8
+	sizes := make([][]int, len(results))
+	bodies := make([]int, len(results))
+	total := timeSize(seconds)
+	for i, points := range results {
+		sizes[i], bodies[i] = scoredSizes(points, wire(i))
+		total += 1 + protowire.SizeBytes(bodies[i])
 	}
 	b := make([]byte, 0, total)
 	var err error
+	for i, points := range results {
+		b = protowire.AppendTag(b, fieldResult, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(bodies[i]))
+		if b, err = appendScoredPoints(b, points, wire(i), sizes[i]); err != nil {
+			return nil, err
+		}
+	}
+	return appendTime(b, seconds), nil
+}
+
+// scoredSizes sizes each point's message, and the field-1 entries holding
+// them all.
+func scoredSizes(points []*qdrant.ScoredPoint, wires [][]byte) (sizes []int, total int) {
+	sizes = make([]int, len(points))
 	for i, p := range points {
+		var w []byte
+		if i < len(wires) {
+			w = wires[i]
+		}
+		sizes[i] = scoredSize(p, w)
+		total += 1 + protowire.SizeBytes(sizes[i])
+	}
+	return sizes, total
+}
+
+// appendScoredPoints appends each point as a field-1 entry of the size
+// scoredSizes gave it.
+func appendScoredPoints(b []byte, points []*qdrant.ScoredPoint, wires [][]byte, sizes []int) ([]byte, error) {
+	var err error
+	for i, p := range points {
+		var w []byte
+		if i < len(wires) {
+			w = wires[i]
+		}
 		b = protowire.AppendTag(b, fieldResult, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(sizes[i]))
 		start := len(b)
-		if b, err = appendScored(b, p, wire(i)); err != nil {
+		if b, err = appendScored(b, p, w); err != nil {
 			return nil, fmt.Errorf("qdrantwire: encode response: %w", err)
 		}
 		if len(b)-start != sizes[i] {
@@ -56,11 +103,23 @@ func EncodeScoredWire(points []*qdrant.ScoredPoint, wires [][]byte, seconds floa
 			return nil, fmt.Errorf("qdrantwire: encode response: point %d is %d bytes, sized %d", i, len(b)-start, sizes[i])
 		}
 	}
+	return b, nil
+}
+
+// timeSize is the size of a reply's time field (absent when +0).
+func timeSize(seconds float64) int {
+	if math.Float64bits(seconds) != 0 {
+		return 1 + 8
+	}
+	return 0
+}
+
+func appendTime(b []byte, seconds float64) []byte {
 	if math.Float64bits(seconds) != 0 {
 		b = protowire.AppendTag(b, fieldTime, protowire.Fixed64Type)
 		b = protowire.AppendFixed64(b, math.Float64bits(seconds))
 	}
-	return b, nil
+	return b
 }
 
 // messageSize is the size of field holding m (absent when nil).
@@ -151,13 +210,20 @@ func appendPayload(b []byte, payload map[string]*qdrant.Value, wire []byte) ([]b
 	if wire != nil {
 		return append(b, wire...), nil
 	}
+	// Each value is sized once here, and marshalled with that size
+	// (UseCachedSize): sizing walks the value as marshalling does.
+	// Payload values are not changed once decoded (the candidate cache
+	// shares them read-only), so the cached size is the value's.
 	var err error
 	for k, v := range payload {
+		vs := proto.Size(v)
 		b = protowire.AppendTag(b, fieldPointPayload, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(entrySize(k, v)))
+		b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(len(k))+1+protowire.SizeBytes(vs)))
 		b = protowire.AppendTag(b, fieldMapKey, protowire.BytesType)
 		b = protowire.AppendString(b, k)
-		if b, err = appendMessage(b, fieldMapValue, v); err != nil {
+		b = protowire.AppendTag(b, fieldMapValue, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(vs))
+		if b, err = (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend(b, v); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package qdrantwire
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -181,5 +182,146 @@ func TestPayloadWiresExactSize(t *testing.T) {
 		if cap(w) != len(w) {
 			t.Errorf("point %d: %d bytes in a slice of capacity %d", i, len(w), cap(w))
 		}
+	}
+}
+
+// sameBatch fails unless EncodeBatchWire's output decodes to the batch
+// reply proto.Marshal writes (and, without payload bytes, has its length).
+// withWires copies each sub-result's payloads from its own encoding.
+func sameBatch(t *testing.T, name string, r *qdrant.QueryBatchResponse, withWires bool) {
+	t.Helper()
+	results := make([][]*qdrant.ScoredPoint, len(r.GetResult()))
+	var wires [][][]byte
+	for i, sub := range r.GetResult() {
+		results[i] = sub.GetResult()
+		if withWires {
+			b, err := proto.Marshal(&qdrant.QueryResponse{Result: sub.GetResult()})
+			if err != nil {
+				t.Skipf("%s: proto.Marshal: %v", name, err)
+			}
+			wires = append(wires, payloadWires(t, b, len(sub.GetResult())))
+		}
+	}
+	got, err := EncodeBatchWire(results, wires, r.GetTime())
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	// What the encoder is given: each sub-result's points (a BatchResult's
+	// own unknown fields are not).
+	subs := make([]*qdrant.BatchResult, len(results))
+	for i, points := range results {
+		subs[i] = &qdrant.BatchResult{Result: points}
+	}
+	want, err := proto.Marshal(&qdrant.QueryBatchResponse{Result: subs, Time: r.GetTime()})
+	if err != nil {
+		t.Skipf("%s: proto.Marshal: %v", name, err)
+	}
+	if !withWires && len(got) != len(want) {
+		t.Errorf("%s: %d bytes, proto.Marshal writes %d", name, len(got), len(want))
+	}
+	var g, w qdrant.QueryBatchResponse
+	if err := proto.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s: the encoding does not decode: %v", name, err)
+	}
+	if err := proto.Unmarshal(want, &w); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if diff := cmp.Diff(&w, &g, protocmp.Transform(), cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("%s: decodes differently (-proto.Marshal +EncodeBatchWire):\n%s", name, diff)
+	}
+	// SearchBatchResponse has the same fields: the same bytes decode to it.
+	var s qdrant.SearchBatchResponse
+	if err := proto.Unmarshal(got, &s); err != nil || len(s.GetResult()) != len(r.GetResult()) {
+		t.Errorf("%s: as a SearchBatchResponse: %d results, %v", name, len(s.GetResult()), err)
+	}
+}
+
+func batchSeeds() map[string]*qdrant.QueryBatchResponse {
+	seeds := scoredSeeds()
+	var all []*qdrant.BatchResult
+	for _, name := range []string{"full", "empty", "nil", "unknown", "named", "negative"} {
+		all = append(all, &qdrant.BatchResult{Result: seeds[name].GetResult()})
+	}
+	return map[string]*qdrant.QueryBatchResponse{
+		"none":         {},
+		"time only":    {Time: 0.25},
+		"one":          {Result: []*qdrant.BatchResult{{Result: seeds["full"].GetResult()}}, Time: 1e-3},
+		"empty result": {Result: []*qdrant.BatchResult{{}, {}}},
+		"nil result":   {Result: []*qdrant.BatchResult{nil, {Result: seeds["full"].GetResult()}}},
+		"all":          {Result: all, Time: math.Copysign(0, -1)},
+	}
+}
+
+func TestEncodeBatch(t *testing.T) {
+	for name, r := range batchSeeds() {
+		t.Run(name, func(t *testing.T) { sameBatch(t, name, r, false) })
+		t.Run(name+" with payload wires", func(t *testing.T) { sameBatch(t, name, r, true) })
+	}
+}
+
+// FuzzEncodeBatch: any batch reply that decodes is encoded to the message
+// proto.Marshal writes, with and without payload bytes.
+func FuzzEncodeBatch(f *testing.F) {
+	for _, r := range batchSeeds() {
+		b, err := proto.Marshal(r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r qdrant.QueryBatchResponse
+		if proto.Unmarshal(b, &r) != nil {
+			return
+		}
+		sameBatch(t, "fuzzed", &r, false)
+		sameBatch(t, "fuzzed, payload wires", &r, true)
+	})
+}
+
+// BenchmarkEncodeBatch: a batch reply of four sub-results of ten points,
+// each with a 20-key payload, by proto.Marshal, by EncodeBatchWire from
+// the maps, and by EncodeBatchWire copying the payloads' bytes.
+func BenchmarkEncodeBatch(b *testing.B) {
+	payload := map[string]any{}
+	for i := range 20 {
+		payload[fmt.Sprintf("key_%d", i)] = fmt.Sprintf("value number %d of the payload", i)
+	}
+	results := make([][]*qdrant.ScoredPoint, 4)
+	wires := make([][][]byte, 4)
+	batch := &qdrant.QueryBatchResponse{Time: 1e-3}
+	for i := range results {
+		for j := range 10 {
+			results[i] = append(results[i], &qdrant.ScoredPoint{Id: qdrant.NewIDNum(uint64(i*10 + j)), Score: 0.5, Version: 7, Payload: qdrant.NewValueMap(payload)})
+		}
+		enc, err := proto.Marshal(&qdrant.QueryResponse{Result: results[i]})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if wires[i], err = PayloadWires(enc); err != nil {
+			b.Fatal(err)
+		}
+		batch.Result = append(batch.Result, &qdrant.BatchResult{Result: results[i]})
+	}
+	b.Run("proto.Marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := proto.Marshal(batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, tc := range []struct {
+		name  string
+		wires [][][]byte
+	}{{"maps", nil}, {"payload bytes", wires}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := EncodeBatchWire(results, tc.wires, 1e-3); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -149,7 +149,7 @@ func (c *call) queryBatch(req *qdrant.QueryBatchPoints, raw []byte) ([]byte, err
 		return c.forward(req, raw)
 	}
 	start := time.Now()
-	out, err := c.rankBatch(len(subs), func(ctx context.Context, i int) (*rank.Result, error) {
+	points, wires, err := c.rankBatch(len(subs), func(ctx context.Context, i int) (*rank.Result, error) {
 		sub := subs[i]
 		sub.CollectionName = req.GetCollectionName()
 		if sub.ReadConsistency == nil {
@@ -163,7 +163,7 @@ func (c *call) queryBatch(req *qdrant.QueryBatchPoints, raw []byte) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	return encode(&qdrant.QueryBatchResponse{Result: out, Time: seconds(start)})
+	return qdrantwire.EncodeBatchWire(points, wires, seconds(start))
 }
 
 func (c *call) searchBatch(req *qdrant.SearchBatchPoints, raw []byte) ([]byte, error) {
@@ -172,7 +172,7 @@ func (c *call) searchBatch(req *qdrant.SearchBatchPoints, raw []byte) ([]byte, e
 		return c.forward(req, raw)
 	}
 	start := time.Now()
-	out, err := c.rankBatch(len(subs), func(ctx context.Context, i int) (*rank.Result, error) {
+	points, wires, err := c.rankBatch(len(subs), func(ctx context.Context, i int) (*rank.Result, error) {
 		sub := subs[i]
 		sub.CollectionName = req.GetCollectionName()
 		if sub.ReadConsistency == nil {
@@ -186,14 +186,14 @@ func (c *call) searchBatch(req *qdrant.SearchBatchPoints, raw []byte) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	return encode(&qdrant.SearchBatchResponse{Result: out, Time: seconds(start)})
+	return qdrantwire.EncodeBatchWire(points, wires, seconds(start))
 }
 
 // rankBatch runs the n sub-requests of a batch through run, a few at a time,
-// and collects their points in order; the call counts as re-ranked when any
-// sub-request was.
-func (c *call) rankBatch(n int, run func(ctx context.Context, i int) (*rank.Result, error)) ([]*qdrant.BatchResult, error) {
-	out := make([]*qdrant.BatchResult, n)
+// and collects their points, and the payload bytes the ranker kept for
+// them, in order; the call counts as re-ranked when any sub-request was.
+func (c *call) rankBatch(n int, run func(ctx context.Context, i int) (*rank.Result, error)) ([][]*qdrant.ScoredPoint, [][][]byte, error) {
+	points, wires := make([][]*qdrant.ScoredPoint, n), make([][][]byte, n)
 	var reranked atomic.Bool
 	err := c.each(n, func(ctx context.Context, i int) error {
 		res, err := run(rank.PointsOnly(ctx), i)
@@ -203,14 +203,14 @@ func (c *call) rankBatch(n int, run func(ctx context.Context, i int) (*rank.Resu
 		if res.Reranked {
 			reranked.Store(true)
 		}
-		out[i] = &qdrant.BatchResult{Result: res.Points}
+		points[i], wires[i] = res.Points, res.PayloadWire
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.ranked(reranked.Load())
-	return out, nil
+	return points, wires, nil
 }
 
 // each runs fn for 0..n-1, at most the front's batch concurrency at once,

@@ -1,6 +1,7 @@
 package grpcfront
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // TestPayloadWireReplies: with the candidate cache on a qdrantwire source,
 // as serve runs it, the front copies the payloads' fetched bytes into its
-// Query and Search replies; what the client decodes must be what a front
+// Query, Search and batch replies; what the client decodes must be what a front
 // over an uncached ranker (payloads encoded from their maps) answers, cold
 // and warm, whole payloads and a selection.
 func TestPayloadWireReplies(t *testing.T) {
@@ -32,6 +33,8 @@ func TestPayloadWireReplies(t *testing.T) {
 	want := client(t, startFront(t, addr, Config{Ranker: plain}), qdrant.Config{})
 	got := client(t, startFront(t, addr, Config{Ranker: cached}), qdrant.Config{})
 	ctx := testCtx(t)
+	reversed := slices.Clone(fixtureQuery)
+	slices.Reverse(reversed)
 	for name, sel := range map[string]*qdrant.WithPayloadSelector{
 		"whole":   qdrant.NewWithPayload(true),
 		"include": qdrant.NewWithPayloadInclude("text"),
@@ -63,6 +66,36 @@ func TestPayloadWireReplies(t *testing.T) {
 			}
 			if diff := cmp.Diff(ws.GetResult(), gs.GetResult(), protocmp.Transform()); diff != "" {
 				t.Errorf("%s %s: Search (-uncached +cached):\n%s", name, round, diff)
+			}
+			// Batches: sub-queries with other points each, so that bytes
+			// given to the wrong sub-result would show.
+			subs := []*qdrant.QueryPoints{q, {CollectionName: "mem", Query: qdrant.NewQueryDense(reversed), Limit: qdrant.PtrOf(uint64(3)), WithPayload: sel}}
+			wb, err := want.QueryBatch(ctx, &qdrant.QueryBatchPoints{CollectionName: "mem", QueryPoints: subs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gb, err := got.QueryBatch(ctx, &qdrant.QueryBatchPoints{CollectionName: "mem", QueryPoints: subs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(wb) != 2 || cmp.Equal(wb[0].GetResult()[0].GetId(), wb[1].GetResult()[0].GetId(), protocmp.Transform()) {
+				t.Fatalf("%s: the batch's sub-queries do not answer different points: %v", name, wb)
+			}
+			if diff := cmp.Diff(wb, gb, protocmp.Transform()); diff != "" {
+				t.Errorf("%s %s: QueryBatch (-uncached +cached):\n%s", name, round, diff)
+			}
+			sb := &qdrant.SearchBatchPoints{CollectionName: "mem", SearchPoints: []*qdrant.SearchPoints{s,
+				{CollectionName: "mem", Vector: reversed, Limit: 3, WithPayload: sel}}}
+			wsb, err := want.GetPointsClient().SearchBatch(ctx, sb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gsb, err := got.GetPointsClient().SearchBatch(ctx, sb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wsb.GetResult(), gsb.GetResult(), protocmp.Transform()); diff != "" {
+				t.Errorf("%s %s: SearchBatch (-uncached +cached):\n%s", name, round, diff)
 			}
 		}
 	}
