@@ -65,7 +65,7 @@ var table = [...]struct {
 	ClassTimeout:             {http.StatusRequestTimeout, "Timeout error: ", []codes.Code{codes.DeadlineExceeded}},
 	ClassConflict:            {http.StatusConflict, "Conflict: ", []codes.Code{codes.AlreadyExists, codes.Aborted}},
 	ClassRateLimited:         {http.StatusTooManyRequests, "", []codes.Code{codes.ResourceExhausted}},
-	ClassCanceled:            {statusClientClosed, "", []codes.Code{codes.Canceled}},
+	ClassCanceled:            {StatusClientClosed, "", []codes.Code{codes.Canceled}},
 	ClassInternal:            {http.StatusInternalServerError, "Service internal error: ", []codes.Code{codes.Internal, codes.Unknown, codes.FailedPrecondition}},
 	ClassNotImplemented:      {http.StatusNotImplemented, "Not implemented: ", []codes.Code{codes.Unimplemented}},
 	ClassBadGateway:          {http.StatusBadGateway, "Service unavailable: ", nil},
@@ -73,9 +73,9 @@ var table = [...]struct {
 	ClassInsufficientStorage: {http.StatusInsufficientStorage, "", nil},
 }
 
-// statusClientClosed is nginx's "client closed request": nobody reads it,
+// StatusClientClosed is nginx's "client closed request": nobody reads it,
 // but logs and metrics tell it from a server error.
-const statusClientClosed = 499
+const StatusClientClosed = 499
 
 // Status is the HTTP status of the class.
 func (c Class) Status() int {

@@ -43,6 +43,8 @@ func (r *Ranker) CollectionsChanged() {
 func (r *Ranker) CollectionsUnsettled() {
 	if r != nil && r.cands != nil {
 		r.cands.Unsettle()
+		r.cfg.Telemetry.Logger.Warn("candidate cache off for a while: a collection or alias change ended without its outcome (timeout, or the upstream failed or went away), and the upstream may still apply it",
+			"for", r.cands.Pause().String())
 	}
 }
 

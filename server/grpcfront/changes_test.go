@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -61,18 +62,19 @@ func TestCollectionsChanged(t *testing.T) {
 	}
 }
 
-// TestCollectionsUnsettled: a collection change that ends without the
-// upstream's answer, or with a status that does not say it was refused,
-// tells CollectionsUnsettled instead of CollectionsChanged before the
-// caller gets its status: the upstream may still apply it.
+// TestCollectionsUnsettled: a collection change sent upstream that ends
+// without the upstream's answer, or with a status that does not say it was
+// refused, tells CollectionsUnsettled instead of CollectionsChanged before
+// the caller gets its status: the upstream may still apply it. One that
+// never went upstream does not, whatever its status.
 func TestCollectionsUnsettled(t *testing.T) {
-	var answer atomic.Value // codes.Code; Canceled here: wait for the front's deadline
+	var answer atomic.Value // codes.Code; Canceled here: wait for the call to end
 	up := &fakeUpstream{answer: func(ctx context.Context, _ string) error {
 		switch c := answer.Load().(codes.Code); c {
 		case codes.OK:
 			return nil
 		case codes.Canceled:
-			select { // bounded: the test ends even if the front's budget does not
+			select { // bounded: the test ends even if the call does not
 			case <-ctx.Done():
 			case <-time.After(10 * time.Second):
 			}
@@ -88,41 +90,71 @@ func TestCollectionsUnsettled(t *testing.T) {
 		CollectionsUnsettled: func() { unsettled.Add(1) }})
 	c := client(t, front, qdrant.Config{})
 	ctx := testCtx(t)
+	create := func(ctx context.Context) error {
+		return c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "a",
+			VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Cosine})})
+	}
 	tests := []struct {
-		name      string
-		upstream  codes.Code
+		name     string
+		upstream codes.Code
+		// call, when set, replaces a create with the test's context.
+		call      func() error
 		unsettled bool
+		// callerGone: the caller has its status before the front ends the
+		// call, so the hook is waited for.
+		callerGone bool
 	}{
 		{name: "applied", upstream: codes.OK},
 		{name: "already exists", upstream: codes.AlreadyExists},
 		{name: "bad request", upstream: codes.InvalidArgument},
 		{name: "rate limited", upstream: codes.ResourceExhausted},
-		{name: "the front's deadline", upstream: codes.Canceled, unsettled: true},
+		{name: "the front's deadline", upstream: codes.Canceled, unsettled: true, call: func() error {
+			return create(context.Background()) // no deadline of the caller's: the front's budget applies
+		}},
+		{name: "the caller cancelled", upstream: codes.Canceled, unsettled: true, callerGone: true, call: func() error {
+			ctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			return create(ctx)
+		}},
 		{name: "upstream timed out", upstream: codes.DeadlineExceeded, unsettled: true},
 		{name: "upstream unavailable", upstream: codes.Unavailable, unsettled: true},
 		{name: "upstream failed", upstream: codes.Internal, unsettled: true},
+		{name: "no request message, never sent upstream", upstream: codes.OK, call: func() error {
+			s, err := dial(t, front).NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, "/qdrant.Collections/Delete")
+			if err != nil {
+				return err
+			}
+			if err := s.CloseSend(); err != nil {
+				return err
+			}
+			return s.RecvMsg(new(qdrant.CollectionOperationResponse))
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			answer.Store(tc.upstream)
 			changed.Store(0)
 			unsettled.Store(0)
-			callCtx := ctx
-			if tc.upstream == codes.Canceled {
-				// No deadline of the caller's: the front's own budget applies.
-				callCtx = context.Background()
+			call := tc.call
+			if call == nil {
+				call = func() error { return create(ctx) }
 			}
-			err := c.CreateCollection(callCtx, &qdrant.CreateCollection{CollectionName: "a",
-				VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Cosine})})
-			if (err == nil) != (tc.upstream == codes.OK) {
-				t.Fatalf("create: %v", err)
+			err := call()
+			if tc.name != "applied" && err == nil {
+				t.Fatal("the call succeeded")
 			}
-			// The status has arrived: whatever the front calls, it has called.
+			if tc.callerGone {
+				for deadline := time.Now().Add(5 * time.Second); unsettled.Load()+changed.Load() == 0 && time.Now().Before(deadline); {
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			// Otherwise the status has arrived: whatever the front calls,
+			// it has called.
 			if got := unsettled.Load() > 0; got != tc.unsettled {
 				t.Errorf("CollectionsUnsettled called %v, want %v (status %v)", got, tc.unsettled, status.Code(err))
 			}
-			if tc.upstream != codes.OK && tc.unsettled == (changed.Load() > 0) {
-				t.Errorf("CollectionsChanged called %d times with CollectionsUnsettled %v", changed.Load(), tc.unsettled)
+			if got := changed.Load() > 0; got == tc.unsettled {
+				t.Errorf("CollectionsChanged called %v with CollectionsUnsettled %v", got, tc.unsettled)
 			}
 		})
 	}

@@ -267,6 +267,8 @@ type call struct {
 	route  string
 	tenant string
 	scoped bool // tenancy on: requests are re-encoded, never forwarded raw
+	// reached says the call was sent upstream (or its sending began).
+	reached bool
 }
 
 func (f *front) handle(_ any, ss grpc.ServerStream) error {
@@ -361,7 +363,7 @@ func upstreamMD(md metadata.MD) metadata.MD {
 
 func (c *call) serve() (err error) {
 	if c.f.changed != nil && collectionChanges[c.method] {
-		defer func() { c.f.changeEnded(err) }()
+		defer func() { c.f.changeEnded(c.reached, err) }()
 		c.ss = &changeStream{ServerStream: c.ss, changed: c.f.changed}
 	}
 	if upstream.Writes(c.method) {
@@ -437,6 +439,7 @@ func (c *call) forwardUnary(method string, req []byte) ([]byte, error) {
 	var out frame
 	var hdr, trl metadata.MD
 	opts := append(c.f.callOpts[:len(c.f.callOpts):len(c.f.callOpts)], grpc.Header(&hdr), grpc.Trailer(&trl))
+	c.reached = true
 	err := c.f.up.Invoke(c.ctx, method, &frame{b: req}, &out, opts...)
 	if len(hdr) > 0 {
 		_ = c.ss.SetHeader(hdr)
@@ -455,6 +458,7 @@ func (c *call) forwardUnary(method string, req []byte) ([]byte, error) {
 func (c *call) forwardStream() error {
 	ctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
+	c.reached = true
 	cs, err := c.f.up.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, c.method, c.f.callOpts...)
 	if err != nil {
 		return c.fail(err)
@@ -568,9 +572,12 @@ var collectionChanges = map[string]bool{
 }
 
 // changeEnded tells of the end of a call that may have changed
-// collections, with the status its caller is about to get.
-func (f *front) changeEnded(err error) {
-	if f.unsettled != nil && !settled(err) {
+// collections, with the status its caller is about to get. Only a call
+// that was sent upstream can leave a change to be applied: one refused or
+// failed before (no request message, no credentials) cannot, and must not
+// turn the cache off, which anyone could then do at will.
+func (f *front) changeEnded(reached bool, err error) {
+	if f.unsettled != nil && reached && !settled(err) {
 		f.unsettled()
 		return
 	}

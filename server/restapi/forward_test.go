@@ -1,6 +1,7 @@
 package restapi
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/memrank/memrank/qdrantjson"
 )
@@ -237,16 +239,25 @@ func TestForwardedCollectionChanges(t *testing.T) {
 }
 
 // A raw-forwarded collection change whose answer does not say what became
-// of it (the upstream failed, or could not be read) tells
-// CollectionsUnsettled instead of CollectionsChanged before its answer
-// arrives; an answer that says it was made or refused does not.
+// of it (the upstream failed or timed out, the answer could not be read,
+// the caller went away) tells CollectionsUnsettled instead of
+// CollectionsChanged before its answer arrives; an answer that says it was
+// made or refused does not, nor does one given before the request went
+// upstream, nor a 100 Continue before a success.
 func TestForwardedCollectionChangesUnsettled(t *testing.T) {
-	var answer atomic.Int64 // the upstream's status; 0: it drops the connection
+	var answer atomic.Int64 // the upstream's status; 0: it drops the connection; -1: it waits for the caller to go
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.Copy(io.Discard, r.Body) // sends 100 Continue when asked for it
 		code := int(answer.Load())
-		if code == 0 {
+		switch code {
+		case 0:
 			panic(http.ErrAbortHandler) // the connection closes without an answer
+		case -1:
+			select { // bounded: the test ends even if the caller stays
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
@@ -254,39 +265,83 @@ func TestForwardedCollectionChangesUnsettled(t *testing.T) {
 	}))
 	t.Cleanup(up.Close)
 	var changed, unsettled atomic.Int64
+	var refuse atomic.Bool
 	e := newEnv(t, func(c *Config) {
 		c.UpstreamREST = mustURL(t, up.URL)
 		c.CollectionsChanged = func() { changed.Add(1) }
 		c.CollectionsUnsettled = func() { unsettled.Add(1) }
+		c.MayForward = func(*http.Request, []byte) error {
+			if refuse.Load() {
+				return qdrantjson.Errorf(qdrantjson.ClassUnavailable, "not now")
+			}
+			return nil
+		}
 	})
+	const aliases = `{"actions":[{"delete_alias":{"alias_name":"live"}}]}`
+	send := func(ctx context.Context, headers ...string) (int, error) {
+		req, err := http.NewRequestWithContext(ctx, "POST", e.url+"/collections/aliases", strings.NewReader(aliases))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer res.Body.Close()
+		_, err = io.ReadAll(res.Body)
+		return res.StatusCode, err
+	}
 	cases := []struct {
-		name       string
-		upstream   int
-		unsettled  bool
-		wantStatus int
+		name      string
+		upstream  int
+		unsettled bool
+		// status is the caller's answer (0: none, the caller left first).
+		status  int
+		refused bool
+		headers []string
 	}{
-		{name: "made", upstream: http.StatusOK},
-		{name: "refused", upstream: http.StatusBadRequest},
-		{name: "conflict", upstream: http.StatusConflict},
-		{name: "upstream failed", upstream: http.StatusInternalServerError, unsettled: true},
-		{name: "upstream unavailable", upstream: http.StatusServiceUnavailable, unsettled: true},
-		{name: "upstream timed out", upstream: http.StatusGatewayTimeout, unsettled: true},
-		{name: "no answer", upstream: 0, unsettled: true, wantStatus: http.StatusBadGateway},
+		{name: "made", upstream: http.StatusOK, status: http.StatusOK},
+		{name: "made after 100 Continue", upstream: http.StatusOK, status: http.StatusOK, headers: []string{"Expect", "100-continue"}},
+		{name: "refused", upstream: http.StatusBadRequest, status: http.StatusBadRequest},
+		{name: "conflict", upstream: http.StatusConflict, status: http.StatusConflict},
+		{name: "upstream failed", upstream: http.StatusInternalServerError, status: http.StatusInternalServerError, unsettled: true},
+		{name: "upstream unavailable", upstream: http.StatusServiceUnavailable, status: http.StatusServiceUnavailable, unsettled: true},
+		{name: "upstream timed out", upstream: http.StatusGatewayTimeout, status: http.StatusGatewayTimeout, unsettled: true},
+		{name: "request timeout", upstream: http.StatusRequestTimeout, status: http.StatusRequestTimeout, unsettled: true},
+		{name: "no answer", upstream: 0, status: http.StatusBadGateway, unsettled: true},
+		{name: "the caller went away", upstream: -1, unsettled: true},
+		{name: "refused before it went upstream", upstream: http.StatusOK, status: http.StatusServiceUnavailable, refused: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			answer.Store(int64(tc.upstream))
+			refuse.Store(tc.refused)
 			changed.Store(0)
 			unsettled.Store(0)
-			r := e.do("POST", "/collections/aliases", `{"actions":[{"delete_alias":{"alias_name":"live"}}]}`)
-			want := tc.upstream
-			if tc.wantStatus != 0 {
-				want = tc.wantStatus
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if tc.status == 0 {
+				ctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
+				defer cancel()
 			}
-			if r.status != want {
-				t.Fatalf("status %d (%s), want %d", r.status, r, want)
+			got, err := send(ctx, tc.headers...)
+			if tc.status == 0 {
+				if err == nil {
+					t.Fatalf("the caller got %d, want no answer", got)
+				}
+				// The front ends the request after the caller left.
+				for deadline := time.Now().Add(5 * time.Second); unsettled.Load()+changed.Load() == 0 && time.Now().Before(deadline); {
+					time.Sleep(5 * time.Millisecond)
+				}
+			} else if err != nil || got != tc.status {
+				t.Fatalf("status %d (%v), want %d", got, err, tc.status)
 			}
-			// The answer has arrived: whatever the front calls, it has called.
+			// Otherwise the answer has arrived: whatever the front calls,
+			// it has called.
 			if got := unsettled.Load() > 0; got != tc.unsettled {
 				t.Errorf("CollectionsUnsettled called %v, want %v", got, tc.unsettled)
 			}

@@ -358,8 +358,9 @@ func (h *handler) callContext(r *http.Request, timeout *uint64, long bool) (cont
 func (h *handler) notTranslated(w http.ResponseWriter, r *http.Request) {
 	if h.proxy != nil {
 		start := time.Now()
+		var cw *changeWriter
 		if fn := h.cfg.CollectionsChanged; fn != nil && changesCollections(r) {
-			cw := &changeWriter{ResponseWriter: w, changed: fn, unsettled: h.cfg.CollectionsUnsettled}
+			cw = &changeWriter{ResponseWriter: w, changed: fn, unsettled: h.cfg.CollectionsUnsettled}
 			defer cw.end()
 			w = cw
 		}
@@ -370,6 +371,7 @@ func (h *handler) notTranslated(w http.ResponseWriter, r *http.Request) {
 				h.writeError(w, start, err)
 				return
 			}
+			cw.forwarding()
 			h.proxy.ServeHTTP(w, r)
 			return
 		}
@@ -382,6 +384,7 @@ func (h *handler) notTranslated(w http.ResponseWriter, r *http.Request) {
 			h.writeError(w, start, err)
 			return
 		}
+		cw.forwarding()
 		h.forward(w, r, body)
 		return
 	}
@@ -452,12 +455,24 @@ func changesCollections(r *http.Request) bool {
 // changeWriter calls changed before the answer's header is written, so
 // that a caller who reads it and then queries finds no entry stored
 // before the change.
-// When the answer does not say what became of the change (settledStatus),
-// unsettled (when set) is called instead of changed.
+// When a forwarded request's answer does not say what became of the
+// change (settledStatus), unsettled (when set) is called instead of
+// changed. A request answered before it was forwarded (refused, or its
+// body unreadable) changed nothing upstream, whatever its status: it must
+// not turn the cache off, which anyone could then do at will.
 type changeWriter struct {
 	http.ResponseWriter
 	changed, unsettled func()
-	status             int // the answer's; 0 before it is written
+	status             int  // the final answer's; 0 before it is written
+	forwarded          bool // the request went (or began to go) upstream
+}
+
+// forwarding notes that the request goes upstream; nil (no change to
+// tell of) does nothing.
+func (w *changeWriter) forwarding() {
+	if w != nil {
+		w.forwarded = true
+	}
 }
 
 func (w *changeWriter) tell(status int) {
@@ -468,7 +483,7 @@ func (w *changeWriter) tell(status int) {
 }
 
 func (w *changeWriter) notify() {
-	if w.unsettled != nil && !settledStatus(w.status) {
+	if w.unsettled != nil && w.forwarded && !settledStatus(w.status) {
 		w.unsettled()
 		return
 	}
@@ -480,7 +495,9 @@ func (w *changeWriter) notify() {
 func (w *changeWriter) end() { w.notify() }
 
 func (w *changeWriter) WriteHeader(code int) {
-	w.tell(code)
+	if code >= 200 { // a 1xx (100 Continue) is not the answer
+		w.tell(code)
+	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
@@ -489,13 +506,14 @@ func (w *changeWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// settledStatus says whether an answer's status tells what became of a
-// collection change: made (2xx, 3xx) or refused (4xx but 408, a timeout).
-// A 5xx (the upstream failed, or the front could not reach it or gave up
-// waiting), a 408 and no answer at all (0) leave it possibly still to be
-// applied.
+// settledStatus says whether the status of a forwarded request's answer
+// tells what became of a collection change: made (2xx, 3xx) or refused
+// (4xx). A 5xx (the upstream failed, or the front could not reach it or
+// gave up waiting), a 408 (a timeout), a 499 (the caller went away, and
+// the request with it) and no answer at all (0) leave it possibly still to
+// be applied.
 func settledStatus(code int) bool {
-	return code >= 200 && code < 500 && code != http.StatusRequestTimeout
+	return code >= 200 && code < 500 && code != http.StatusRequestTimeout && code != qdrantjson.StatusClientClosed
 }
 
 // Unwrap lets http.ResponseController (the proxy's flushes) reach the

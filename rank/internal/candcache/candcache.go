@@ -154,10 +154,6 @@ type Cache struct {
 	shard   [shards]shard
 	trust   trust
 	metrics *metrics
-
-	// unsettled is when (Unix nanoseconds) the window of the last
-	// Unsettle ends: until then the cache is off.
-	unsettled atomic.Int64
 }
 
 type shard struct {
@@ -215,20 +211,19 @@ func (c *Cache) Invalidate() { c.epoch.Add(1) }
 // when entries do not expire), so that nothing read before the change is
 // applied is stored and then served after it. A change applied later than
 // that is left to what guards against changes made behind memrank: the
-// score check and the TTL.
+// score check and the TTL (none when entries do not expire).
 //
-// The window is set before the epoch moves, and a request reads the epoch
-// before it asks Off: a request that keys its entries with the new epoch
-// finds the cache off, and one that keys them with the old epoch stores
-// entries nobody finds.
+// The window is set (under the lock Off takes) before the epoch moves, and
+// a request reads the epoch before it asks Off: a request that keys its
+// entries with the new epoch finds the cache off, and one that keys them
+// with the old epoch stores entries nobody finds.
 func (c *Cache) Unsettle() {
-	until := c.now().Add(c.trust.pause).UnixNano()
-	for {
-		cur := c.unsettled.Load()
-		if cur >= until || c.unsettled.CompareAndSwap(cur, until) {
-			break
-		}
+	t := &c.trust
+	t.mu.Lock()
+	if until := t.now().Add(t.pause); until.After(t.unsettled) {
+		t.unsettled = until
 	}
+	t.mu.Unlock()
 	c.epoch.Add(1)
 }
 

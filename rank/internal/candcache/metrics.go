@@ -27,7 +27,7 @@ func newMetrics(m metric.Meter, c *Cache) (*metrics, error) {
 	out.absent = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "absent")))
 	out.mismatched = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "score_mismatch")))
 	if out.off, err = m.Int64Counter("memrank.rank.candidate_cache.off",
-		metric.WithUnit("{query}"), metric.WithDescription("Queries fetched in one call because the cache was off for their collection: most of its cached copies had failed the score check (an upstream scoring quantized vectors without rescoring, say).")); err != nil {
+		metric.WithUnit("{query}"), metric.WithDescription("Queries fetched in one call because the cache was off for their collection: most of its cached copies had failed the score check (an upstream scoring quantized vectors without rescoring, say), or a collection change had ended without its outcome.")); err != nil {
 		return nil, err
 	}
 	if out.evictions, err = m.Int64Counter("memrank.rank.candidate_cache.evictions",

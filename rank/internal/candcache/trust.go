@@ -33,20 +33,29 @@ type trust struct {
 	now   func() time.Time
 	pause time.Duration
 	m     map[trustKey]*trustState
+	// unsettled is when the window of the last Cache.Unsettle ends: until
+	// then the cache is off for every collection. A time.Time, so that the
+	// monotonic clock (time.Now's) measures it.
+	unsettled time.Time
 }
+
+// Pause is how long the cache stays off once turned off (by Checked or
+// Unsettle): the TTL, a minute when entries do not expire.
+func (c *Cache) Pause() time.Duration { return c.trust.pause }
 
 // Off says whether the cache is turned off for the collection's vector
 // (by its scores, or for every collection by Unsettle): its queries are
 // fetched in one call.
 func (c *Cache) Off(collection, vector string) bool {
-	if c.now().UnixNano() < c.unsettled.Load() {
-		return true
-	}
 	t := &c.trust
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.now()
+	if now.Before(t.unsettled) {
+		return true
+	}
 	s := t.m[trustKey{collection, vector}]
-	return s != nil && t.now().Before(s.off)
+	return s != nil && now.Before(s.off)
 }
 
 // Checked records one query's score checks on the collection's vector:
