@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 	bolt "go.etcd.io/bbolt"
@@ -86,6 +87,30 @@ type committer struct {
 	// afterCommit, when set (by tests, before the first write), runs
 	// between a group's commit and its in-memory apply.
 	afterCommit func()
+	// Totals of the committed transactions (CommitStats).
+	committed, pages, writes atomic.Uint64
+	commitNanos              atomic.Int64
+}
+
+// CommitStats are totals over the transactions that committed point
+// writes (upserts, deletes, payload and vector updates, batches) since
+// Open; one transaction holds a group of writes. They show what a commit
+// costs beside the disk's floor (CommitFloor, one page): bbolt rewrites
+// every page on the path to each changed record, and writes and syncs each
+// page on its own.
+type CommitStats struct {
+	Commits uint64        // transactions committed
+	Pages   uint64        // pages they allocated, i.e. wrote (bbolt's page count)
+	Writes  uint64        // write calls they made to the file
+	Time    time.Duration // in Commit: writing the pages, and syncing unless Options.NoSync
+}
+
+// CommitStats returns the totals so far; the difference of two calls
+// describes the commits in between.
+func (db *DB) CommitStats() CommitStats {
+	cm := db.commits
+	return CommitStats{Commits: cm.committed.Load(), Pages: cm.pages.Load(), Writes: cm.writes.Load(),
+		Time: time.Duration(cm.commitNanos.Load())}
 }
 
 func (db *DB) startCommitter() {
@@ -296,10 +321,17 @@ func (db *DB) tryGroup(reqs []*writeReq) (n, failed int, err error) {
 		}
 	}
 	g.publish()
+	start := time.Now()
 	if err := tx.Commit(); err != nil {
 		g.withdraw()
 		return n, -1, internal(errors.Join(err, g.undo()), "commit")
 	}
+	cm := db.commits
+	cm.commitNanos.Add(int64(time.Since(start)))
+	st := tx.Stats()
+	cm.committed.Add(1)
+	cm.pages.Add(uint64(max(st.GetPageCount(), 0)))
+	cm.writes.Add(uint64(max(st.GetWrite(), 0)))
 	if h := db.commits.afterCommit; h != nil {
 		h()
 	}

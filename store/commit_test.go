@@ -164,3 +164,29 @@ func TestReadsSeePayloadBatchesWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitStats: each committed point write counts one transaction with
+// the pages and writes it made; a write that failed (rolled back) counts
+// nothing.
+func TestCommitStats(t *testing.T) {
+	ctx := context.Background()
+	db := newDB(t)
+	createColl(t, db, "c", 2, qdrant.Distance_Cosine)
+	before := db.CommitStats()
+	upsert(t, db, "c", pt{id: num(1), vec: []float32{1, 0}, payload: map[string]any{"k": "v"}})
+	one := db.CommitStats()
+	if got := one.Commits - before.Commits; got != 1 {
+		t.Errorf("one upsert: %d commits, want 1", got)
+	}
+	if one.Pages <= before.Pages || one.Writes <= before.Writes || one.Time <= before.Time {
+		t.Errorf("one upsert counted no pages, writes or time: %+v -> %+v", before, one)
+	}
+	_, err := db.SetPayload(ctx, &qdrant.SetPayloadPoints{CollectionName: "c",
+		Payload: valueMap(t, map[string]any{"k": "w"}), PointsSelector: qdrant.NewPointsSelector(num(99))})
+	if err == nil {
+		t.Fatal("set_payload on a missing point succeeded")
+	}
+	if failed := db.CommitStats(); failed != one {
+		t.Errorf("a failed write changed the totals: %+v -> %+v", one, failed)
+	}
+}

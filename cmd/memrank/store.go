@@ -275,8 +275,9 @@ func newBenchObserveCmd(e *env) *cobra.Command {
 time --observations observations against them, half repeats and half new texts, with a local
 embedder (--embedder) and no judge: p50, p99 and mean, where they go (each kind of upstream
 call the write path makes: how many, p50, time per observation), against the disk's single-commit floor
-measured in the same run (a tiny fsync'd commit in the store's directory) and the goal
-p50 <= floor x 2 + 0.3 ms. Then --writers writers observe at once into the same collection:
+measured in the same run (a tiny fsync'd commit in the store's directory), the store's own
+commits in the timed phase (how many per observation, the pages and writes each made, their
+mean time) and the goal p50 <= floor x 2 + 0.3 ms. Then --writers writers observe at once into the same collection:
 observations per second. Then run a mixed fixture of --mix observations (new
 facts, repeats, paraphrases, near misses and contradictions) on a fresh collection with a
 counting judge, and report how many reached it.`,

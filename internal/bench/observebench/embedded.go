@@ -62,6 +62,9 @@ func RunEmbedded(ctx context.Context, where Embedded, opts Options) (_ Result, e
 	if err != nil {
 		return Result{}, err
 	}
+	if opts.Commits == nil {
+		opts.Commits = db.CommitStats
+	}
 	if opts.Floor == nil {
 		opts.Floor = func(ctx context.Context) ([]time.Duration, error) {
 			return commitFloor(ctx, filepath.Join(dir, "commit-floor.bolt"), where.NoSync)

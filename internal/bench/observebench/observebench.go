@@ -22,6 +22,7 @@ import (
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
+	"github.com/memrank/memrank/store"
 )
 
 // Options configures a run. The zero value of each field means its default.
@@ -48,6 +49,10 @@ type Options struct {
 	// called just before and just after the timed phase, so that the goal
 	// line compares against the disk as it was during the run.
 	Floor func(ctx context.Context) ([]time.Duration, error)
+	// Commits, when set, reads the store's commit totals; it is called
+	// just before and just after the timed phase, whose commits the result
+	// then describes.
+	Commits func() store.CommitStats
 }
 
 func (o Options) withDefaults() Options {
@@ -97,6 +102,9 @@ type Result struct {
 	// through the same client, a write's floor through the gRPC path.
 	Floor, StoreFloor time.Duration
 	Synced            bool // the store fsyncs its commits
+	// Commits are the store's commits during the timed phase (zero when
+	// not read): how many, and what they wrote and took.
+	Commits store.CommitStats
 
 	// The throughput phase: Writers writers at once on the same collection.
 	Writers                int
@@ -116,11 +124,11 @@ type Mix struct {
 	New, Repeats, Paraphrases, NearMisses, Contradictions int
 }
 
-// Run loads opts.Memories memories into a fresh collection through store,
+// Run loads opts.Memories memories into a fresh collection through st,
 // times opts.Observations observations against it with opts.Embedder
 // and no judge, then runs the mixed fixture on another fresh collection
 // with a counting judge.
-func Run(ctx context.Context, store dedup.Store, codec *memory.Codec, opts Options) (Result, error) {
+func Run(ctx context.Context, st dedup.Store, codec *memory.Codec, opts Options) (Result, error) {
 	opts = opts.withDefaults()
 	var emb embed.Embedder
 	var err error
@@ -137,13 +145,13 @@ func Run(ctx context.Context, store dedup.Store, codec *memory.Codec, opts Optio
 	}
 	res := Result{Model: emb.Model(), Memories: opts.Memories, Observations: opts.Observations,
 		ObservationIDs: opts.ObservationIDs, Decisions: map[dedup.Decision]int{}}
-	calls := newTiming(store, opts.Collection)
+	calls := newTiming(st, opts.Collection)
 	eng, err := dedup.New(calls, dedup.Config{Codec: codec, Embedder: emb, RequireSurfaceChange: true})
 	if err != nil {
 		return res, err
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 2))
-	if err := preload(ctx, store, codec, emb, opts, rng); err != nil {
+	if err := preload(ctx, st, codec, emb, opts, rng); err != nil {
 		return res, err
 	}
 	// The write path's first observation on a collection creates its
@@ -161,11 +169,20 @@ func Run(ctx context.Context, store dedup.Store, codec *memory.Codec, opts Optio
 			return res, fmt.Errorf("observebench: commit floor: %w", err)
 		}
 	}
+	var commits store.CommitStats
+	if opts.Commits != nil {
+		commits = opts.Commits()
+	}
 	calls.setOn(true)
 	err = timed(ctx, eng, opts, rng, &res)
 	calls.setOn(false)
 	if err != nil {
 		return res, err
+	}
+	if opts.Commits != nil {
+		after := opts.Commits()
+		res.Commits = store.CommitStats{Commits: after.Commits - commits.Commits, Pages: after.Pages - commits.Pages,
+			Writes: after.Writes - commits.Writes, Time: after.Time - commits.Time}
 	}
 	res.Calls = calls.report(opts.Observations)
 	if opts.Floor != nil {
@@ -175,7 +192,7 @@ func Run(ctx context.Context, store dedup.Store, codec *memory.Codec, opts Optio
 		}
 		res.Floor = median(append(floors, after...))
 	}
-	if res.StoreFloor, err = storeFloor(ctx, store, opts.Collection+"_floor"); err != nil {
+	if res.StoreFloor, err = storeFloor(ctx, st, opts.Collection+"_floor"); err != nil {
 		return res, err
 	}
 	if opts.Writers > 0 {
@@ -183,7 +200,7 @@ func Run(ctx context.Context, store dedup.Store, codec *memory.Codec, opts Optio
 			return res, err
 		}
 	}
-	if err := judgeRate(ctx, store, codec, emb, opts, &res); err != nil {
+	if err := judgeRate(ctx, st, codec, emb, opts, &res); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -544,6 +561,16 @@ func (r Result) WriteTo(w io.Writer) (int64, error) {
 		fmt.Fprintf(&b, "commit floor %8.3f ms p50 (a tiny fsync'd commit in the store's directory, before and after the timed phase)\n", ms(r.Floor))
 	}
 	fmt.Fprintf(&b, "store floor  %8.3f ms p50 (a one-point upsert through the same client)\n", ms(r.StoreFloor))
+	if c := r.Commits; c.Commits > 0 && r.Observations > 0 {
+		n := float64(c.Commits)
+		each := c.Time / time.Duration(c.Commits)
+		fmt.Fprintf(&b, "store commits %.2f per observation: %.1f pages in %.1f writes, %.3f ms each (mean",
+			n/float64(r.Observations), float64(c.Pages)/n, float64(c.Writes)/n, ms(each))
+		if r.Floor > 0 {
+			fmt.Fprintf(&b, ", %.1f x the commit floor", float64(each)/float64(r.Floor))
+		}
+		b.WriteString(")\n")
+	}
 	if r.Floor > 0 && r.Synced {
 		goal := 2*r.Floor + 300*time.Microsecond
 		verdict := "MET"

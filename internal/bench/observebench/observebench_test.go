@@ -133,12 +133,19 @@ func TestRunEmbedded(t *testing.T) {
 			if res.Floor <= 0 || res.StoreFloor <= 0 || res.Synced == tc.noSync {
 				t.Errorf("floor %v, store floor %v, synced %v", res.Floor, res.StoreFloor, res.Synced)
 			}
+			// Each timed observation commits its memory and its audit record.
+			if c := res.Commits; c.Commits < uint64(res.Observations) || c.Pages < c.Commits || c.Time <= 0 {
+				t.Errorf("commits of the timed phase: %+v for %d observations", c, res.Observations)
+			}
 			if want := max(tc.writers, 0); res.Writers != want {
 				t.Errorf("%d writers, want %d", res.Writers, want)
 			}
 			var b strings.Builder
 			if _, err := res.WriteTo(&b); err != nil {
 				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "store commits") {
+				t.Errorf("report lacks the store's commits:\n%s", b.String())
 			}
 			if !strings.Contains(b.String(), tc.goal) {
 				t.Errorf("report lacks %q:\n%s", tc.goal, b.String())
