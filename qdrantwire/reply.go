@@ -210,20 +210,22 @@ func appendPayload(b []byte, payload map[string]*qdrant.Value, wire []byte) ([]b
 	if wire != nil {
 		return append(b, wire...), nil
 	}
-	// Each value is sized once here, and marshalled with that size
-	// (UseCachedSize): sizing walks the value as marshalling does.
+	// Each value was sized by scoredSize, and is marshalled with that
+	// size (UseCachedSize): sizing walks the value as marshalling does.
 	// Payload values are not changed once decoded (the candidate cache
-	// shares them read-only), so the cached size is the value's.
+	// shares them read-only), so the cached size is the value's; a
+	// concurrent sizing of the same value stores the same size.
+	cached := proto.MarshalOptions{UseCachedSize: true}
 	var err error
 	for k, v := range payload {
-		vs := proto.Size(v)
+		vs := cached.Size(v)
 		b = protowire.AppendTag(b, fieldPointPayload, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(len(k))+1+protowire.SizeBytes(vs)))
 		b = protowire.AppendTag(b, fieldMapKey, protowire.BytesType)
 		b = protowire.AppendString(b, k)
 		b = protowire.AppendTag(b, fieldMapValue, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(vs))
-		if b, err = (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend(b, v); err != nil {
+		if b, err = cached.MarshalAppend(b, v); err != nil {
 			return nil, err
 		}
 	}

@@ -42,7 +42,9 @@ func (r *Ranker) CollectionsChanged() {
 // served from the cache after it.
 func (r *Ranker) CollectionsUnsettled() {
 	if r != nil && r.cands != nil {
-		r.cands.Unsettle()
+		if !r.cands.Unsettle() {
+			return // logged when the window opened
+		}
 		r.cfg.Telemetry.Logger.Warn("candidate cache off for a while: a collection or alias change ended without its outcome (timeout, or the upstream failed or went away), and the upstream may still apply it",
 			"for", r.cands.Pause().String())
 	}

@@ -99,10 +99,15 @@ type committer struct {
 // every page on the path to each changed record, and writes and syncs each
 // page on its own.
 type CommitStats struct {
-	Commits uint64        // transactions committed
-	Pages   uint64        // pages they allocated, i.e. wrote (bbolt's page count)
-	Writes  uint64        // write calls they made to the file
-	Time    time.Duration // in Commit: writing the pages, and syncing unless Options.NoSync
+	Commits uint64 // transactions committed
+	// Pages is the data pages they allocated (bbolt's page count), which
+	// each commit writes; the meta page, written by every commit as well,
+	// is not counted.
+	Pages  uint64
+	Writes uint64 // write calls they made to the file, the meta page's included
+	// Time is spent in Commit: rebalancing and spilling nodes, growing the
+	// file, writing the pages and, unless Options.NoSync, syncing.
+	Time time.Duration
 }
 
 // CommitStats returns the totals so far; the difference of two calls

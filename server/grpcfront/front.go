@@ -103,11 +103,11 @@ type Config struct {
 	// interceptors...).
 	ServerOptions []grpc.ServerOption
 	// CollectionsChanged, when set, is called for every call that may
-	// create, delete or change a collection or move an alias, before its
-	// answer reaches the caller (and once more when the call ends, for one
-	// that fails without an answer): the ranker's candidate cache must not
-	// serve one collection's points for another's once the caller can know
-	// of the change.
+	// create, delete or change a collection or move an alias and is sent
+	// upstream, before its answer reaches the caller (and once more when
+	// the call ends, for one that fails without an answer): the ranker's
+	// candidate cache must not serve one collection's points for another's
+	// once the caller can know of the change.
 	CollectionsChanged func()
 	// CollectionsUnsettled, when set with CollectionsChanged, is called
 	// instead of it when such a call ends with a status that does not say
@@ -572,16 +572,18 @@ var collectionChanges = map[string]bool{
 }
 
 // changeEnded tells of the end of a call that may have changed
-// collections, with the status its caller is about to get. Only a call
-// that was sent upstream can leave a change to be applied: one refused or
-// failed before (no request message, no credentials) cannot, and must not
-// turn the cache off, which anyone could then do at will.
+// collections, with the status its caller is about to get. A call refused
+// or failed before it was sent upstream (no request message, no
+// credentials) changed nothing and tells nothing: otherwise anyone could
+// empty the cache, or turn it off, at will.
 func (f *front) changeEnded(reached bool, err error) {
-	if f.unsettled != nil && reached && !settled(err) {
+	switch {
+	case !reached:
+	case f.unsettled != nil && !settled(err):
 		f.unsettled()
-		return
+	default:
+		f.changed()
 	}
-	f.changed()
 }
 
 // changeStream calls changed before each answer it sends, so that a

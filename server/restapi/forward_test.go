@@ -242,8 +242,8 @@ func TestForwardedCollectionChanges(t *testing.T) {
 // of it (the upstream failed or timed out, the answer could not be read,
 // the caller went away) tells CollectionsUnsettled instead of
 // CollectionsChanged before its answer arrives; an answer that says it was
-// made or refused does not, nor does one given before the request went
-// upstream, nor a 100 Continue before a success.
+// made or refused does not, nor does a 100 Continue before a success; one
+// given before the request went upstream tells neither.
 func TestForwardedCollectionChangesUnsettled(t *testing.T) {
 	var answer atomic.Int64 // the upstream's status; 0: it drops the connection; -1: it waits for the caller to go
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -278,8 +278,12 @@ func TestForwardedCollectionChangesUnsettled(t *testing.T) {
 		}
 	})
 	const aliases = `{"actions":[{"delete_alias":{"alias_name":"live"}}]}`
-	send := func(ctx context.Context, headers ...string) (int, error) {
-		req, err := http.NewRequestWithContext(ctx, "POST", e.url+"/collections/aliases", strings.NewReader(aliases))
+	send := func(ctx context.Context, method, path string, headers ...string) (int, error) {
+		body := aliases
+		if method == "PATCH" {
+			body = `{"optimizers_config":{"indexing_threshold":10}}`
+		}
+		req, err := http.NewRequestWithContext(ctx, method, e.url+path, strings.NewReader(body))
 		if err != nil {
 			return 0, err
 		}
@@ -301,8 +305,11 @@ func TestForwardedCollectionChangesUnsettled(t *testing.T) {
 		unsettled bool
 		// status is the caller's answer (0: none, the caller left first).
 		status  int
-		refused bool
+		refused bool // neither hook is called
 		headers []string
+		// patch sends a collection's PATCH (streamed to the upstream)
+		// instead of an alias change (read, then forwarded).
+		patch bool
 	}{
 		{name: "made", upstream: http.StatusOK, status: http.StatusOK},
 		{name: "made after 100 Continue", upstream: http.StatusOK, status: http.StatusOK, headers: []string{"Expect", "100-continue"}},
@@ -310,6 +317,9 @@ func TestForwardedCollectionChangesUnsettled(t *testing.T) {
 		{name: "conflict", upstream: http.StatusConflict, status: http.StatusConflict},
 		{name: "upstream failed", upstream: http.StatusInternalServerError, status: http.StatusInternalServerError, unsettled: true},
 		{name: "upstream unavailable", upstream: http.StatusServiceUnavailable, status: http.StatusServiceUnavailable, unsettled: true},
+		{name: "collection PATCH, upstream unavailable", upstream: http.StatusServiceUnavailable, status: http.StatusServiceUnavailable, unsettled: true, patch: true},
+		{name: "collection PATCH, made", upstream: http.StatusOK, status: http.StatusOK, patch: true},
+		{name: "collection PATCH, refused before it went upstream", upstream: http.StatusOK, status: http.StatusServiceUnavailable, refused: true, patch: true},
 		{name: "upstream timed out", upstream: http.StatusGatewayTimeout, status: http.StatusGatewayTimeout, unsettled: true},
 		{name: "request timeout", upstream: http.StatusRequestTimeout, status: http.StatusRequestTimeout, unsettled: true},
 		{name: "no answer", upstream: 0, status: http.StatusBadGateway, unsettled: true},
@@ -328,7 +338,11 @@ func TestForwardedCollectionChangesUnsettled(t *testing.T) {
 				ctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
 				defer cancel()
 			}
-			got, err := send(ctx, tc.headers...)
+			method, path := "POST", "/collections/aliases"
+			if tc.patch {
+				method, path = "PATCH", "/collections/c"
+			}
+			got, err := send(ctx, method, path, tc.headers...)
 			if tc.status == 0 {
 				if err == nil {
 					t.Fatalf("the caller got %d, want no answer", got)
@@ -345,8 +359,8 @@ func TestForwardedCollectionChangesUnsettled(t *testing.T) {
 			if got := unsettled.Load() > 0; got != tc.unsettled {
 				t.Errorf("CollectionsUnsettled called %v, want %v", got, tc.unsettled)
 			}
-			if got := changed.Load() > 0; got == tc.unsettled {
-				t.Errorf("CollectionsChanged called %v with CollectionsUnsettled %v", got, tc.unsettled)
+			if got, want := changed.Load() > 0, !tc.unsettled && !tc.refused; got != want {
+				t.Errorf("CollectionsChanged called %v, want %v", got, want)
 			}
 		})
 	}

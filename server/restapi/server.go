@@ -50,7 +50,7 @@ type Config struct {
 	// filter.
 	MayForward func(r *http.Request, body []byte) error
 	// CollectionsChanged, when set, is called for every request forwarded
-	// raw that may change a collection or move an alias (an alias change,
+	// raw (not one refused before) that may change a collection or move an alias (an alias change,
 	// a collection's PATCH, a snapshot recovered or uploaded), before its
 	// answer is written, and once more when it ends. The translated
 	// collection routes go through Collections, whose front tells it
@@ -458,8 +458,9 @@ func changesCollections(r *http.Request) bool {
 // When a forwarded request's answer does not say what became of the
 // change (settledStatus), unsettled (when set) is called instead of
 // changed. A request answered before it was forwarded (refused, or its
-// body unreadable) changed nothing upstream, whatever its status: it must
-// not turn the cache off, which anyone could then do at will.
+// body unreadable) changed nothing upstream, whatever its status, and
+// tells nothing: otherwise anyone could empty the cache, or turn it off,
+// at will.
 type changeWriter struct {
 	http.ResponseWriter
 	changed, unsettled func()
@@ -483,11 +484,13 @@ func (w *changeWriter) tell(status int) {
 }
 
 func (w *changeWriter) notify() {
-	if w.unsettled != nil && w.forwarded && !settledStatus(w.status) {
+	switch {
+	case !w.forwarded:
+	case w.unsettled != nil && !settledStatus(w.status):
 		w.unsettled()
-		return
+	default:
+		w.changed()
 	}
-	w.changed()
 }
 
 // end tells once more as the request ends: a change may have been applied

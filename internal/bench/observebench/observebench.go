@@ -564,12 +564,12 @@ func (r Result) WriteTo(w io.Writer) (int64, error) {
 	if c := r.Commits; c.Commits > 0 && r.Observations > 0 {
 		n := float64(c.Commits)
 		each := c.Time / time.Duration(c.Commits)
-		fmt.Fprintf(&b, "store commits %.2f per observation: %.1f pages in %.1f writes, %.3f ms each (mean",
+		fmt.Fprintf(&b, "commits      %.2f per observation (the store's, timed phase): %.1f data pages and %.1f writes each, %.3f ms mean",
 			n/float64(r.Observations), float64(c.Pages)/n, float64(c.Writes)/n, ms(each))
 		if r.Floor > 0 {
-			fmt.Fprintf(&b, ", %.1f x the commit floor", float64(each)/float64(r.Floor))
+			fmt.Fprintf(&b, " = %.1f x the commit floor's p50", float64(each)/float64(r.Floor))
 		}
-		b.WriteString(")\n")
+		b.WriteString("\n")
 	}
 	if r.Floor > 0 && r.Synced {
 		goal := 2*r.Floor + 300*time.Microsecond

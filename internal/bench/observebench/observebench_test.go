@@ -144,7 +144,7 @@ func TestRunEmbedded(t *testing.T) {
 			if _, err := res.WriteTo(&b); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(b.String(), "store commits") {
+			if !strings.Contains(b.String(), "per observation (the store's, timed phase)") {
 				t.Errorf("report lacks the store's commits:\n%s", b.String())
 			}
 			if !strings.Contains(b.String(), tc.goal) {

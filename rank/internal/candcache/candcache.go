@@ -217,14 +217,20 @@ func (c *Cache) Invalidate() { c.epoch.Add(1) }
 // a request reads the epoch before it asks Off: a request that keys its
 // entries with the new epoch finds the cache off, and one that keys them
 // with the old epoch stores entries nobody finds.
-func (c *Cache) Unsettle() {
+//
+// started says whether no window was open before (a caller logs then, not
+// for every change in a window).
+func (c *Cache) Unsettle() (started bool) {
 	t := &c.trust
 	t.mu.Lock()
-	if until := t.now().Add(t.pause); until.After(t.unsettled) {
+	now := t.now()
+	started = !now.Before(t.unsettled)
+	if until := now.Add(t.pause); until.After(t.unsettled) {
 		t.unsettled = until
 	}
 	t.mu.Unlock()
 	c.epoch.Add(1)
+	return started
 }
 
 // Bytes is the estimated size of the entries held.

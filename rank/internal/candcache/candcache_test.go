@@ -202,7 +202,9 @@ func TestUnsettle(t *testing.T) {
 			if c.Off("a", "") {
 				t.Fatal("off before any change")
 			}
-			c.Unsettle()
+			if !c.Unsettle() {
+				t.Error("the first change did not start a window")
+			}
 			if c.Epoch() == k.Epoch {
 				t.Error("the epoch did not move")
 			}
@@ -210,7 +212,9 @@ func TestUnsettle(t *testing.T) {
 				t.Error("not off for every collection after an unsettled change")
 			}
 			now = now.Add(tc.window / 2)
-			c.Unsettle() // a second change half-way through
+			if c.Unsettle() { // a second change half-way through
+				t.Error("a change within the window started another")
+			}
 			now = now.Add(tc.window/2 + time.Second)
 			if !c.Off("a", "") {
 				t.Error("the second change did not extend the window")
