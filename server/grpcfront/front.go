@@ -181,7 +181,6 @@ type front struct {
 	metrics  *metrics
 	callOpts []grpc.CallOption
 	changed  func() // nil: nobody to tell
-
 	// unsettled replaces changed at the end of a call whose outcome is
 	// unknown; nil: changed.
 	unsettled func()
@@ -201,23 +200,23 @@ func New(cfg Config) (*grpc.Server, error) {
 		return nil, err
 	}
 	f := &front{
-		budget:   [2]time.Duration{cfg.CallTimeout, cfg.LongCallTimeout},
-		firstMsg: cfg.FirstMessageTimeout,
-		up:       cfg.Upstream,
-		ranker:   cfg.ranker,
-		tenancy:  cfg.Tenancy,
-		maxMsg:   cfg.MaxMessageSize,
-		batch:    cfg.BatchConcurrency,
-		log:      cfg.Telemetry.Logger,
-		metrics:  m,
-		changed:  cfg.CollectionsChanged,
+		budget:    [2]time.Duration{cfg.CallTimeout, cfg.LongCallTimeout},
+		firstMsg:  cfg.FirstMessageTimeout,
+		up:        cfg.Upstream,
+		ranker:    cfg.ranker,
+		tenancy:   cfg.Tenancy,
+		maxMsg:    cfg.MaxMessageSize,
+		batch:     cfg.BatchConcurrency,
+		log:       cfg.Telemetry.Logger,
+		metrics:   m,
+		changed:   cfg.CollectionsChanged,
+		unsettled: cfg.CollectionsUnsettled,
 		callOpts: []grpc.CallOption{
 			grpc.ForceCodecV2(rawCodec{}),
 			grpc.MaxCallRecvMsgSize(cfg.MaxMessageSize),
 			grpc.MaxCallSendMsgSize(cfg.MaxMessageSize),
 		},
 	}
-	f.unsettled = cfg.CollectionsUnsettled
 	if !f.tenancy.Enabled() {
 		f.tenancy = nil
 	}

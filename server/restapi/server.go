@@ -50,16 +50,18 @@ type Config struct {
 	// filter.
 	MayForward func(r *http.Request, body []byte) error
 	// CollectionsChanged, when set, is called for every request forwarded
-	// raw (not one refused before) that may change a collection or move an alias (an alias change,
-	// a collection's PATCH, a snapshot recovered or uploaded), before its
-	// answer is written, and once more when it ends. The translated
+	// raw (not one refused before) that may change a collection or move
+	// an alias (an alias change, a collection's PATCH, a snapshot
+	// recovered or uploaded), before its answer is written, and once more
+	// when it ends. The translated
 	// collection routes go through Collections, whose front tells it
 	// itself.
 	CollectionsChanged func()
 	// CollectionsUnsettled, when set with CollectionsChanged, is called
 	// instead of it for such a request whose answer does not say the
-	// change was refused or made (a 5xx, a 408, or no answer written:
-	// see settledStatus): the upstream may still apply it.
+	// change was refused or made (a 5xx, a 408, a 499 for a caller gone,
+	// or no answer written: see settledStatus): the upstream may still
+	// apply it.
 	CollectionsUnsettled func()
 	// UpstreamTransport carries forwarded requests; nil = a clone of
 	// http.DefaultTransport. It is wrapped with otelhttp.
