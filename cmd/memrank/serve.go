@@ -127,12 +127,10 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 		return err
 	}
 	frontCfg := grpcfront.Config{
-		Upstream: s.upstream,
-		Ranker:   s.ranker,
-		// The candidate cache starts over, and stays off a while when the
-		// upstream may apply the change after its call ended.
-		CollectionsChanged:   s.ranker.CollectionsChanged,
-		CollectionsUnsettled: s.ranker.CollectionsUnsettled,
+		Upstream:             s.upstream,
+		Ranker:               s.ranker,
+		CollectionsChanged:   s.ranker.CollectionsChanged,   // the candidate cache starts over
+		CollectionsUnsettled: s.ranker.CollectionsUnsettled, // ... and is off while the change may still apply
 		Tenancy:              s.policy,
 		Health:               healthSrv,
 		MaxMessageSize:       c.Limits.MaxBodyBytes,
