@@ -237,7 +237,9 @@ func newBenchProxyCmd(e *env) *cobra.Command {
 		Long: `Load memories into a temporary embedded store served on loopback TCP, serve memrank's gRPC
 front over it, and query both with the official go-client in the same run: the added latency
 p50/p99 with one request in flight (direct and proxied queries alternate, so both see the same
-machine), and the proxied/direct QPS ratio with --in-flight requests in flight.`,
+machine), and the proxied/direct QPS ratio with --in-flight requests in flight. --rest measures
+the REST paths instead, as JSON clients (the JS client, LangChain.js) take them: the store's REST
+front as qdrant-compat serves it, against memrank's REST front as serve runs it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.NoFlush = !flush
@@ -262,6 +264,7 @@ machine), and the proxied/direct QPS ratio with --in-flight requests in flight.`
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "data directory (default: a temporary one, removed afterwards)")
 	cmd.Flags().BoolVar(&o.TelemetryOff, "telemetry-off", false, "run memrank without metrics or tracing (default: serve's telemetry)")
 	cmd.Flags().BoolVar(&flush, "flush", true, "flush recorded accesses to the store while measuring (--flush=false: reads without the flush's writes)")
+	cmd.Flags().BoolVar(&o.REST, "rest", false, "query the REST paths (JSON over loopback HTTP) instead of gRPC")
 	return cmd
 }
 

@@ -2,7 +2,9 @@
 // the same queries, in the same run, sent by the official go-client
 // directly to the embedded store served on loopback TCP, and through
 // memrank (the front, the ranker with oversampling, dedup and gating, and
-// the access recorder flushing to the store).
+// the access recorder flushing to the store). With Options.REST it
+// measures the REST paths instead: the store's REST front against
+// memrank's, queried as JSON over loopback HTTP.
 //
 // It reports the latency memrank adds at the median and the 99th
 // percentile with one request in flight, and the throughput of each path
@@ -77,6 +79,9 @@ type Options struct {
 	// accesses, but nothing flushes them to the store while measuring, so
 	// a run with and one without it show what the flush's writes cost reads.
 	NoFlush bool
+	// REST measures the REST paths instead of gRPC (see restPaths): the
+	// same queries as JSON over loopback HTTP.
+	REST bool
 }
 
 // Validate reports a bad option.
@@ -142,6 +147,7 @@ type Fixture struct {
 	tel       *telemetry.Telemetry
 	recorder  *rank.Recorder
 	ranker    *rank.Ranker
+	rest      *restPaths // Options.REST
 
 	// Direct reaches the store, Proxied memrank; both are the official
 	// go-client over loopback TCP.
@@ -225,9 +231,14 @@ func (f *Fixture) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	frontAddr, err := f.serveFront(sctx, tel)
+	front, frontAddr, err := f.serveFront(sctx, tel)
 	if err != nil {
 		return err
+	}
+	if f.opts.REST {
+		if err := f.startREST(sctx, front, tel); err != nil {
+			return err
+		}
 	}
 	if f.Direct, err = newClient(storeAddr); err != nil {
 		return err
@@ -257,11 +268,11 @@ func (f *Fixture) telemetry(ctx context.Context) (settings.Settings, error) {
 // serveFront serves memrank's gRPC front as serve does on its gRPC port:
 // the admission limits' server options and listener, the default limits'
 // message size and first-message timeout.
-func (f *Fixture) serveFront(ctx context.Context, tel settings.Settings) (string, error) {
+func (f *Fixture) serveFront(ctx context.Context, tel settings.Settings) (*grpc.Server, string, error) {
 	limits := admission.DefaultConfig()
 	lim, err := admission.New(limits, "grpc", tel)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	front, err := grpcfront.New(grpcfront.Config{
 		Upstream:            f.upstream,
@@ -272,9 +283,10 @@ func (f *Fixture) serveFront(ctx context.Context, tel settings.Settings) (string
 		Telemetry:           tel,
 	})
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	return f.serve(ctx, front, lim.Listener)
+	addr, err := f.serve(ctx, front, lim.Listener)
+	return front, addr, err
 }
 
 // newClient is an agent's client: go-client's defaults, one connection,
@@ -467,6 +479,9 @@ const StageTime = 500 * time.Millisecond
 func (f *Fixture) Close() error {
 	f.closeOnce.Do(func() {
 		var errs []error
+		if f.rest != nil {
+			errs = append(errs, f.rest.close())
+		}
 		for _, c := range []*qdrant.Client{f.Direct, f.Proxied} {
 			if c != nil {
 				_ = c.Close()
@@ -561,10 +576,11 @@ func (f *Fixture) Measure(ctx context.Context) (Report, error) {
 	o := f.opts
 	rep := Report{Options: o, Load: f.load}
 	start := time.Now()
+	directQ, proxiedQ := f.queriers()
 	// Warm both paths up: connections, the ranker's collection cache.
 	for i := range 50 {
-		for _, c := range []*qdrant.Client{f.Direct, f.Proxied} {
-			if err := f.Query(ctx, c, i); err != nil {
+		for _, q := range []querier{directQ, proxiedQ} {
+			if err := q(ctx, i); err != nil {
 				return rep, fmt.Errorf("proxybench: warm-up: %w", err)
 			}
 		}
@@ -573,11 +589,11 @@ func (f *Fixture) Measure(ctx context.Context) (Report, error) {
 	deadline := time.Now().Add(o.Duration / 2)
 	for i := 0; time.Now().Before(deadline); i++ {
 		for _, p := range []struct {
-			c   *qdrant.Client
+			q   querier
 			out *[]time.Duration
-		}{{f.Direct, &direct}, {f.Proxied, &proxied}} {
+		}{{directQ, &direct}, {proxiedQ, &proxied}} {
 			t := time.Now()
-			if err := f.Query(ctx, p.c, i); err != nil {
+			if err := p.q(ctx, i); err != nil {
 				return rep, fmt.Errorf("proxybench: query: %w", err)
 			}
 			*p.out = append(*p.out, time.Since(t))
@@ -586,10 +602,10 @@ func (f *Fixture) Measure(ctx context.Context) (Report, error) {
 	rep.Direct, rep.Proxied = summarise(direct), summarise(proxied)
 	rep.AddedP50, rep.AddedP99 = rep.Proxied.P50-rep.Direct.P50, rep.Proxied.P99-rep.Direct.P99
 	var err error
-	if rep.DirectQPS, err = f.throughput(ctx, f.Direct, o.Duration/4); err != nil {
+	if rep.DirectQPS, err = f.throughput(ctx, directQ, o.Duration/4); err != nil {
 		return rep, err
 	}
-	if rep.ProxiedQPS, err = f.throughput(ctx, f.Proxied, o.Duration/4); err != nil {
+	if rep.ProxiedQPS, err = f.throughput(ctx, proxiedQ, o.Duration/4); err != nil {
 		return rep, err
 	}
 	if rep.DirectQPS > 0 {
@@ -602,9 +618,23 @@ func (f *Fixture) Measure(ctx context.Context) (Report, error) {
 	return rep, nil
 }
 
+// querier sends query i on one path.
+type querier func(ctx context.Context, i int) error
+
+// queriers are the direct and the proxied path of the run: go-client over
+// gRPC, or the REST paths with Options.REST.
+func (f *Fixture) queriers() (direct, proxied querier) {
+	if f.rest != nil {
+		return func(ctx context.Context, i int) error { return f.rest.query(ctx, f.rest.direct, i) },
+			func(ctx context.Context, i int) error { return f.rest.query(ctx, f.rest.proxied, i) }
+	}
+	return func(ctx context.Context, i int) error { return f.Query(ctx, f.Direct, i) },
+		func(ctx context.Context, i int) error { return f.Query(ctx, f.Proxied, i) }
+}
+
 // throughput runs queries with InFlight workers for d and returns queries
 // per second.
-func (f *Fixture) throughput(ctx context.Context, c *qdrant.Client, d time.Duration) (float64, error) {
+func (f *Fixture) throughput(ctx context.Context, q querier, d time.Duration) (float64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -621,7 +651,7 @@ func (f *Fixture) throughput(ctx context.Context, c *qdrant.Client, d time.Durat
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(stop) && ctx.Err() == nil {
-				if err := f.Query(ctx, c, int(next.Add(1))); err != nil {
+				if err := q(ctx, int(next.Add(1))); err != nil {
 					errOnce.Do(func() { firstEr = err; cancel() })
 					return
 				}
@@ -653,8 +683,12 @@ func (r Report) WriteTo(w io.Writer) (int64, error) {
 	if o.TelemetryOff {
 		tel = "off"
 	}
-	fmt.Fprintf(&b, "memrank bench proxy: %d memories x %d dims (cosine), limit %d, oversample %d (%d candidates), loopback TCP, go-client both ways\n",
-		o.Memories, o.Dim, o.Limit, o.Oversample, o.Limit*o.Oversample)
+	how := "loopback TCP, go-client both ways"
+	if o.REST {
+		how = "REST: JSON over loopback HTTP, net/http both ways; direct is the store's REST front as qdrant-compat serves it, memrank's as serve does"
+	}
+	fmt.Fprintf(&b, "memrank bench proxy: %d memories x %d dims (cosine), limit %d, oversample %d (%d candidates), %s\n",
+		o.Memories, o.Dim, o.Limit, o.Oversample, o.Limit*o.Oversample, how)
 	fmt.Fprintf(&b, "memrank's telemetry: %s\n", tel)
 	fmt.Fprintf(&b, "load %v, measured %v\n", r.Load.Round(time.Millisecond), r.Elapsed.Round(time.Millisecond))
 	if o.NoFlush {

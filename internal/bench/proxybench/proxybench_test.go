@@ -12,20 +12,22 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// A short run on a small fixture, with the access flush and without: the
-// report holds figures for both paths and prints them.
+// A short run on a small fixture, with the access flush and without, and
+// over REST: the report holds figures for both paths and prints them.
 func TestRunSmall(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		noFlush bool
+		rest    bool
 		line    string
 	}{
 		{name: "flush", line: "access flush: on"},
 		{name: "no flush", noFlush: true, line: "access flush: off"},
+		{name: "REST", rest: true, line: "REST: JSON over loopback HTTP"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, err := Run(context.Background(), Options{Memories: 500, Dim: 32, Queries: 16, Duration: 2 * time.Second, InFlight: 2,
-				NoFlush: tc.noFlush, Dir: t.TempDir()})
+				NoFlush: tc.noFlush, REST: tc.rest, Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,5 +231,35 @@ func memrankStack(pcs []uintptr) bool {
 		if !more {
 			return false
 		}
+	}
+}
+
+// TestRESTPaths: with Options.REST, the proxied REST path goes through
+// memrank's ranker (it records the accesses of what it returns) and the
+// direct one does not.
+func TestRESTPaths(t *testing.T) {
+	f, err := Load(context.Background(), Options{Memories: 300, Dim: 16, Queries: 4, InFlight: 2, REST: true, NoFlush: true, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	direct, proxied := f.queriers()
+	ctx := context.Background()
+	before := f.recorder.Stats().Recorded
+	if err := direct(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.recorder.Stats().Recorded; got != before {
+		t.Fatalf("a direct REST query recorded %d accesses", got-before)
+	}
+	if err := proxied(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.recorder.Stats().Recorded; got == before {
+		t.Fatal("a REST query through memrank recorded no access: it did not reach the ranker")
 	}
 }
