@@ -43,17 +43,11 @@ func EncodeScoredWire(points []*qdrant.ScoredPoint, wires [][]byte, seconds floa
 // points, with wires[i] as its payload bytes (wires may be shorter than
 // results, or nil); the whole reply goes into one buffer of its size.
 func EncodeBatchWire(results [][]*qdrant.ScoredPoint, wires [][][]byte, seconds float64) ([]byte, error) {
-	wire := func(i int) [][]byte {
-		if i < len(wires) {
-			return wires[i]
-		}
-		return nil
-	}
 	sizes := make([][]int, len(results))
 	bodies := make([]int, len(results))
 	total := timeSize(seconds)
 	for i, points := range results {
-		sizes[i], bodies[i] = scoredSizes(points, wire(i))
+		sizes[i], bodies[i] = scoredSizes(points, at(wires, i))
 		total += 1 + protowire.SizeBytes(bodies[i])
 	}
 	b := make([]byte, 0, total)
@@ -61,7 +55,7 @@ func EncodeBatchWire(results [][]*qdrant.ScoredPoint, wires [][][]byte, seconds 
 	for i, points := range results {
 		b = protowire.AppendTag(b, fieldResult, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(bodies[i]))
-		if b, err = appendScoredPoints(b, points, wire(i), sizes[i]); err != nil {
+		if b, err = appendScoredPoints(b, points, at(wires, i), sizes[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -73,11 +67,7 @@ func EncodeBatchWire(results [][]*qdrant.ScoredPoint, wires [][][]byte, seconds 
 func scoredSizes(points []*qdrant.ScoredPoint, wires [][]byte) (sizes []int, total int) {
 	sizes = make([]int, len(points))
 	for i, p := range points {
-		var w []byte
-		if i < len(wires) {
-			w = wires[i]
-		}
-		sizes[i] = scoredSize(p, w)
+		sizes[i] = scoredSize(p, at(wires, i))
 		total += 1 + protowire.SizeBytes(sizes[i])
 	}
 	return sizes, total
@@ -88,14 +78,10 @@ func scoredSizes(points []*qdrant.ScoredPoint, wires [][]byte) (sizes []int, tot
 func appendScoredPoints(b []byte, points []*qdrant.ScoredPoint, wires [][]byte, sizes []int) ([]byte, error) {
 	var err error
 	for i, p := range points {
-		var w []byte
-		if i < len(wires) {
-			w = wires[i]
-		}
 		b = protowire.AppendTag(b, fieldResult, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(sizes[i]))
 		start := len(b)
-		if b, err = appendScored(b, p, w); err != nil {
+		if b, err = appendScored(b, p, at(wires, i)); err != nil {
 			return nil, fmt.Errorf("qdrantwire: encode response: %w", err)
 		}
 		if len(b)-start != sizes[i] {
@@ -104,6 +90,16 @@ func appendScoredPoints(b []byte, points []*qdrant.ScoredPoint, wires [][]byte, 
 		}
 	}
 	return b, nil
+}
+
+// at is s[i], or the zero value past the end of s: payload bytes may be
+// given for fewer points or results than there are.
+func at[T any](s []T, i int) T {
+	if i < len(s) {
+		return s[i]
+	}
+	var zero T
+	return zero
 }
 
 // timeSize is the size of a reply's time field (absent when +0).

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,20 +38,7 @@ func TestPlainCollectionsUntouched(t *testing.T) {
 		"--upstream", compat["gRPC"], "--replica-id", "plain")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	client := func(addr string) *qdrant.Client {
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, _ := strconv.Atoi(port)
-		c, err := qdrant.NewClient(&qdrant.Config{Host: host, Port: p, SkipCompatibilityCheck: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
-	direct, viaMemrank := client(compat["gRPC"]), client(grpcAddr)
+	direct, viaMemrank := grpcClient(t, compat["gRPC"]), grpcClient(t, grpcAddr)
 
 	// Plain payloads (LangChain's, mem0's, and one with fields memories
 	// also carry), near-duplicates a memory re-ranker would fold, and a

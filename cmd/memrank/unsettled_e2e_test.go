@@ -98,6 +98,7 @@ func TestServeUnsettledChanges(t *testing.T) {
 	})
 }
 
+// grpcClient is the official go-client on addr, closed when the test ends.
 func grpcClient(t *testing.T, addr string) *qdrant.Client {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(addr)
