@@ -280,7 +280,8 @@ embedder (--embedder) and no judge: p50, p99 and mean, where they go (each kind 
 call the write path makes: how many, p50, time per observation), against the disk's single-commit floor
 measured in the same run (a tiny fsync'd commit in the store's directory), the store's own
 commits in the timed phase (how many per observation, the pages and writes each made, their
-mean time) and the goal p50 <= floor x 2 + 0.3 ms. Then --writers writers observe at once into the same collection:
+mean time), the goal p50 <= floor x 2 + 0.3 ms, and the least the calls every observation makes
+can cost (its tier-1 look-up plus two writes at the store floor). Then --writers writers observe at once into the same collection:
 observations per second. Then run a mixed fixture of --mix observations (new
 facts, repeats, paraphrases, near misses and contradictions) on a fresh collection with a
 counting judge, and report how many reached it.`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qdrant/go-client/qdrant"
@@ -150,6 +151,9 @@ func TestRunEmbedded(t *testing.T) {
 			if !strings.Contains(b.String(), tc.goal) {
 				t.Errorf("report lacks %q:\n%s", tc.goal, b.String())
 			}
+			if got := strings.Contains(b.String(), "bound        tier-1 look-up p50 + store floor x 2"); got != !tc.noSync {
+				t.Errorf("bound line present: %v, want %v:\n%s", got, !tc.noSync, b.String())
+			}
 		})
 	}
 }
@@ -169,5 +173,60 @@ func TestObservationIDsDecideAlike(t *testing.T) {
 	without, with := run(false), run(true)
 	if diff := cmp.Diff(without.Decisions, with.Decisions); diff != "" {
 		t.Errorf("decisions with observation_ids (-without +with):\n%s", diff)
+	}
+}
+
+// TestBoundLine: the report adds up the calls no observation can skip, at
+// their fastest, and says when the goal is below that sum.
+func TestBoundLine(t *testing.T) {
+	const ms = time.Millisecond
+	tests := []struct {
+		name  string
+		res   observebench.Result
+		want  string // "" when the report must have no bound line
+		above bool
+	}{
+		{
+			name: "above the goal",
+			res: observebench.Result{Floor: ms / 4, StoreFloor: ms * 4 / 10, Synced: true, P50: 3 * ms,
+				Calls: []observebench.Call{{Kind: "tier-1 look-up", Count: 10, P50: ms / 8}}},
+			want: "bound        tier-1 look-up p50 + store floor x 2 = 0.925 ms", above: true,
+		},
+		{
+			name: "below the goal",
+			res: observebench.Result{Floor: 2 * ms, StoreFloor: ms, Synced: true, P50: 3 * ms,
+				Calls: []observebench.Call{{Kind: "tier-1 look-up", Count: 10, P50: ms / 2}}},
+			want: "bound        tier-1 look-up p50 + store floor x 2 = 2.500 ms",
+		},
+		{
+			name: "no tier-1 call",
+			res:  observebench.Result{Floor: ms, StoreFloor: ms, Synced: true, P50: 3 * ms},
+		},
+		{
+			name: "not synced",
+			res: observebench.Result{Floor: ms, StoreFloor: ms, P50: 3 * ms,
+				Calls: []observebench.Call{{Kind: "tier-1 look-up", Count: 10, P50: ms}}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if _, err := tc.res.WriteTo(&b); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if tc.want == "" {
+				if strings.Contains(out, "bound ") {
+					t.Errorf("report has a bound line:\n%s", out)
+				}
+				return
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("report lacks %q:\n%s", tc.want, out)
+			}
+			if got := strings.Contains(out, "(above the goal)"); got != tc.above {
+				t.Errorf("says above the goal: %v, want %v:\n%s", got, tc.above, out)
+			}
+		})
 	}
 }
