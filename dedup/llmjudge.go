@@ -63,7 +63,9 @@ type LLMJudgeConfig struct {
 	Timeout time.Duration
 	// MaxRetries is how many times a failed attempt is repeated, only after
 	// a 429, a 5xx or a transport error (a timed-out attempt included);
-	// 0 means the default 2, a negative value no retries.
+	// 0 means the default 2, a negative value no retries. A Retry-After on
+	// a 429 or 503 holds every call of the judge until it ends (at most ten
+	// minutes); a call whose deadline comes first fails at once, unsent.
 	MaxRetries int
 	// RetryBackoff is the first wait between attempts, growing about
 	// twofold (with jitter) per retry; default 200ms.
@@ -144,6 +146,7 @@ type LLMJudge struct {
 	port       int
 	tracer     trace.Tracer
 	log        *slog.Logger
+	pause      *providerPause
 }
 
 // NewLLMJudge returns a judge for cfg.
@@ -164,8 +167,10 @@ func NewLLMJudge(cfg LLMJudgeConfig) (*LLMJudge, error) {
 	if strings.EqualFold(u.Hostname(), "api.openai.com") {
 		provider = "openai"
 	}
+	pause := &providerPause{}
 	return &LLMJudge{
-		client:     embed.NewOpenAIClient(cfg.BaseURL, cfg.APIKey, &judgeDoer{next: cfg.HTTPClient}),
+		client:     embed.NewOpenAIClient(cfg.BaseURL, cfg.APIKey, &judgeDoer{next: cfg.HTTPClient, pause: pause}),
+		pause:      pause,
 		model:      cfg.Model,
 		apiKey:     cfg.APIKey,
 		timeout:    cfg.Timeout,
@@ -244,12 +249,15 @@ func (j *LLMJudge) judge(ctx context.Context, span trace.Span, existing, candida
 	if err != nil {
 		return Judgement{}, err
 	}
-	bo := &backoff.ExponentialBackOff{
+	if err := j.waitPause(ctx); err != nil {
+		return Judgement{}, err
+	}
+	bo := &pausedBackOff{pause: j.pause, next: &backoff.ExponentialBackOff{
 		InitialInterval:     j.backoff,
 		RandomizationFactor: 0.3,
 		Multiplier:          2,
 		MaxInterval:         16 * j.backoff,
-	}
+	}}
 	attempts := 0
 	resp, err := backoff.Retry(ctx, func() (openai.ChatCompletionResponse, error) {
 		attempts++
@@ -508,6 +516,12 @@ func (j *LLMJudge) classify(ctx context.Context, err error) error {
 		je := &judgeError{msg: fmt.Sprintf("dedup: llm judge: HTTP %d: %s", status, j.redact(detail)),
 			errType: strconv.Itoa(status)}
 		if status == http.StatusTooManyRequests || status >= 500 {
+			// A Retry-After that outlasts ctx ends the attempts now, rather
+			// than waiting out the caller's whole deadline for nothing.
+			if d := j.pause.remaining(time.Now()); d > 0 && !j.canWait(ctx, d) {
+				return backoff.Permanent(&judgeError{msg: je.msg + "; " + strings.TrimPrefix(pausedError(d).msg, "dedup: llm judge: "),
+					errType: je.errType})
+			}
 			return je
 		}
 		return backoff.Permanent(je)
@@ -541,7 +555,8 @@ var errJudgeResponseTooLarge = errors.New("response body too large")
 // "temperature": 0 to a JSON body that has no temperature. It also bounds
 // the response body.
 type judgeDoer struct {
-	next *http.Client
+	next  *http.Client
+	pause *providerPause // learns the provider's Retry-After
 }
 
 func (d *judgeDoer) Do(req *http.Request) (*http.Response, error) {
@@ -561,6 +576,7 @@ func (d *judgeDoer) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.pause.observe(resp, time.Now())
 	resp.Body = &limitedBody{rc: resp.Body, left: maxJudgeResponseBytes}
 	return resp, nil
 }

@@ -35,8 +35,10 @@ type fakeLLM struct {
 	texts [2]string
 	// reply answers call n (from 1) with a status and a body.
 	reply func(n int, r *http.Request) (int, string)
-	calls atomic.Int64
-	srv   *httptest.Server
+	// retryAfter, when set, gives call n's Retry-After header ("": none).
+	retryAfter func(n int) string
+	calls      atomic.Int64
+	srv        *httptest.Server
 }
 
 func newFakeLLM(t *testing.T, texts [2]string, reply func(n int, r *http.Request) (int, string)) *fakeLLM {
@@ -61,6 +63,11 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	checkJudgeRequest(f.t, body, f.texts)
 	status, out := f.reply(n, r)
+	if f.retryAfter != nil {
+		if v := f.retryAfter(n); v != "" {
+			w.Header().Set("Retry-After", v)
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, out)

@@ -484,7 +484,7 @@ func (o *OpenAI) classify(ctx context.Context, resp openai.EmbeddingResponse, er
 		f := failure{err: serr, kind: strconv.Itoa(status)}
 		if status == http.StatusTooManyRequests || status >= 500 {
 			f.retry = true
-			f.retryAfter = retryAfter(resp.Header(), time.Now())
+			f.retryAfter = RetryAfter(resp.Header(), time.Now())
 		}
 		return f
 	}

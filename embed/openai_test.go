@@ -739,7 +739,7 @@ func TestRetryAfter(t *testing.T) {
 			for k, v := range tt.header {
 				h.Set(k, v)
 			}
-			if got := retryAfter(h, now); got != tt.want {
+			if got := RetryAfter(h, now); got != tt.want {
 				t.Errorf("retryAfter = %v, want %v", got, tt.want)
 			}
 		})
@@ -826,8 +826,8 @@ func FuzzRetryAfter(f *testing.F) {
 		h := http.Header{}
 		h.Set("Retry-After", seconds)
 		h.Set("Retry-After-Ms", ms)
-		if d := retryAfter(h, time.Now()); d < 0 || d > 24*time.Hour {
-			t.Fatalf("retryAfter(%q, %q) = %v", seconds, ms, d)
+		if d := RetryAfter(h, time.Now()); d < 0 || d > 24*time.Hour {
+			t.Fatalf("RetryAfter(%q, %q) = %v", seconds, ms, d)
 		}
 	})
 }

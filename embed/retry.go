@@ -50,10 +50,11 @@ func (w *retryWaits) NextBackOff() time.Duration {
 	return d
 }
 
-// retryAfter reads how long the server asked us to wait: OpenAI's
-// "retry-after-ms", else the standard Retry-After in seconds or as an HTTP
-// date. Absent, unreadable or past values give 0.
-func retryAfter(h http.Header, now time.Time) time.Duration {
+// RetryAfter reads how long an OpenAI-compatible server asked its clients
+// to wait: OpenAI's "retry-after-ms", else the standard Retry-After in
+// seconds or as an HTTP date. Absent, unreadable or past values give 0;
+// none gives more than a day. The LLM judge reads it too.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
 	if h == nil {
 		return 0
 	}
@@ -75,7 +76,7 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-// maxRetryAfter bounds what retryAfter reports; RetryMaxDelay caps the
+// maxRetryAfter bounds what RetryAfter reports; RetryMaxDelay caps the
 // actual wait far below it.
 const maxRetryAfter = 24 * time.Hour
 

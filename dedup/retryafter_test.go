@@ -1,0 +1,166 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestProviderPauseObserve(t *testing.T) {
+	now := time.Now().Truncate(time.Second) // HTTP dates have whole seconds
+	tests := []struct {
+		name   string
+		status int
+		header string
+		want   time.Duration
+	}{
+		{name: "429 seconds", status: 429, header: "20", want: 20 * time.Second},
+		{name: "503 seconds", status: 503, header: "3", want: 3 * time.Second},
+		{name: "capped", status: 429, header: "86400", want: maxRetryAfter},
+		{name: "500 ignored", status: 500, header: "20"},
+		{name: "400 ignored", status: 400, header: "20"},
+		{name: "200 ignored", status: 200, header: "20"},
+		{name: "unparsable", status: 429, header: "later"},
+		{name: "HTTP date", status: 503, header: now.Add(90 * time.Second).UTC().Format(http.TimeFormat), want: 90 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var p providerPause
+			p.observe(&http.Response{StatusCode: tc.status, Header: http.Header{"Retry-After": {tc.header}}}, now)
+			if got := p.remaining(now); got != tc.want {
+				t.Errorf("pause %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// A shorter Retry-After never shortens a longer pause already learned.
+	var p providerPause
+	p.observe(&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"60"}}}, now)
+	p.observe(&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"1"}}}, now)
+	if got := p.remaining(now); got != time.Minute {
+		t.Errorf("pause %v after 60 s then 1 s, want 1m", got)
+	}
+}
+
+// TestLLMJudgeRetryAfter: the provider's Retry-After is waited out when the
+// call's deadline allows, and otherwise ends the call at once; either way
+// no attempt is sent before it ends, by this call or any other.
+func TestLLMJudgeRetryAfter(t *testing.T) {
+	good := chatCompletion(`{"verdict":"same","reason":"x"}`, "stop")
+	busy := `{"error":{"message":"slow down","type":"rate_limit"}}`
+	firstRefused := func(status int) func(int, *http.Request) (int, string) {
+		return func(n int, _ *http.Request) (int, string) {
+			if n == 1 {
+				return status, busy
+			}
+			return http.StatusOK, good
+		}
+	}
+	t.Run("waited out within the deadline", func(t *testing.T) {
+		f := newFakeLLM(t, testPair, firstRefused(http.StatusTooManyRequests))
+		f.retryAfter = func(n int) string { return map[int]string{1: "1"}[n] }
+		j := f.judge(t, nil)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		if _, err := j.Judge(ctx, testPair[0], testPair[1]); err != nil {
+			t.Fatalf("Judge: %v", err)
+		}
+		// The backoff alone is a millisecond: the second attempt waited for
+		// the header's second.
+		if took := time.Since(start); took < 900*time.Millisecond {
+			t.Errorf("answered after %v, before the provider's Retry-After of 1s", took)
+		}
+		if n := f.calls.Load(); n != 2 {
+			t.Errorf("%d calls, want 2", n)
+		}
+	})
+	for _, tc := range []struct {
+		name   string
+		status int
+		header func(time.Time) string
+	}{
+		{name: "429, seconds past the deadline", status: http.StatusTooManyRequests, header: func(time.Time) string { return "30" }},
+		{name: "503, date past the deadline", status: http.StatusServiceUnavailable,
+			header: func(now time.Time) string { return now.Add(time.Minute).UTC().Format(http.TimeFormat) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeLLM(t, testPair, firstRefused(tc.status))
+			now := time.Now()
+			f.retryAfter = func(int) string { return tc.header(now) }
+			j := f.judge(t, nil)
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			start := time.Now()
+			_, err := j.Judge(ctx, testPair[0], testPair[1])
+			if err == nil || !strings.Contains(err.Error(), "Retry-After") {
+				t.Fatalf("Judge error %v, want one naming the provider's Retry-After", err)
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("error %v reads as a timeout; the call gave up before its deadline", err)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("failed after %v: it waited instead of giving up at once", took)
+			}
+			// The next call, even a fresh one, is not sent until the pause ends.
+			ctx2, cancel2 := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel2()
+			if _, err := j.Judge(ctx2, testPair[0], testPair[1]); err == nil || !strings.Contains(err.Error(), "Retry-After") {
+				t.Errorf("second Judge error %v, want the pause's", err)
+			}
+			if n := f.calls.Load(); n != 1 {
+				t.Errorf("%d calls reached the provider, want 1", n)
+			}
+		})
+	}
+	t.Run("no deadline waits at most one attempt's timeout", func(t *testing.T) {
+		f := newFakeLLM(t, testPair, firstRefused(http.StatusTooManyRequests))
+		f.retryAfter = func(int) string { return "30" }
+		j := f.judge(t, nil) // Timeout 2s
+		done := make(chan error, 1)
+		go func() {
+			_, err := j.Judge(context.Background(), testPair[0], testPair[1])
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "Retry-After") {
+				t.Errorf("Judge error %v, want the pause's", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Judge without a deadline waited for a 30 s Retry-After")
+		}
+	})
+	t.Run("ignored on other statuses", func(t *testing.T) {
+		f := newFakeLLM(t, testPair, firstRefused(http.StatusInternalServerError))
+		f.retryAfter = func(int) string { return "30" }
+		j := f.judge(t, nil)
+		if _, err := j.Judge(t.Context(), testPair[0], testPair[1]); err != nil {
+			t.Fatalf("Judge: %v (a 500's Retry-After must not pause the judge)", err)
+		}
+	})
+}
+
+// TestJudgingRetryAfterFallback: while the provider's pause lasts, pairs in
+// the judge band get the error fallback (never a merge) without a call.
+func TestJudgingRetryAfterFallback(t *testing.T) {
+	f := newFakeLLM(t, testPair, func(int, *http.Request) (int, string) {
+		return http.StatusTooManyRequests, `{"error":{"message":"slow down","type":"rate_limit"}}`
+	})
+	f.retryAfter = func(int) string { return "60" }
+	jg, err := NewJudging(JudgingConfig{Judge: f.judge(t, nil), Timeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		r := jg.call(t.Context(), "c", PairText{Hash: "a", Text: testPair[0]}, PairText{Hash: "b", Text: testPair[1]})
+		if r.fallback != FallbackError || r.verdict.valid() {
+			t.Errorf("call %d: %+v, want the error fallback", i, r)
+		}
+	}
+	if n := f.calls.Load(); n != 1 {
+		t.Errorf("%d calls reached the provider, want 1", n)
+	}
+}
