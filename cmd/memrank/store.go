@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/memrank/memrank/internal/bench/proxybench"
 	"github.com/memrank/memrank/internal/bench/statsbench"
 	"github.com/memrank/memrank/internal/bench/storebench"
+	"github.com/memrank/memrank/server/hostguard"
 	"github.com/memrank/memrank/server/restapi"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/telemetry/settings"
@@ -24,7 +26,7 @@ import (
 )
 
 func newQdrantCompatCmd(e *env) *cobra.Command {
-	var data, grpcAddr, httpAddr string
+	var f storeFlags
 	cmd := &cobra.Command{
 		Use:   "qdrant-compat",
 		Short: "Serve memrank's embedded store over Qdrant's gRPC protocol, and REST with --http (no re-ranking)",
@@ -34,25 +36,37 @@ engine, not Qdrant: its HealthCheck title (and GET / on --http) says so. Nothing
 the REST API is memrank's REST front wired straight to the store, with no ranker and no tenancy,
 so both protocols answer exactly what the store holds. Every acknowledged write is committed to
 disk first (wait=false behaves like wait=true). Stops gracefully on SIGINT or SIGTERM: calls in
-flight on either listener finish first.`,
+flight on either listener finish first.
+
+The REST port refuses requests from other web sites' pages, and (without an API key) requests
+by a host name other than localhost, an IP address or one of --allowed-hosts, as a DNS
+rebinding page would send them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveStore(cmd.Context(), e, data, grpcAddr, httpAddr)
+			return serveStore(cmd.Context(), e, f)
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", defaultConfig().Store.DataDir, "data directory of the embedded store")
-	cmd.Flags().StringVar(&grpcAddr, "grpc", "127.0.0.1:6334", "address to serve Qdrant's gRPC protocol on")
-	cmd.Flags().StringVar(&httpAddr, "http", "", "address to serve Qdrant's REST API on (empty: no REST)")
+	cmd.Flags().StringVar(&f.data, "data", defaultConfig().Store.DataDir, "data directory of the embedded store")
+	cmd.Flags().StringVar(&f.grpc, "grpc", "127.0.0.1:6334", "address to serve Qdrant's gRPC protocol on")
+	cmd.Flags().StringVar(&f.http, "http", "", "address to serve Qdrant's REST API on (empty: no REST)")
+	cmd.Flags().StringSliceVar(&f.allowedHosts, "allowed-hosts", nil,
+		`host names, besides localhost and IP addresses, by which --http may be reached ("*": any; ".example.com": every name under it)`)
 	return cmd
 }
 
-// serveStore is qdrant-compat: the store in data on grpcAddr and, unless
-// httpAddr is empty, its REST API on httpAddr, until ctx ends; then both
-// stop accepting, calls in flight finish, the store closes.
-func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (err error) {
+// storeFlags are qdrant-compat's flags.
+type storeFlags struct {
+	data, grpc, http string
+	allowedHosts     []string
+}
+
+// serveStore is qdrant-compat: the store in f.data on f.grpc and, unless
+// f.http is empty, its REST API on f.http, until ctx ends; then both stop
+// accepting, calls in flight finish, the store closes.
+func serveStore(ctx context.Context, e *env, f storeFlags) (err error) {
 	life := lifecycle{grace: defaultConfig().Shutdown.Grace}
 	defer func() { err = errors.Join(err, life.shutdown(context.Background())) }()
-	db, err := store.Open(data, store.Options{})
+	db, err := store.Open(f.data, store.Options{})
 	if err != nil {
 		return err
 	}
@@ -61,9 +75,9 @@ func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (e
 	defer stop(nil)
 	fail := func(err error) { stop(err) }
 
-	lis, err := net.Listen("tcp", grpcAddr)
+	lis, err := net.Listen("tcp", f.grpc)
 	if err != nil {
-		return usageError{fmt.Errorf("--grpc %s: %w", grpcAddr, err)}
+		return usageError{fmt.Errorf("--grpc %s: %w", f.grpc, err)}
 	}
 	life.opened("--grpc listener", closingListener(lis))
 	// The store sheds load as serve does, with the default limits.
@@ -82,7 +96,7 @@ func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (e
 		return usageError{fmt.Errorf("$MEMRANK_STORE__READ_ONLY_API_KEY: %w", err)}
 	}
 	if !auth.Enabled() {
-		for _, addr := range []string{grpcAddr, httpAddr} {
+		for _, addr := range []string{f.grpc, f.http} {
 			if addr != "" && !loopback(addr) {
 				fmt.Fprintf(e.stderr, "memrank qdrant-compat: WARNING: open (no $MEMRANK_STORE__API_KEY) on %s, which is not a loopback address: anyone who reaches it can read and change every collection\n", addr)
 			}
@@ -91,24 +105,31 @@ func serveStore(ctx context.Context, e *env, data, grpcAddr, httpAddr string) (e
 	opts := append(grpcLimits.ServerOptions(), auth.ServerOptions()...)
 	servers := together{&grpcServer{srv: store.NewServer(db, opts...), lis: grpcLimits.Listener(lis), fail: fail}}
 	var httpLis net.Listener
-	if httpAddr != "" {
-		if httpLis, err = net.Listen("tcp", httpAddr); err != nil {
-			return usageError{fmt.Errorf("--http %s: %w", httpAddr, err)}
+	if f.http != "" {
+		if httpLis, err = net.Listen("tcp", f.http); err != nil {
+			return usageError{fmt.Errorf("--http %s: %w", f.http, err)}
 		}
 		life.opened("--http listener", closingListener(httpLis))
 		h, err := storeREST(&life, db, auth)
 		if err != nil {
 			return err
 		}
-		srv := &http.Server{Handler: httpLimits.Handler(h), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		// On a port open to anyone who can name it, a rebinding page can
+		// name it too: the same guard as serve's HTTP port.
+		guard, err := hostguard.New(hostguard.Config{AllowedHosts: f.allowedHosts, Open: !auth.Enabled(),
+			Setting: "--allowed-hosts", Logger: slog.New(slog.NewTextHandler(e.stderr, nil))})
+		if err != nil {
+			return usageError{fmt.Errorf("--allowed-hosts: %w", err)}
+		}
+		srv := &http.Server{Handler: httpLimits.Handler(guard.Handler(h)), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 		servers = append(servers, &httpServer{srv: srv, lis: httpLimits.Listener(httpLis), fail: fail})
 	}
 	if err := life.start(runCtx, "servers", servers); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "memrank qdrant-compat: serving %s on %s (gRPC)\n", data, lis.Addr())
+	fmt.Fprintf(e.stderr, "memrank qdrant-compat: serving %s on %s (gRPC)\n", f.data, lis.Addr())
 	if httpLis != nil {
-		fmt.Fprintf(e.stderr, "memrank qdrant-compat: serving %s on %s (REST)\n", data, httpLis.Addr())
+		fmt.Fprintf(e.stderr, "memrank qdrant-compat: serving %s on %s (REST)\n", f.data, httpLis.Addr())
 	}
 	<-runCtx.Done()
 	if cause := context.Cause(runCtx); !errors.Is(cause, context.Canceled) {

@@ -129,11 +129,17 @@ var compatListenLine = regexp.MustCompile(`memrank qdrant-compat: serving .* on 
 // cancels it as SIGTERM would and returns its exit code and stderr.
 func startQdrantCompat(t *testing.T, dir string, want []string, args ...string) (addrs map[string]string, stop func() (int, string)) {
 	t.Helper()
+	return startQdrantCompatEnv(t, dir, want, nil, args...)
+}
+
+// startQdrantCompatEnv is startQdrantCompat with the environment environ.
+func startQdrantCompatEnv(t *testing.T, dir string, want, environ []string, args ...string) (addrs map[string]string, stop func() (int, string)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &syncBuffer{}
 	done := make(chan int, 1)
 	args = append([]string{"qdrant-compat", "--data", dir}, args...)
-	go func() { done <- run(ctx, args, strings.NewReader(""), io.Discard, stderr, nil) }()
+	go func() { done <- run(ctx, args, strings.NewReader(""), io.Discard, stderr, environ) }()
 	stopped := false
 	var code int
 	stop = func() (int, string) {
@@ -267,4 +273,68 @@ func TestQdrantCompatREST(t *testing.T) {
 	if code, stderr := stop(); code != exitOK {
 		t.Fatalf("stop: exit %d: %s", code, stderr)
 	}
+}
+
+// TestQdrantCompatHostGuard: qdrant-compat's REST port refuses what serve's
+// HTTP port refuses: without an API key, any request by a host name it was
+// not given (a DNS rebinding page's); with one, browsers of other sites
+// only. Its refusal names the flag that allows a name.
+func TestQdrantCompatHostGuard(t *testing.T) {
+	const key = "compat-key-1"
+	tests := []struct {
+		name    string
+		environ []string
+		flags   []string
+		host    string
+		header  map[string]string
+		want    int
+	}{
+		{name: "open, IP address", want: http.StatusOK},
+		{name: "open, localhost", host: "localhost", want: http.StatusOK},
+		{name: "open, rebound name", host: "attacker.example", want: http.StatusForbidden},
+		{name: "open, listed name", flags: []string{"--allowed-hosts", "store.internal"}, host: "store.internal", want: http.StatusOK},
+		{name: "open, any name", flags: []string{"--allowed-hosts", "*"}, host: "attacker.example", want: http.StatusOK},
+		{name: "open, page of another site", header: map[string]string{"Origin": "http://attacker.example"}, want: http.StatusForbidden},
+		{name: "keyed, any name with the key", environ: []string{"MEMRANK_STORE__API_KEY=" + key}, host: "store.svc",
+			header: map[string]string{"api-key": key}, want: http.StatusOK},
+		{name: "keyed, browser of another site", environ: []string{"MEMRANK_STORE__API_KEY=" + key}, host: "store.svc",
+			header: map[string]string{"api-key": key, "Origin": "http://attacker.example"}, want: http.StatusForbidden},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, tc.flags...)
+			addrs, _ := startQdrantCompatEnv(t, t.TempDir(), []string{"gRPC", "REST"}, tc.environ, args...)
+			req, err := http.NewRequest(http.MethodGet, "http://"+addrs["REST"]+"/collections", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.host != "" {
+				_, port, _ := net.SplitHostPort(addrs["REST"])
+				req.Host = net.JoinHostPort(tc.host, port)
+			}
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("GET /collections by %q: %d %s, want %d", req.Host, resp.StatusCode, body, tc.want)
+			}
+			if tc.want == http.StatusForbidden && tc.host != "" && !strings.Contains(string(body), "--allowed-hosts") {
+				t.Errorf("refusal %s does not name --allowed-hosts", body)
+			}
+		})
+	}
+	t.Run("bad flag", func(t *testing.T) {
+		var stderr syncBuffer
+		code := run(t.Context(), []string{"qdrant-compat", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0",
+			"--allowed-hosts", "http://x"}, strings.NewReader(""), io.Discard, &stderr, nil)
+		if code != 2 || !strings.Contains(stderr.String(), "--allowed-hosts") {
+			t.Errorf("exit %d, stderr %s; want a usage error naming --allowed-hosts", code, stderr.String())
+		}
+	})
 }

@@ -74,6 +74,9 @@ type Config struct {
 	// Logger is told, once per host name (up to a bound), that requests
 	// by a name not allowed were refused; nil: not logged.
 	Logger *slog.Logger
+	// Setting names, in refusals and logs, where the operator lists more
+	// names; default "listen.allowed_hosts" (serve's configuration).
+	Setting string
 }
 
 // Validate checks the allowed hosts: each a bare name (ValidHost), and "*"
@@ -127,6 +130,7 @@ type Guard struct {
 	pages   []string
 	open    bool
 	log     *slog.Logger
+	setting string
 
 	mu       sync.Mutex
 	logged   map[string]bool // host names whose refusal was logged
@@ -138,7 +142,10 @@ func New(c Config) (*Guard, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("hostguard: %w", err)
 	}
-	g := &Guard{exact: map[string]bool{}, pages: c.Pages, open: c.Open, log: c.Logger, logged: map[string]bool{}}
+	g := &Guard{exact: map[string]bool{}, pages: c.Pages, open: c.Open, log: c.Logger, logged: map[string]bool{}, setting: c.Setting}
+	if g.setting == "" {
+		g.setting = "listen.allowed_hosts"
+	}
 	if g.log == nil {
 		g.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -178,7 +185,7 @@ func (g *Guard) Check(r *http.Request) error {
 	}
 	if host := hostName(r.Host); !g.allowedHost(host) {
 		g.noteRefused(host)
-		return fmt.Errorf("memrank was reached as %.100q, a host name it was not told it has (DNS rebinding protection): add it to listen.allowed_hosts (or use localhost or an IP address)", r.Host)
+		return fmt.Errorf("memrank was reached as %.100q, a host name it was not told it has (DNS rebinding protection): add it to %s (or use localhost or an IP address)", r.Host, g.setting)
 	}
 	if origin != "" {
 		u, err := url.Parse(origin)
@@ -217,7 +224,7 @@ func (g *Guard) noteRefused(host string) {
 		return
 	}
 	g.logged[host] = true
-	g.log.Warn("refused requests by a host name memrank was not told it has (DNS rebinding protection): if it is memrank's, add it to listen.allowed_hosts",
+	g.log.Warn("refused requests by a host name memrank was not told it has (DNS rebinding protection): if it is memrank's, add it to "+g.setting,
 		"host", host)
 }
 
