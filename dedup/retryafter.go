@@ -67,9 +67,9 @@ func (j *LLMJudge) canWait(ctx context.Context, d time.Duration) bool {
 }
 
 // pausedError is the failure of a call the provider's Retry-After forbids
-// until after ctx ends: it is not sent.
+// for longer than the call can wait (canWait): it is not sent.
 func pausedError(d time.Duration) *judgeError {
-	return &judgeError{msg: fmt.Sprintf("dedup: llm judge: the provider asked (Retry-After) for no calls for another %v, past this call's deadline",
+	return &judgeError{msg: fmt.Sprintf("dedup: llm judge: the provider asked (Retry-After) for no calls for another %v, longer than this call can wait",
 		d.Round(time.Millisecond)), errType: "retry_after"}
 }
 
@@ -103,7 +103,11 @@ type pausedBackOff struct {
 var _ backoff.BackOff = (*pausedBackOff)(nil)
 
 func (b *pausedBackOff) NextBackOff() time.Duration {
-	return max(b.next.NextBackOff(), b.pause.remaining(time.Now()))
+	d := b.next.NextBackOff()
+	if d == backoff.Stop {
+		return d
+	}
+	return max(d, b.pause.remaining(time.Now()))
 }
 
 func (b *pausedBackOff) Reset() { b.next.Reset() }

@@ -20,7 +20,8 @@ import (
 type explainOptions struct {
 	collection, text, vector, filter string
 	limit, offset                    int
-	url, apiKey, tenant              string
+	url, apiKey                      string
+	tenants                          tenantFlags
 	demo, asJSON                     bool
 }
 
@@ -50,12 +51,15 @@ ranking must not change it. --demo loads the demo set first, as serve --demo doe
 			if err != nil {
 				return usageError{err}
 			}
+			if err := o.tenants.check(o.url); err != nil {
+				return err
+			}
 			c, err := e.loadConfig(cmd.Flags(), map[string]string{"upstream": "upstream.grpc", "data": "store.data_dir"})
 			if err != nil {
 				return err
 			}
-			if o.tenant != "" && c.Tenancy.Header == "" {
-				return usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys the tenant comes from --api-key)")}
+			if err := o.tenants.resolve(o.url, c.Tenancy.Header); err != nil {
+				return err
 			}
 			var resp *native.RetrieveResponse
 			if o.url != "" {
@@ -83,7 +87,7 @@ ranking must not change it. --demo loads the demo set first, as serve --demo doe
 	f.IntVar(&o.offset, "offset", 0, "results skipped")
 	f.StringVar(&o.url, "url", "", "a running memrank's HTTP address (e.g. http://localhost:6333); empty: in process")
 	f.StringVar(&o.apiKey, "api-key", "", "api-key sent with the request")
-	f.StringVar(&o.tenant, "tenant", "", "tenant, when tenancy is on (sent in the configured tenancy header)")
+	o.tenants.addFlags(f)
 	f.BoolVar(&o.demo, "demo", false, "load the demo set first (in process only)")
 	f.BoolVar(&o.asJSON, "json", false, "print the native API's JSON answer instead of a table")
 	f.String("upstream", "", "Qdrant's gRPC address HOST:PORT (empty: the embedded store in --data)")
@@ -128,7 +132,7 @@ func (o *explainOptions) remote(ctx context.Context, c Config, body []byte) (*na
 		return nil, usageError{errors.New("--demo loads the demo in process; with --url, start the server with serve --demo")}
 	}
 	r, err := apiclient.NewRemote(apiclient.RemoteConfig{
-		URL: o.url, APIKey: o.apiKey, TenantHeader: c.Tenancy.Header, Tenant: o.tenant, Timeout: time.Minute,
+		URL: o.url, APIKey: o.apiKey, TenantHeader: o.tenants.header, Tenant: o.tenants.tenant, Timeout: time.Minute,
 	})
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--url: %w", err)}
@@ -157,8 +161,8 @@ func (o *explainOptions) local(ctx context.Context, c Config, body []byte) (_ *n
 	if o.apiKey != "" {
 		md.Set("api-key", o.apiKey)
 	}
-	if o.tenant != "" {
-		md.Set(c.Tenancy.Header, o.tenant)
+	if o.tenants.tenant != "" {
+		md.Set(o.tenants.header, o.tenants.tenant)
 	}
 	ctx = metadata.NewOutgoingContext(ctx, md)
 	return s.native.Retrieve(ctx, req, md)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -56,6 +57,55 @@ func TestExplainURLCountsNoAccess(t *testing.T) {
 			defer mu.Unlock()
 			if diff := cmp.Diff([]map[string]any{tt.want}, got); diff != "" {
 				t.Errorf("retrieve bodies (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestExplainURLTenantHeader: with --url the tenant goes in --tenant-header
+// (the server's tenancy), or in the local tenancy.header when that is not
+// given; with neither, explain refuses before calling.
+func TestExplainURLTenantHeader(t *testing.T) {
+	var mu sync.Mutex
+	var headers []http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		headers = append(headers, r.Header.Clone())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"result":[],"status":"ok","time":0,"reranked":true,"mode":"rerank","detection":"d","guard":null,"dropped":[]}`)
+	}))
+	defer srv.Close()
+	tests := []struct {
+		name    string
+		environ []string
+		args    []string
+		header  string // "" when refused
+	}{
+		{name: "--tenant-header", args: []string{"--tenant-header", "X-Org-Tenant"}, header: "X-Org-Tenant"},
+		{name: "tenancy.header", environ: []string{"MEMRANK_TENANCY__KEY=user_id", "MEMRANK_TENANCY__HEADER=x-tenant"}, header: "X-Tenant"},
+		{name: "no header", args: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			headers = nil
+			mu.Unlock()
+			args := append([]string{"--url", srv.URL, "--collection", "m", "--text", "x", "--json", "--tenant", "alice"}, tt.args...)
+			r := execute(t, newExplainCmd, "", tt.environ, args...)
+			mu.Lock()
+			defer mu.Unlock()
+			if tt.header == "" {
+				if r.code != 2 || !strings.Contains(r.stderr, "--tenant: give --tenant-header NAME") || len(headers) != 0 {
+					t.Errorf("exit %d, %d calls, stderr %q; want a usage error before any call", r.code, len(headers), r.stderr)
+				}
+				return
+			}
+			if r.code != 0 || len(headers) != 1 {
+				t.Fatalf("exit %d, %d calls: %s", r.code, len(headers), r.stderr)
+			}
+			if got := headers[0].Get(tt.header); got != "alice" {
+				t.Errorf("%s: %q, want alice (headers %v)", tt.header, got, headers[0])
 			}
 		})
 	}

@@ -207,8 +207,8 @@ func importTarget(e *env, cmd *cobra.Command, o *importOptions) (string, error) 
 			parts = append(parts, "the embedded store in "+dir+" (in process)")
 		}
 	}
-	if w.tenant != "" {
-		parts = append(parts, "tenant "+w.tenant)
+	if w.tenants.tenant != "" {
+		parts = append(parts, "tenant "+w.tenants.tenant)
 	}
 	if w.apiKey != "" {
 		sum := sha256.Sum256([]byte(w.apiKey))

@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/net/http/httpguts"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/client"
@@ -32,11 +31,9 @@ const inprocessURL = "http://memrank.inprocess"
 var mcpFlagKeys = map[string]string{"upstream": "upstream.grpc", "data": "store.data_dir", "collection": "mcp.collection"}
 
 type mcpOptions struct {
-	url, apiKey, tenant string
-	// tenantHeader is the header --tenant goes in: --tenant-header with
-	// --url, else tenancy.header.
-	tenantHeader string
-	timeout      time.Duration
+	url, apiKey string
+	tenants     tenantFlags
+	timeout     time.Duration
 }
 
 func newMCPCmd(e *env) *cobra.Command {
@@ -67,8 +64,7 @@ credentials.`,
 	f := cmd.Flags()
 	f.StringVar(&o.url, "url", "", "a running memrank's HTTP address (e.g. http://127.0.0.1:6333); empty: in process")
 	f.StringVar(&o.apiKey, "api-key", "", "api-key sent with each call (default $"+envAPIKey+")")
-	f.StringVar(&o.tenant, "tenant", "", "tenant, when tenants come from a header (--tenant-header, or tenancy.header)")
-	f.StringVar(&o.tenantHeader, "tenant-header", "", "with --url: the header the server takes tenants from (default tenancy.header)")
+	o.tenants.addFlags(f)
 	f.DurationVar(&o.timeout, "timeout", client.DefaultTimeout, "bound on each call of the native API")
 	f.String("collection", "", "the collection of a tool call that names none (mcp.collection)")
 	f.String("upstream", "", "in process: Qdrant's gRPC address HOST:PORT (empty: the embedded store in --data); not with --url")
@@ -94,7 +90,7 @@ func runMCP(ctx context.Context, e *env, cmd *cobra.Command, o *mcpOptions) erro
 		}
 		return err
 	}
-	if err := o.resolveTenantHeader(c.Tenancy.Header); err != nil {
+	if err := o.tenants.resolve(o.url, c.Tenancy.Header); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -132,45 +128,15 @@ func (o *mcpOptions) check(fs *pflag.FlagSet) error {
 	if o.timeout <= 0 {
 		return usageError{fmt.Errorf("--timeout %v must be positive", o.timeout)}
 	}
-	if o.url == "" {
-		if o.tenantHeader != "" {
-			return usageError{errors.New("--tenant-header: only with --url (in process, --tenant goes in tenancy.header)")}
-		}
-		return nil
+	if err := o.tenants.check(o.url); err != nil || o.url == "" {
+		return err
 	}
 	for _, name := range []string{"data", "upstream"} {
 		if fs.Changed(name) {
 			return usageError{fmt.Errorf("--%s: not with --url (the tools call the memrank at --url, which has its own store)", name)}
 		}
 	}
-	if h := o.tenantHeader; h != "" {
-		switch {
-		case o.tenant == "":
-			return usageError{errors.New("--tenant-header: give --tenant too (the tenant to send in it)")}
-		case !httpguts.ValidHeaderFieldName(h):
-			return usageError{fmt.Errorf("--tenant-header %q is not an HTTP header name", h)}
-		case strings.EqualFold(h, "api-key") || strings.EqualFold(h, "authorization"):
-			return usageError{fmt.Errorf("--tenant-header %q carries credentials, not a tenant (give the key with --api-key)", h)}
-		}
-	}
 	return nil
-}
-
-// resolveTenantHeader settles the header --tenant goes in: with --url,
-// --tenant-header or else the configured one, as a guess at the server's;
-// in process, the configured one, the header the in-process API reads.
-func (o *mcpOptions) resolveTenantHeader(configured string) error {
-	if o.url == "" || o.tenantHeader == "" {
-		o.tenantHeader = configured
-	}
-	if o.tenant == "" || o.tenantHeader != "" {
-		return nil
-	}
-	if o.url != "" {
-		return usageError{errors.New("--tenant: give --tenant-header NAME, the header the memrank at --url takes tenants from " +
-			"(when it takes them from API keys or tokens, the tenant comes from --api-key)")}
-	}
-	return usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys or tokens the tenant comes from --api-key)")}
 }
 
 // tenancyProblem reports whether the configuration error err names a key
@@ -195,8 +161,8 @@ func tenancyProblem(err error) bool {
 // same handler serve mounts at /v1 (credentials and tenancy included).
 func openMCPAPI(ctx context.Context, e *env, c Config, o *mcpOptions) (*client.Client, func() error, error) {
 	creds := []client.Option{client.WithTimeout(o.timeout), client.WithAPIKey(o.apiKey)}
-	if o.tenant != "" {
-		creds = append(creds, client.WithTenantHeader(o.tenantHeader, o.tenant))
+	if o.tenants.tenant != "" {
+		creds = append(creds, client.WithTenantHeader(o.tenants.header, o.tenants.tenant))
 	}
 	if o.url != "" {
 		api, err := client.New(o.url, creds...)
@@ -218,8 +184,8 @@ func openMCPAPI(ctx context.Context, e *env, c Config, o *mcpOptions) (*client.C
 	if o.apiKey != "" {
 		md.Set("api-key", o.apiKey)
 	}
-	if o.tenant != "" {
-		md.Set(o.tenantHeader, o.tenant)
+	if o.tenants.tenant != "" {
+		md.Set(o.tenants.header, o.tenants.tenant)
 	}
 	if _, err := s.policy.Tenant(md); err != nil {
 		closeStack()

@@ -21,8 +21,9 @@ import (
 
 // writeOptions say where the write path is; observe and import share them.
 type writeOptions struct {
-	url, apiKey, tenant string
-	timeout             time.Duration
+	url, apiKey string
+	tenants     tenantFlags
+	timeout     time.Duration
 }
 
 // writeFlagKeys maps the write commands' flags to configuration keys.
@@ -31,7 +32,7 @@ var writeFlagKeys = map[string]string{"upstream": "upstream.grpc", "data": "stor
 func (w *writeOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&w.url, "url", "", "a running memrank's HTTP address (e.g. http://localhost:6333); empty: in process")
 	f.StringVar(&w.apiKey, "api-key", "", "api-key sent with each write")
-	f.StringVar(&w.tenant, "tenant", "", "tenant, when tenancy is on (sent in the configured tenancy header)")
+	w.tenants.addFlags(f)
 	f.DurationVar(&w.timeout, "timeout", time.Minute, "bound on each observation's write")
 	f.String("upstream", "", "Qdrant's gRPC address HOST:PORT, in process (empty: the embedded store in --data)")
 	f.String("data", defaultConfig().Store.DataDir, "data directory of the embedded store, in process")
@@ -49,19 +50,24 @@ func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptio
 	if w.timeout <= 0 {
 		return nil, nil, usageError{fmt.Errorf("--timeout %v must be positive", w.timeout)}
 	}
+	if err := w.tenants.check(w.url); err != nil {
+		return nil, nil, err
+	}
 	c, err := e.loadConfig(cmd.Flags(), writeFlagKeys)
 	if err != nil {
 		return nil, nil, err
 	}
-	if w.tenant != "" && c.Tenancy.Key == "" {
+	// In process the local tenancy is the one that applies; with --url it
+	// is the server's, which only the header to send the tenant in says.
+	if w.url == "" && w.tenants.tenant != "" && c.Tenancy.Key == "" {
 		return nil, nil, usageError{errors.New("--tenant: tenancy is off in the configuration (tenancy.key is empty)")}
 	}
-	if w.tenant != "" && c.Tenancy.Header == "" {
-		return nil, nil, usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys the tenant comes from --api-key)")}
+	if err := w.tenants.resolve(w.url, c.Tenancy.Header); err != nil {
+		return nil, nil, err
 	}
 	if w.url != "" {
 		r, err := apiclient.NewRemote(apiclient.RemoteConfig{
-			URL: w.url, APIKey: w.apiKey, TenantHeader: c.Tenancy.Header, Tenant: w.tenant, Timeout: w.timeout,
+			URL: w.url, APIKey: w.apiKey, TenantHeader: w.tenants.header, Tenant: w.tenants.tenant, Timeout: w.timeout,
 		})
 		if err != nil {
 			return nil, nil, usageError{fmt.Errorf("--url %w", err)}
@@ -78,8 +84,8 @@ func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptio
 	if w.apiKey != "" {
 		md.Set("api-key", w.apiKey)
 	}
-	if w.tenant != "" {
-		md.Set(c.Tenancy.Header, w.tenant)
+	if w.tenants.tenant != "" {
+		md.Set(w.tenants.header, w.tenants.tenant)
 	}
 	tenant, err := s.policy.Tenant(md)
 	if err != nil {

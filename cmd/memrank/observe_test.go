@@ -324,6 +324,32 @@ func TestObserveRemote(t *testing.T) {
 		t.Errorf("headers %v", h)
 	}
 
+	// With --url the server's tenancy counts: --tenant-header says where the
+	// tenant goes with nothing configured locally, and wins over the local
+	// tenancy.header.
+	for _, tt := range []struct {
+		name    string
+		environ []string
+		args    []string
+		header  string
+	}{
+		{"--tenant-header, nothing configured", nil, []string{"--tenant-header", "X-Org-Tenant", "--tenant", "bob"}, "X-Org-Tenant"},
+		{"--tenant-header over tenancy.header", environ, []string{"--tenant-header", "X-Org-Tenant", "--tenant", "bob"}, "X-Org-Tenant"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := srv.calls.Load()
+			r := execute(t, newObserveCmd, "", tt.environ, append([]string{"--url", ts.URL, "--collection", "memories", "--text", "Bob rows"}, tt.args...)...)
+			if r.code != 0 || srv.calls.Load() != before+1 {
+				t.Fatalf("exit %d, %d calls: %s", r.code, srv.calls.Load()-before, r.stderr)
+			}
+			h := srv.header[len(srv.header)-1]
+			if h.Get(tt.header) != "bob" || (tt.header != "X-Tenant" && h.Get("X-Tenant") != "") {
+				t.Errorf("headers %v, want the tenant in %s only", h, tt.header)
+			}
+		})
+	}
+	calls := srv.calls.Load()
+
 	t.Run("usage", func(t *testing.T) {
 		for _, tt := range []struct {
 			name    string
@@ -332,9 +358,14 @@ func TestObserveRemote(t *testing.T) {
 			msg     string
 		}{
 			{"not a URL", nil, []string{"--url", "localhost:6333"}, `--url "localhost:6333" is not an http(s) URL`},
-			{"tenant without tenancy", nil, []string{"--url", ts.URL, "--tenant", "a"}, "--tenant: tenancy is off"},
+			{"tenant, no header to send it in", nil, []string{"--url", ts.URL, "--tenant", "a"}, "--tenant: give --tenant-header NAME"},
 			{"tenant with api-key tenancy", []string{"MEMRANK_TENANCY__KEY=user_id", "MEMRANK_TENANCY__API_KEYS=k1=alice"},
-				[]string{"--url", ts.URL, "--tenant", "a"}, "--tenant: tenancy.header is not configured"},
+				[]string{"--url", ts.URL, "--tenant", "a"}, "--tenant: give --tenant-header NAME"},
+			{"tenant in process without tenancy", nil, []string{"--data", t.TempDir(), "--tenant", "a"}, "--tenant: tenancy is off"},
+			{"tenant-header in process", nil, []string{"--data", t.TempDir(), "--tenant-header", "x-tenant", "--tenant", "a"},
+				"--tenant-header: only with --url"},
+			{"tenant-header without a tenant", nil, []string{"--url", ts.URL, "--tenant-header", "x-tenant"}, "give --tenant too"},
+			{"tenant-header a credential's", nil, []string{"--url", ts.URL, "--tenant-header", "api-key", "--tenant", "a"}, "carries credentials"},
 			{"zero timeout", nil, []string{"--url", ts.URL, "--timeout", "0s"}, "--timeout 0s must be positive"},
 		} {
 			r := execute(t, newObserveCmd, "", tt.environ, append(tt.args, "--collection", "c", "--text", "x")...)
@@ -342,8 +373,8 @@ func TestObserveRemote(t *testing.T) {
 				t.Errorf("%s: exit %d, stderr %q lacks %q", tt.name, r.code, r.stderr, tt.msg)
 			}
 		}
-		if n := srv.calls.Load(); n != 1 {
-			t.Errorf("usage errors reached the server: %d calls", n)
+		if n := srv.calls.Load(); n != calls {
+			t.Errorf("usage errors reached the server: %d calls", n-calls)
 		}
 	})
 }
