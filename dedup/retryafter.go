@@ -83,14 +83,10 @@ func (j *LLMJudge) waitPause(ctx context.Context) error {
 	if !j.canWait(ctx, d) {
 		return pausedError(d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return j.failure(ctx.Err())
+	if err := sleep(ctx, d); err != nil {
+		return j.failure(err)
 	}
+	return nil
 }
 
 // pausedBackOff waits between attempts at least until the provider's pause

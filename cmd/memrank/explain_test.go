@@ -19,20 +19,11 @@ import (
 func TestExplainURLCountsNoAccess(t *testing.T) {
 	var mu sync.Mutex
 	var got []map[string]any
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		b, _ := io.ReadAll(r.Body)
-		if r.URL.Path != "/v1/retrieve" || json.Unmarshal(b, &body) != nil {
-			http.Error(w, `{"status":{"error":"unexpected"}}`, http.StatusBadRequest)
-			return
-		}
+	srv := retrieveStub(t, func(_ http.Header, body map[string]any) {
 		mu.Lock()
 		got = append(got, body)
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"result":[],"status":"ok","time":0,"reranked":true,"mode":"rerank","detection":"d","guard":null,"dropped":[]}`)
-	}))
-	defer srv.Close()
+	})
 
 	tests := []struct {
 		name  string
@@ -68,14 +59,11 @@ func TestExplainURLCountsNoAccess(t *testing.T) {
 func TestExplainURLTenantHeader(t *testing.T) {
 	var mu sync.Mutex
 	var headers []http.Header
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := retrieveStub(t, func(h http.Header, _ map[string]any) {
 		mu.Lock()
-		headers = append(headers, r.Header.Clone())
+		headers = append(headers, h)
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"result":[],"status":"ok","time":0,"reranked":true,"mode":"rerank","detection":"d","guard":null,"dropped":[]}`)
-	}))
-	defer srv.Close()
+	})
 	tests := []struct {
 		name    string
 		environ []string
@@ -109,4 +97,23 @@ func TestExplainURLTenantHeader(t *testing.T) {
 			}
 		})
 	}
+}
+
+// retrieveStub is a memrank whose /v1/retrieve answers nothing found; it
+// hands each request's headers and JSON body to seen.
+func retrieveStub(t *testing.T, seen func(http.Header, map[string]any)) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		b, _ := io.ReadAll(r.Body)
+		if r.URL.Path != "/v1/retrieve" || json.Unmarshal(b, &body) != nil {
+			http.Error(w, `{"status":{"error":"unexpected"}}`, http.StatusBadRequest)
+			return
+		}
+		seen(r.Header.Clone(), body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"result":[],"status":"ok","time":0,"reranked":true,"mode":"rerank","detection":"d","guard":null,"dropped":[]}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
