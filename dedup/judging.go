@@ -28,7 +28,16 @@ const (
 	FallbackTimeout    = "timeout"    // no answer within the timeout
 	FallbackError      = "error"      // the judge failed (HTTP error, transport, cancelled)
 	FallbackUnparsable = "unparsable" // the answer was not a verdict
+	FallbackPaused     = "paused"     // the provider asked (Retry-After) for no calls until after the deadline; none was sent
 )
+
+// pausable is a judge that can tell, before a call, that its provider asked
+// for a pause the call could not wait out (LLMJudge).
+type pausable interface {
+	Paused(ctx context.Context) bool
+}
+
+var _ pausable = (*LLMJudge)(nil)
 
 // Judging defaults.
 const (
@@ -171,6 +180,7 @@ var fallbackReasons = map[string]string{
 	FallbackTimeout:    "the judge did not answer in time",
 	FallbackError:      "the judge failed",
 	FallbackUnparsable: "the judge's answer was not a verdict",
+	FallbackPaused:     "the judge's provider asked for a pause (Retry-After)",
 }
 
 // Decide returns the verdict on a (the stored memory) and b (the
@@ -262,13 +272,21 @@ func (j *Judging) call(ctx context.Context, collection string, a, b PairText) ju
 	if v, ok := j.cache.Get(a.Hash, b.Hash); ok {
 		return judgeResult{verdict: v, cached: true}
 	}
+	ctx, cancel := context.WithTimeout(ctx, j.timeout)
+	defer cancel()
+	// A call the provider's pause would keep unsent spends no budget and
+	// is no call.
+	if p, ok := j.judge.(pausable); ok && p.Paused(ctx) {
+		return judgeResult{fallback: FallbackPaused}
+	}
 	if !j.allow(collection) {
 		return judgeResult{fallback: FallbackBudget}
 	}
-	ctx, cancel := context.WithTimeout(ctx, j.timeout)
-	defer cancel()
-	j.calls.Add(1)
 	jm, err := j.judge.Judge(ctx, a.Text, b.Text)
+	if errors.Is(err, ErrProviderPaused) {
+		return judgeResult{fallback: FallbackPaused} // a pause learnt since Paused: not sent either
+	}
+	j.calls.Add(1)
 	var r judgeResult
 	switch {
 	case err == nil && jm.Verdict.valid():

@@ -169,7 +169,7 @@ func NewLLMJudge(cfg LLMJudgeConfig) (*LLMJudge, error) {
 	}
 	pause := &providerPause{}
 	return &LLMJudge{
-		client:     embed.NewOpenAIClient(cfg.BaseURL, cfg.APIKey, &judgeDoer{next: cfg.HTTPClient, pause: pause}),
+		client:     embed.NewOpenAIClient(cfg.BaseURL, cfg.APIKey, &judgeDoer{next: cfg.HTTPClient, pause: pause, log: cfg.Telemetry.Logger}),
 		pause:      pause,
 		model:      cfg.Model,
 		apiKey:     cfg.APIKey,
@@ -210,11 +210,18 @@ const (
 const judgeScope = "github.com/memrank/memrank/dedup"
 
 // Judge asks the model for a verdict on the two texts. Errors wrap
-// ErrUnparsable for an answer that is not a verdict, and
-// context.DeadlineExceeded when the attempts (or ctx) timed out.
+// ErrUnparsable for an answer that is not a verdict,
+// context.DeadlineExceeded when the attempts (or ctx) timed out, and
+// ErrProviderPaused when the call was not sent because the provider's
+// Retry-After outlasts ctx.
 func (j *LLMJudge) Judge(ctx context.Context, existing, candidate string) (Judgement, error) {
 	if j == nil {
 		return Judgement{}, &judgeError{msg: "dedup: llm judge: not configured", errType: "_OTHER"}
+	}
+	// Before the span: a call the provider's pause keeps unsent is no
+	// client call.
+	if err := j.waitPause(ctx); err != nil {
+		return Judgement{}, err
 	}
 	ctx, span := j.tracer.Start(ctx, "chat "+j.model, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
@@ -249,10 +256,7 @@ func (j *LLMJudge) judge(ctx context.Context, span trace.Span, existing, candida
 	if err != nil {
 		return Judgement{}, err
 	}
-	if err := j.waitPause(ctx); err != nil {
-		return Judgement{}, err
-	}
-	bo := &pausedBackOff{pause: j.pause, next: &backoff.ExponentialBackOff{
+	bo := &pausedBackOff{j: j, ctx: ctx, next: &backoff.ExponentialBackOff{
 		InitialInterval:     j.backoff,
 		RandomizationFactor: 0.3,
 		Multiplier:          2,
@@ -279,6 +283,12 @@ func (j *LLMJudge) judge(ctx context.Context, span trace.Span, existing, candida
 		}))
 	span.SetAttributes(attrJudgeAttempts.Int(attempts))
 	if err != nil {
+		var je *judgeError
+		if bo.gaveUp > 0 && errors.As(err, &je) {
+			// Retrying would only wait out the caller's deadline.
+			err = &judgeError{msg: fmt.Sprintf("%s; not retried: the provider asked (Retry-After) for no calls for another %v",
+				je.msg, bo.gaveUp.Round(time.Millisecond)), kinds: je.kinds, errType: je.errType}
+		}
 		return Judgement{}, err
 	}
 	span.SetAttributes(
@@ -516,12 +526,6 @@ func (j *LLMJudge) classify(ctx context.Context, err error) error {
 		je := &judgeError{msg: fmt.Sprintf("dedup: llm judge: HTTP %d: %s", status, j.redact(detail)),
 			errType: strconv.Itoa(status)}
 		if status == http.StatusTooManyRequests || status >= 500 {
-			// A Retry-After that outlasts ctx ends the attempts now, rather
-			// than waiting out the caller's whole deadline for nothing.
-			if d := j.pause.remaining(time.Now()); d > 0 && !j.canWait(ctx, d) {
-				return backoff.Permanent(&judgeError{msg: je.msg + "; " + strings.TrimPrefix(pausedError(d).msg, "dedup: llm judge: "),
-					errType: je.errType})
-			}
 			return je
 		}
 		return backoff.Permanent(je)
@@ -557,6 +561,7 @@ var errJudgeResponseTooLarge = errors.New("response body too large")
 type judgeDoer struct {
 	next  *http.Client
 	pause *providerPause // learns the provider's Retry-After
+	log   *slog.Logger
 }
 
 func (d *judgeDoer) Do(req *http.Request) (*http.Response, error) {
@@ -576,7 +581,12 @@ func (d *judgeDoer) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.pause.observe(resp, time.Now())
+	if wait, began := d.pause.observe(resp, time.Now()); began {
+		// Once per pause: the decisions it leaves without a verdict are
+		// counted (memrank.judge.fallbacks, reason paused), not logged.
+		d.log.LogAttrs(req.Context(), slog.LevelWarn, "llm judge: the provider asked for a pause (Retry-After); decisions that cannot wait it out get no verdict until it ends",
+			slog.Int("status", resp.StatusCode), slog.Duration("pause", wait))
+	}
 	resp.Body = &limitedBody{rc: resp.Body, left: maxJudgeResponseBytes}
 	return resp, nil
 }

@@ -2,7 +2,9 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -28,13 +30,17 @@ type providerPause struct {
 	until atomic.Int64 // unix nanoseconds; zero or past: no pause
 }
 
-// extend moves the end of the pause to t, if that is later.
-func (p *providerPause) extend(t time.Time) {
+// extend moves the end of the pause to t, if that is later, and reports
+// whether a pause began (none was on at now).
+func (p *providerPause) extend(t, now time.Time) bool {
 	n := t.UnixNano()
 	for {
 		old := p.until.Load()
-		if old >= n || p.until.CompareAndSwap(old, n) {
-			return
+		if old >= n {
+			return false
+		}
+		if p.until.CompareAndSwap(old, n) {
+			return old <= now.UnixNano()
 		}
 	}
 }
@@ -46,54 +52,79 @@ func (p *providerPause) remaining(now time.Time) time.Duration {
 
 // observe records the pause a response asks for: Retry-After (or OpenAI's
 // retry-after-ms) on a 429 or a 503, capped at maxRetryAfter. Any other
-// response, or a header that says nothing readable, changes nothing.
-func (p *providerPause) observe(resp *http.Response, now time.Time) {
+// response, or a header that says nothing readable, changes nothing. It
+// returns the pause when one began.
+func (p *providerPause) observe(resp *http.Response, now time.Time) (time.Duration, bool) {
 	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
-		return
+		return 0, false
 	}
-	if d := embed.RetryAfter(resp.Header, now); d > 0 {
-		p.extend(now.Add(min(d, maxRetryAfter)))
+	d := min(embed.RetryAfter(resp.Header, now), maxRetryAfter)
+	if d <= 0 {
+		return 0, false
 	}
+	return d, p.extend(now.Add(d), now)
 }
+
+// ErrProviderPaused is wrapped by the error of a judge call that was never
+// sent: the provider had asked (Retry-After) for no calls for longer than
+// the call could wait.
+var ErrProviderPaused = errors.New("dedup: the judge's provider asked for a pause (Retry-After)")
 
 // canWait says whether a pause of d ends while ctx still leaves time for
-// the call: before ctx's deadline or, without one, within one attempt's
-// timeout.
+// the call: before ctx's deadline with at least half an attempt's timeout
+// to spare (a call that waits until its last moment only times out) or,
+// without a deadline, within one attempt's timeout.
 func (j *LLMJudge) canWait(ctx context.Context, d time.Duration) bool {
-	if deadline, ok := ctx.Deadline(); ok {
-		return d < time.Until(deadline)
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return d <= j.timeout
 	}
-	return d <= j.timeout
+	left := time.Until(deadline)
+	return d+min(j.timeout, left)/2 <= left
 }
 
-// pausedError is the failure of a call the provider's Retry-After forbids
-// for longer than the call can wait (canWait): it is not sent.
+// Paused reports whether the provider's pause outlasts what a call with
+// ctx could wait: such a call would fail unsent. Judging asks before it
+// spends a call of the collection's budget.
+func (j *LLMJudge) Paused(ctx context.Context) bool {
+	d := j.pause.remaining(time.Now())
+	return d > 0 && !j.canWait(ctx, d)
+}
+
 func pausedError(d time.Duration) *judgeError {
-	return &judgeError{msg: fmt.Sprintf("dedup: llm judge: the provider asked (Retry-After) for no calls for another %v, longer than this call can wait",
-		d.Round(time.Millisecond)), errType: "retry_after"}
+	return &judgeError{msg: fmt.Sprintf("dedup: llm judge: not sent: the provider asked (Retry-After) for no calls for another %v, longer than this call can wait",
+		d.Round(time.Millisecond)), kinds: []error{ErrProviderPaused}, errType: "retry_after"}
 }
 
 // waitPause waits out the provider's pause before a call, or fails at once
-// when the pause outlasts ctx.
+// when the pause outlasts what ctx allows. A pause learnt while waiting is
+// waited out too.
 func (j *LLMJudge) waitPause(ctx context.Context) error {
-	d := j.pause.remaining(time.Now())
-	if d <= 0 {
-		return nil
+	for {
+		d := j.pause.remaining(time.Now())
+		if d <= 0 {
+			return nil
+		}
+		if !j.canWait(ctx, d) {
+			return pausedError(d)
+		}
+		// Up to a tenth more, so that the calls that waited do not all
+		// reach the provider at the instant the pause ends.
+		if err := sleep(ctx, d+rand.N(d/10+time.Millisecond)); err != nil {
+			return j.failure(err)
+		}
 	}
-	if !j.canWait(ctx, d) {
-		return pausedError(d)
-	}
-	if err := sleep(ctx, d); err != nil {
-		return j.failure(err)
-	}
-	return nil
 }
 
 // pausedBackOff waits between attempts at least until the provider's pause
-// ends.
+// ends, and stops the attempts when the pause outlasts what ctx allows,
+// whatever made the last attempt fail.
 type pausedBackOff struct {
-	next  backoff.BackOff
-	pause *providerPause
+	next backoff.BackOff
+	j    *LLMJudge
+	ctx  context.Context
+	// gaveUp is the pause that stopped the attempts, zero if none did.
+	gaveUp time.Duration
 }
 
 var _ backoff.BackOff = (*pausedBackOff)(nil)
@@ -103,7 +134,12 @@ func (b *pausedBackOff) NextBackOff() time.Duration {
 	if d == backoff.Stop {
 		return d
 	}
-	return max(d, b.pause.remaining(time.Now()))
+	p := b.j.pause.remaining(time.Now())
+	if p > 0 && !b.j.canWait(b.ctx, p) {
+		b.gaveUp = p
+		return backoff.Stop
+	}
+	return max(d, p)
 }
 
 func (b *pausedBackOff) Reset() { b.next.Reset() }

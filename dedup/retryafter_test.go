@@ -29,16 +29,21 @@ func TestProviderPauseObserve(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var p providerPause
-			p.observe(&http.Response{StatusCode: tc.status, Header: http.Header{"Retry-After": {tc.header}}}, now)
+			_, _ = p.observe(&http.Response{StatusCode: tc.status, Header: http.Header{"Retry-After": {tc.header}}}, now)
 			if got := p.remaining(now); got != tc.want {
 				t.Errorf("pause %v, want %v", got, tc.want)
 			}
 		})
 	}
-	// A shorter Retry-After never shortens a longer pause already learned.
+	// A shorter Retry-After never shortens a longer pause already learned,
+	// and only the first says a pause began.
 	var p providerPause
-	p.observe(&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"60"}}}, now)
-	p.observe(&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"1"}}}, now)
+	if _, began := p.observe(&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"60"}}}, now); !began {
+		t.Error("the first Retry-After did not begin a pause")
+	}
+	if _, began := p.observe(&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"1"}}}, now); began {
+		t.Error("a Retry-After during a pause began another")
+	}
 	if got := p.remaining(now); got != time.Minute {
 		t.Errorf("pause %v after 60 s then 1 s, want 1m", got)
 	}
@@ -133,6 +138,63 @@ func TestLLMJudgeRetryAfter(t *testing.T) {
 			t.Fatal("Judge without a deadline waited for a 30 s Retry-After")
 		}
 	})
+	t.Run("a later call waits out the pause", func(t *testing.T) {
+		f := newFakeLLM(t, testPair, firstRefused(http.StatusTooManyRequests))
+		f.retryAfter = func(n int) string { return map[int]string{1: "1"}[n] }
+		j := f.judge(t, func(c *LLMJudgeConfig) { c.MaxRetries = -1 })
+		if _, err := j.Judge(t.Context(), testPair[0], testPair[1]); err == nil {
+			t.Fatal("the refused call succeeded")
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		if _, err := j.Judge(ctx, testPair[0], testPair[1]); err != nil {
+			t.Fatalf("Judge after the pause: %v", err)
+		}
+		if took := time.Since(start); took < 900*time.Millisecond {
+			t.Errorf("the next call was sent after %v, inside the provider's 1s pause", took)
+		}
+	})
+	t.Run("a pause that leaves too little of the deadline", func(t *testing.T) {
+		f := newFakeLLM(t, testPair, firstRefused(http.StatusTooManyRequests))
+		f.retryAfter = func(int) string { return "2" }
+		j := f.judge(t, func(c *LLMJudgeConfig) { c.MaxRetries = -1 }) // Timeout 2s
+		_, _ = j.Judge(t.Context(), testPair[0], testPair[1])
+		// 2s of pause and half an attempt's timeout need 3s: 2.8s is short.
+		ctx, cancel := context.WithTimeout(t.Context(), 2800*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		if _, err := j.Judge(ctx, testPair[0], testPair[1]); !errors.Is(err, ErrProviderPaused) {
+			t.Errorf("Judge error %v, want ErrProviderPaused", err)
+		}
+		if took := time.Since(start); took > 500*time.Millisecond {
+			t.Errorf("gave up after %v, want at once", took)
+		}
+		if n := f.calls.Load(); n != 1 {
+			t.Errorf("%d calls, want 1", n)
+		}
+	})
+	t.Run("a pause learnt during a failed attempt stops the retries", func(t *testing.T) {
+		var j *LLMJudge
+		f := newFakeLLM(t, testPair, func(int, *http.Request) (int, string) {
+			j.pause.extend(time.Now().Add(time.Minute), time.Now()) // another call's 429, say
+			return http.StatusInternalServerError, `{"error":{"message":"boom","type":"server_error"}}`
+		})
+		j = f.judge(t, func(c *LLMJudgeConfig) { c.MaxRetries = 3 })
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := j.Judge(ctx, testPair[0], testPair[1])
+		if err == nil || !strings.Contains(err.Error(), "not retried") || errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Judge error %v, want the 500 and the pause that stopped the retries", err)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("failed after %v: it waited instead of stopping", took)
+		}
+		if n := f.calls.Load(); n != 1 {
+			t.Errorf("%d calls, want 1", n)
+		}
+	})
 	t.Run("ignored on other statuses", func(t *testing.T) {
 		f := newFakeLLM(t, testPair, firstRefused(http.StatusInternalServerError))
 		f.retryAfter = func(int) string { return "30" }
@@ -144,23 +206,27 @@ func TestLLMJudgeRetryAfter(t *testing.T) {
 }
 
 // TestJudgingRetryAfterFallback: while the provider's pause lasts, pairs in
-// the judge band get the error fallback (never a merge) without a call.
+// the judge band get the paused fallback (never a merge) without a call,
+// and spend none of the collection's budget.
 func TestJudgingRetryAfterFallback(t *testing.T) {
 	f := newFakeLLM(t, testPair, func(int, *http.Request) (int, string) {
 		return http.StatusTooManyRequests, `{"error":{"message":"slow down","type":"rate_limit"}}`
 	})
 	f.retryAfter = func(int) string { return "60" }
-	jg, err := NewJudging(JudgingConfig{Judge: f.judge(t, nil), Timeout: 3 * time.Second})
+	jg, err := NewJudging(JudgingConfig{Judge: f.judge(t, nil), Timeout: 3 * time.Second, CallsPerMinute: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3 {
+	for i, want := range []string{FallbackError, FallbackPaused, FallbackPaused} {
 		r := jg.call(t.Context(), "c", PairText{Hash: "a", Text: testPair[0]}, PairText{Hash: "b", Text: testPair[1]})
-		if r.fallback != FallbackError || r.verdict.valid() {
-			t.Errorf("call %d: %+v, want the error fallback", i, r)
+		if r.fallback != want || r.verdict.valid() {
+			t.Errorf("call %d: %+v, want fallback %q", i, r, want)
 		}
 	}
 	if n := f.calls.Load(); n != 1 {
 		t.Errorf("%d calls reached the provider, want 1", n)
+	}
+	if st := jg.Stats(); st.Calls != 1 {
+		t.Errorf("Stats().Calls = %d, want 1 (unsent calls are not calls)", st.Calls)
 	}
 }

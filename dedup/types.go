@@ -75,8 +75,8 @@ type JudgeInfo struct {
 	Cached  bool   `json:"cached"`           // the verdict came from the verdict cache
 	Reason  string `json:"reason,omitempty"` // the judge's reason, or why there is no verdict
 	// Fallback is set when the judge was needed and no verdict could be
-	// used: "disabled", "budget", "timeout", "error", "unparsable". The
-	// tier-2 decision (never a merge) was taken instead.
+	// used: "disabled", "budget", "timeout", "error", "unparsable",
+	// "paused". The tier-2 decision (never a merge) was taken instead.
 	Fallback string `json:"fallback,omitempty"`
 }
 

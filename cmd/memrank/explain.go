@@ -56,7 +56,7 @@ ranking must not change it. --demo loads the demo set first, as serve --demo doe
 			}
 			c, err := e.loadConfig(cmd.Flags(), map[string]string{"upstream": "upstream.grpc", "data": "store.data_dir"})
 			if err != nil {
-				return err
+				return remoteTenancyHint(o.url, err)
 			}
 			if err := o.tenants.resolve(o.url, c.Tenancy.Header); err != nil {
 				return err

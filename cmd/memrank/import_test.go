@@ -314,3 +314,34 @@ func TestImportRemote(t *testing.T) {
 		t.Errorf("summary %q", r.stdout)
 	}
 }
+
+// TestImportRemoteTenant: with --url, each observation carries the tenant in
+// --tenant-header, and the state file's target names the tenant, so that a
+// resume as another tenant is refused.
+func TestImportRemoteTenant(t *testing.T) {
+	path := writeTemp(t, "obs.jsonl", `{"text":"t1"}`+"\n"+`{"text":"t2"}`+"\n")
+	srv := &observeServer{t: t, answer: func(n int) (int, string) {
+		if n == 2 {
+			return 503, `{"status":{"error":"Service unavailable: the upstream is not reachable"},"time":0}`
+		}
+		return 200, `{"result":{"decision":"inserted","memory_id":"7","confidence":0.8,"observations":0,"dedup_tier":0,"judge":null,"replayed":false},"status":"ok","time":0}`
+	}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	r := execute(t, newImportCmd, "", nil, "--url", ts.URL, "--tenant-header", "X-Org-Tenant", "--tenant", "alice", "--collection", "notes", path)
+	if r.code != 1 || srv.calls.Load() != 2 {
+		t.Fatalf("exit %d after %d calls: %s", r.code, srv.calls.Load(), r.stderr)
+	}
+	for i, h := range srv.header {
+		if h.Get("X-Org-Tenant") != "alice" {
+			t.Errorf("post %d: headers %v, want X-Org-Tenant: alice", i+1, h)
+		}
+	}
+	if st := readState(t, path+".progress"); !strings.Contains(st.Target, "tenant alice") {
+		t.Errorf("state target %q does not name the tenant", st.Target)
+	}
+	r = execute(t, newImportCmd, "", nil, "--url", ts.URL, "--tenant-header", "X-Org-Tenant", "--tenant", "bob", "--collection", "notes", "--resume", path)
+	if r.code != 2 || srv.calls.Load() != 2 {
+		t.Errorf("a resume as another tenant: exit %d after %d calls, want a refusal before any call: %s", r.code, srv.calls.Load(), r.stderr)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,7 +15,6 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/client"
-	"github.com/memrank/memrank/config"
 	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/server/inprocess"
 	"github.com/memrank/memrank/server/mcpfront"
@@ -83,12 +81,7 @@ func runMCP(ctx context.Context, e *env, cmd *cobra.Command, o *mcpOptions) erro
 	}
 	c, err := e.loadConfig(cmd.Flags(), mcpFlagKeys)
 	if err != nil {
-		if o.url != "" && tenancyProblem(err) {
-			// The likeliest cause: tenancy.header set alone, to say where
-			// the tenant goes, which a server needs tenancy.key with.
-			return usageError{fmt.Errorf("%w\nwith --url, tenancy is the server's: give the header it takes tenants from with --tenant-header", err)}
-		}
-		return err
+		return remoteTenancyHint(o.url, err)
 	}
 	if err := o.tenants.resolve(o.url, c.Tenancy.Header); err != nil {
 		return err
@@ -137,23 +130,6 @@ func (o *mcpOptions) check(fs *pflag.FlagSet) error {
 		}
 	}
 	return nil
-}
-
-// tenancyProblem reports whether the configuration error err names a key
-// of the tenancy section.
-func tenancyProblem(err error) bool {
-	list := []error{err}
-	var joined interface{ Unwrap() []error }
-	if errors.As(err, &joined) {
-		list = joined.Unwrap()
-	}
-	for _, e := range list {
-		var ce *config.Error
-		if errors.As(e, &ce) && strings.HasPrefix(ce.Key, "tenancy.") {
-			return true
-		}
-	}
-	return false
 }
 
 // openMCPAPI is the native API the tools call: a running memrank's with

@@ -55,7 +55,7 @@ func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptio
 	}
 	c, err := e.loadConfig(cmd.Flags(), writeFlagKeys)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, remoteTenancyHint(w.url, err)
 	}
 	// In process the local tenancy is the one that applies; with --url it
 	// is the server's, which only the header to send the tenant in says.

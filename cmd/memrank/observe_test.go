@@ -364,6 +364,8 @@ func TestObserveRemote(t *testing.T) {
 			{"tenant in process without tenancy", nil, []string{"--data", t.TempDir(), "--tenant", "a"}, "--tenant: tenancy is off"},
 			{"tenant-header in process", nil, []string{"--data", t.TempDir(), "--tenant-header", "x-tenant", "--tenant", "a"},
 				"--tenant-header: only with --url"},
+			{"tenancy.header alone in the local config", []string{"MEMRANK_TENANCY__HEADER=x-tenant"}, []string{"--url", ts.URL, "--tenant", "a"},
+				"with --url, tenancy is the server's: give the header it takes tenants from with --tenant-header"},
 			{"tenant-header without a tenant", nil, []string{"--url", ts.URL, "--tenant-header", "x-tenant"}, "give --tenant too"},
 			{"tenant-header a credential's", nil, []string{"--url", ts.URL, "--tenant-header", "api-key", "--tenant", "a"}, "carries credentials"},
 			{"zero timeout", nil, []string{"--url", ts.URL, "--timeout", "0s"}, "--timeout 0s must be positive"},

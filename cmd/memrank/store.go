@@ -40,7 +40,8 @@ flight on either listener finish first.
 
 The REST port refuses requests from other web sites' pages, and (without an API key) requests
 by a host name other than localhost, an IP address or one of --allowed-hosts, as a DNS
-rebinding page would send them.`,
+rebinding page would send them. Clients that reach it by a name (a container's service name,
+or serve's --upstream-rest http://store:6333) need that name in --allowed-hosts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serveStore(cmd.Context(), e, f)
@@ -60,10 +61,33 @@ type storeFlags struct {
 	allowedHosts     []string
 }
 
+// check refuses --allowed-hosts entries that are not host names, and the
+// flag without --http, whose port is the only one it guards.
+func (f storeFlags) check() error {
+	if len(f.allowedHosts) == 0 {
+		return nil
+	}
+	if f.http == "" {
+		return usageError{errors.New("--allowed-hosts: only with --http (it guards the REST port)")}
+	}
+	for _, h := range f.allowedHosts {
+		if err := hostguard.ValidHost(h); err != nil {
+			return usageError{fmt.Errorf("--allowed-hosts: %w", err)}
+		}
+	}
+	if err := hostguard.ValidAny(f.allowedHosts); err != nil {
+		return usageError{fmt.Errorf("--allowed-hosts: %w", err)}
+	}
+	return nil
+}
+
 // serveStore is qdrant-compat: the store in f.data on f.grpc and, unless
 // f.http is empty, its REST API on f.http, until ctx ends; then both stop
 // accepting, calls in flight finish, the store closes.
 func serveStore(ctx context.Context, e *env, f storeFlags) (err error) {
+	if err := f.check(); err != nil {
+		return err
+	}
 	life := lifecycle{grace: defaultConfig().Shutdown.Grace}
 	defer func() { err = errors.Join(err, life.shutdown(context.Background())) }()
 	db, err := store.Open(f.data, store.Options{})
@@ -101,6 +125,9 @@ func serveStore(ctx context.Context, e *env, f storeFlags) (err error) {
 				fmt.Fprintf(e.stderr, "memrank qdrant-compat: WARNING: open (no $MEMRANK_STORE__API_KEY) on %s, which is not a loopback address: anyone who reaches it can read and change every collection\n", addr)
 			}
 		}
+		if f.http != "" && !loopback(f.http) && len(f.allowedHosts) == 0 {
+			fmt.Fprintf(e.stderr, "memrank qdrant-compat: --http %s answers requests by IP address or localhost only: give the names clients use (a service name, serve's --upstream-rest host) in --allowed-hosts\n", f.http)
+		}
 	}
 	opts := append(grpcLimits.ServerOptions(), auth.ServerOptions()...)
 	servers := together{&grpcServer{srv: store.NewServer(db, opts...), lis: grpcLimits.Listener(lis), fail: fail}}
@@ -119,7 +146,7 @@ func serveStore(ctx context.Context, e *env, f storeFlags) (err error) {
 		guard, err := hostguard.New(hostguard.Config{AllowedHosts: f.allowedHosts, Open: !auth.Enabled(),
 			Setting: "--allowed-hosts", Logger: slog.New(slog.NewTextHandler(e.stderr, nil))})
 		if err != nil {
-			return usageError{fmt.Errorf("--allowed-hosts: %w", err)}
+			return err // f.check refused bad names already
 		}
 		srv := &http.Server{Handler: httpLimits.Handler(guard.Handler(h)), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 		servers = append(servers, &httpServer{srv: srv, lis: httpLimits.Listener(httpLis), fail: fail})
@@ -301,8 +328,8 @@ embedder (--embedder) and no judge: p50, p99 and mean, where they go (each kind 
 call the write path makes: how many, p50, time per observation), against the disk's single-commit floor
 measured in the same run (a tiny fsync'd commit in the store's directory), the store's own
 commits in the timed phase (how many per observation, the pages and writes each made, their
-mean time), the goal p50 <= floor x 2 + 0.3 ms, and the least the calls every observation makes
-can cost (its tier-1 look-up plus two writes at the store floor). Then --writers writers observe at once into the same collection:
+mean time), the goal p50 <= floor x 2 + 0.3 ms, and what the calls every observation makes
+cost at their medians (its tier-1 look-up plus two writes at the store floor). Then --writers writers observe at once into the same collection:
 observations per second. Then run a mixed fixture of --mix observations (new
 facts, repeats, paraphrases, near misses and contradictions) on a fresh collection with a
 counting judge, and report how many reached it.`,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -329,12 +330,28 @@ func TestQdrantCompatHostGuard(t *testing.T) {
 			}
 		})
 	}
-	t.Run("bad flag", func(t *testing.T) {
-		var stderr syncBuffer
-		code := run(t.Context(), []string{"qdrant-compat", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0",
-			"--allowed-hosts", "http://x"}, strings.NewReader(""), io.Discard, &stderr, nil)
-		if code != 2 || !strings.Contains(stderr.String(), "--allowed-hosts") {
-			t.Errorf("exit %d, stderr %s; want a usage error naming --allowed-hosts", code, stderr.String())
-		}
-	})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "not a host name", args: []string{"--http", "127.0.0.1:0", "--allowed-hosts", "http://x"},
+			want: `--allowed-hosts: "http://x" is not a host name`},
+		{name: "any name among others", args: []string{"--http", "127.0.0.1:0", "--allowed-hosts", "*,store"},
+			want: `--allowed-hosts: "*" (every host name) must be the only entry`},
+		{name: "without --http", args: []string{"--allowed-hosts", "store"}, want: "--allowed-hosts: only with --http"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr syncBuffer
+			dir := t.TempDir()
+			args := append([]string{"qdrant-compat", "--data", dir, "--grpc", "127.0.0.1:0"}, tc.args...)
+			code := run(t.Context(), args, strings.NewReader(""), io.Discard, &stderr, nil)
+			if code != 2 || !strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "hostguard") {
+				t.Errorf("exit %d, stderr %s; want a usage error %q", code, stderr.String(), tc.want)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("the store was opened (%d entries in its directory) before the flags were checked", len(entries))
+			}
+		})
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/memrank/memrank/config"
+
 	"github.com/spf13/pflag"
 	"golang.org/x/net/http/httpguts"
 )
@@ -63,4 +65,32 @@ func (t *tenantFlags) resolve(url, configured string) error {
 			"(when it takes them from API keys or tokens, the tenant comes from --api-key)")}
 	}
 	return usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys or tokens the tenant comes from --api-key)")}
+}
+
+// remoteTenancyHint adds to a configuration error in the tenancy section,
+// with --url, that tenancy is the server's. The likeliest cause is
+// tenancy.header set alone, to say where the tenant goes, which a server
+// needs tenancy.key with.
+func remoteTenancyHint(url string, err error) error {
+	if url != "" && tenancyProblem(err) {
+		return usageError{fmt.Errorf("%w\nwith --url, tenancy is the server's: give the header it takes tenants from with --tenant-header", err)}
+	}
+	return err
+}
+
+// tenancyProblem reports whether the configuration error err names a key
+// of the tenancy section.
+func tenancyProblem(err error) bool {
+	list := []error{err}
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		list = joined.Unwrap()
+	}
+	for _, e := range list {
+		var ce *config.Error
+		if errors.As(e, &ce) && strings.HasPrefix(ce.Key, "tenancy.") {
+			return true
+		}
+	}
+	return false
 }

@@ -26,9 +26,13 @@ type callStats struct {
 	lat   []time.Duration
 }
 
+// kindTier1 is the call kind of the tier-1 look-up, which every
+// observation makes.
+const kindTier1 = "tier-1 look-up"
+
 // callKinds name the write path's upstream calls, in the order an
 // observation makes them.
-var callKinds = []string{"tier-1 look-up", "tier-2 search", "id look-up", "memory write", "audit write", "audit look-up", "other"}
+var callKinds = []string{kindTier1, "tier-2 search", "id look-up", "memory write", "audit write", "audit look-up", "other"}
 
 // timing is the write path's store, timing each call by kind while on. It
 // hides the optional methods the write path looks for on its store
@@ -89,7 +93,7 @@ func (t *timing) report(observations int) []Call {
 }
 
 func (t *timing) Scroll(ctx context.Context, req *qdrant.ScrollPoints) ([]*qdrant.RetrievedPoint, error) {
-	kind := "tier-1 look-up"
+	kind := kindTier1
 	if req.GetCollectionName() == t.audit {
 		kind = "audit look-up"
 	}

@@ -91,7 +91,7 @@ export interface JudgeInfo {
   cached: boolean;
   reason?: string;
   /** Why no verdict could be used: the tier-2 decision was taken instead. */
-  fallback?: "disabled" | "budget" | "timeout" | "error" | "unparsable";
+  fallback?: "disabled" | "budget" | "timeout" | "error" | "unparsable" | "paused";
 }
 
 /** The note of a hearsay observation. */
