@@ -18,7 +18,8 @@
 //  3. tier 3: the LLM judge (Judging) for the band [JudgeThreshold,
 //     SameThreshold) and for those pairs: same, different or contradicts.
 //     A judge that is disabled, over its per-collection budget, slow,
-//     failing or unparsable gives no verdict, and no verdict never merges:
+//     failing, unparsable or paused by its provider's Retry-After gives
+//     no verdict, and no verdict never merges:
 //     the tier-2 decision (a new memory) stands. Verdicts are cached on the
 //     ordered pair of text hashes; the read path consults the same cache.
 //

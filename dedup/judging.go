@@ -284,7 +284,9 @@ func (j *Judging) call(ctx context.Context, collection string, a, b PairText) ju
 	}
 	jm, err := j.judge.Judge(ctx, a.Text, b.Text)
 	if errors.Is(err, ErrProviderPaused) {
-		return judgeResult{fallback: FallbackPaused} // a pause learnt since Paused: not sent either
+		// A pause learnt since Paused: not sent either, though its budget
+		// is spent (a rate.Limiter gives no token back).
+		return judgeResult{fallback: FallbackPaused}
 	}
 	j.calls.Add(1)
 	var r judgeResult

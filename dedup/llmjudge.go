@@ -65,7 +65,8 @@ type LLMJudgeConfig struct {
 	// a 429, a 5xx or a transport error (a timed-out attempt included);
 	// 0 means the default 2, a negative value no retries. A Retry-After on
 	// a 429 or 503 holds every call of the judge until it ends (at most ten
-	// minutes); a call whose deadline comes first fails at once, unsent.
+	// minutes); a call that could not wait it out and keep half an
+	// attempt's timeout fails at once, unsent (ErrProviderPaused).
 	MaxRetries int
 	// RetryBackoff is the first wait between attempts, growing about
 	// twofold (with jitter) per retry; default 200ms.
@@ -256,7 +257,7 @@ func (j *LLMJudge) judge(ctx context.Context, span trace.Span, existing, candida
 	if err != nil {
 		return Judgement{}, err
 	}
-	bo := &pausedBackOff{j: j, ctx: ctx, next: &backoff.ExponentialBackOff{
+	bo := &pausedBackOff{j: j, limit: j.waitLimit(ctx), next: &backoff.ExponentialBackOff{
 		InitialInterval:     j.backoff,
 		RandomizationFactor: 0.3,
 		Multiplier:          2,
@@ -264,6 +265,12 @@ func (j *LLMJudge) judge(ctx context.Context, span trace.Span, existing, candida
 	}}
 	attempts := 0
 	resp, err := backoff.Retry(ctx, func() (openai.ChatCompletionResponse, error) {
+		if attempts > 0 {
+			// A pause begun or extended during the backoff's wait.
+			if err := j.waitPause(ctx); err != nil {
+				return openai.ChatCompletionResponse{}, backoff.Permanent(sentBefore(err))
+			}
+		}
 		attempts++
 		actx, cancel := context.WithTimeout(ctx, j.timeout)
 		defer cancel()
@@ -581,9 +588,10 @@ func (d *judgeDoer) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if wait, began := d.pause.observe(resp, time.Now()); began {
-		// Once per pause: the decisions it leaves without a verdict are
-		// counted (memrank.judge.fallbacks, reason paused), not logged.
+	now := time.Now()
+	if wait := d.pause.observe(resp, now); d.pause.shouldLog(wait, now) {
+		// The decisions a pause leaves without a verdict are counted
+		// (memrank.judge.fallbacks, reason paused), not logged.
 		d.log.LogAttrs(req.Context(), slog.LevelWarn, "llm judge: the provider asked for a pause (Retry-After); decisions that cannot wait it out get no verdict until it ends",
 			slog.Int("status", resp.StatusCode), slog.Duration("pause", wait))
 	}

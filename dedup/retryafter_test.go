@@ -3,10 +3,18 @@ package dedup
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 func TestProviderPauseObserve(t *testing.T) {
@@ -29,23 +37,39 @@ func TestProviderPauseObserve(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var p providerPause
-			_, _ = p.observe(&http.Response{StatusCode: tc.status, Header: http.Header{"Retry-After": {tc.header}}}, now)
+			p.observe(&http.Response{StatusCode: tc.status, Header: http.Header{"Retry-After": {tc.header}}}, now)
 			if got := p.remaining(now); got != tc.want {
 				t.Errorf("pause %v, want %v", got, tc.want)
 			}
 		})
 	}
-	// A shorter Retry-After never shortens a longer pause already learned,
-	// and only the first says a pause began.
+	// A shorter Retry-After never shortens a longer pause already learned.
 	var p providerPause
-	if _, began := p.observe(&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"60"}}}, now); !began {
-		t.Error("the first Retry-After did not begin a pause")
-	}
-	if _, began := p.observe(&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"1"}}}, now); began {
-		t.Error("a Retry-After during a pause began another")
+	for _, h := range []string{"60", "1"} {
+		p.observe(&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {h}}}, now)
 	}
 	if got := p.remaining(now); got != time.Minute {
 		t.Errorf("pause %v after 60 s then 1 s, want 1m", got)
+	}
+}
+
+func TestProviderPauseShouldLog(t *testing.T) {
+	now := time.Now()
+	var p providerPause
+	steps := []struct {
+		at   time.Duration // after now
+		d    time.Duration
+		want bool
+	}{
+		{0, 200 * time.Millisecond, false}, // sub-second: never
+		{100 * time.Millisecond, 2 * time.Second, true},
+		{time.Second, 5 * time.Second, false}, // the logged pause still lasts
+		{3 * time.Second, 2 * time.Second, true},
+	}
+	for i, st := range steps {
+		if got := p.shouldLog(st.d, now.Add(st.at)); got != st.want {
+			t.Errorf("step %d: shouldLog(%v at +%v) = %v, want %v", i, st.d, st.at, got, st.want)
+		}
 	}
 }
 
@@ -177,7 +201,7 @@ func TestLLMJudgeRetryAfter(t *testing.T) {
 	t.Run("a pause learnt during a failed attempt stops the retries", func(t *testing.T) {
 		var j *LLMJudge
 		f := newFakeLLM(t, testPair, func(int, *http.Request) (int, string) {
-			j.pause.extend(time.Now().Add(time.Minute), time.Now()) // another call's 429, say
+			j.pause.extend(time.Now().Add(time.Minute)) // another call's 429, say
 			return http.StatusInternalServerError, `{"error":{"message":"boom","type":"server_error"}}`
 		})
 		j = f.judge(t, func(c *LLMJudgeConfig) { c.MaxRetries = 3 })
@@ -228,5 +252,148 @@ func TestJudgingRetryAfterFallback(t *testing.T) {
 	}
 	if st := jg.Stats(); st.Calls != 1 {
 		t.Errorf("Stats().Calls = %d, want 1 (unsent calls are not calls)", st.Calls)
+	}
+}
+
+// TestWaitPauseExtended: a pause extended while a call waits is waited out
+// too, but never past the call's limit, however often it is extended.
+func TestWaitPauseExtended(t *testing.T) {
+	f := newFakeLLM(t, testPair, func(int, *http.Request) (int, string) { return http.StatusOK, "" })
+	j := f.judge(t, nil) // Timeout 2s
+	t.Run("extended once, within the deadline", func(t *testing.T) {
+		j.pause.extend(time.Now().Add(300 * time.Millisecond))
+		time.AfterFunc(150*time.Millisecond, func() { j.pause.extend(time.Now().Add(300 * time.Millisecond)) })
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		if err := j.waitPause(ctx); err != nil {
+			t.Fatalf("waitPause: %v", err)
+		}
+		if took := time.Since(start); took < 420*time.Millisecond {
+			t.Errorf("waited %v: the extension (to 450ms) was not waited out", took)
+		}
+	})
+	t.Run("extended forever, no deadline", func(t *testing.T) {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		j.pause.extend(time.Now().Add(400 * time.Millisecond))
+		go func() {
+			defer close(done)
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				j.pause.extend(time.Now().Add(400 * time.Millisecond))
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+		defer func() { close(stop); <-done }()
+		start := time.Now()
+		err := j.waitPause(context.Background())
+		if !errors.Is(err, ErrProviderPaused) {
+			t.Errorf("waitPause = %v, want ErrProviderPaused", err)
+		}
+		if took := time.Since(start); took > 2500*time.Millisecond {
+			t.Errorf("waited %v without a deadline, past one attempt's timeout", took)
+		}
+	})
+}
+
+// pausedStub is a judge that is not pausable and reports ErrProviderPaused
+// for its first call, as an LLMJudge does when a pause begins between
+// Paused and the call.
+type pausedStub struct{ n int }
+
+func (s *pausedStub) Judge(context.Context, string, string) (Judgement, error) {
+	s.n++
+	if s.n == 1 {
+		return Judgement{}, pausedError(time.Minute)
+	}
+	return Judgement{Verdict: VerdictSame, Reason: "x"}, nil
+}
+
+// TestJudgingPausedUnsent: a call the judge reports unsent is no call.
+func TestJudgingPausedUnsent(t *testing.T) {
+	jg, err := NewJudging(JudgingConfig{Judge: &pausedStub{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := jg.call(t.Context(), "c", PairText{Hash: "a", Text: "x"}, PairText{Hash: "b", Text: "y"})
+	if r.fallback != FallbackPaused {
+		t.Errorf("first call: %+v, want the paused fallback", r)
+	}
+	r = jg.call(t.Context(), "c", PairText{Hash: "a", Text: "x"}, PairText{Hash: "b", Text: "y"})
+	if r.fallback != "" || r.verdict != VerdictSame {
+		t.Errorf("second call: %+v, want a verdict", r)
+	}
+	if st := jg.Stats(); st.Calls != 1 {
+		t.Errorf("Stats().Calls = %d, want 1 (the unsent call is no call)", st.Calls)
+	}
+}
+
+// TestJudgeDoerLogsPause: a pause is logged once when it begins, and not
+// at all when it is shorter than a second.
+func TestJudgeDoerLogsPause(t *testing.T) {
+	var header atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		h := header.Load().([2]string)
+		w.Header().Set(h[0], h[1])
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	var logs strings.Builder
+	var mu sync.Mutex
+	d := &judgeDoer{next: srv.Client(), pause: &providerPause{},
+		log: slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, nil))}
+	send := func() {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, nil)
+		resp, err := d.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	header.Store([2]string{"Retry-After-Ms", "200"})
+	send()
+	header.Store([2]string{"Retry-After", "2"})
+	send()
+	send()
+	mu.Lock()
+	defer mu.Unlock()
+	if n := strings.Count(logs.String(), "asked for a pause"); n != 1 {
+		t.Errorf("%d pause lines, want 1 (the 2s pause, once):\n%s", n, logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// TestLLMJudgePausedNoSpan: a call the pause keeps unsent opens no client
+// span.
+func TestLLMJudgePausedNoSpan(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	f := newFakeLLM(t, testPair, func(int, *http.Request) (int, string) {
+		return http.StatusTooManyRequests, `{"error":{"message":"slow down","type":"rate_limit"}}`
+	})
+	f.retryAfter = func(int) string { return "30" }
+	j := f.judge(t, func(c *LLMJudgeConfig) { c.Telemetry.TracerProvider = tp; c.MaxRetries = -1 })
+	_, _ = j.Judge(t.Context(), testPair[0], testPair[1])
+	if _, err := j.Judge(t.Context(), testPair[0], testPair[1]); !errors.Is(err, ErrProviderPaused) {
+		t.Fatalf("second Judge: %v, want ErrProviderPaused", err)
+	}
+	if n := len(rec.Ended()); n != 1 {
+		t.Errorf("%d spans, want 1 (the sent call's)", n)
 	}
 }

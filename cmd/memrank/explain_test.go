@@ -69,10 +69,13 @@ func TestExplainURLTenantHeader(t *testing.T) {
 		environ []string
 		args    []string
 		header  string // "" when refused
+		want    string // the refusal; default: no header to send the tenant in
 	}{
 		{name: "--tenant-header", args: []string{"--tenant-header", "X-Org-Tenant"}, header: "X-Org-Tenant"},
 		{name: "tenancy.header", environ: []string{"MEMRANK_TENANCY__KEY=user_id", "MEMRANK_TENANCY__HEADER=x-tenant"}, header: "X-Tenant"},
 		{name: "no header", args: nil},
+		{name: "tenancy.header alone in the local config", environ: []string{"MEMRANK_TENANCY__HEADER=x-tenant"},
+			want: "with --url, tenancy is the server's: give the header it takes tenants from with --tenant-header"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,7 +87,11 @@ func TestExplainURLTenantHeader(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			if tt.header == "" {
-				if r.code != 2 || !strings.Contains(r.stderr, "--tenant: give --tenant-header NAME") || len(headers) != 0 {
+				want := tt.want
+				if want == "" {
+					want = "--tenant: give --tenant-header NAME"
+				}
+				if r.code != 2 || !strings.Contains(r.stderr, want) || len(headers) != 0 {
 					t.Errorf("exit %d, %d calls, stderr %q; want a usage error before any call", r.code, len(headers), r.stderr)
 				}
 				return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -81,6 +82,22 @@ func (f storeFlags) check() error {
 	return nil
 }
 
+// warnOpen says what an open store (no key) leaves exposed, and that a
+// REST port reachable from other hosts answers no names it was not given.
+func (f storeFlags) warnOpen(w io.Writer, auth store.Auth) {
+	if auth.Enabled() {
+		return
+	}
+	for _, addr := range []string{f.grpc, f.http} {
+		if addr != "" && !loopback(addr) {
+			fmt.Fprintf(w, "memrank qdrant-compat: WARNING: open (no $MEMRANK_STORE__API_KEY) on %s, which is not a loopback address: anyone who reaches it can read and change every collection\n", addr)
+		}
+	}
+	if f.http != "" && !loopback(f.http) && len(f.allowedHosts) == 0 {
+		fmt.Fprintf(w, "memrank qdrant-compat: WARNING: --http %s answers requests by IP address or localhost only: give the names clients use (a service name, serve's --upstream-rest host) in --allowed-hosts\n", f.http)
+	}
+}
+
 // serveStore is qdrant-compat: the store in f.data on f.grpc and, unless
 // f.http is empty, its REST API on f.http, until ctx ends; then both stop
 // accepting, calls in flight finish, the store closes.
@@ -119,16 +136,7 @@ func serveStore(ctx context.Context, e *env, f storeFlags) (err error) {
 	if err := auth.Validate(); err != nil {
 		return usageError{fmt.Errorf("$MEMRANK_STORE__READ_ONLY_API_KEY: %w", err)}
 	}
-	if !auth.Enabled() {
-		for _, addr := range []string{f.grpc, f.http} {
-			if addr != "" && !loopback(addr) {
-				fmt.Fprintf(e.stderr, "memrank qdrant-compat: WARNING: open (no $MEMRANK_STORE__API_KEY) on %s, which is not a loopback address: anyone who reaches it can read and change every collection\n", addr)
-			}
-		}
-		if f.http != "" && !loopback(f.http) && len(f.allowedHosts) == 0 {
-			fmt.Fprintf(e.stderr, "memrank qdrant-compat: --http %s answers requests by IP address or localhost only: give the names clients use (a service name, serve's --upstream-rest host) in --allowed-hosts\n", f.http)
-		}
-	}
+	f.warnOpen(e.stderr, auth)
 	opts := append(grpcLimits.ServerOptions(), auth.ServerOptions()...)
 	servers := together{&grpcServer{srv: store.NewServer(db, opts...), lis: grpcLimits.Listener(lis), fail: fail}}
 	var httpLis net.Listener

@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/memrank/memrank/store"
 )
 
 // freeAddr reserves a loopback port and releases it for the command to take.
@@ -345,12 +347,50 @@ func TestQdrantCompatHostGuard(t *testing.T) {
 			var stderr syncBuffer
 			dir := t.TempDir()
 			args := append([]string{"qdrant-compat", "--data", dir, "--grpc", "127.0.0.1:0"}, tc.args...)
-			code := run(t.Context(), args, strings.NewReader(""), io.Discard, &stderr, nil)
+			// Bounded: a flag that is not refused serves until ctx ends.
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			code := run(ctx, args, strings.NewReader(""), io.Discard, &stderr, nil)
 			if code != 2 || !strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "hostguard") {
 				t.Errorf("exit %d, stderr %s; want a usage error %q", code, stderr.String(), tc.want)
 			}
 			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 				t.Errorf("the store was opened (%d entries in its directory) before the flags were checked", len(entries))
+			}
+		})
+	}
+}
+
+func TestQdrantCompatWarnOpen(t *testing.T) {
+	const names = "--allowed-hosts"
+	tests := []struct {
+		name string
+		f    storeFlags
+		auth store.Auth
+		want []string // substrings; nil: no warning at all
+	}{
+		{name: "loopback", f: storeFlags{grpc: "127.0.0.1:6334", http: "127.0.0.1:6333"}},
+		{name: "keyed", f: storeFlags{grpc: "0.0.0.0:6334", http: "0.0.0.0:6333"}, auth: store.Auth{APIKey: "k"}},
+		{name: "open REST on all interfaces", f: storeFlags{grpc: "127.0.0.1:6334", http: ":6333"},
+			want: []string{"open (no $MEMRANK_STORE__API_KEY) on :6333", "--http :6333 answers requests by IP address or localhost only"}},
+		{name: "names given", f: storeFlags{grpc: "127.0.0.1:6334", http: ":6333", allowedHosts: []string{"store"}},
+			want: []string{"open (no $MEMRANK_STORE__API_KEY) on :6333"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			tc.f.warnOpen(&b, tc.auth)
+			out := b.String()
+			if tc.want == nil && out != "" {
+				t.Errorf("warned:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("warning lacks %q:\n%s", w, out)
+				}
+			}
+			if got, want := strings.Contains(out, names), tc.f.http != "" && len(tc.f.allowedHosts) == 0 && tc.want != nil; got != want {
+				t.Errorf("names %s: %v, want %v:\n%s", names, got, want, out)
 			}
 		})
 	}
