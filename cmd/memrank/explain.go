@@ -161,9 +161,7 @@ func (o *explainOptions) local(ctx context.Context, c Config, body []byte) (_ *n
 	if o.apiKey != "" {
 		md.Set("api-key", o.apiKey)
 	}
-	if o.tenants.tenant != "" {
-		md.Set(o.tenants.header, o.tenants.tenant)
-	}
+	o.tenants.addTo(md)
 	ctx = metadata.NewOutgoingContext(ctx, md)
 	return s.native.Retrieve(ctx, req, md)
 }

@@ -160,9 +160,7 @@ func openMCPAPI(ctx context.Context, e *env, c Config, o *mcpOptions) (*client.C
 	if o.apiKey != "" {
 		md.Set("api-key", o.apiKey)
 	}
-	if o.tenants.tenant != "" {
-		md.Set(o.tenants.header, o.tenants.tenant)
-	}
+	o.tenants.addTo(md)
 	if _, err := s.policy.Tenant(md); err != nil {
 		closeStack()
 		return nil, nil, usageError{fmt.Errorf("tenancy is on: %w (give --tenant or a tenant's --api-key)", err)}

@@ -84,9 +84,7 @@ func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptio
 	if w.apiKey != "" {
 		md.Set("api-key", w.apiKey)
 	}
-	if w.tenants.tenant != "" {
-		md.Set(w.tenants.header, w.tenants.tenant)
-	}
+	w.tenants.addTo(md)
 	tenant, err := s.policy.Tenant(md)
 	if err != nil {
 		closeStack()

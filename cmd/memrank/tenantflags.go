@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/memrank/memrank/config"
-
 	"github.com/spf13/pflag"
 	"golang.org/x/net/http/httpguts"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/memrank/memrank/config"
 )
 
 // tenantFlags are --tenant and --tenant-header, for the commands that call
@@ -65,6 +66,14 @@ func (t *tenantFlags) resolve(url, configured string) error {
 			"(when it takes them from API keys or tokens, the tenant comes from --api-key)")}
 	}
 	return usageError{errors.New("--tenant: tenancy.header is not configured (with tenancy.api_keys or tokens the tenant comes from --api-key)")}
+}
+
+// addTo puts the tenant, if any, in md as the in-process API reads it
+// (after resolve).
+func (t *tenantFlags) addTo(md metadata.MD) {
+	if t.tenant != "" {
+		md.Set(t.header, t.tenant)
+	}
 }
 
 // remoteTenancyHint adds to a configuration error in the tenancy section,
