@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memrank/memrank/server/native"
 )
 
 // sent is one request the fake server received.
@@ -145,9 +147,9 @@ func TestRequests(t *testing.T) {
 			name: "retrieve: not counted, some payload keys; the embedder, the shadow report and nulls read",
 			answer: `{"result":[` +
 				`{"id":"a","score":0.5,"base_score":0.6,"weight":0.5,"guard":"relevant","confidence":0.9,"freshness":1,"access_count":0,"access_boost":1,"render":true,"below_gate":false,"tier":"active","bucket":"high","retrievable":true,"protected":true,"folded_ids":[],"dedup":null,"judge_consulted":false,"problems":[],` +
-				`"explanation":{"unscored":false,"source":0.85,"confidence":0.9,"half_life":30,"days_retrievable":null,"decay_floor":0.1}},` +
+				`"explanation":{"unscored":false,"source":0.85,"confidence":0.9,"half_life":30,"days_to_archive":null,"decay_floor":0.1,"within_decay_floor":true}},` +
 				`{"id":"b","score":0.4,"base_score":0.4,"weight":0.4,"guard":"relevant","confidence":null,"freshness":1,"access_count":0,"access_boost":1,"render":true,"below_gate":false,"tier":"active","bucket":null,"retrievable":true,"protected":false,"folded_ids":[],"dedup":null,"judge_consulted":false,"problems":[],` +
-				`"explanation":{"unscored":true,"source":null,"confidence":null,"computed":null,"half_life":30,"days_retrievable":null}}],` +
+				`"explanation":{"unscored":true,"source":null,"confidence":null,"computed":null,"half_life":30,"days_to_archive":null}}],` +
 				`"status":"ok","time":0,"reranked":true,"mode":"shadow","detection":"d",` +
 				`"embedder":{"model":"all-minilm-l6-v2","same_threshold":0.9,"judge_threshold":null},` +
 				`"guard":null,"shadow":{"store":["b","a"],"memrank":["a","b"],"overlap":1,"top_changed":true,"moved":2,"dropped":0},"dropped":[]}`,
@@ -158,7 +160,7 @@ func TestRequests(t *testing.T) {
 				}
 				scored, unscored := res.Results[0].Explanation, res.Results[1].Explanation
 				return []any{
-					math.IsInf(float64(scored.DaysRetrievable), 1), scored.HalfLife, *scored.Source, *scored.Confidence,
+					math.IsInf(float64(scored.DaysToArchive), 1), scored.WithinDecayFloor, scored.HalfLife, *scored.Source, *scored.Confidence,
 					unscored.Source == nil, unscored.Confidence == nil, unscored.Computed == nil,
 					res.Embedder.Model, *res.Embedder.SameThreshold, res.Embedder.JudgeThreshold == nil,
 					res.Shadow.Store, res.Shadow.Overlap, res.Shadow.TopChanged, res.Shadow.Moved,
@@ -166,15 +168,82 @@ func TestRequests(t *testing.T) {
 			},
 			want: sent{Method: "POST", Path: "/v1/retrieve", Body: map[string]any{"collection": "m", "vector": []any{0.5, -1.0},
 				"explain": true, "count_access": false, "with_payload": []any{"text"}}},
-			wantValue: []any{true, Float(30), 0.85, 0.9, true, true, true, "all-minilm-l6-v2", 0.9, true, []ID{"b", "a"}, Float(1), true, 2},
+			wantValue: []any{true, true, Float(30), 0.85, 0.9, true, true, true, "all-minilm-l6-v2", 0.9, true, []ID{"b", "a"}, Float(1), true, 2},
 		},
 		{
-			name:   "retrieve: no payload, no explanation",
-			answer: `{"result":[],"status":"ok","time":0,"reranked":true,"mode":"rerank","detection":"d","guard":null,"dropped":[]}`,
+			name: "retrieve as of a time: at sent in UTC and echoed; the bounded factors, the stored tier and the guard's counts read",
+			answer: `{"result":[{"id":"a","score":0.61,"base_score":0.6,"weight":0.61,"guard":"relevant","confidence":0.9,` +
+				`"freshness":0.5,"freshness_factor":0.86,"access_count":3,"access_boost":1.012,"render":true,"below_gate":false,` +
+				`"tier":"dormant","stored_tier":"active","bucket":"high","retrievable":true,"protected":false,"folded_ids":[],` +
+				`"dedup":null,"judge_consulted":false,"problems":[],` +
+				`"explanation":{"unscored":false,"freshness":0.5,"freshness_weight":0.7,"focus":0.4,"freshness_factor":0.86,` +
+				`"days_to_archive":12.5,"within_decay_floor":true,"access_weight":0.02,"access_boost":1.012,"tier":"dormant"}}],` +
+				`"status":"ok","time":0,"reranked":true,"mode":"rerank","detection":"d",` +
+				`"guard":{"applied":true,"relative":false,"best":0.6,"cutoff":0.57,"band":0.03,"floor":0.2,"relative_band":0.025,` +
+				`"from":"default","relevant":1,"beyond":0,"folded":2,"focus":0.4},"dropped":[],"at":"2026-06-01T10:00:00Z"}`,
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Retrieve(ctx, RetrieveRequest{Collection: "m", Text: "x", NoPayload: true, NoExplain: true})
+				// 12:00 in UTC+2 is 10:00 UTC.
+				at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.FixedZone("CEST", 2*3600))
+				res, err := c.Retrieve(ctx, RetrieveRequest{Collection: "m", Text: "x", At: at, NoCountAccess: true})
+				if err != nil {
+					return nil, err
+				}
+				r, x := res.Results[0], res.Results[0].Explanation
+				return []any{res.At.Equal(at), res.Empty, *r.FreshnessFactor, *r.Tier, *r.StoredTier, r.Retrievable,
+					x.FreshnessWeight, x.Focus, x.FreshnessFactor, x.DaysToArchive, x.WithinDecayFloor, x.AccessWeight,
+					res.Guard.Relevant, res.Guard.Beyond, res.Guard.Folded, res.Guard.Focus}, nil
 			},
-			want: sent{Method: "POST", Path: "/v1/retrieve", Body: map[string]any{"collection": "m", "text": "x", "explain": false, "with_payload": false}},
+			want: sent{Method: "POST", Path: "/v1/retrieve", Body: map[string]any{"collection": "m", "text": "x", "explain": true,
+				"count_access": false, "at": "2026-06-01T10:00:00Z"}},
+			wantValue: []any{true, "", 0.86, "dormant", "active", true,
+				Float(0.7), Float(0.4), Float(0.86), Float(12.5), true, Float(0.02), 1, 0, 2, Float(0.4)},
+		},
+		{
+			name: "retrieve with include_archived: an archived memory, not retrievable; no at asked, none echoed; a nil stored tier",
+			answer: `{"result":[{"id":"z","score":0.3,"base_score":0.3,"weight":0.3,"guard":"relevant","confidence":0.8,"freshness":1,` +
+				`"freshness_factor":1,"access_count":0,"access_boost":1,"render":true,"below_gate":false,"tier":"archived",` +
+				`"stored_tier":null,"bucket":"high","retrievable":false,"protected":false,"folded_ids":[],"dedup":null,` +
+				`"judge_consulted":false,"problems":[],"archived":"archived"}],` +
+				`"status":"ok","time":0,"reranked":true,"mode":"rerank","detection":"d","guard":null,"dropped":[]}`,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				res, err := c.Retrieve(ctx, RetrieveRequest{Collection: "m", Text: "x", IncludeArchived: true})
+				if err != nil {
+					return nil, err
+				}
+				r := res.Results[0]
+				return []any{res.At.IsZero(), res.Empty, r.StoredTier == nil, r.Retrievable, r.Archived}, nil
+			},
+			want: sent{Method: "POST", Path: "/v1/retrieve", Body: map[string]any{"collection": "m", "text": "x", "explain": true,
+				"include_archived": true}},
+			wantValue: []any{true, "", true, false, "archived"},
+		},
+		{
+			name: "retrieve: no payload, no explanation; an empty answer says why",
+			answer: `{"result":[],"status":"ok","time":0,"reranked":true,"mode":"rerank","detection":"d","guard":null,` +
+				`"dropped":[{"id":4,"reason":"superseded","base_score":0.5}],"empty":"all 1 candidates were left out: 1 superseded"}`,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				res, err := c.Retrieve(ctx, RetrieveRequest{Collection: "m", Text: "x", NoPayload: true, NoExplain: true})
+				if err != nil {
+					return nil, err
+				}
+				return []any{len(res.Results), res.Empty}, nil
+			},
+			want:      sent{Method: "POST", Path: "/v1/retrieve", Body: map[string]any{"collection": "m", "text": "x", "explain": false, "with_payload": false}},
+			wantValue: []any{0, "all 1 candidates were left out: 1 superseded"},
+		},
+		{
+			name: "observe: warnings read",
+			answer: `{"result":{"decision":"inserted","memory_id":"m1","confidence":0.4675,"observations":0,"dedup_tier":0,"judge":null,` +
+				`"replayed":false,"warnings":["the memory's confidence 0.4675 is below the retrieval gate 0.5"]},"status":"ok","time":0}`,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				o, err := c.Observe(ctx, Observation{Collection: "m", Text: "Dana keeps bees"})
+				if err != nil {
+					return nil, err
+				}
+				return o.Warnings, nil
+			},
+			want:      sent{Method: "POST", Path: "/v1/observe", Body: map[string]any{"collection": "m", "text": "Dana keeps bees"}},
+			wantValue: []string{"the memory's confidence 0.4675 is below the retrieval gate 0.5"},
 		},
 		{
 			name:   "observe: a confidence of null (not finite) reads as +Inf, not 0",
@@ -430,6 +499,29 @@ func TestRetrieveRequestRefused(t *testing.T) {
 	}
 	if len(f.got) != 0 {
 		t.Errorf("sent %d requests", len(f.got))
+	}
+}
+
+// TestRetrieveRequestDecodes: the server's own decoder accepts what the
+// client sends, and reads the same time from at.
+func TestRetrieveRequestDecodes(t *testing.T) {
+	at := time.Date(2026, 6, 1, 12, 30, 0, 500, time.FixedZone("", -5*3600))
+	for _, r := range []RetrieveRequest{
+		{Collection: "m", Text: "x"},
+		{Collection: "m", Text: "x", At: at, NoCountAccess: true, IncludeArchived: true},
+		{Collection: "m", Vector: []float32{0.5, 1}, At: at.UTC(), NoPayload: true, NoExplain: true, Mode: "off"},
+	} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := native.DecodeRetrieveRequest(b)
+		if err != nil {
+			t.Fatalf("the server refuses %s: %v", b, err)
+		}
+		if !got.At.Equal(r.At) || got.At.IsZero() != r.At.IsZero() || got.CountAccess == r.NoCountAccess || got.IncludeArchived != r.IncludeArchived {
+			t.Errorf("%s decoded as at %v, count_access %v, include_archived %v", b, got.At, got.CountAccess, got.IncludeArchived)
+		}
 	}
 }
 

@@ -15,6 +15,8 @@ func FuzzDecodeAnswers(f *testing.F) {
 		`{"result":{"id":"42","collection":"m","payload":{},"audit":[{"at":"2026-05-01T12:00:00Z","old":null}]}}`,
 		`{"result":{"average_confidence":null,"tiers_as_of":"2026-01-01T00:00:00Z","judge":{"cache_hit_rate":null}}}`,
 		`{"id":18446744073709551616}`, `{"id":-1}`, `{"id":1.5}`, `{"at":"yesterday"}`, `null`, `[]`,
+		`{"result":[],"at":"2026-06-01T00:00:00.5Z","empty":"x","guard":{"folded":1,"focus":null}}`,
+		`{"result":{"decision":"inserted","warnings":["w",3]}}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -96,6 +96,11 @@ type Outcome struct {
 	Attribution       *Attribution `json:"attribution,omitempty"`
 	Flags             []string     `json:"flags,omitempty"`
 	Uses              int          `json:"uses,omitempty"`
+	// Warnings say what the caller may not expect of the stored memory,
+	// e.g. that its confidence is below the retrieval gate (a text
+	// observed without its source, weak_inference by default): it is then
+	// returned only as the best match of a question, flagged below_gate.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // JudgeInfo is what the LLM judge said, when it was asked.
@@ -140,23 +145,37 @@ type RetrieveRequest struct {
 	NoPayload   bool     `json:"-"`
 	PayloadKeys []string `json:"-"`
 	// Mode: "off" for the store's own answer, "" for the collection's.
-	Mode            string `json:"mode,omitempty"`
-	IncludeArchived bool   `json:"include_archived,omitempty"`
+	Mode string `json:"mode,omitempty"`
+	// IncludeArchived returns the memories a person or a review archived
+	// too (Retrievable false, Archived saying why); superseded ones stay
+	// out. Age alone never takes a memory out of an answer.
+	IncludeArchived bool `json:"include_archived,omitempty"`
+	// At, when not zero, asks for the answer as of that time (sent as
+	// RFC 3339 in UTC): freshness and tiers computed then, memories first
+	// observed later left out, supersessions recorded later not yet
+	// applied, and nothing counted as an access. Access counts and
+	// confidence stay today's: the store keeps no history of them.
+	At time.Time `json:"-"`
 }
 
 // MarshalJSON writes explain from NoExplain, count_access from
-// NoCountAccess and with_payload from NoPayload and PayloadKeys; the last
-// two only when they differ from the server's defaults.
+// NoCountAccess, with_payload from NoPayload and PayloadKeys, and at (in
+// UTC) from At; the last three only when they differ from the server's
+// defaults.
 func (r RetrieveRequest) MarshalJSON() ([]byte, error) {
 	type plain RetrieveRequest
 	v := struct {
 		plain
-		Explain     bool  `json:"explain"`
-		CountAccess *bool `json:"count_access,omitempty"`
-		WithPayload any   `json:"with_payload,omitempty"`
+		Explain     bool   `json:"explain"`
+		CountAccess *bool  `json:"count_access,omitempty"`
+		WithPayload any    `json:"with_payload,omitempty"`
+		At          string `json:"at,omitempty"`
 	}{plain: plain(r), Explain: !r.NoExplain}
 	if r.NoCountAccess {
 		v.CountAccess = new(bool)
+	}
+	if !r.At.IsZero() {
+		v.At = r.At.UTC().Format(time.RFC3339Nano)
 	}
 	switch {
 	case r.NoPayload && len(r.PayloadKeys) > 0:
@@ -188,6 +207,13 @@ type RetrieveResponse struct {
 	Shadow *ShadowReport `json:"shadow,omitempty"`
 	// Dropped are the candidates left out, and why.
 	Dropped []Dropped `json:"dropped"`
+	// At is the time the answer was computed as of, when the request
+	// asked for one (RetrieveRequest.At); zero when it answered as of now.
+	At time.Time `json:"at,omitzero"`
+	// Empty says why a re-ranked answer is empty although the store had
+	// candidates (every one superseded or archived, or the offset past
+	// them); "" otherwise.
+	Empty string `json:"empty,omitempty"`
 }
 
 // EmbedderReport is a collection's recorded embedder and its dedup bands:
@@ -213,20 +239,38 @@ type ShadowReport struct {
 
 // Result is one ranked memory and every factor of its score.
 type Result struct {
-	ID        ID      `json:"id"`
-	Score     Float   `json:"score"`      // the final score
-	BaseScore Float   `json:"base_score"` // the similarity
-	Weight    Float   `json:"weight"`
-	Guard     *string `json:"guard"`
-	// The factors; nil for a point that is not a scored memory.
-	Confidence     *float64        `json:"confidence"`
-	Freshness      *float64        `json:"freshness"`
-	AccessCount    *int64          `json:"access_count"`
-	AccessBoost    *float64        `json:"access_boost"`
-	Render         bool            `json:"render"`
-	BelowGate      bool            `json:"below_gate"`
-	Tier           *string         `json:"tier"`
-	Bucket         *string         `json:"bucket"`
+	ID ID `json:"id"`
+	// Score is what memrank ranked the result by: its weight, base_score x
+	// freshness_factor x access_boost x confidence factor (Qdrant's score
+	// when the collection was passed through).
+	Score     Float `json:"score"`
+	BaseScore Float `json:"base_score"` // the similarity
+	Weight    Float `json:"weight"`
+	// Guard is the relevance guard's decision: relevant (counted as read),
+	// below_band, below_floor, or off; nil when passed through.
+	Guard *string `json:"guard"`
+	// The factors; nil when the collection was passed through, and
+	// Confidence and Bucket nil for a point that is not a scored memory.
+	Confidence *float64 `json:"confidence"`
+	// Freshness is f = 0.5^(age / half-life); FreshnessFactor is what age
+	// took off the weight for this query (1 - freshness_weight x focus x
+	// (1 - f)).
+	Freshness       *float64 `json:"freshness"`
+	FreshnessFactor *float64 `json:"freshness_factor"`
+	AccessCount     *int64   `json:"access_count"`
+	AccessBoost     *float64 `json:"access_boost"`
+	Render          bool     `json:"render"`
+	// BelowGate marks a memory below the confidence gate returned as the
+	// best match of the question (nothing passing the gate was near it).
+	BelowGate bool `json:"below_gate"`
+	// Tier is the tier as of the answer's clock (RetrieveRequest.At, else
+	// now); StoredTier the one the payload holds, as the last
+	// consolidation wrote it (nil when it holds none).
+	Tier       *string `json:"tier"`
+	StoredTier *string `json:"stored_tier"`
+	Bucket     *string `json:"bucket"`
+	// Retrievable is false only for an archived memory returned because
+	// IncludeArchived asked for it.
 	Retrievable    bool            `json:"retrievable"`
 	Protected      bool            `json:"protected"`
 	FoldedIDs      []ID            `json:"folded_ids"`
@@ -251,8 +295,15 @@ func (r *Result) Text() string {
 // Explanation is every step from the stored evidence to the score
 // (docs/scoring.md). The confidence factors, Source to Confidence, are nil
 // for an unscored point (one that is not a scored memory: it has none).
-// The other numbers are Floats: DaysRetrievable is +Inf for a memory that
-// never drops out by decay (protected, or no decay).
+// The other numbers are Floats: DaysToArchive is +Inf for a memory whose
+// tier decay never turns archived (protected, or no decay).
+//
+// The weight is Base x FreshnessFactor x AccessBoost x ConfidenceFactor:
+// FreshnessFactor = 1 - FreshnessWeight x Focus x (1 - Freshness), where
+// Focus is how much the query is about recent memories, and AccessBoost =
+// 1 + AccessWeight x r(AccessCount). Both are bounded: age and reads
+// reorder memories of similar relevance, and never take one out of an
+// answer.
 type Explanation struct {
 	Unscored           bool     `json:"unscored"`
 	Source             *float64 `json:"source"`
@@ -270,24 +321,38 @@ type Explanation struct {
 	AgeDays            Float    `json:"age_days"`
 	HalfLife           Float    `json:"half_life"`
 	Freshness          Float    `json:"freshness"`
+	FreshnessWeight    Float    `json:"freshness_weight"`
+	Focus              Float    `json:"focus"`
+	FreshnessFactor    Float    `json:"freshness_factor"`
 	IdleDays           Float    `json:"idle_days"`
 	DecayFloor         Float    `json:"decay_floor"`
-	DaysRetrievable    Float    `json:"days_retrievable"`
-	AccessCount        int64    `json:"access_count"`
-	AccessBoost        Float    `json:"access_boost"`
-	ConfidenceWeight   Float    `json:"confidence_weight"`
-	ConfidenceFactor   Float    `json:"confidence_factor"`
-	Base               Float    `json:"base"`
-	Weight             Float    `json:"weight"`
-	Retrievable        bool     `json:"retrievable"`
-	Protected          bool     `json:"protected"`
-	Tier               string   `json:"tier"`
-	Bucket             *string  `json:"bucket"`
-	BelowGate          bool     `json:"below_gate"`
-	Render             bool     `json:"render"`
+	// DaysToArchive is how many idle days (neither observed nor read) the
+	// memory has until its tier label turns archived; +Inf: never. The
+	// label is for upkeep: an archived tier stays in answers.
+	DaysToArchive    Float `json:"days_to_archive"`
+	AccessCount      int64 `json:"access_count"`
+	AccessWeight     Float `json:"access_weight"`
+	AccessBoost      Float `json:"access_boost"`
+	ConfidenceWeight Float `json:"confidence_weight"`
+	ConfidenceFactor Float `json:"confidence_factor"`
+	Base             Float `json:"base"`
+	Weight           Float `json:"weight"`
+	// WithinDecayFloor: the memory's freshness since its last use is at or
+	// above the decay floor of its confidence (or it is protected).
+	WithinDecayFloor bool    `json:"within_decay_floor"`
+	Protected        bool    `json:"protected"`
+	Tier             string  `json:"tier"`
+	Bucket           *string `json:"bucket"`
+	BelowGate        bool    `json:"below_gate"`
+	Render           bool    `json:"render"`
 }
 
-// GuardReport is the relevance band of a re-ranked answer.
+// GuardReport is the relevance band of a re-ranked answer: results whose
+// similarity is at least Cutoff are relevant and counted as read. Relevant
+// and Beyond count the returned results inside and outside the band,
+// Folded the relevant candidates folded into them; Focus is the query's
+// focus on recent memories (0 to 1) the weights were computed with. Every
+// result is ordered by its weight.
 type GuardReport struct {
 	Applied      bool   `json:"applied"`
 	Relative     bool   `json:"relative"`
@@ -299,10 +364,12 @@ type GuardReport struct {
 	From         string `json:"from"`
 	Relevant     int    `json:"relevant"`
 	Beyond       int    `json:"beyond"`
+	Folded       int    `json:"folded"`
+	Focus        Float  `json:"focus"`
 }
 
 // Dropped is a candidate left out of a re-ranked answer: superseded,
-// not_retrievable, archived, decay_floor, below_gate or folded (Into).
+// not_retrievable, archived, below_gate or folded (Into).
 type Dropped struct {
 	ID        ID     `json:"id"`
 	Reason    string `json:"reason"`
@@ -312,8 +379,8 @@ type Dropped struct {
 
 // Float is a number the server writes as null when it is not finite (JSON
 // has no infinity): null reads as +Inf, as memrank reads its own answers,
-// so that a days_retrievable of null ("never drops out") is not read as 0
-// ("drops out now"). Where null means "none" rather than "unbounded" (an
+// so that a days_to_archive of null ("never archived") is not read as 0
+// ("archived now"). Where null means "none" rather than "unbounded" (an
 // unscored point's confidence, an average of nothing) the field is a
 // *float64 instead.
 type Float float64

@@ -36,10 +36,41 @@ type change struct {
 	tenant      *qdrant.Value // the tenancy key's value, copied onto the audit record
 	confidence  float64
 	n           int
-	reason      string // audit reason: "tier", or "archive" for a review answer
+	reason      string // audit reason: reasonTier, reasonArchive or reasonLift
+	// tierNow is the tier computed at the run's clock (the decay floor
+	// included): what the memory's tier is once it is retrievable.
+	tierNow scoring.Tier
+	// lifts is, for a lift, the id of the audit record of the age archive
+	// it undoes; for a reviewer's archive of an age archive (adopt), the
+	// same: the record the archive takes over from.
+	lifts string
+	// adopt: a reviewer's archive of a memory an earlier version archived
+	// for age. The stored state does not change, but the archive is
+	// written (its token) and audited, so the memory stays archived.
+	adopt bool
 }
 
+// Audit reasons of the job's records.
+const (
+	// reasonTier: the tier label changed (decision consolidated).
+	reasonTier = "tier"
+	// reasonArchive: a reviewer archived the memory (decision reviewed).
+	reasonArchive = "archive"
+	// reasonLift: an age archive of an earlier version was lifted: the
+	// memory is retrievable again (decision consolidated).
+	reasonLift = "age_archive_lifted"
+)
+
 func (c change) label() string { return c.from.String() + "->" + c.to.String() }
+
+// audited reports whether the change is a transition with an audit record
+// (and a token in the point), rather than a materialisation.
+func (c change) audited() bool { return c.from != c.to || c.adopt }
+
+// excluded is the stored state of a memory taken out of answers: archived by a
+// reviewer, by an earlier version for age, or, with another writer's
+// retrievable false, labelled archived.
+var excluded = state{scoring.TierArchived, false}
 
 // basisFields are the keys whose change between the read and the write
 // means the decision is out of date: the write path's reinforcement, an
@@ -48,8 +79,12 @@ var basisFields = []memory.Field{memory.FieldTier, memory.FieldRetrievable, memo
 	memory.FieldConfidence, memory.FieldObservations, memory.FieldLastObservedAt, memory.FieldCreatedAt,
 	memory.FieldLastAccessedAt}
 
-// decide computes a memory's state at now as the read path would exclude
-// or keep it. ok is false for points the job never writes: unscored or
+// decide computes the state to store for a memory at now: its tier label
+// (scoring's tier, archived past the decay floor) and retrievable true,
+// since age never takes a memory out of answers; a memory stored as not
+// retrievable stays out, labelled archived. Whether such a memory is an
+// earlier version's age archive, to be lifted, is for the audit trail to
+// say (lift.go). ok is false for points the job never writes: unscored or
 // foreign points, and superseded memories (never un-superseded).
 func (j *Job) decide(p *qdrant.RetrievedPoint, now time.Time) (change, bool) {
 	payload := p.GetPayload()
@@ -60,15 +95,17 @@ func (j *Job) decide(p *qdrant.RetrievedPoint, now time.Time) (change, bool) {
 	in := j.codec.Inputs(&m)
 	s := j.params.Evaluate(&in, 1, now)
 	c := change{id: p.GetId(), sid: idString(p.GetId()), from: state{m.Tier, m.Retrievable},
-		confidence: s.Confidence, n: m.Observations, reason: "tier"}
+		confidence: s.Confidence, n: m.Observations, reason: reasonTier, tierNow: s.Tier}
 	switch {
-	case m.Tier == scoring.TierArchived || !m.Retrievable:
-		// Archived stays archived (a review's archive included) until the
-		// write path reinforces the memory; a memory another writer took out
-		// of answers is archived with it.
-		c.to = state{scoring.TierArchived, false}
+	case !m.Retrievable:
+		// A memory taken out of answers (a reviewer's archive, another
+		// writer's exclusion, an earlier version's age archive until the
+		// run lifts it) stays out, labelled archived, until the write path
+		// reinforces it.
+		c.to = excluded
 	default:
-		c.to.tier, c.to.retrievable = s.Materialised()
+		// Age never takes a memory out: the tier is a label.
+		c.to = state{s.Tier, true}
 	}
 	c.materialise = !m.Present.Has(memory.FieldTier) || !m.Present.Has(memory.FieldRetrievable)
 	c.basis = j.basis(payload)
@@ -139,7 +176,7 @@ func (j *Job) apply(ctx context.Context, coll string, changes []change, rep *Rep
 			tierKey: qdrant.NewValueString(c.to.tier.String()),
 			retrKey: qdrant.NewValueBool(c.to.retrievable),
 		}
-		if c.from != c.to {
+		if c.audited() {
 			tokens[i] = j.auditID(coll, c)
 			payload[changeKey] = qdrant.NewValueString(tokens[i])
 		}
@@ -165,13 +202,10 @@ func (j *Job) apply(ctx context.Context, coll string, changes []change, rep *Rep
 			continue
 		}
 		rep.Written++
-		if c.from == c.to {
+		if !c.audited() {
 			continue
 		}
-		rep.Transitions[c.label()]++
-		if c.to.tier == scoring.TierArchived {
-			rep.Archived++
-		}
+		rep.count(c)
 		recs = append(recs, j.auditPoint(coll, c))
 	}
 	if err := j.upsert(ctx, memory.AuditCollection(coll), recs); err != nil {

@@ -115,11 +115,19 @@ type Report struct {
 	At         time.Time // the clock the tiers were computed at
 	Examined   int       // points read
 	Memories   int       // scored memories, superseded ones excluded
-	// Transitions counts changes by "from->to" tier.
+	// Transitions counts changes of the tier label by "from->to" tier
+	// (audit reason "tier"); a lift is not one.
 	Transitions map[string]int
-	Archived    int // memories that became archived in this run
-	Written     int // points whose tier or retrievable was written
-	Audited     int // audit records written
+	// Archived counts the memories whose tier label became archived in
+	// this run. They stay retrievable: age never takes a memory out of
+	// answers.
+	Archived int
+	// Lifted counts the memories an earlier version had taken out of
+	// answers for age (archived, not retrievable, by its audit record)
+	// that this run made retrievable again (dry: would).
+	Lifted  int
+	Written int // points whose tier or retrievable was written
+	Audited int // audit records written
 	// Conflicts are writes skipped because the memory changed between the
 	// read and the write (another writer won); a later run redoes them.
 	Conflicts int
@@ -169,7 +177,7 @@ func (j *Job) Run(ctx context.Context, req Request) (Report, error) {
 			}
 			return rep, storeError("read "+req.Collection, err)
 		}
-		if err := j.page(ctx, req, now, pts, dead, &rep); err != nil {
+		if err := j.page(ctx, req, scope, now, pts, dead, &rep); err != nil {
 			return rep, err
 		}
 		rep.Examined += len(pts)
@@ -218,9 +226,12 @@ func (j *Job) scroll(ctx context.Context, req *qdrant.ScrollPoints) ([]*qdrant.R
 	return j.store.ScrollAndOffset(ctx, req)
 }
 
-// page decides and writes one page of points.
-func (j *Job) page(ctx context.Context, req Request, now time.Time, pts []*qdrant.RetrievedPoint, dead *liveness, rep *Report) error {
-	var changes []change
+// page decides and writes one page of points. The page's memories stored
+// archived and not retrievable are the candidates of the lift: their
+// audit trails say which an earlier version archived for age.
+func (j *Job) page(ctx context.Context, req Request, scope *qdrant.Filter, now time.Time, pts []*qdrant.RetrievedPoint,
+	dead *liveness, rep *Report) error {
+	var changes, cands []change
 	var folds []fold
 	for _, p := range pts {
 		if f, ok := j.foldOf(p, dead); ok {
@@ -231,18 +242,26 @@ func (j *Job) page(ctx context.Context, req Request, now time.Time, pts []*qdran
 			continue
 		}
 		rep.Memories++
-		rep.Tiers[c.to.tier.String()]++
-		if c.from != c.to || c.materialise {
-			changes = append(changes, c)
+		if c.from == excluded {
+			cands = append(cands, c)
+			continue
 		}
+		changes = add(changes, c, rep)
+	}
+	lifts, err := j.ageArchives(ctx, req.Collection, scope, cands)
+	if err != nil {
+		return err
+	}
+	for _, c := range cands {
+		if rec, ok := lifts[c.sid]; ok {
+			c = c.lift(rec)
+		}
+		changes = add(changes, c, rep)
 	}
 	if req.DryRun {
 		for _, c := range changes {
-			if c.from != c.to {
-				rep.Transitions[c.label()]++
-				if c.to.tier == scoring.TierArchived {
-					rep.Archived++
-				}
+			if c.audited() {
+				rep.count(c)
 			}
 		}
 		for _, f := range folds {
@@ -254,6 +273,30 @@ func (j *Job) page(ctx context.Context, req Request, now time.Time, pts []*qdran
 		return err
 	}
 	return j.compact(ctx, req.Collection, folds, rep)
+}
+
+// add counts c's tier after the run and adds it to changes when it writes
+// anything.
+func add(changes []change, c change, rep *Report) []change {
+	rep.Tiers[c.to.tier.String()]++
+	if c.from != c.to || c.materialise {
+		changes = append(changes, c)
+	}
+	return changes
+}
+
+// count adds an audited change that applied (dry: that was decided) to
+// the report.
+func (r *Report) count(c change) {
+	switch c.reason {
+	case reasonLift:
+		r.Lifted++
+	case reasonTier:
+		r.Transitions[c.label()]++
+		if c.to.tier == scoring.TierArchived {
+			r.Archived++
+		}
+	}
 }
 
 // pacer spaces pages so that at most rate points a second are examined.

@@ -40,13 +40,16 @@ func TestRunWritesTheReadPathsTiers(t *testing.T) {
 	if fmt.Sprint(rep.Transitions) != fmt.Sprint(dry.Transitions) || rep.Archived != dry.Archived {
 		t.Errorf("dry run said %v (%d archived), the run did %v (%d)", dry.Transitions, dry.Archived, rep.Transitions, rep.Archived)
 	}
+	if rep.Lifted != 0 || dry.Lifted != 0 {
+		t.Errorf("lifted %d (dry %d) with no earlier age archive", rep.Lifted, dry.Lifted)
+	}
 	recs := h.tierRecords(t, "tier")
 	transitions := 0
 	for _, id := range ids {
 		m, _ := h.get(t, id)
 		tier, retr := h.expected(&m, now)
 		if m.Tier != tier || m.Retrievable != retr {
-			t.Errorf("%s: stored %s/%v, the read path says %s/%v", id, m.Tier, m.Retrievable, tier, retr)
+			t.Errorf("%s: stored %s/%v, want the label %s/%v", id, m.Tier, m.Retrievable, tier, retr)
 		}
 		if tier != scoring.TierActive {
 			transitions++
@@ -59,6 +62,16 @@ func TestRunWritesTheReadPathsTiers(t *testing.T) {
 	}
 	if rep.Audited != transitions || rep.Written != transitions {
 		t.Errorf("audited %d, written %d; want %d each", rep.Audited, rep.Written, transitions)
+	}
+	// Age changes the label, never retrievable: every memory labelled
+	// archived is still in answers, and no record took one out.
+	for _, r := range h.records(t, "tier", "") {
+		if !r["old_retrievable"].GetBoolValue() || !r["new_retrievable"].GetBoolValue() || r["decision"].GetStringValue() != "consolidated" {
+			t.Errorf("tier record %v: want retrievable true -> true, consolidated", r)
+		}
+	}
+	if rep.Tiers["archived"] == 0 {
+		t.Error("no memory labelled archived: the seed should put some past their decay floor")
 	}
 
 	again, err := j.Run(context.Background(), consolidate.Request{Collection: "mem"})
@@ -74,16 +87,27 @@ func TestRunWritesTheReadPathsTiers(t *testing.T) {
 	}
 }
 
+// A memory past its decay floor is labelled archived and stays in
+// answers; a reviewer's archive takes it out, and seeing the fact again
+// brings it back.
 func TestReinforcementRevivesAnArchivedMemory(t *testing.T) {
 	h := newHarness(t)
 	old := t0.Add(-3 * 365 * 24 * time.Hour)
 	first := h.observe(t, dedup.Observation{Text: text(1), Source: scoring.SourceStrongInference, SessionID: "s1", ObservedAt: old, Modality: "chat"})
 	j := h.job(t, consolidate.Config{}, "r1")
-	if _, err := j.Run(context.Background(), consolidate.Request{Collection: "mem"}); err != nil {
+	rep, err := j.Run(context.Background(), consolidate.Request{Collection: "mem"})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if m, _ := h.get(t, first.MemoryID); m.Tier != scoring.TierArchived || !m.Retrievable || rep.Archived != 1 {
+		t.Fatalf("past its floor: %s/%v (%d archived); want the label archived, still retrievable", m.Tier, m.Retrievable, rep.Archived)
+	}
+	if out, err := j.Archive(context.Background(), consolidate.ArchiveRequest{Collection: "mem", ID: first.MemoryID}); err != nil ||
+		!out.Archived || out.From != "archived" {
+		t.Fatalf("a reviewer's archive of the label: %+v, %v", out, err)
+	}
 	if m, _ := h.get(t, first.MemoryID); m.Tier != scoring.TierArchived || m.Retrievable {
-		t.Fatalf("not archived: %s/%v", m.Tier, m.Retrievable)
+		t.Fatalf("after the reviewer's archive: %s/%v, want archived/false", m.Tier, m.Retrievable)
 	}
 	// Seen again, independently: the same memory (no duplicate), alive.
 	again := h.observe(t, dedup.Observation{Text: text(1), Source: scoring.SourceStrongInference, SessionID: "s2",
@@ -95,7 +119,7 @@ func TestReinforcementRevivesAnArchivedMemory(t *testing.T) {
 	if m.Tier != scoring.TierActive || !m.Retrievable {
 		t.Errorf("after reinforcement: %s/%v, want active/true", m.Tier, m.Retrievable)
 	}
-	rep, err := j.Run(context.Background(), consolidate.Request{Collection: "mem"})
+	rep, err = j.Run(context.Background(), consolidate.Request{Collection: "mem"})
 	if err != nil || rep.Written != 0 {
 		t.Errorf("run after revival: %+v, %v; want nothing to write", rep, err)
 	}

@@ -30,16 +30,24 @@ const (
 	keyComputedAt   = "computed_at"
 	keyLeaseHolder  = "holder"
 	keyLeaseExpires = "expires_at"
+	// keyAgeArchive names, on a lift's record (and on a reviewer's archive
+	// of an age-archived memory), the audit record of the age archive.
+	keyAgeArchive = "age_archive"
 )
 
 // auditID derives a transition's record id from the memory, the transition
-// and the state it started from: replicas making the same transition write
-// the same point.
+// and the state it started from (and, for a lift, the age archive it
+// undoes): replicas making the same transition write the same point.
 func (j *Job) auditID(coll string, c change) string {
 	parts := []string{coll, c.reason, c.sid, c.from.tier.String(), strconv.FormatBool(c.from.retrievable),
 		c.to.tier.String(), strconv.FormatBool(c.to.retrievable)}
 	for _, f := range basisFields {
 		parts = append(parts, valueKey(c.basis[j.codec.Key(f)]))
+	}
+	if c.lifts != "" {
+		// A lift (or a reviewer's archive taking over an age archive) is
+		// one per age archive: every replica reads the same trail.
+		parts = append(parts, c.lifts)
 	}
 	return memory.DeterministicID(parts...)
 }
@@ -47,7 +55,7 @@ func (j *Job) auditID(coll string, c change) string {
 // auditPoint is a transition's audit record.
 func (j *Job) auditPoint(coll string, c change) *qdrant.PointStruct {
 	decision := decisionUpkeep
-	if c.reason != "tier" {
+	if c.reason == reasonArchive {
 		decision = decisionReview
 	}
 	p := map[string]*qdrant.Value{
@@ -72,6 +80,10 @@ func (j *Job) auditPoint(coll string, c change) *qdrant.PointStruct {
 		keyNewTier:        qdrant.NewValueString(c.to.tier.String()),
 		"old_retrievable": qdrant.NewValueBool(c.from.retrievable),
 		"new_retrievable": qdrant.NewValueBool(c.to.retrievable),
+	}
+	if c.lifts != "" {
+		// The record of the age archive this one lifts or takes over.
+		p[keyAgeArchive] = qdrant.NewValueString(c.lifts)
 	}
 	if c.tenant != nil {
 		p[j.tenant.PayloadKey()] = c.tenant

@@ -172,7 +172,9 @@ type ArchiveRequest struct {
 // Archive archives one memory on a reviewer's word: tier archived,
 // retrievable false, audited (reason "archive"). The memory stays
 // readable (GET /v1/memories/{id}, include_archived) and a new
-// observation of the fact revives it.
+// observation of the fact revives it. A memory archived already is left
+// as it is (Archived false), except one an earlier version archived for
+// age: the archive is audited, so the run's lift leaves it archived.
 func (j *Job) Archive(ctx context.Context, req ArchiveRequest) (ArchiveOutcome, error) {
 	coll, id := req.Collection, req.ID
 	if coll == "" || memory.IsCompanion(coll) {
@@ -208,10 +210,21 @@ func (j *Job) Archive(ctx context.Context, req ArchiveRequest) (ArchiveOutcome, 
 			return ArchiveOutcome{}, fmt.Errorf("%w: memory %s is superseded or not a memory record", ErrInput, id)
 		}
 		out := ArchiveOutcome{MemoryID: c.sid, From: c.from.tier.String()}
-		if c.from == (state{scoring.TierArchived, false}) {
-			return out, nil
+		if c.from == excluded {
+			// Archived already, by a reviewer or another writer: nothing
+			// changes. An earlier version's age archive, which the next
+			// run would lift, becomes the reviewer's archive: audited, so
+			// it stays.
+			lifts, err := j.ageArchives(ctx, coll, s, []change{c})
+			if err != nil {
+				return ArchiveOutcome{}, err
+			}
+			if c.lifts = lifts[c.sid]; c.lifts == "" {
+				return out, nil
+			}
+			c.adopt = true
 		}
-		c.to, c.reason = state{scoring.TierArchived, false}, "archive"
+		c.to, c.reason = excluded, reasonArchive
 		var rep Report
 		rep.Transitions = map[string]int{}
 		if err := j.apply(ctx, coll, []change{c}, &rep); err != nil {

@@ -161,6 +161,9 @@ func TestTenantScoped(t *testing.T) {
 	if m, _ := h.get(t, ids["bob"]); m.Tier != scoring.TierActive {
 		t.Errorf("bob's memory changed by alice's run: %s", m.Tier)
 	}
+	if m, _ := h.get(t, ids["alice"]); m.Tier != scoring.TierArchived || !m.Retrievable {
+		t.Errorf("alice's five-year-old memory: %s/%v, want the label archived, still retrievable", m.Tier, m.Retrievable)
+	}
 	view, err := h.eng.Memory(ctx, "mem", "alice", ids["alice"])
 	if err != nil || view.Audit[len(view.Audit)-1].Reason != "tier" {
 		t.Errorf("alice's trail lacks the transition: %+v, %v", view.Audit, err)

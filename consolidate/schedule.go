@@ -147,7 +147,7 @@ func (s *Scheduler) report(rep Report, err error) {
 		s.job.log.Error("consolidation failed", "collection", rep.Collection, "error", err)
 	} else {
 		s.job.log.Info("consolidation done", "collection", rep.Collection, "memories", rep.Memories,
-			"transitions", rep.Transitions, "archived", rep.Archived, "review_queue", rep.ReviewQueue,
+			"transitions", rep.Transitions, "archived", rep.Archived, "lifted", rep.Lifted, "review_queue", rep.ReviewQueue,
 			"compacted_keys", rep.CompactedKeys, "took", rep.Duration.String())
 	}
 	if s.onRun != nil {

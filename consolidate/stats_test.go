@@ -54,7 +54,7 @@ func TestCountedStatsAfterConsolidation(t *testing.T) {
 	if !counted.TiersAsOf.Equal(t0) {
 		t.Errorf("tiers as of %v, want the consolidation's clock %v", counted.TiersAsOf, t0)
 	}
-	if counted.Archived == 0 || counted.Tiers["stale"]+counted.Tiers["dormant"] == 0 {
+	if counted.Tiers["archived"] == 0 || counted.Tiers["stale"]+counted.Tiers["dormant"] == 0 {
 		t.Errorf("the seed gave one tier only: %v", counted.Tiers)
 	}
 	ignore := cmpopts.IgnoreFields(dedup.Stats{}, "Method", "Average", "TiersAsOf")

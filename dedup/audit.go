@@ -385,3 +385,50 @@ func isNotFound(err error) bool {
 }
 
 func isErrNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// supersededPages bounds the audit pages SupersededAt reads: a few records
+// per memory, for at most a query's candidates.
+const supersededPages = 16
+
+// SupersededAt returns, by memory id, when the latest supersession of each
+// of ids in coll was recorded (the "superseded" audit record's time): what
+// a query asked as of an earlier time needs to take back the later ones
+// (rank.History). An id without such a record is absent. It reads the
+// audit trail for memrank's own use, across tenants: the memory ids are
+// the caller's candidates, already scoped.
+func (e *Engine) SupersededAt(ctx context.Context, coll string, ids []string) (map[string]time.Time, error) {
+	out := make(map[string]time.Time, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	f := &qdrant.Filter{Must: []*qdrant.Condition{
+		qdrant.NewMatchKeywords(auditMemoryID, ids...),
+		qdrant.NewMatchKeyword("reason", "superseded"),
+	}}
+	var offset *qdrant.PointId
+	for range supersededPages {
+		limit := uint32(256)
+		pts, next, err := e.scrollPage(ctx, &qdrant.ScrollPoints{CollectionName: auditCollection(coll), Filter: f,
+			Limit: &limit, Offset: offset, WithPayload: qdrant.NewWithPayloadInclude(auditMemoryID, "at")})
+		if err != nil {
+			if isNotFound(err) {
+				return out, nil // no audit trail: nothing was superseded by memrank
+			}
+			return nil, fmt.Errorf("dedup: read the supersessions in %s: %w", auditCollection(coll), err)
+		}
+		for _, p := range pts {
+			pl := p.GetPayload()
+			id := pl[auditMemoryID].GetStringValue()
+			if at, ok := memory.ParseTime(pl["at"].GetStringValue()); ok && at.After(out[id]) {
+				out[id] = at
+			}
+		}
+		if next == nil {
+			break
+		}
+		offset = next
+	}
+	return out, nil
+}

@@ -78,8 +78,8 @@ type BackfillReport struct {
 	Merged int `json:"merged"`
 	// Tiers and Buckets count the backfilled memories by computed tier and
 	// confidence bucket as of the run; Gated are below the retrieval gate,
-	// Decayed past their decay floor (not retrievable), Archived in the
-	// archived tier.
+	// Decayed past their decay floor, Archived in the archived tier (both
+	// labels: such memories are still returned).
 	Tiers    map[string]int `json:"tiers"`
 	Buckets  map[string]int `json:"buckets"`
 	Gated    int            `json:"gated"`

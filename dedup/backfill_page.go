@@ -202,13 +202,12 @@ func (bf *backfiller) score(m *memory.Memory) scoring.Score {
 	return bf.e.params.Evaluate(&in, 1, bf.now)
 }
 
-// materialise stores the tier and retrievable flag consolidation would
-// (a superseded memory stays out of answers).
+// materialise stores the tier consolidation would, as a label: age never
+// takes a memory out of answers (a superseded memory stays out).
 func (bf *backfiller) materialise(m *memory.Memory) {
 	s := bf.score(m)
-	var retrievable bool
-	m.Tier, retrievable = s.Materialised()
-	m.Retrievable = retrievable && m.SupersededBy == ""
+	m.Tier = s.Tier
+	m.Retrievable = m.SupersededBy == ""
 }
 
 func (bf *backfiller) count(it *item) {
@@ -218,13 +217,12 @@ func (bf *backfiller) count(it *item) {
 		r.Tiers, r.Buckets = map[string]int{}, map[string]int{}
 	}
 	r.Backfilled++
-	tier, _ := s.Materialised()
-	r.Tiers[tier.String()]++ // as stored
+	r.Tiers[s.Tier.String()]++ // as stored
 	r.Buckets[s.Bucket.String()]++
 	if s.Confidence < bf.e.params.RetrievalGate {
 		r.Gated++
 	}
-	if !s.Flags.Has(scoring.FlagRetrievable) {
+	if !s.Flags.Has(scoring.FlagWithinFloor) {
 		r.Decayed++
 	}
 	if s.Tier == scoring.TierArchived {

@@ -364,6 +364,21 @@ func (e *Engine) Observe(ctx context.Context, obs Observation) (Outcome, error) 
 	return e.run(ctx, "dedup.observe", obs, false)
 }
 
+// gateWarnings warns when the memory an observation ended up in is stored
+// below the retrieval gate: an agent that stores a text without saying how
+// it was learnt (source weak_inference by default) should hear that such a
+// memory comes back only as the best match of a question, flagged
+// below_gate, or when nothing passes the gate.
+func (e *Engine) gateWarnings(out Outcome) []string {
+	gate := e.params.RetrievalGate
+	if out.Decision == DecisionRejected || out.MemoryID == "" || !(out.Confidence < gate) {
+		return nil
+	}
+	return []string{fmt.Sprintf("the memory's confidence %.4g is below the retrieval gate %.2g: it is returned only as the best match "+
+		"of a question (flagged below_gate) or when nothing passes the gate; say how it was learnt with source (direct: the user "+
+		"said it) or raise it with confirm", out.Confidence, gate)}
+}
+
 // Correct stores obs as the correction of memory obs.Corrects, which it
 // supersedes whatever the two confidences; the correction's own memory
 // grows its contradictions by one.
@@ -382,6 +397,11 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 	ctx, span := e.tracer.Start(ctx, name, trace.WithAttributes(
 		attribute.String("db.collection.name", obs.Collection)))
 	defer func() { e.finish(ctx, span, start, out, err) }()
+	defer func() {
+		if err == nil {
+			out.Warnings = e.gateWarnings(out)
+		}
+	}()
 
 	o, rejected, err := e.prepare(obs)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/memrank/memrank/batchjob"
 	"github.com/memrank/memrank/config/check"
 	"github.com/memrank/memrank/memory"
-	"github.com/memrank/memrank/scoring"
 )
 
 // What forgetting does with the audit records that carry the forgotten
@@ -417,7 +416,9 @@ func (f *forget) free(ctx context.Context) error {
 			}
 			nm := *cur
 			nm.dirty, nm.clearSuperseded = true, true
-			nm.m.Retrievable = cur.m.Tier != scoring.TierArchived
+			// Back in answers: age never keeps a memory out (its tier is a
+			// label), as replay's un-superseding does.
+			nm.m.Retrievable = true
 			f.setFreed(id, cur.m.SupersededBy)
 			nm.m.SupersededBy = ""
 			f.markUpdated(&nm)

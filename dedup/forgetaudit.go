@@ -149,7 +149,7 @@ const reasonUsed = "used"
 // upkeepReasons are never replayed: they change no confidence, n or list.
 // A heavily used memory has many (one per use), so a replay does not read
 // them and they do not count against its bound (docs/forgetting.md).
-var upkeepReasons = []string{reasonUsed, "tier", "archive"}
+var upkeepReasons = []string{reasonUsed, "tier", "archive", "age_archive_lifted"}
 
 // trailFilter selects the records a replay of memory id reads: all but
 // the upkeep ones.

@@ -99,6 +99,16 @@ func appendEvidence(b []byte, o *Outcome) []byte {
 		b = append(b, `,"uses":`...)
 		b = strconv.AppendInt(b, int64(o.Uses), 10)
 	}
+	if len(o.Warnings) > 0 {
+		b = append(b, `,"warnings":[`...)
+		for i, w := range o.Warnings {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = qdrantjson.AppendString(b, w)
+		}
+		b = append(b, ']')
+	}
 	return b
 }
 

@@ -485,8 +485,10 @@ func (r *replayer) rebuilt(ctx context.Context, cur *stored, st *replayState) (*
 	case m.SupersededBy != "":
 		m.Retrievable = false
 	case cur.m.SupersededBy != "":
+		// Back in answers: age never keeps a memory out, and a person's
+		// archive of a superseded memory is not recorded apart from it.
 		out.clearSuperseded = true
-		m.Retrievable = cur.m.Tier != scoring.TierArchived
+		m.Retrievable = true
 	}
 	out.m = m
 	return out, nil

@@ -141,11 +141,11 @@ func (e *Engine) scanStats(ctx context.Context, collection string, base []*qdran
 		}
 		for _, p := range pts {
 			e.codec.Decode(p.GetPayload(), &m)
-			if m.SupersededBy != "" {
-				// As counted: a memory superseded after consolidation
-				// archived it keeps its stored tier, and counts as archived.
+			if m.SupersededBy != "" || outOfAnswers(&m) {
+				// As counted: a memory out of answers whose stored tier is
+				// archived counts as archived (a person's or a review's, or
+				// one superseded after that), the others as superseded.
 				if m.Tier == scoring.TierArchived {
-					st.Tiers[scoring.TierArchived.String()]++
 					st.Archived++
 				} else {
 					st.Superseded++
@@ -154,11 +154,6 @@ func (e *Engine) scanStats(ctx context.Context, collection string, base []*qdran
 			}
 			in := e.codec.Inputs(&m)
 			s := e.params.Evaluate(&in, 1, now)
-			if archivedNow(&m, &s) {
-				st.Tiers[scoring.TierArchived.String()]++
-				st.Archived++
-				continue
-			}
 			st.Tiers[s.Tier.String()]++
 			st.Memories++
 			if in.Unscored {
@@ -184,15 +179,11 @@ func (e *Engine) scanStats(ctx context.Context, collection string, base []*qdran
 	return nil
 }
 
-// archivedNow is consolidation's verdict (docs/consolidation.md), which is
-// the read path's: a memory stored archived or not retrievable, past its
-// decay floor, or below the stale tier is archived.
-func archivedNow(m *memory.Memory, s *scoring.Score) bool {
-	if m.Unscored() {
-		return false
-	}
-	tier, _ := s.Materialised()
-	return m.Tier == scoring.TierArchived || !m.Retrievable || tier == scoring.TierArchived
+// outOfAnswers is the read path's exclusion short of supersession
+// (docs/read-path.md): a memory stored as not retrievable. Its tier, and
+// age, never take a memory out.
+func outOfAnswers(m *memory.Memory) bool {
+	return !m.Unscored() && !m.Retrievable
 }
 
 // scrollPage reads one page and the offset of the next (nil at the end).

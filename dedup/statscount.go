@@ -37,27 +37,31 @@ type countJob struct {
 // countedStats fills st from indexed counts.
 func (e *Engine) countedStats(ctx context.Context, collection, tenant string, base []*qdrant.Condition, st *Stats) error {
 	k := func(f memory.Field) string { return e.codec.Key(f) }
-	// Superseded memories are the ones not retrievable and not archived:
-	// the write path sets retrievable false when it supersedes one, and
-	// consolidation archives (tier archived, retrievable false) only
-	// memories that are not superseded.
+	// A memory is out of answers when it is stored as not retrievable: the
+	// write path sets that when it supersedes one, a person or a review
+	// when it archives one (tier archived too). The tier alone is a label:
+	// age never takes a memory out of answers.
 	archived := qdrant.NewMatchKeywords(k(memory.FieldTier), "archived", "archive")
 	notRetrievable := qdrant.NewMatchBool(k(memory.FieldRetrievable), false)
-	// kept: memories neither superseded nor archived, the population of
-	// the average, the buckets, the histogram, the tiers and the types.
+	// kept: the memories answers draw from, the population of the average,
+	// the buckets, the histogram, the tiers and the types.
 	kept := func(must ...*qdrant.Condition) *qdrant.Filter {
-		return &qdrant.Filter{Must: append(slices.Clone(base), must...), MustNot: []*qdrant.Condition{archived, notRetrievable}}
+		return &qdrant.Filter{Must: append(slices.Clone(base), must...), MustNot: []*qdrant.Condition{notRetrievable}}
 	}
 	var total, keptN, arch, scored uint64
 	jobs := []countJob{
 		{&qdrant.Filter{Must: base}, &total},
 		{kept(), &keptN},
-		{&qdrant.Filter{Must: append(slices.Clone(base), archived)}, &arch},
+		{&qdrant.Filter{Must: append(slices.Clone(base), archived, notRetrievable)}, &arch},
 	}
-	tierNames := []string{"dormant", "stale"}
+	tierNames := []string{"dormant", "stale", "archived"}
 	tiers := make([]uint64, len(tierNames))
 	for i, name := range tierNames {
-		jobs = append(jobs, countJob{kept(qdrant.NewMatchKeyword(k(memory.FieldTier), name)), &tiers[i]})
+		match := qdrant.NewMatchKeyword(k(memory.FieldTier), name)
+		if name == "archived" {
+			match = archived
+		}
+		jobs = append(jobs, countJob{kept(match), &tiers[i]})
 	}
 	// A memory is counted as scored when it has a stored confidence: the
 	// write path and backfill always store one. Points of other tools
@@ -85,7 +89,6 @@ func (e *Engine) countedStats(ctx context.Context, collection, tenant string, ba
 	st.Memories = int(keptN)
 	st.Archived = int(arch)
 	st.Superseded = max(int(total)-st.Memories-st.Archived, 0)
-	st.Tiers["archived"] = int(arch)
 	active := st.Memories
 	for i, name := range tierNames {
 		st.Tiers[name] = int(tiers[i])

@@ -58,7 +58,10 @@ func fillStatsCollection(t *testing.T, h *harness, coll string, n int, tenant st
 			if i%44 == 0 { // archived, then superseded: it keeps its stored tier
 				payload["tier"] = qdrant.NewValueString("archived")
 			}
-			if m.SupersededBy == "" { // consolidation leaves superseded memories alone
+			if i%13 == 0 && m.SupersededBy == "" { // archived by a person: out of answers
+				payload["tier"], payload["retrievable"] = qdrant.NewValueString("archived"), qdrant.NewValueBool(false)
+			}
+			if m.SupersededBy == "" && i%13 != 0 { // consolidation leaves superseded and archived memories alone
 				stored := h.codec.DecodeQdrant(payload)
 				in := h.codec.Inputs(&stored)
 				payload["tier"], payload["retrievable"] = consolidated(params.Evaluate(&in, 1, now))
@@ -125,10 +128,10 @@ func TestCountedStatsMatchScan(t *testing.T) {
 	}
 }
 
-// consolidated is what consolidation stores for a score.
+// consolidated is what consolidation stores for a score: the tier as a
+// label, retrievable.
 func consolidated(s scoring.Score) (tier, retrievable *qdrant.Value) {
-	t, r := s.Materialised()
-	return qdrant.NewValueString(t.String()), qdrant.NewValueBool(r)
+	return qdrant.NewValueString(s.Tier.String()), qdrant.NewValueBool(true)
 }
 
 // A collection without the counts' indexes (another tool's, or one from

@@ -115,6 +115,9 @@ type Outcome struct {
 	Flags []string `json:"flags,omitempty"`
 	// Uses is the memory's use count after a "used" decision.
 	Uses int `json:"uses,omitempty"`
+	// Warnings say what the caller may not expect of the stored memory
+	// (its confidence below the retrieval gate).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // AuditRecord is one confidence change of one memory (docs/write-path.md),
@@ -181,9 +184,12 @@ type Stats struct {
 	Collection string
 	// Method is "counted" (payload indexes, stored tiers) or "scanned"
 	// (every payload scored at the engine's clock).
-	Method     string
-	Memories   int            // memories neither superseded nor archived
-	Archived   int            // archived memories, counted apart from Memories
+	Method   string
+	Memories int // memories answers draw from: neither superseded nor archived
+	// Archived counts the memories a person or a review archived (out of
+	// answers), apart from Memories; Tiers["archived"] counts the memories
+	// whose tier label is archived, which answers still return.
+	Archived   int
 	Superseded int            // superseded memories
 	Buckets    map[string]int // stats bucket (high | medium | low | unscored) -> memories
 	// Average is the mean confidence of the scored memories (NaN: none);

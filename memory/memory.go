@@ -348,22 +348,19 @@ func ParseTier(s string) (scoring.Tier, bool) {
 }
 
 // Exclusion says why the read path leaves a memory out before the gates
-// (docs/read-path.md: superseded, not retrievable, archived), or "" when it
-// stays a candidate. s is the memory's score at read time: the decay floor
-// and the tier are computed then, as well as read from what consolidation
-// stored, since consolidation may lag.
-func (m *Memory) Exclusion(s scoring.Score) string {
+// (docs/read-path.md), or "" when it stays a candidate: superseded, archived
+// by a person or a review (archived and not retrievable), or stored as not
+// retrievable by another writer (a correction). Age never excludes: the
+// tier consolidation stores is a label for upkeep, and so is the one
+// computed at read time.
+func (m *Memory) Exclusion() string {
 	switch {
 	case m.SupersededBy != "":
 		return "superseded by " + m.SupersededBy
+	case !m.Retrievable && m.Tier == scoring.TierArchived:
+		return "archived"
 	case !m.Retrievable:
 		return "stored as not retrievable"
-	case m.Tier == scoring.TierArchived:
-		return "stored as archived"
-	case !s.Flags.Has(scoring.FlagRetrievable):
-		return "past its decay floor"
-	case s.Tier == scoring.TierArchived:
-		return "archived (c x f below the stale tier)"
 	}
 	return ""
 }

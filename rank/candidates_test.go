@@ -51,6 +51,17 @@ func cacheFixture(scale float32) []pt {
 	return pts
 }
 
+// otherVec is a vector no point of cacheFixture has under the same id
+// (0.51 + 0.08 x (id mod 5) to the query, never the fixture's similarity
+// for that id), for the cases that recreate the collection "with other
+// vectors". A point recreated with its old vector is served its old
+// payload from the cache until the TTL (CandidateCacheConfig says so), and
+// every candidate's payload counts: its age moves the query's focus, and
+// so every weight, even when it is not returned.
+func otherVec(id uint64) []float32 {
+	return vecAt(0.51+float64(id%5)*0.08, int(id)%dim)
+}
+
 // cacheMetrics reads the candidate cache's hit and miss counters.
 func cacheMetrics(t *testing.T, reader *sdkmetric.ManualReader) (hits, misses int64) {
 	t.Helper()
@@ -268,9 +279,9 @@ func TestCandidateCacheNeverStale(t *testing.T) {
 		q.payload = memoryPayload(fmt.Sprintf("renewed %d", p.id), 0.9, 1, nil)
 		return q
 	}
-	rotated := func(p pt) pt { // another vector with the same score for nothing in particular
+	rotated := func(p pt) pt { // another vector for every point
 		q := p
-		q.vec = vecAt(0.5+float64(p.id%5)*0.08, int(p.id)%dim)
+		q.vec = otherVec(p.id)
 		return q
 	}
 	recreate := func(t *testing.T, e *env, coll string, change func(pt) pt) {
@@ -631,7 +642,7 @@ func TestCandidateCacheSmallDotRecreated(t *testing.T) {
 	e.create(t, "mem", dim, qdrant.Distance_Dot)
 	var pts []pt
 	for _, p := range cacheFixture(scale) {
-		v := vecAt(0.5+float64(p.id%5)*0.08, int(p.id)%dim)
+		v := otherVec(p.id)
 		for i := range v {
 			v[i] *= scale
 		}

@@ -16,8 +16,9 @@ import (
 // type, no adapter.
 var _ rank.VerdictCache = (*dedup.Judging)(nil)
 
-// dmem is a candidate of the dedup cases: a fresh scored memory (freshness
-// 1) whose weight is score x access boost.
+// dmem is a candidate of the dedup cases: a scored memory, fresh unless
+// ageDay says otherwise, whose weight at focus 1 (TestDedup pins it) is
+// score x (1 - 0.7 x (1 - freshness)) x access boost.
 type dmem struct {
 	id     uint64
 	score  float32
@@ -78,12 +79,14 @@ func TestDedup(t *testing.T) {
 		want     []uint64
 		folds    map[uint64]folded // by leader; leaders without folds omitted
 		notes    map[uint64]string // JudgeNote by leader, when not ""
+		// unscored are points that are not memories, after mems.
+		unscored []*qdrant.ScoredPoint
 	}{
 		{
 			name: "tier 1: same normalised text, the higher weight leads",
 			mems: []dmem{
-				{id: 1, score: 0.9, text: "Prefers tea over coffee.", vec: base},
-				{id: 2, score: 0.8, text: "prefers TEA over coffee", n: 2, vec: other}, // weight 0.8 x 2.10
+				{id: 1, score: 0.9, text: "Prefers tea over coffee.", vec: base, ageDay: 240}, // 0.9 x 0.475 = 0.43
+				{id: 2, score: 0.8, text: "prefers TEA over coffee", vec: other},
 				{id: 3, score: 0.7, text: "Lives in Lisbon", vec: vecAt(0.7, 10)},
 			},
 			want:  []uint64{2, 3},
@@ -135,8 +138,8 @@ func TestDedup(t *testing.T) {
 		{
 			name: "tier 2: a more similar duplicate with a lower weight folds into the leader",
 			mems: []dmem{
-				{id: 1, score: 0.8, text: "a", vec: base, n: 1},
-				{id: 2, score: 0.9, text: "b", vec: cos95},
+				{id: 1, score: 0.8, text: "a", vec: base},
+				{id: 2, score: 0.9, text: "b", vec: cos95, ageDay: 240}, // 0.43
 			},
 			want:  []uint64{1},
 			folds: map[uint64]folded{1: {IDs: []uint64{2}, Tiers: []string{"vector"}, Tier: "vector"}},
@@ -204,10 +207,10 @@ func TestDedup(t *testing.T) {
 		{
 			name: "groups are independent; the winner of each is its best",
 			mems: []dmem{
-				{id: 1, score: 0.9, text: "x1", vec: base},
+				{id: 1, score: 0.9, text: "x1", vec: base, ageDay: 120}, // 0.9 x 0.65 = 0.585
 				{id: 2, score: 0.6, text: "y1", vec: other},
-				{id: 3, score: 0.7, text: "y2", vec: near(other, 0.97, 11), n: 1}, // 0.7 x 1.69 leads y
-				{id: 4, score: 0.8, text: "x2", vec: cos95},
+				{id: 3, score: 0.7, text: "y2", vec: near(other, 0.97, 11)}, // leads y, and every result
+				{id: 4, score: 0.8, text: "x2", vec: cos95, ageDay: 120},    // 0.52
 				{id: 5, score: 0.5, text: "y3", vec: other2},
 			},
 			verdicts: same("y1", "y3"),
@@ -236,6 +239,41 @@ func TestDedup(t *testing.T) {
 			folds:    map[uint64]folded{1: {IDs: []uint64{2, 3, 4}, Tiers: []string{"text_hash", "judge_cache", "vector"}, Tier: "judge_cache", Judge: true}},
 			notes:    map[uint64]string{1: "cached judge verdicts for 1 of 1 pair(s) in the judge band"},
 		},
+		{
+			// The group gathers around 1, the best weight, and keeps 1's
+			// place (0.9, before 3's 0.87); it is shown by 2, the most
+			// trusted; 1 is listed as folded in 2's place.
+			name: "the most trusted member shows the group",
+			mems: []dmem{
+				{id: 1, score: 0.9, text: "prefers dark mode, probably", conf: 0.6, vec: base},
+				{id: 2, score: 0.85, text: "uses a dark theme", conf: 0.95, vec: cos95},
+				{id: 3, score: 0.87, text: "works in Lisbon", vec: vecAt(0.87, 12)},
+			},
+			want:  []uint64{2, 3},
+			folds: map[uint64]folded{2: {IDs: []uint64{1}, Tiers: []string{"vector"}, Tier: "vector"}},
+		},
+		{
+			name: "of several more trusted members, the most trusted; ties keep the first",
+			mems: []dmem{
+				{id: 1, score: 0.9, text: "same fact", conf: 0.6, vec: base},
+				{id: 2, score: 0.8, text: "Same fact.", conf: 0.8, vec: other},
+				{id: 3, score: 0.75, text: "same fact!", conf: 0.95, vec: other2},
+				{id: 4, score: 0.7, text: "SAME FACT", conf: 0.95, vec: vecAt(0.7, 12)},
+			},
+			want:  []uint64{3},
+			folds: map[uint64]folded{3: {IDs: []uint64{2, 1, 4}, Tiers: []string{"text_hash", "text_hash", "text_hash"}, Tier: "text_hash"}},
+		},
+		{
+			// A point that is not a memory has no confidence to trust: a
+			// scored member shows the group it leads by weight.
+			name: "an unscored leader is shown by a scored member",
+			mems: []dmem{
+				{id: 2, score: 0.8, text: "imported fact", conf: 0.7, vec: base},
+			},
+			unscored: []*qdrant.ScoredPoint{scored(1, 0.9, map[string]any{"text": "Imported fact."}, other)},
+			want:     []uint64{2},
+			folds:    map[uint64]folded{2: {IDs: []uint64{1}, Tiers: []string{"text_hash"}, Tier: "text_hash"}},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -243,13 +281,15 @@ func TestDedup(t *testing.T) {
 			for _, m := range tc.mems {
 				pts = append(pts, m.point())
 			}
+			pts = append(pts, tc.unscored...)
 			dst := &fakePayloads{}
 			rec := newRecorder(t, dst, nil)
 			var cache *fakeVerdicts
-			// Folding itself: leaders by weight alone (the guard's order is
-			// TestGuardLeadsGroups').
+			// Folding itself, every result counted (the guard's counting is
+			// TestGuardLeadsGroups'), age weighing fully.
 			r := newRanker(t, &fakeSource{info: cosineInfo(), points: pts}, func(c *rank.Config) {
 				c.Guard = rank.Guard{Off: true}
+				c.Params = focusFloor(1)
 				c.Recorder = rec
 				if tc.verdicts != nil {
 					cache = newVerdicts(tc.verdicts)

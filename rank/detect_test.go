@@ -298,9 +298,10 @@ func TestDetectionCache(t *testing.T) {
 	}
 }
 
-// TestQueryAs: a request may replace its collection's mode.
+// TestQueryAs: a request may replace its collection's mode. Re-ranked, the
+// best match (below both gates) is left out; passed through, it is first.
 func TestQueryAs(t *testing.T) {
-	pts := guardPoints(guardMem{id: 1, score: 0.9, age: 200, conf: 0.95}, guardMem{id: 2, score: 0.85, reads: 20})
+	pts := guardPoints(guardMem{id: 1, score: 0.95, conf: 0.2}, guardMem{id: 2, score: 0.9, age: 200, conf: 0.95}, guardMem{id: 3, score: 0.85, reads: 20})
 	src := &fakeSource{info: cosineInfo(), points: pts}
 	r := newRanker(t, src, func(c *rank.Config) { c.Guard = testGuard })
 	for _, tc := range []struct {
@@ -309,10 +310,10 @@ func TestQueryAs(t *testing.T) {
 		reranked bool
 		pass     string
 	}{
-		{rank.ModeAuto, []uint64{2, 1}, true, ""},
-		{rank.ModeRerank, []uint64{2, 1}, true, ""},
-		{rank.ModeOff, []uint64{1, 2}, false, rank.PassThroughModeOff},
-		{rank.ModeShadow, []uint64{1, 2}, false, rank.PassThroughShadow},
+		{rank.ModeAuto, []uint64{2, 3}, true, ""},
+		{rank.ModeRerank, []uint64{2, 3}, true, ""},
+		{rank.ModeOff, []uint64{1, 2, 3}, false, rank.PassThroughModeOff},
+		{rank.ModeShadow, []uint64{1, 2, 3}, false, rank.PassThroughShadow},
 	} {
 		res, err := r.QueryAs(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())}, tc.mode)
 		if err != nil {

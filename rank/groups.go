@@ -1,7 +1,6 @@
 package rank
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"math/bits"
@@ -82,6 +81,10 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 func (r *Ranker) rerankGroups(ctx context.Context, span trace.Span, req *qdrant.QueryPointGroups, p plan) (*GroupsResult, error) {
 	limit, size := groupsLimits(req)
 	up, requested := r.groupsRequest(req, p, limit, size)
+	at, asked := asOf(ctx)
+	if asked {
+		up.Filter = r.notAfter(up.Filter, at)
+	}
 	c, err := r.fetchGroups(ctx, span, req, up, requested)
 	if err != nil {
 		return nil, err
@@ -91,13 +94,21 @@ func (r *Ranker) rerankGroups(ctx context.Context, span trace.Span, req *qdrant.
 	w := r.pool.Get().(*work)
 	defer r.putWork(w)
 	now := r.cfg.Now()
+	if asked {
+		now = at
+	}
 	r.prepare(ctx, w, c.points, nil, p, now)
-	kept := r.gate(ctx, span, w, c.points) // in candidate order, so group by group
-	cut := r.guard(ctx, span, w, kept, p)  // one band for the query, over every group
+	if asked {
+		r.unsupersede(ctx, w, c.points, req.GetCollectionName(), at)
+	}
+	kept := r.gate(ctx, span, w, c.points, p) // in candidate order, so group by group
+	focus := r.refocus(w, kept)               // one focus for the query, over every group
+	cut := r.guard(ctx, span, w, kept, p)     // one band for the query, over every group
+	cut.rep.Focus = focus
 	ranked := r.dedupGroups(ctx, span, w, kept, c, p, size)
 
 	_, st := r.startStage(ctx, stageRank)
-	sortGroups(w, ranked)
+	sortGroups(ranked)
 	ranked = ranked[:min(uint64(len(ranked)), limit)]
 
 	// The render gate looks at every returned hit together. Scores never
@@ -108,6 +119,7 @@ func (r *Ranker) rerankGroups(ctx context.Context, span trace.Span, req *qdrant.
 		all = append(all, rg.leaders...)
 	}
 	r.renderGate(w, all)
+	cut.countReturned(w, all)
 	res := &GroupsResult{
 		Groups:       make([]*qdrant.PointGroup, len(ranked)),
 		Explanations: make([][]Explanation, len(ranked)),
@@ -117,7 +129,7 @@ func (r *Ranker) rerankGroups(ctx context.Context, span trace.Span, req *qdrant.
 		Guard:        cut.report(),
 		Detection:    p.det,
 	}
-	hits := r.writeGroups(req.GetCollectionName(), CountsAccess(ctx), w, res, ranked, all, c.points, p, now)
+	hits := r.writeGroups(req.GetCollectionName(), CountsAccess(ctx) && !asked, w, res, ranked, all, c.points, p, now)
 	r.endStage(ctx, st, attrResults.Int(hits))
 	span.SetAttributes(attrResults.Int(hits))
 	return res, nil
@@ -231,7 +243,7 @@ func (r *Ranker) dedupGroups(ctx context.Context, span trace.Span, w *work, kept
 			continue
 		}
 		leaders = leaders[:min(uint64(len(leaders)), size)]
-		returnedScores(w, leaders)
+		returnedScores(leaders)
 		ranked = append(ranked, rankedGroup{src: c.groups[g], order: g, leaders: leaders})
 	}
 	r.endStage(dctx, st, attrFolded.Int(folded))
@@ -239,24 +251,15 @@ func (r *Ranker) dedupGroups(ctx context.Context, span trace.Span, w *work, kept
 	return ranked
 }
 
-// sortGroups orders the groups by their best hit, as Qdrant does, but with
-// the relevance guard's verdict first: groups led by a hit inside the band
-// go first, by weight; the rest follow by base score, the order the store
-// would have given them. Ties keep the upstream's order.
-func sortGroups(w *work, ranked []rankedGroup) {
+// sortGroups orders the groups by their best hit's weight, as Qdrant
+// orders them by their best score. Ties keep the upstream's order.
+func sortGroups(ranked []rankedGroup) {
 	slices.SortStableFunc(ranked, func(a, b rankedGroup) int {
 		x, y := a.leaders[0].score, b.leaders[0].score
-		ix, iy := w.inBand[x.Seq], w.inBand[y.Seq]
-		switch {
-		case ix && !iy:
+		switch wx, wy := a.leaders[0].weight, b.leaders[0].weight; {
+		case wx > wy:
 			return -1
-		case iy && !ix:
-			return 1
-		case !ix:
-			return cmp.Compare(w.bases[y.Seq], w.bases[x.Seq])*2 + cmp.Compare(a.order, b.order)
-		case x.Weight > y.Weight:
-			return -1
-		case x.Weight < y.Weight:
+		case wx < wy:
 			return 1
 		case x.Confidence > y.Confidence:
 			return -1

@@ -14,18 +14,19 @@ import (
 // GuardDecision is where the relevance guard placed one result.
 type GuardDecision uint8
 
-// Guard decisions.
+// Guard decisions. Every result is ordered by its weight; the guard decides
+// which returned results count as read.
 const (
-	// GuardOff: the guard is disabled; the result is ordered by weight.
+	// GuardOff: the guard is disabled; every returned result is counted.
 	GuardOff GuardDecision = iota
-	// GuardRelevant: inside the relevance band; ordered by weight among the
-	// relevant results, and counted as accessed when returned.
+	// GuardRelevant: inside the relevance band; counted as accessed when
+	// returned.
 	GuardRelevant
-	// GuardBelowBand: relevant to the query less than the band allows, so
-	// ordered by similarity after every relevant result, and not counted.
+	// GuardBelowBand: relevant to the query less than the band allows: not
+	// counted.
 	GuardBelowBand
 	// GuardBelowFloor: below the guard's similarity floor (nothing this far
-	// from the query is relevant), ordered and counted as GuardBelowBand.
+	// from the query is relevant): not counted.
 	GuardBelowFloor
 )
 
@@ -40,8 +41,9 @@ func (d GuardDecision) String() string {
 
 // GuardReport is the relevance guard as one query saw it.
 type GuardReport struct {
-	// Applied is false when the guard is off (every result ordered by
-	// weight); the other fields are then zero.
+	// Applied is false when the guard is off (every returned result counts
+	// as read); Best and Cutoff are then zero, and every returned result is
+	// counted Relevant.
 	Applied bool
 	// Relative is true for scores without a fixed scale (fusion, formula,
 	// sparse): the band was a fraction of the best score.
@@ -55,8 +57,13 @@ type GuardReport struct {
 	// From says where the guard's settings came from: "default", "embedder
 	// <model>" or "collection".
 	From string
-	// Relevant and Beyond count the candidates inside and outside the band.
-	Relevant, Beyond int
+	// Relevant and Beyond count the returned results inside and outside
+	// the band; Folded the candidates inside it that were folded into a
+	// returned result (what the reader sees: "3 relevant, 2 folded").
+	Relevant, Beyond, Folded int
+	// Focus is the query's focus on recent memories the weights were
+	// computed with (scoring.Params.Focus).
+	Focus float64
 }
 
 // guardCut is one query's relevance band.
@@ -67,7 +74,8 @@ type guardCut struct {
 func (c guardCut) report() GuardReport { return c.rep }
 
 // guard computes the relevance band over the kept candidates and marks each
-// candidate in or out of it (w.inBand, by candidate index).
+// candidate in or out of it (w.inBand, by candidate index). The report's
+// counts are the returned results' (countReturned).
 func (r *Ranker) guard(ctx context.Context, span trace.Span, w *work, kept []scoring.Score, p plan) guardCut {
 	g := p.det.Guard
 	w.countable = !p.scaled
@@ -78,7 +86,6 @@ func (r *Ranker) guard(ctx context.Context, span trace.Span, w *work, kept []sco
 		for _, s := range kept {
 			w.inBand[s.Seq], w.decision[s.Seq] = true, GuardOff
 		}
-		c.rep.Relevant = len(kept)
 		return c
 	}
 	best := math.Inf(-1)
@@ -95,74 +102,72 @@ func (r *Ranker) guard(ctx context.Context, span trace.Span, w *work, kept []sco
 	if len(kept) == 0 {
 		c.rep.Best, c.rep.Cutoff = 0, 0
 	}
+	beyond := 0
 	for _, s := range kept {
 		b := w.bases[s.Seq]
 		switch {
 		case b >= cutoff:
 			w.inBand[s.Seq], w.decision[s.Seq] = true, GuardRelevant
-			c.rep.Relevant++
 		case !p.scaled && b < g.Floor:
 			w.inBand[s.Seq], w.decision[s.Seq] = false, GuardBelowFloor
-			c.rep.Beyond++
+			beyond++
 		default:
 			w.inBand[s.Seq], w.decision[s.Seq] = false, GuardBelowBand
-			c.rep.Beyond++
+			beyond++
 		}
 	}
-	if c.rep.Beyond > 0 {
-		r.metrics.guarded.Add(ctx, int64(c.rep.Beyond))
+	if beyond > 0 {
+		r.metrics.guarded.Add(ctx, int64(beyond))
 	}
-	span.SetAttributes(attrGuardBest.Float64(c.rep.Best), attrGuardCutoff.Float64(c.rep.Cutoff), attrGuardBeyond.Int(c.rep.Beyond))
+	span.SetAttributes(attrGuardBest.Float64(c.rep.Best), attrGuardCutoff.Float64(c.rep.Cutoff), attrGuardBeyond.Int(beyond))
 	return c
 }
 
-// order sorts scores best first: the relevant ones (inside the band) by
-// weight, then confidence, then the lower point id; after them the rest by
-// similarity (base score), then the lower point id. With the guard off
-// every candidate is inside the band.
+// countReturned fills the report's counts from the returned leaders: the
+// results inside and outside the band, and the relevant candidates folded
+// into them.
+func (c *guardCut) countReturned(w *work, returned []leader) {
+	for i := range returned {
+		l := &returned[i]
+		if w.inBand[l.best] {
+			c.rep.Relevant++
+		} else {
+			c.rep.Beyond++
+		}
+		for _, j := range l.folded {
+			if w.inBand[j] {
+				c.rep.Folded++
+			}
+		}
+	}
+}
+
+// order sorts scores best first: by weight, then confidence, then the
+// lower point id. The weight's factors are bounded (docs/scoring.md), so
+// metadata reorders memories of similar relevance and never buries the
+// best match under a much less similar one.
 func (w *work) order(scores []scoring.Score, points []*qdrant.ScoredPoint) {
 	slices.SortFunc(scores, func(a, b scoring.Score) int {
-		ia, ib := w.inBand[a.Seq], w.inBand[b.Seq]
 		switch {
-		case ia && !ib:
+		case a.Weight > b.Weight:
 			return -1
-		case ib && !ia:
+		case a.Weight < b.Weight:
 			return 1
-		case ia:
-			switch {
-			case a.Weight > b.Weight:
-				return -1
-			case a.Weight < b.Weight:
-				return 1
-			case a.Confidence > b.Confidence:
-				return -1
-			case a.Confidence < b.Confidence:
-				return 1
-			}
-		default:
-			switch ba, bb := w.bases[a.Seq], w.bases[b.Seq]; {
-			case ba > bb:
-				return -1
-			case ba < bb:
-				return 1
-			}
+		case a.Confidence > b.Confidence:
+			return -1
+		case a.Confidence < b.Confidence:
+			return 1
 		}
 		return compareIDs(points[a.Seq].GetId(), points[b.Seq].GetId())
 	})
 }
 
-// returnedScores sets the score each leader is returned with, in order: the
-// weight inside the band; after it, the similarity, capped at the score
-// above it, so scores never increase down the list and a client that sorts
-// by score (or fuses lists by score) keeps memrank's order.
-func returnedScores(w *work, leaders []leader) {
-	prev := math.Inf(1)
+// returnedScores sets the score each leader is returned with: its group's
+// weight (the best member's). Leaders are in that order, so scores never
+// increase down the list and a client that sorts by score (or fuses lists
+// by score) keeps memrank's order.
+func returnedScores(leaders []leader) {
 	for i := range leaders {
-		l := &leaders[i]
-		s := l.score.Weight
-		if !w.inBand[l.score.Seq] {
-			s = min(w.bases[l.score.Seq], prev)
-		}
-		l.ret, prev = s, s
+		leaders[i].ret = leaders[i].weight
 	}
 }

@@ -46,10 +46,11 @@ func guardPoints(ms ...guardMem) []*qdrant.ScoredPoint {
 	return out
 }
 
-// TestGuard: freshness, confidence and the access boost re-order the
-// relevant candidates only; the rest follow in similarity order, flagged,
-// with scores that never increase down the list, and are not counted as
-// accessed.
+// TestGuard: every result is ordered by its weight and returned with it
+// (so scores never increase down the list), guard on or off; the guard
+// decides which results are relevant, and only those are counted as
+// accessed. Reads add at most 2% to the weight: popularity never beats
+// relevance, guard or not.
 func TestGuard(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -61,7 +62,8 @@ func TestGuard(t *testing.T) {
 	}{
 		{
 			// The case: a memory read 90 times at cosine 0.3
-			// outranked a fresh, confirmed one at 0.75 (boost x5.5 against x1).
+			// outranked a fresh, confirmed one at 0.75 (the seeds' boost,
+			// x5.5 against x1). Bounded, 90 reads make 0.28 x 1.016.
 			name: "popularity never beats relevance",
 			mems: []guardMem{
 				{id: 1, score: 0.75},
@@ -70,12 +72,12 @@ func TestGuard(t *testing.T) {
 				{id: 4, score: 0.66, reads: 2},
 			},
 			guard:      testGuard,
-			want:       []uint64{4, 1, 3, 2},
+			want:       []uint64{1, 4, 3, 2},
 			decisions:  []rank.GuardDecision{rank.GuardRelevant, rank.GuardRelevant, rank.GuardBelowBand, rank.GuardBelowFloor},
-			wantCounts: []uint64{4, 1},
+			wantCounts: []uint64{1, 4},
 		},
 		{
-			name: "the seeds' weight alone lets it win",
+			name: "guard off: the same order, everything counted",
 			mems: []guardMem{
 				{id: 1, score: 0.75},
 				{id: 2, score: 0.30, reads: 90},
@@ -83,12 +85,26 @@ func TestGuard(t *testing.T) {
 				{id: 4, score: 0.66, reads: 2},
 			},
 			guard:      rank.Guard{Off: true},
-			want:       []uint64{3, 2, 4, 1},
+			want:       []uint64{1, 4, 3, 2},
 			decisions:  []rank.GuardDecision{rank.GuardOff, rank.GuardOff, rank.GuardOff, rank.GuardOff},
 			wantCounts: []uint64{3, 2, 4, 1},
 		},
 		{
-			name: "nothing reaches the floor: similarity order, nothing counted",
+			// Within the band, reads do re-order memories of nearly the same
+			// similarity: 0.70 x 1.016 = 0.711 over 0.705.
+			name: "reads break near ties",
+			mems: []guardMem{
+				{id: 1, score: 0.705},
+				{id: 2, score: 0.70, reads: 90},
+			},
+			guard:      testGuard,
+			want:       []uint64{2, 1},
+			decisions:  []rank.GuardDecision{rank.GuardRelevant, rank.GuardRelevant},
+			wantCounts: []uint64{1, 2},
+		},
+		{
+			// 0.25 x 1.016 stays below 0.28.
+			name: "nothing reaches the floor: nothing counted",
 			mems: []guardMem{
 				{id: 1, score: 0.25, reads: 80},
 				{id: 2, score: 0.28},
@@ -159,12 +175,8 @@ func TestGuard(t *testing.T) {
 					t.Errorf("score %v of %d is above the one before it (%v)", score, ex.ID.GetNum(), prev)
 				}
 				prev = score
-				if ex.Guard == rank.GuardRelevant || ex.Guard == rank.GuardOff {
-					if ex.Score != ex.Weight {
-						t.Errorf("%d (%v): returned %v, want its weight %v", ex.ID.GetNum(), ex.Guard, ex.Score, ex.Weight)
-					}
-				} else if ex.Score > ex.BaseScore {
-					t.Errorf("%d (%v): returned %v, above its similarity %v", ex.ID.GetNum(), ex.Guard, ex.Score, ex.BaseScore)
+				if ex.Score != ex.Weight || score != float64(float32(ex.Weight)) {
+					t.Errorf("%d (%v): returned %v (explained %v), want its weight %v", ex.ID.GetNum(), ex.Guard, score, ex.Score, ex.Weight)
 				}
 			}
 			if diff := cmp.Diff(tc.decisions, decisions); diff != "" {
@@ -189,8 +201,12 @@ func TestGuard(t *testing.T) {
 	}
 }
 
-// TestGuardLeadsGroups: a duplicate group is led by its member inside the
-// band even when a member beyond it has the higher weight.
+// TestGuardLeadsGroups: a duplicate beyond the band folds into the
+// relevant memory that leads its group by weight, however often it was
+// read; when the duplicate is the more trusted, it shows the group, which
+// keeps the relevant memory's place, score and guard decision, and the
+// relevant memory is folded into it. Only a relevant result is counted as accessed; the guard
+// report counts what the reader sees.
 func TestGuardLeadsGroups(t *testing.T) {
 	// a at cosine 0.8 to the query; b at cosine 0.93 to a (a tier-2
 	// duplicate), turned away from the query in the plane of both.
@@ -198,24 +214,74 @@ func TestGuardLeadsGroups(t *testing.T) {
 	b := make([]float32, dim)
 	b[0], b[1] = float32(0.93*0.8-math.Sqrt(1-0.93*0.93)*0.6), float32(0.93*0.6+math.Sqrt(1-0.93*0.93)*0.8)
 	cos := float64(b[0])
-	q := query()
-	pts := guardPoints(
-		guardMem{id: 1, score: 0.8, vec: a},
-		guardMem{id: 2, score: float32(cos), reads: 500, vec: b},
-	)
 	if cos > 0.8-testGuard.Band {
 		t.Fatalf("the duplicate's similarity %v is inside the band", cos)
 	}
-	r := newRanker(t, &fakeSource{info: cosineInfo(), points: pts}, func(c *rank.Config) { c.Guard = testGuard })
-	res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(q)})
-	if err != nil {
-		t.Fatal(err)
+	type report struct{ Relevant, Beyond, Folded int }
+	tests := []struct {
+		name        string
+		confA       float64
+		confB       float64
+		want        uint64
+		wantFolded  uint64
+		wantGuard   rank.GuardDecision
+		wantReport  report
+		wantCounted []uint64
+	}{
+		{
+			name: "equal trust: the relevant memory shows the group", confA: 0.9, confB: 0.9,
+			want: 1, wantFolded: 2, wantGuard: rank.GuardRelevant,
+			wantReport: report{Relevant: 1}, wantCounted: []uint64{1},
+		},
+		{
+			// The group keeps its best member's place, score and guard
+			// decision: relevant, and the shown member is counted.
+			name: "the duplicate beyond the band is the more trusted: it shows the group", confA: 0.7, confB: 0.95,
+			want: 2, wantFolded: 1, wantGuard: rank.GuardRelevant,
+			wantReport: report{Relevant: 1, Folded: 1}, wantCounted: []uint64{2},
+		},
 	}
-	if diff := cmp.Diff([]uint64{1}, ids(res.Points)); diff != "" {
-		t.Fatalf("(-want +got):\n%s", diff)
-	}
-	if got := numIDs(res.Explanations[0].FoldedIDs); !slices.Equal(got, []uint64{2}) {
-		t.Errorf("folded %v, want [2]", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pts := guardPoints(
+				guardMem{id: 1, score: 0.8, vec: a, conf: tc.confA},
+				guardMem{id: 2, score: float32(cos), reads: 500, vec: b, conf: tc.confB},
+			)
+			dst := &fakePayloads{}
+			rec := newRecorder(t, dst, nil)
+			r := newRanker(t, &fakeSource{info: cosineInfo(), points: pts}, func(c *rank.Config) { c.Guard, c.Recorder = testGuard, rec })
+			res, err := r.Query(context.Background(), &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query())})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]uint64{tc.want}, ids(res.Points)); diff != "" {
+				t.Fatalf("(-want +got):\n%s", diff)
+			}
+			ex := res.Explanations[0]
+			if got := numIDs(ex.FoldedIDs); !slices.Equal(got, []uint64{tc.wantFolded}) {
+				t.Errorf("folded %v, want [%d]", got, tc.wantFolded)
+			}
+			// Returned with the group's weight: 1's (similarity 0.8, never read).
+			if ex.Guard != tc.wantGuard || math.Abs(float64(res.Points[0].GetScore())-0.8) > 1e-6 {
+				t.Errorf("guard %v score %v weight %v: want %v, the group's weight 0.8", ex.Guard, res.Points[0].GetScore(), ex.Weight, tc.wantGuard)
+			}
+			g := res.Guard
+			if got := (report{g.Relevant, g.Beyond, g.Folded}); got != tc.wantReport {
+				t.Errorf("guard report %+v, want %+v", got, tc.wantReport)
+			}
+			if err := rec.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var counted []uint64
+			for k := range dst.totals() {
+				var id uint64
+				fmt.Sscanf(k, "mem/%d", &id)
+				counted = append(counted, id)
+			}
+			if diff := cmp.Diff(tc.wantCounted, counted, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("counted (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -224,7 +290,7 @@ func TestGuardLeadsGroups(t *testing.T) {
 func TestGuardRelativeBand(t *testing.T) {
 	pts := guardPoints(
 		guardMem{id: 1, score: 0.032},            // the best fused score
-		guardMem{id: 2, score: 0.026, reads: 30}, // within 25%: re-ordered by weight
+		guardMem{id: 2, score: 0.026, reads: 30}, // within 25%: relevant
 		guardMem{id: 3, score: 0.016, reads: 300},
 	)
 	prefetch := []*qdrant.PrefetchQuery{{Query: qdrant.NewQueryDense(query())}}
@@ -233,8 +299,15 @@ func TestGuardRelativeBand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]uint64{2, 1, 3}, ids(res.Points)); diff != "" {
+	if diff := cmp.Diff([]uint64{1, 2, 3}, ids(res.Points)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	var decisions []rank.GuardDecision
+	for _, ex := range res.Explanations {
+		decisions = append(decisions, ex.Guard)
+	}
+	if diff := cmp.Diff([]rank.GuardDecision{rank.GuardRelevant, rank.GuardRelevant, rank.GuardBelowBand}, decisions); diff != "" {
+		t.Errorf("decisions (-want +got):\n%s", diff)
 	}
 	g := res.Guard
 	if !g.Applied || !g.Relative || math.Abs(g.Cutoff-0.032*0.75) > 1e-6 || g.Relevant != 2 || g.Beyond != 1 {
@@ -301,8 +374,8 @@ func TestConfidenceWeight(t *testing.T) {
 			}
 			for _, ex := range res.Explanations {
 				f := 1 - tc.w + tc.w*ex.Confidence
-				if math.Abs(ex.ConfidenceFactor-f) > 1e-12 || math.Abs(ex.Weight-ex.BaseScore*ex.Freshness*ex.AccessBoost*f) > 1e-12 {
-					t.Errorf("%d: factor %v weight %v, want %v and base x freshness x boost x factor", ex.ID.GetNum(), ex.ConfidenceFactor, ex.Weight, f)
+				if math.Abs(ex.ConfidenceFactor-f) > 1e-12 || math.Abs(ex.Weight-ex.BaseScore*ex.FreshnessFactor*ex.AccessBoost*f) > 1e-12 {
+					t.Errorf("%d: factor %v weight %v, want %v and base x freshness factor x boost x factor", ex.ID.GetNum(), ex.ConfidenceFactor, ex.Weight, f)
 				}
 			}
 		})

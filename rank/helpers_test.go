@@ -3,6 +3,7 @@ package rank_test
 import (
 	"context"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -157,10 +158,56 @@ func memoryPayload(text string, conf float64, ageDays float64, counts map[string
 }
 
 // weight is the expected weight of a scored memory observed ageDays ago
-// in the "technical" category, accessed n times in all, against base:
-// computed with the scoring package's factors, not with the pipeline.
-func weight(base float32, ageDays float64, n int64) float64 {
-	return scoring.Weight(math.Max(float64(base), 0), scoring.Freshness(ageDays, 120), scoring.AccessBoost(n))
+// in the "technical" category, accessed n times in all, against base, for
+// a query of the given focus on recent memories: computed with the scoring
+// package's default factors, not with the pipeline. A negative base is
+// the weight as it is.
+func weight(base float32, ageDays float64, n int64, focus float64) float64 {
+	p := scoring.DefaultParams()
+	f := scoring.FreshnessFactor(p.FreshnessWeight, focus, scoring.Freshness(ageDays, 120))
+	return scoring.Weight(float64(base), f, scoring.AccessBoost(p.AccessWeight, n))
+}
+
+// focusCand is a kept candidate as a query's focus sees it: its base
+// score and its freshness.
+type focusCand struct{ base, fresh float64 }
+
+// expectedFocus is the focus on recent memories of a query whose kept
+// candidates are cands (docs/scoring.md): the mean freshness of the
+// FocusTop most similar against that of the FocusPool most similar, through
+// Params.Focus. Computed here from the fixture, not by the ranker.
+func expectedFocus(p *scoring.Params, cands []focusCand) float64 {
+	if len(cands) == 0 {
+		return 1
+	}
+	c := slices.Clone(cands)
+	slices.SortStableFunc(c, func(a, b focusCand) int {
+		switch {
+		case a.base > b.base:
+			return -1
+		case a.base < b.base:
+			return 1
+		}
+		return 0
+	})
+	pool := min(p.FocusPool, len(c))
+	top := min(p.FocusTop, pool)
+	var sumTop, sumPool float64
+	for i := range pool {
+		if i < top {
+			sumTop += c[i].fresh
+		}
+		sumPool += c[i].fresh
+	}
+	return p.Focus(sumTop/float64(top), sumPool/float64(pool))
+}
+
+// focusFloor is the default scoring parameters with the focus never below
+// floor: 1 pins every query's focus at 1 (age weighs fully).
+func focusFloor(floor float64) *scoring.Params {
+	p := scoring.DefaultParams()
+	p.FocusFloor = floor
+	return p
 }
 
 // testGuard is the relevance guard of the tests that expect its order:

@@ -123,7 +123,8 @@ func (s *stageBench) scoreGateSort() []scoring.Score {
 		w.bases[i] = base
 		w.scores[i] = s.r.params.Evaluate(&w.ins[i], base, s.now)
 	}
-	kept := s.r.gate(context.Background(), s.span, w, s.points)
+	kept := s.r.gate(context.Background(), s.span, w, s.points, s.p)
+	s.r.refocus(w, kept)
 	s.r.guard(context.Background(), s.span, w, kept, s.p)
 	w.order(kept, s.points)
 	return kept

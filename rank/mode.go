@@ -61,24 +61,23 @@ func (m *Mode) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Guard is the relevance guard: freshness, confidence and the access boost
-// re-order memories among the relevant candidates only, so they never lift
-// an irrelevant memory over a relevant one. A candidate is relevant (in the
-// band) when its base score is within Band of the best candidate's and at
-// least Floor; for scores that are not a similarity (fusion, formula,
-// sparse dot products) when it is within RelativeBand x |best| of the best.
-// Relevant memories come first, by weight; the rest follow in similarity
-// order, flagged, so a caller asking for k still gets k.
+// Guard is the relevance guard: which returned results count as read (a
+// read of an irrelevant memory would raise its access boost for the next
+// question too). A candidate is relevant (in the band) when its base score
+// is within Band of the best candidate's and at least Floor; for scores
+// that are not a similarity (fusion, formula, sparse dot products) when it
+// is within RelativeBand x |best| of the best, and then nothing is counted.
+// Every result is ordered by its weight whatever the guard says; the band
+// also decides when the confidence gate yields to the best match.
 type Guard struct {
-	// Off disables the guard: every candidate is ordered by weight alone,
-	// as the seeds' formula does.
+	// Off disables the guard: every returned result counts as read.
 	Off bool `koanf:"off"`
 	// Band is the width of the relevance band below the best similarity
 	// (Cosine and Dot scores), in score units.
 	Band float64 `koanf:"band"`
 	// Floor is the similarity below which no candidate is relevant, however
-	// close to the best: a query whose best match is below it is answered in
-	// similarity order.
+	// close to the best: nothing is counted for a query whose best match is
+	// below it.
 	Floor float64 `koanf:"floor"`
 	// RelativeBand is the band for scores without a fixed scale (fusion,
 	// formula, sparse vectors), as a fraction of the best score's magnitude.

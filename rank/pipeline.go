@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,8 @@ type work struct {
 	// leaders (a grouped one takes one per group).
 	leaders []leader
 	pos     []int // by item index: the leader's index in leaders
+	// byBase is refocus's copy of the kept scores, by base score.
+	byBase []scoring.Score
 }
 
 type droppedSeq struct {
@@ -123,32 +126,35 @@ func (r *Ranker) prepare(ctx context.Context, w *work, points []*qdrant.ScoredPo
 }
 
 // Exclusion reasons, as metric attributes.
-var exclusionReasons = [...]string{"superseded", "not_retrievable", "archived", "decay_floor"}
+var exclusionReasons = [...]string{"superseded", "not_retrievable", "archived"}
 
-// exclusionReason indexes exclusionReasons.
-func exclusionReason(m *memory.Memory, s scoring.Score) int {
+// exclusionReason indexes exclusionReasons; -1: not excluded.
+func exclusionReason(m *memory.Memory) int {
 	switch {
 	case m.SupersededBy != "":
 		return 0
+	case !m.Retrievable && m.Tier == scoring.TierArchived:
+		return 2
 	case !m.Retrievable:
 		return 1
-	case m.Tier == scoring.TierArchived, s.Tier == scoring.TierArchived:
-		return 2
 	}
-	return 3
+	return -1
 }
 
 // gate drops excluded memories, then applies the retrieval gate with its
-// fallback (the gate stage). It returns the kept scores in candidate order.
-func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*qdrant.ScoredPoint) []scoring.Score {
+// fallbacks (the gate stage): when nothing passes, every candidate comes
+// back flagged; when the best match is below the gate and nothing that
+// passes is as relevant (within the guard's band of it), that one comes
+// back flagged. It returns the kept scores in candidate order.
+func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*qdrant.ScoredPoint, p plan) []scoring.Score {
 	gctx, st := r.startStage(ctx, stageGate)
 	kept := w.scores[:0]
 	var excluded [len(exclusionReasons)]int64
 	w.dropped = w.dropped[:0]
+	archived := includesArchived(ctx)
 	for _, s := range w.scores {
 		m := w.mem[s.Seq]
-		if m.Exclusion(s) != "" && (m.SupersededBy != "" || !includesArchived(ctx)) {
-			reason := exclusionReason(m, s)
+		if reason := exclusionReason(m); reason >= 0 && (reason == 0 || !archived) {
 			excluded[reason]++
 			w.dropped = append(w.dropped, droppedSeq{s.Seq, exclusionReasons[reason]})
 			continue
@@ -158,10 +164,28 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 	nExcluded := len(w.scores) - len(kept)
 	before := len(kept)
 	w.preGate = w.preGate[:0]
-	for _, s := range kept {
+	best, bestGated := -1, -1 // by base score, among all and among those below the gate
+	for i, s := range kept {
 		w.preGate = append(w.preGate, s.Seq)
+		if best < 0 || w.bases[s.Seq] > w.bases[kept[best].Seq] {
+			best = i
+		}
+		if !s.Flags.Has(scoring.FlagUnscored) && s.Confidence < r.params.RetrievalGate &&
+			(bestGated < 0 || w.bases[s.Seq] > w.bases[kept[bestGated].Seq]) {
+			bestGated = i
+		}
+	}
+	var yield scoring.Score
+	yields := bestGated >= 0 && bestGated == best
+	if yields {
+		yield = kept[bestGated] // GateRetrieval compacts kept over it
 	}
 	kept, fallback := r.params.GateRetrieval(kept)
+	if yields && !fallback && r.yields(w, kept, yield, p) {
+		yield.Flags |= scoring.FlagBelowGate
+		at, _ := slices.BinarySearchFunc(kept, yield.Seq, func(s scoring.Score, seq int) int { return s.Seq - seq })
+		kept = slices.Insert(kept, at, yield)
+	}
 	drops := before - len(kept)
 	if drops > 0 {
 		w.kept = resize(w.kept, len(w.mem))
@@ -188,13 +212,77 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 	return kept
 }
 
+// yields says whether the gate yields to relevance for g, the best match
+// of the query, below the gate: nothing that passes the gate is within
+// the guard's band of it, it is above the guard's floor, and it would be
+// rendered (its confidence reaches the render gate: a memory the model
+// would not be shown is no answer). A memory stored with nothing but its
+// text (source weak_inference, confidence 0.4675) sits below the gate; it
+// must still answer the question it answers best, and a trusted memory
+// nearly as relevant still wins.
+func (r *Ranker) yields(w *work, kept []scoring.Score, g scoring.Score, p plan) bool {
+	if g.Confidence < r.params.RenderGate {
+		return false
+	}
+	guard := p.det.Guard
+	b := w.bases[g.Seq]
+	cutoff := b - guard.Band
+	if p.scaled {
+		cutoff = b - guard.RelativeBand*math.Abs(b)
+	} else if b < guard.Floor {
+		return false
+	}
+	for _, s := range kept {
+		if w.bases[s.Seq] >= cutoff {
+			return false
+		}
+	}
+	return true
+}
+
+// refocus weighs the kept candidates for the query's focus on recent
+// memories (scoring.Params.Focus): the mean freshness of the FocusTop most
+// similar against that of the FocusPool most similar. It returns the
+// focus.
+func (r *Ranker) refocus(w *work, kept []scoring.Score) float64 {
+	if len(kept) == 0 {
+		return r.params.FocusFloor
+	}
+	top, pool := r.params.FocusTop, min(r.params.FocusPool, len(kept))
+	w.byBase = append(w.byBase[:0], kept...)
+	slices.SortFunc(w.byBase, func(a, b scoring.Score) int {
+		return cmp.Compare(w.bases[b.Seq], w.bases[a.Seq])
+	})
+	var sumTop, sumPool float64
+	for i, s := range w.byBase[:pool] {
+		if i < top {
+			sumTop += s.Freshness
+		}
+		sumPool += s.Freshness
+	}
+	focus := r.params.Focus(sumTop/float64(min(top, pool)), sumPool/float64(pool))
+	for i := range kept {
+		r.params.Refocus(&kept[i], w.bases[kept[i].Seq], focus)
+	}
+	return focus
+}
+
 // leader is one result: a group's best member and what was folded into it.
 type leader struct {
+	// score is the shown member's; best and weight are the candidate index
+	// and weight of the group's best member by weight, whose place, score
+	// and guard decision the group keeps (the same member unless a more
+	// trusted one is shown).
 	score  scoring.Score
+	best   int
+	weight float64
 	ret    float64 // the score it is returned with (returnedScores)
 	folded []int32 // candidate indexes
 	tiers  []fold.Tier
 	judged fold.Judged
+	// shown is, while dedup runs, the index in its scores of the member
+	// more trusted than the first one; -1: none.
+	shown int
 }
 
 // compareIDs orders point ids as Qdrant does: numbers first, ascending,
@@ -226,11 +314,14 @@ func (w *work) textHash(i int) string {
 	return memory.TextHash(m.Text)
 }
 
-// dedup folds duplicates among scores (sorted here, best first: the
-// relevance guard's order) and returns the leaders, best first. A group is
-// led by its first member in that order, so a memory inside the band leads
-// its duplicates outside it. The leaders are built in dst's backing array
-// (and its leaders' fold lists) when it has room; nil allocates.
+// dedup folds duplicates among scores (sorted here, best first) and
+// returns the leaders, best first. Folding gathers each group around its
+// best member by weight; the group keeps that member's place, score and
+// guard decision, and is shown by its most trusted member (the highest
+// confidence, the best weight among equals): of two memories that state the
+// same thing, the reader sees the better established one, where the nearer
+// one would have been. The leaders are built in dst's backing array (and
+// its leaders' fold lists) when it has room; nil allocates.
 func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredPoint, p plan, dst []leader) []leader {
 	w.order(scores, points)
 	w.items = resize(w.items, len(scores))
@@ -252,8 +343,8 @@ func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredP
 	leaders := resize(dst, len(w.fres.Leaders))
 	w.pos = resize(w.pos, len(scores))
 	for k, j := range w.fres.Leaders {
-		leaders[k] = leader{score: scores[j], judged: w.fres.Judged[j],
-			folded: leaders[k].folded[:0], tiers: leaders[k].tiers[:0]}
+		leaders[k] = leader{score: scores[j], best: scores[j].Seq, weight: scores[j].Weight, judged: w.fres.Judged[j],
+			folded: leaders[k].folded[:0], tiers: leaders[k].tiers[:0], shown: -1}
 		w.pos[j] = k
 	}
 	for j, l := range w.fres.Leader {
@@ -263,6 +354,29 @@ func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredP
 		ld := &leaders[w.pos[l]]
 		ld.folded = append(ld.folded, int32(scores[j].Seq))
 		ld.tiers = append(ld.tiers, w.fres.Tier[j])
+		shown := ld.score
+		if ld.shown >= 0 {
+			shown = scores[ld.shown]
+		}
+		if c := scores[j].Confidence; c > shown.Confidence && !scores[j].Flags.Has(scoring.FlagUnscored) {
+			ld.shown = j
+		}
+	}
+	for k := range leaders {
+		ld := &leaders[k]
+		if ld.shown < 0 {
+			continue
+		}
+		// The most trusted member is shown; the one that led by weight is
+		// folded in its place, found as it was.
+		member := scores[ld.shown]
+		for i, seq := range ld.folded {
+			if int(seq) == member.Seq {
+				ld.folded[i] = int32(ld.score.Seq)
+				break
+			}
+		}
+		ld.score = member
 	}
 	// Drop the item vectors: they belong to the upstream's points.
 	clear(w.items)
@@ -309,9 +423,12 @@ func (r *Ranker) explain(w *work, l *leader, points []*qdrant.ScoredPoint, now t
 		Weight:      l.score.Weight,
 		BaseScore:   w.bases[i],
 		Score:       l.ret,
-		Guard:       w.decision[i],
+		Guard:       w.decision[l.best],
 		Explanation: r.params.Explain(&w.ins[i], l.score, w.bases[i], now),
-		Archived:    w.mem[i].Exclusion(l.score), // "" unless archived ones were asked for
+		Archived:    w.mem[i].Exclusion(), // "" unless archived ones were asked for
+	}
+	if m := w.mem[i]; m.Present.Has(memory.FieldTier) {
+		e.StoredTier = m.Tier.String()
 	}
 	if len(l.folded) > 0 {
 		e.FoldedIDs = make([]*qdrant.PointId, len(l.folded))

@@ -47,14 +47,29 @@ var orderFixture = []fixtureMem{
 	{id: 10, sim: 0.75}, // unscored: never gated
 }
 
-// memrank's order of the fixture by the seeds' weight alone (guard off:
-// weights 2.22, 1.12, 0.75, 0.71, 0.45, 0.24), with testGuard (the band
-// reaches from the best kept similarity, 0.95, down to 0.80: 3, 5, 2 and 1
-// by weight, then 10 and 4 by similarity), and the raw order of the vectors.
+// memrank's orders of the fixture, and the raw order of the vectors. The
+// kept candidates are 1, 9, 2, 5, 3, 10 and 4 by similarity: 6 is below
+// the gate (and, at confidence 0.30, below the render gate too, so the gate
+// does not yield to it although it is the best match), 7 is superseded, 8
+// stored as not retrievable; 9 is labelled archived but retrievable, so it
+// is a candidate like any other.
+//
+// rankedOrder is the order at the focus the query has: the mean freshness
+// of its five most similar candidates (1, 9, 2, 5, 3: 0.71) is below that
+// of all seven (0.79), so the focus is 0, age takes nothing, and the weight
+// is the similarity times the access boost (3: 0.80 x 1.013 stays below
+// 5's 0.85; 4: 0.70 x 1.008 below 10's 0.75). freshOrder is the order with
+// the focus pinned at 1 (FocusFloor 1), where age takes up to 70% of the
+// weight: 9 (0.94 x 0.98 = 0.92) leads, 1 (a quarter fresh: 0.95 x 0.475 =
+// 0.45) comes last. The relevance guard changes neither: it only decides
+// which results count as read.
 var (
-	rankedOrder  = []uint64{3, 4, 10, 5, 2, 1}
-	guardedOrder = []uint64{3, 5, 2, 1, 10, 4}
-	rawOrder     = []uint64{6, 7, 8, 1, 9, 2, 5, 3, 10, 4}
+	rankedOrder = []uint64{1, 9, 2, 5, 3, 10, 4}
+	freshOrder  = []uint64{9, 3, 5, 10, 4, 2, 1}
+	rawOrder    = []uint64{6, 7, 8, 1, 9, 2, 5, 3, 10, 4}
+	// fixtureKept are the fixture's candidates after the exclusions and
+	// the gate.
+	fixtureKept = []uint64{1, 2, 3, 4, 5, 9, 10}
 )
 
 func (m fixtureMem) payload() map[string]any {
@@ -75,6 +90,24 @@ func (m fixtureMem) accesses() int64 {
 		n += int64(v.(int))
 	}
 	return n
+}
+
+// freshness is the memory's freshness at now: an unscored point has no
+// last observation, so it is fresh.
+func (m fixtureMem) freshness() float64 {
+	if m.conf == 0 {
+		return 1
+	}
+	return scoring.Freshness(m.age, 120)
+}
+
+func fixtureMemOf(id uint64) fixtureMem {
+	for _, m := range orderFixture {
+		if m.id == id {
+			return m
+		}
+	}
+	panic("no fixture memory")
 }
 
 // loadOrderFixture creates collection "mem" (Cosine) with the fixture and
@@ -101,47 +134,73 @@ func loadOrderFixture(t testing.TB, e *env) map[uint64]float32 {
 	return scores
 }
 
-// expectedWeight is the weight memrank must give fixture memory id.
-func expectedWeight(id uint64, base float32) float64 {
-	for _, m := range orderFixture {
-		if m.id == id {
-			if m.conf == 0 {
-				return scoring.Weight(float64(base), 1, 1)
-			}
-			return weight(base, m.age, m.accesses())
-		}
+// expectedWeight is the weight memrank must give fixture memory id against
+// base, for a query of the given focus.
+func expectedWeight(id uint64, base float32, focus float64) float64 {
+	m := fixtureMemOf(id)
+	if m.conf == 0 {
+		return scoring.Weight(float64(base), 1, 1) // fresh and never read
 	}
-	panic("no fixture memory")
+	return weight(base, m.age, m.accesses(), focus)
+}
+
+// fixtureFocus is the focus of a query whose kept candidates are ids, with
+// the given bases: computed from the fixture's ages (expectedFocus).
+func fixtureFocus(p *scoring.Params, bases map[uint64]float32, ids []uint64) float64 {
+	var cands []focusCand
+	for _, id := range ids {
+		cands = append(cands, focusCand{base: float64(bases[id]), fresh: fixtureMemOf(id).freshness()})
+	}
+	return expectedFocus(p, cands)
 }
 
 func TestQueryReranksTheFixture(t *testing.T) {
 	e := newEnv(t)
 	raw := loadOrderFixture(t, e)
 	off := rank.Guard{Off: true}
+	// The defaults' focus over the fixture, computed from its ages: the
+	// orders below assume it.
+	if f := fixtureFocus(scoring.DefaultParams(), raw, fixtureKept); f != 0 {
+		t.Fatalf("the fixture's focus is %v, want 0", f)
+	}
 	tests := []struct {
 		name      string
 		guard     rank.Guard
+		pinned    bool // FocusFloor 1: the focus is 1 whatever the candidates
 		limit     *uint64
 		offset    *uint64
 		threshold *float32
 		want      []uint64
 		wantAsk   uint64
+		wantFocus float64
+		wantEmpty string
 	}{
-		{name: "seeds' weight: default limit", guard: off, want: rankedOrder, wantAsk: 40},
-		{name: "seeds' weight: limit 3", guard: off, limit: u64(3), want: rankedOrder[:3], wantAsk: 16},
-		{name: "seeds' weight: offset applied after re-ranking", guard: off, limit: u64(2), offset: u64(1), want: []uint64{4, 10}, wantAsk: 16},
-		{name: "seeds' weight: offset past the results", guard: off, limit: u64(2), offset: u64(6), want: []uint64{}, wantAsk: 32},
-		{name: "guarded: default limit", guard: testGuard, want: guardedOrder, wantAsk: 40},
-		{name: "guarded: limit 3", guard: testGuard, limit: u64(3), want: guardedOrder[:3], wantAsk: 16},
-		{name: "guarded: offset applied after re-ranking", guard: testGuard, limit: u64(2), offset: u64(4), want: []uint64{10, 4}, wantAsk: 24},
-		// Raw scores above 0.82 are 6, 7, 8, 1, 9, 2, 5; of those 1, 2 and 5
-		// pass the exclusions and the gate.
-		{name: "guarded: score_threshold on the similarity", guard: testGuard, threshold: ptr(float32(0.82)), want: []uint64{5, 2, 1}, wantAsk: 40},
+		{name: "guard off: default limit", guard: off, want: rankedOrder, wantAsk: 40},
+		{name: "guard off: limit 3", guard: off, limit: u64(3), want: rankedOrder[:3], wantAsk: 40},
+		{name: "guard off: offset applied after re-ranking", guard: off, limit: u64(2), offset: u64(1), want: []uint64{9, 2}, wantAsk: 40},
+		{name: "guard off: offset past the results", guard: off, limit: u64(2), offset: u64(7), want: []uint64{}, wantAsk: 40, wantEmpty: "the offset 7 is past the 7 results"},
+		{name: "guarded: the same order", guard: testGuard, want: rankedOrder, wantAsk: 40},
+		{name: "guarded: limit 3", guard: testGuard, limit: u64(3), want: rankedOrder[:3], wantAsk: 40},
+		{name: "guarded: offset applied after re-ranking", guard: testGuard, limit: u64(2), offset: u64(4), want: []uint64{3, 10}, wantAsk: 40},
+		{name: "guarded: a large offset", guard: testGuard, limit: u64(10), offset: u64(5), want: []uint64{10, 4}, wantAsk: 60},
+		// Raw scores above 0.82 are 6, 7, 8, 1, 9, 2, 5; of those 1, 9, 2 and
+		// 5 pass the exclusions and the gate.
+		{name: "guarded: score_threshold on the similarity", guard: testGuard, threshold: ptr(float32(0.82)), want: []uint64{1, 9, 2, 5}, wantAsk: 40},
+		{name: "focus 1: freshness weighs", guard: testGuard, pinned: true, want: freshOrder, wantAsk: 40, wantFocus: 1},
+		{name: "focus 1: guard off", guard: off, pinned: true, want: freshOrder, wantAsk: 40, wantFocus: 1},
+		{name: "focus 1: offset", guard: testGuard, pinned: true, limit: u64(2), offset: u64(1), want: []uint64{3, 5}, wantAsk: 40, wantFocus: 1},
+		// 9: 0.92, 5: 0.76, 2: 0.59, 1: 0.45.
+		{name: "focus 1: score_threshold", guard: testGuard, pinned: true, threshold: ptr(float32(0.82)), want: []uint64{9, 5, 2, 1}, wantAsk: 40, wantFocus: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			src := &recSource{Source: e.client}
-			r := newRanker(t, src, func(c *rank.Config) { c.Guard = tc.guard })
+			r := newRanker(t, src, func(c *rank.Config) {
+				c.Guard = tc.guard
+				if tc.pinned {
+					c.Params = focusFloor(1)
+				}
+			})
 			req := &qdrant.QueryPoints{
 				CollectionName: "mem", Query: qdrant.NewQueryDense(query()),
 				Limit: tc.limit, Offset: tc.offset, ScoreThreshold: tc.threshold,
@@ -164,40 +223,64 @@ func TestQueryReranksTheFixture(t *testing.T) {
 			if diff := cmp.Diff(tc.want, ids(res.Points), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
+			if res.Empty != tc.wantEmpty {
+				t.Errorf("Empty %q, want %q", res.Empty, tc.wantEmpty)
+			}
+			if res.Guard.Focus != tc.wantFocus {
+				t.Errorf("focus %v, want %v", res.Guard.Focus, tc.wantFocus)
+			}
 			if len(res.Explanations) != len(res.Points) {
 				t.Fatalf("%d explanations for %d points", len(res.Explanations), len(res.Points))
 			}
-			// The returned score: the weight inside the band, the similarity
-			// capped at the score above beyond it.
+			// The returned score is the weight, whatever the guard decided;
+			// so scores never increase down the list.
 			prev := math.Inf(1)
-			if lo := int(ptrOr(tc.offset, 0)); lo > 0 && lo <= len(guardedOrder) && !tc.guard.Off {
-				for _, id := range guardedOrder[:lo] {
-					prev = expectedWeight(id, raw[id])
-				}
-			}
+			relevant, beyond := 0, 0
 			for i, p := range res.Points {
 				id := p.GetId().GetNum()
-				want := expectedWeight(id, raw[id])
+				want := expectedWeight(id, raw[id], tc.wantFocus)
 				ex := res.Explanations[i]
-				score := want
-				if ex.Guard != rank.GuardRelevant && ex.Guard != rank.GuardOff {
-					score = math.Min(float64(raw[id]), prev)
+				if p.GetScore() != float32(want) {
+					t.Errorf("point %d (%v): score %v, want its weight %v", id, ex.Guard, p.GetScore(), float32(want))
 				}
-				prev = score
-				if p.GetScore() != float32(score) {
-					t.Errorf("point %d (%v): score %v, want %v", id, ex.Guard, p.GetScore(), float32(score))
+				if float64(p.GetScore()) > prev {
+					t.Errorf("point %d: score %v above the one before it (%v)", id, p.GetScore(), prev)
 				}
-				got := struct{ ID, Weight, Base float64 }{float64(ex.ID.GetNum()), ex.Weight, ex.BaseScore}
-				exp := struct{ ID, Weight, Base float64 }{float64(id), want, float64(raw[id])}
+				prev = float64(p.GetScore())
+				got := struct{ ID, Weight, Base, Focus float64 }{float64(ex.ID.GetNum()), ex.Weight, ex.BaseScore, ex.Focus}
+				exp := struct{ ID, Weight, Base, Focus float64 }{float64(id), want, float64(raw[id]), tc.wantFocus}
 				if diff := cmp.Diff(exp, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 					t.Errorf("point %d explanation (-want +got):\n%s", id, diff)
 				}
-				if ex.Weight != scoring.Weight(ex.BaseScore, ex.Freshness, ex.AccessBoost)*ex.ConfidenceFactor {
-					t.Errorf("point %d: weight %v != base %v x freshness %v x boost %v x confidence factor %v", id, ex.Weight, ex.BaseScore, ex.Freshness, ex.AccessBoost, ex.ConfidenceFactor)
+				if ff := scoring.FreshnessFactor(ex.FreshnessWeight, ex.Focus, ex.Freshness); ex.FreshnessFactor != ff {
+					t.Errorf("point %d: freshness factor %v, want 1 - %v x %v x (1 - %v) = %v", id, ex.FreshnessFactor, ex.FreshnessWeight, ex.Focus, ex.Freshness, ff)
+				}
+				if ex.Weight != scoring.Weight(ex.BaseScore, ex.FreshnessFactor, ex.AccessBoost)*ex.ConfidenceFactor {
+					t.Errorf("point %d: weight %v != base %v x freshness factor %v x boost %v x confidence factor %v", id, ex.Weight, ex.BaseScore, ex.FreshnessFactor, ex.AccessBoost, ex.ConfidenceFactor)
+				}
+				// The band reaches from the best kept similarity (1's 0.95) down
+				// to 0.80: 1, 9, 2, 5 and 3 are relevant, 10 and 4 beyond it.
+				wantGuard := rank.GuardOff
+				if !tc.guard.Off {
+					wantGuard = rank.GuardBelowBand
+					if raw[id] >= raw[3] {
+						wantGuard = rank.GuardRelevant
+					}
+				}
+				if ex.Guard != wantGuard {
+					t.Errorf("point %d: guard %v, want %v", id, ex.Guard, wantGuard)
+				}
+				if ex.Guard == rank.GuardBelowBand {
+					beyond++
+				} else if ex.Guard == rank.GuardRelevant {
+					relevant++
 				}
 				if p.GetPayload()["text"] == nil {
 					t.Errorf("point %d: payload not returned with with_payload=true", id)
 				}
+			}
+			if g := res.Guard; !tc.guard.Off && (g.Relevant != relevant || g.Beyond != beyond || g.Folded != 0) {
+				t.Errorf("guard report relevant %d beyond %d folded %d, want %d %d 0", g.Relevant, g.Beyond, g.Folded, relevant, beyond)
 			}
 			if len(src.reqs) != 1 {
 				t.Fatalf("%d upstream queries, want 1", len(src.reqs))
@@ -214,15 +297,9 @@ func TestQueryReranksTheFixture(t *testing.T) {
 	}
 }
 
-func ptrOr[T any](p *T, def T) T {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
-// TestQueryExplanations checks the factors of the fixture's first result
-// and the flags of gated and unscored points.
+// TestQueryExplanations checks the factors, tiers and guard of every
+// result of the fixture, at the focus the query has (0: every freshness
+// factor 1).
 func TestQueryExplanations(t *testing.T) {
 	e := newEnv(t)
 	raw := loadOrderFixture(t, e)
@@ -231,43 +308,56 @@ func TestQueryExplanations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[uint64]rank.Explanation{}
-	for _, ex := range res.Explanations {
-		byID[ex.ID.GetNum()] = ex
+	if diff := cmp.Diff(rankedOrder, ids(res.Points)); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
 	}
 	type factors struct {
-		Base, Freshness, Boost, Confidence float64
-		Count                              int64
-		Unscored, BelowGate                bool
+		Base, Freshness, FreshnessFactor, Focus, Boost, Confidence float64
+		Count                                                      int64
+		Unscored, BelowGate, WithinFloor                           bool
+		Tier                                                       scoring.Tier
+		StoredTier, Archived                                       string
 	}
 	got := map[uint64]factors{}
-	for id, ex := range byID {
-		got[id] = factors{ex.BaseScore, ex.Freshness, ex.AccessBoost, ex.Confidence, ex.AccessCount, ex.Unscored, ex.BelowGate}
+	for _, ex := range res.Explanations {
+		got[ex.ID.GetNum()] = factors{ex.BaseScore, ex.Freshness, ex.FreshnessFactor, ex.Focus, ex.AccessBoost, ex.Confidence,
+			ex.AccessCount, ex.Unscored, ex.BelowGate, ex.WithinFloor, ex.Tier, ex.StoredTier, ex.Archived}
 	}
+	aw := scoring.DefaultParams().AccessWeight
+	// Tiers by c x f (active above 0.60, dormant from 0.30, stale from
+	// 0.10); every one is within its decay floor (1.25 x (1 - c)). 9's
+	// stored tier is "archived", a label: it is returned, not marked.
 	want := map[uint64]factors{
-		3:  {float64(raw[3]), scoring.Freshness(1, 120), scoring.AccessBoost(5), 0.9, 5, false, false},
-		4:  {float64(raw[4]), scoring.Freshness(10, 120), scoring.AccessBoost(1), 0.95, 1, false, false},
-		10: {float64(raw[10]), 1, 1, 0, 0, true, false},
-		5:  {float64(raw[5]), scoring.Freshness(30, 120), 1, 0.8, 0, false, false},
-		2:  {float64(raw[2]), 0.5, 1, 0.7, 0, false, false},
-		1:  {float64(raw[1]), 0.25, 1, 0.85, 0, false, false},
+		1:  {float64(raw[1]), 0.25, 1, 0, 1, 0.85, 0, false, false, true, scoring.TierStale, "", ""},
+		9:  {float64(raw[9]), scoring.Freshness(5, 120), 1, 0, 1, 0.9, 0, false, false, true, scoring.TierActive, "archived", ""},
+		2:  {float64(raw[2]), 0.5, 1, 0, 1, 0.7, 0, false, false, true, scoring.TierDormant, "", ""},
+		5:  {float64(raw[5]), scoring.Freshness(30, 120), 1, 0, 1, 0.8, 0, false, false, true, scoring.TierActive, "", ""},
+		3:  {float64(raw[3]), scoring.Freshness(1, 120), 1, 0, scoring.AccessBoost(aw, 5), 0.9, 5, false, false, true, scoring.TierActive, "", ""},
+		10: {float64(raw[10]), 1, 1, 0, 1, 0, 0, true, false, true, scoring.TierActive, "", ""},
+		4:  {float64(raw[4]), scoring.Freshness(10, 120), 1, 0, scoring.AccessBoost(aw, 1), 0.95, 1, false, false, true, scoring.TierActive, "", ""},
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 		t.Errorf("factors (-want +got):\n%s", diff)
 	}
 }
 
-// TestQueryGateAndExclusions: superseded, not retrievable and archived
-// memories are dropped whatever their similarity; the gate keeps exactly
-// the confidences at or above it; when none passes the best below-gate
-// ones come back flagged; unscored points are never gated.
+// TestQueryGateAndExclusions: superseded and not retrievable memories
+// (archived by a person or a review: not retrievable and tier archived)
+// are dropped whatever their similarity; a stored tier archived alone and
+// any age are labels, never exclusions; the gate keeps exactly the
+// confidences at or above it; when none passes every below-gate one comes
+// back flagged; unscored points are never gated. Dropped says why each
+// candidate left out was.
 func TestQueryGateAndExclusions(t *testing.T) {
-	mem := func(id uint64, score float32, conf float64, extra map[string]any) *qdrant.ScoredPoint {
-		p := memoryPayload("gate memory "+idString(qdrant.NewIDNum(id)), conf, 0, nil)
+	memAged := func(id uint64, score float32, conf, age float64, extra map[string]any) *qdrant.ScoredPoint {
+		p := memoryPayload("gate memory "+idString(qdrant.NewIDNum(id)), conf, age, nil)
 		for k, v := range extra {
 			p[k] = v
 		}
 		return scored(id, score, p, nil)
+	}
+	mem := func(id uint64, score float32, conf float64, extra map[string]any) *qdrant.ScoredPoint {
+		return memAged(id, score, conf, 0, extra)
 	}
 	unscored := func(id uint64, score float32) *qdrant.ScoredPoint {
 		return scored(id, score, map[string]any{"text": "import " + idString(qdrant.NewIDNum(id))}, nil)
@@ -279,23 +369,39 @@ func TestQueryGateAndExclusions(t *testing.T) {
 		mode          rank.Mode
 		want          []uint64
 		wantBelowGate []uint64
+		wantDropped   map[uint64]string
+		wantEmpty     string
 	}{
 		{
+			// 1 is the best match but below the gate; 2 passes it inside the
+			// default guard's band (0.015) of 1, so the gate does not yield.
 			name: "gate keeps exactly those at or above 0.5",
 			points: []*qdrant.ScoredPoint{
 				mem(1, 0.99, 0.49, nil), mem(2, 0.98, 0.5, nil), mem(3, 0.97, 0.51, nil), mem(4, 0.96, 0.2, nil), mem(5, 0.5, 0.9, nil),
 			},
 			limit: 10, want: []uint64{2, 3, 5},
+			wantDropped: map[uint64]string{1: "below_gate", 4: "below_gate"},
 		},
 		{
-			name: "exclusions dropped whatever their similarity",
+			name: "exclusions dropped whatever their similarity; a stored tier is a label",
 			points: []*qdrant.ScoredPoint{
 				mem(1, 0.99, 0.9, map[string]any{"superseded_by": "4"}),
 				mem(2, 0.98, 0.9, map[string]any{"retrievable": false}),
-				mem(3, 0.97, 0.9, map[string]any{"tier": "archived"}),
-				mem(4, 0.6, 0.9, nil),
+				mem(3, 0.97, 0.9, map[string]any{"tier": "archived", "retrievable": false}),
+				mem(4, 0.96, 0.9, map[string]any{"tier": "archived"}),
+				mem(5, 0.95, 0.9, map[string]any{"tier": "archived", "retrievable": true}),
+				mem(6, 0.6, 0.9, nil),
 			},
-			limit: 10, want: []uint64{4},
+			limit: 10, want: []uint64{4, 5, 6},
+			wantDropped: map[uint64]string{1: "superseded", 2: "not_retrievable", 3: "archived"},
+		},
+		{
+			// 2 is 5000 days old, far past its decay floor (its tier is
+			// archived): returned all the same, first (two candidates: the
+			// focus is 0, age takes nothing).
+			name:   "age never excludes",
+			points: []*qdrant.ScoredPoint{memAged(1, 0.5, 0.9, 0, nil), memAged(2, 0.9, 0.9, 5000, nil)},
+			limit:  10, want: []uint64{2, 1},
 		},
 		{
 			name: "nothing passes: the best below-gate ones, flagged",
@@ -303,6 +409,7 @@ func TestQueryGateAndExclusions(t *testing.T) {
 				mem(1, 0.9, 0.3, nil), mem(2, 0.8, 0.45, nil), mem(3, 0.95, 0.2, nil), mem(4, 0.99, 0.9, map[string]any{"superseded_by": "1"}),
 			},
 			limit: 2, want: []uint64{3, 1}, wantBelowGate: []uint64{3, 1},
+			wantDropped: map[uint64]string{4: "superseded"},
 		},
 		{
 			name: "unscored points are never gated",
@@ -310,10 +417,12 @@ func TestQueryGateAndExclusions(t *testing.T) {
 				mem(1, 0.99, 0.3, nil), unscored(2, 0.5), mem(3, 0.9, 0.2, nil), unscored(4, 0.7),
 			},
 			limit: 10, want: []uint64{4, 2},
+			wantDropped: map[uint64]string{1: "below_gate", 3: "below_gate"},
 		},
 		{
 			// Detection would call this a plain collection; configured as
-			// memories, its points are ranked on similarity x freshness x boost.
+			// memories, its points are ranked on their similarity (fresh and
+			// never read: every factor 1).
 			name:   "unscored points alone, configured to re-rank",
 			points: []*qdrant.ScoredPoint{unscored(1, 0.4), unscored(2, 0.6)},
 			limit:  10, mode: rank.ModeRerank, want: []uint64{2, 1},
@@ -322,6 +431,8 @@ func TestQueryGateAndExclusions(t *testing.T) {
 			name:   "everything excluded",
 			points: []*qdrant.ScoredPoint{mem(1, 0.9, 0.9, map[string]any{"retrievable": false})},
 			limit:  10, want: []uint64{},
+			wantDropped: map[uint64]string{1: "not_retrievable"},
+			wantEmpty:   "all 1 candidates were left out: 1 not_retrievable",
 		},
 	}
 	for _, tc := range tests {
@@ -340,16 +451,30 @@ func TestQueryGateAndExclusions(t *testing.T) {
 				if ex.BelowGate {
 					below = append(below, ex.ID.GetNum())
 				}
+				if ex.Archived != "" {
+					t.Errorf("%d returned marked archived (%q) without WithArchived", ex.ID.GetNum(), ex.Archived)
+				}
 			}
 			if diff := cmp.Diff(tc.wantBelowGate, below, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("flagged below the gate (-want +got):\n%s", diff)
+			}
+			dropped := map[uint64]string{}
+			for _, d := range res.Dropped {
+				dropped[d.ID.GetNum()] = d.Reason
+			}
+			if diff := cmp.Diff(tc.wantDropped, dropped, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("dropped (-want +got):\n%s", diff)
+			}
+			if res.Empty != tc.wantEmpty {
+				t.Errorf("Empty %q, want %q", res.Empty, tc.wantEmpty)
 			}
 		})
 	}
 }
 
-// TestQueryUpstreamRequest: (offset + limit) x oversample candidates,
-// capped, never below offset + limit, from offset 0, with the caller's
+// TestQueryUpstreamRequest: (offset + limit) x oversample candidates, at
+// least the floor (40 by default: the focus's pool), capped, never below
+// offset + limit, from offset 0, with the caller's
 // score_threshold (Qdrant's meaning: on the similarity), the whole payload
 // and the vector tier 2 compares; every other field carried over.
 func TestQueryUpstreamRequest(t *testing.T) {
@@ -376,10 +501,12 @@ func TestQueryUpstreamRequest(t *testing.T) {
 	}{
 		{name: "default limit 10 x 4", wantLimit: 40},
 		{name: "offset counts", limit: u64(10), offset: u64(5), wantLimit: 60},
-		{name: "oversample 2", cfg: func(c *rank.Config) { c.Oversample = 2 }, limit: u64(9), wantLimit: 18},
+		{name: "oversample 2", cfg: func(c *rank.Config) { c.Oversample = 2 }, limit: u64(30), wantLimit: 60},
+		{name: "oversample 2, no floor", cfg: func(c *rank.Config) { c.Oversample, c.MinCandidates = 2, 1 }, limit: u64(9), wantLimit: 18},
 		{name: "oversample 1, no floor", cfg: func(c *rank.Config) { c.Oversample, c.MinCandidates = 1, 1 }, limit: u64(7), wantLimit: 7},
-		{name: "a small limit asks for the floor", limit: u64(1), wantLimit: 16},
-		{name: "oversample 2 below the floor", cfg: func(c *rank.Config) { c.Oversample = 2 }, limit: u64(7), wantLimit: 16},
+		{name: "a small limit asks for the floor", limit: u64(1), wantLimit: 40},
+		{name: "oversample 2 below the floor", cfg: func(c *rank.Config) { c.Oversample = 2 }, limit: u64(7), wantLimit: 40},
+		{name: "a configured floor", cfg: func(c *rank.Config) { c.MinCandidates = 16 }, limit: u64(3), wantLimit: 16},
 		{name: "the floor is capped by max candidates", cfg: func(c *rank.Config) { c.MaxCandidates = 10 }, limit: u64(1), wantLimit: 10},
 		{name: "capped by max candidates", cfg: func(c *rank.Config) { c.MaxCandidates = 30 }, limit: u64(10), wantLimit: 30},
 		{name: "default cap 1000", limit: u64(300), wantLimit: 1000},
@@ -457,12 +584,12 @@ func TestScoreThresholdOnTheSimilarity(t *testing.T) {
 		thr  *float32
 		want []uint64
 	}{
-		// Above 0.82: 6 (gated), 7, 8, 9 (excluded), 1, 2, 5: in the band,
-		// by weight.
-		{name: "0.82", thr: ptr(float32(0.82)), want: []uint64{5, 2, 1}},
+		// Above 0.82: 6 (gated), 7, 8 (excluded), 1, 9, 2, 5: by weight.
+		{name: "0.82", thr: ptr(float32(0.82)), want: []uint64{1, 9, 2, 5}},
+		// Nothing passes the gate: the gated one comes back (flagged).
 		{name: "0.96 leaves only the excluded and the gated", thr: ptr(float32(0.96)), want: []uint64{6}},
-		{name: "none", want: []uint64{3, 5, 2, 1, 10, 4}},
-		{name: "negative keeps all", thr: ptr(float32(-1)), want: []uint64{3, 5, 2, 1, 10, 4}},
+		{name: "none", want: rankedOrder},
+		{name: "negative keeps all", thr: ptr(float32(-1)), want: rankedOrder},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -599,13 +726,15 @@ func TestDotAndFusionBases(t *testing.T) {
 			if !res.Reranked {
 				t.Fatalf("not re-ranked: %q", res.PassThrough)
 			}
-			// 2: 0.33 x (1 + ln 5) = 0.86; 1: 0.5; 3: -0.2, kept as it is
-			// (factors never scale a negative base).
-			if diff := cmp.Diff([]uint64{2, 1, 3}, ids(res.Points)); diff != "" {
+			// 1: 0.5; 2: 0.33 x 1.012 (four reads add at most 2%); 3: -0.2,
+			// kept as it is (factors never scale a negative base, so fifty
+			// reads lift it nowhere).
+			if diff := cmp.Diff([]uint64{1, 2, 3}, ids(res.Points)); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
-			wantW := []float64{scoring.Weight(float64(float32(0.33)), 1, scoring.AccessBoost(4)), float64(float32(0.5)), float64(float32(-0.2))}
-			wantB := []float64{float64(float32(0.33)), float64(float32(0.5)), float64(float32(-0.2))}
+			aw := scoring.DefaultParams().AccessWeight
+			wantW := []float64{float64(float32(0.5)), scoring.Weight(float64(float32(0.33)), 1, scoring.AccessBoost(aw, 4)), float64(float32(-0.2))}
+			wantB := []float64{float64(float32(0.5)), float64(float32(0.33)), float64(float32(-0.2))}
 			var gotW, gotB []float64
 			for _, ex := range res.Explanations {
 				gotW, gotB = append(gotW, ex.Weight), append(gotB, ex.BaseScore)
@@ -617,8 +746,8 @@ func TestDotAndFusionBases(t *testing.T) {
 				t.Errorf("bases (-want +got):\n%s", diff)
 			}
 			up := src.reqs[0]
-			if up.GetLimit() != 16 { // limit 3 x 4, raised to the floor
-				t.Errorf("upstream limit %d, want 16", up.GetLimit())
+			if up.GetLimit() != 40 { // limit 3 x 4, raised to the floor
+				t.Errorf("upstream limit %d, want 40", up.GetLimit())
 			}
 			if diff := cmp.Diff(tc.req.GetPrefetch(), up.GetPrefetch(), protocmp.Transform()); diff != "" {
 				t.Errorf("prefetch changed (-caller +upstream):\n%s", diff)
@@ -644,7 +773,7 @@ func TestSelectorsReapplied(t *testing.T) {
 		{name: "include", withPayload: qdrant.NewWithPayloadInclude("text", "user"), wantKeys: []string{"text", "user"}},
 		{name: "include missing key", withPayload: qdrant.NewWithPayloadInclude("nope"), wantKeys: []string{}},
 		{
-			name: "exclude", withPayload: qdrant.NewWithPayloadExclude("access_counts", "confidence", "created_at", "decay_category", "extractor_model", "last_observed_at", "memory_type", "source"),
+			name: "exclude", withPayload: qdrant.NewWithPayloadExclude("access_counts", "confidence", "created_at", "decay_category", "extractor_model", "last_observed_at", "memory_type", "source", "tier"),
 			wantKeys: []string{"text", "user"},
 		},
 		{name: "vectors", withVectors: qdrant.NewWithVectorsEnable(true), wantVectors: true},
@@ -659,7 +788,7 @@ func TestSelectorsReapplied(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(guardedOrder[:3], ids(res.Points)); diff != "" {
+			if diff := cmp.Diff(rankedOrder[:3], ids(res.Points)); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
 			for _, p := range res.Points {
@@ -712,15 +841,20 @@ func TestSearchBehavesAsQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The similarity threshold keeps 1, 2, 5, 3, 10 (and the excluded and
-	// gated); by the seeds' weight: 3, 10, 5, 2, 1.
-	if diff := cmp.Diff([]uint64{3, 10, 5, 2, 1}, ids(res.Points)); diff != "" {
+	// The similarity threshold keeps 1, 9, 2, 5, 3, 10 (and the excluded
+	// and gated); their five most similar are not fresher than all six, so
+	// the focus is 0: by similarity x access boost, 1, 9, 2, 5, 3.
+	kept := []uint64{1, 2, 3, 5, 9, 10}
+	if f := fixtureFocus(scoring.DefaultParams(), raw, kept); f != 0 || res.Guard.Focus != 0 {
+		t.Fatalf("focus %v, computed %v: want 0", res.Guard.Focus, f)
+	}
+	if diff := cmp.Diff([]uint64{1, 9, 2, 5, 3}, ids(res.Points)); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 	for _, p := range res.Points {
 		id := p.GetId().GetNum()
-		if p.GetScore() != float32(expectedWeight(id, raw[id])) {
-			t.Errorf("point %d: score %v, want %v", id, p.GetScore(), float32(expectedWeight(id, raw[id])))
+		if p.GetScore() != float32(expectedWeight(id, raw[id], 0)) {
+			t.Errorf("point %d: score %v, want %v", id, p.GetScore(), float32(expectedWeight(id, raw[id], 0)))
 		}
 		if len(p.GetPayload()) != 1 || p.GetPayload()["text"] == nil {
 			t.Errorf("point %d: payload %v, want only text", id, p.GetPayload())
@@ -826,51 +960,74 @@ func TestSearchGroupsToQueryGroups(t *testing.T) {
 
 // TestQueryGroups: grouped queries are oversampled in groups and group
 // size, re-ranked within each group, and the groups ordered by their best
-// weight.
+// weight; one focus for the whole query.
 func TestQueryGroups(t *testing.T) {
 	e := newEnv(t)
 	raw := loadOrderFixture(t, e)
-	// Users: u2 holds the odd ids' opposite: 1, 3, 5, 9, 7 -> "u2"; 2, 4, 6, 8 -> "u1"; 10 has "u1".
+	// Users: the odd ids are "u2" (1, 3, 5, 7, 9), the even ones "u1" (2,
+	// 4, 6, 8), and 10 has "u1". Every candidate is asked for, so the
+	// focus is the fixture's (0 by default: by similarity x access boost;
+	// 1 pinned): u2 kept 1, 9, 5, 3 and u1 kept 2, 10, 4.
 	tests := []struct {
 		name      string
-		guard     *rank.Guard // nil: off (the seeds' weight)
+		guard     *rank.Guard // nil: off
+		pinned    bool        // focus pinned at 1
 		req       *qdrant.QueryPointGroups
 		want      map[string][]uint64
 		wantOrder []string
 		wantAsk   [2]uint64
+		wantFocus float64
+		// wantReport is the guard report's relevant and beyond counts over
+		// every returned hit (guarded cases only).
+		wantReport [2]int
 	}{
 		{
 			name:      "two groups of two",
 			req:       &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(2), GroupSize: u64(2)},
-			want:      map[string][]uint64{"u2": {3, 5}, "u1": {4, 10}},
+			want:      map[string][]uint64{"u2": {1, 9}, "u1": {2, 10}},
 			wantOrder: []string{"u2", "u1"},
 			wantAsk:   [2]uint64{8, 8},
 		},
 		{
 			name:      "one group",
 			req:       &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(1), GroupSize: u64(3)},
-			want:      map[string][]uint64{"u2": {3, 5, 1}},
+			want:      map[string][]uint64{"u2": {1, 9, 5}},
 			wantOrder: []string{"u2"},
 			wantAsk:   [2]uint64{4, 12},
 		},
 		{
-			// Above 0.82: u2 has 1 and 5 (7 and 9 are excluded), u1 has 2
-			// (6 is gated, 8 excluded).
+			// Above 0.82: u2 has 1, 9 and 5 (7 is superseded), u1 has 2 (6
+			// is gated, 8 not retrievable).
 			name:      "threshold on the similarity",
 			req:       &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(3), GroupSize: u64(3), ScoreThreshold: ptr(float32(0.82))},
-			want:      map[string][]uint64{"u2": {5, 1}, "u1": {2}},
+			want:      map[string][]uint64{"u2": {1, 9, 5}, "u1": {2}},
 			wantOrder: []string{"u2", "u1"},
 			wantAsk:   [2]uint64{12, 12},
 		},
 		{
 			// One band for the whole query (best kept similarity 0.95, down
-			// to 0.80): in u1, 2 is relevant, 10 and 4 are beyond the band.
-			name:      "guarded",
-			guard:     &testGuard,
-			req:       &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(2), GroupSize: u64(2)},
-			want:      map[string][]uint64{"u2": {3, 5}, "u1": {2, 10}},
-			wantOrder: []string{"u2", "u1"},
-			wantAsk:   [2]uint64{8, 8},
+			// to 0.80): in u1, 2 is relevant, 10 beyond the band; the order
+			// is the weights' all the same.
+			name:       "guarded",
+			guard:      &testGuard,
+			req:        &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(2), GroupSize: u64(2)},
+			want:       map[string][]uint64{"u2": {1, 9}, "u1": {2, 10}},
+			wantOrder:  []string{"u2", "u1"},
+			wantAsk:    [2]uint64{8, 8},
+			wantReport: [2]int{3, 1},
+		},
+		{
+			// Focus 1: u2's 9 (0.92) and 3 (0.81) lead it, u1's 10 (0.75)
+			// and 4 (0.68) lead u1, below u2.
+			name:       "focus 1",
+			guard:      &testGuard,
+			pinned:     true,
+			req:        &qdrant.QueryPointGroups{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), GroupBy: "user", Limit: u64(2), GroupSize: u64(2)},
+			want:       map[string][]uint64{"u2": {9, 3}, "u1": {10, 4}},
+			wantOrder:  []string{"u2", "u1"},
+			wantAsk:    [2]uint64{8, 8},
+			wantFocus:  1,
+			wantReport: [2]int{2, 2},
 		},
 	}
 	for _, tc := range tests {
@@ -881,6 +1038,9 @@ func TestQueryGroups(t *testing.T) {
 				if tc.guard != nil {
 					c.Guard = *tc.guard
 				}
+				if tc.pinned {
+					c.Params = focusFloor(1)
+				}
 			})
 			res, err := r.QueryGroups(context.Background(), tc.req)
 			if err != nil {
@@ -888,6 +1048,12 @@ func TestQueryGroups(t *testing.T) {
 			}
 			if !res.Reranked {
 				t.Fatalf("not re-ranked: %q", res.PassThrough)
+			}
+			if res.Guard.Focus != tc.wantFocus {
+				t.Errorf("focus %v, want %v", res.Guard.Focus, tc.wantFocus)
+			}
+			if g := res.Guard; tc.guard != nil && (g.Relevant != tc.wantReport[0] || g.Beyond != tc.wantReport[1] || g.Folded != 0) {
+				t.Errorf("guard report %+v: want %d relevant, %d beyond, none folded", g, tc.wantReport[0], tc.wantReport[1])
 			}
 			got := map[string][]uint64{}
 			var order []string
@@ -902,17 +1068,13 @@ func TestQueryGroups(t *testing.T) {
 					if ex.ID.GetNum() != id {
 						t.Errorf("explanation [%d][%d] is for %d, not %d", gi, j, ex.ID.GetNum(), id)
 					}
-					if math.Abs(ex.Weight-expectedWeight(id, raw[id])) > 1e-12 {
-						t.Errorf("point %d: weight %v, want %v", id, ex.Weight, expectedWeight(id, raw[id]))
+					if want := expectedWeight(id, raw[id], tc.wantFocus); math.Abs(ex.Weight-want) > 1e-12 {
+						t.Errorf("point %d: weight %v, want %v", id, ex.Weight, want)
 					}
-					score := ex.Weight
-					if ex.Guard == rank.GuardBelowBand || ex.Guard == rank.GuardBelowFloor {
-						score = math.Min(float64(raw[id]), prev)
+					if h.GetScore() != float32(ex.Weight) || float64(h.GetScore()) > prev {
+						t.Errorf("point %d (%v): score %v, want its weight %v, not above %v", id, ex.Guard, h.GetScore(), float32(ex.Weight), prev)
 					}
-					prev = score
-					if h.GetScore() != float32(score) {
-						t.Errorf("point %d (%v): score %v, want %v", id, ex.Guard, h.GetScore(), float32(score))
-					}
+					prev = float64(h.GetScore())
 				}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -945,7 +1107,7 @@ func TestQueryGroups(t *testing.T) {
 		for _, g := range res.Groups {
 			got = append(got, ids(g.GetHits()))
 		}
-		if diff := cmp.Diff([][]uint64{{3, 5}, {4, 10}}, got); diff != "" {
+		if diff := cmp.Diff([][]uint64{{1, 9}, {2, 10}}, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
@@ -1050,15 +1212,21 @@ func TestFusionOverTheStore(t *testing.T) {
 	if !res.Reranked {
 		t.Fatalf("not re-ranked: %q", res.PassThrough)
 	}
-	// The fused scores are RRF's 1/(k + rank) sums; the weights multiply
-	// them by freshness and boost, so 3 (used, fresh) leads. The guard's
-	// band is relative there (a fused score has no fixed scale).
+	// The fused scores are RRF's 1/(k + rank) sums, the base of the
+	// weights; 3 (first in the second prefetch, eighth in the first) has
+	// the best fused score once 6 (gated), 7 and 8 (excluded) are gone. The
+	// focus is measured on the fused scores too. The guard's band is
+	// relative there (a fused score has no fixed scale).
+	focus := fixtureFocus(scoring.DefaultParams(), fused, fixtureKept)
+	if res.Guard.Focus != focus {
+		t.Errorf("focus %v, want %v", res.Guard.Focus, focus)
+	}
 	var got, weights, want []float64
 	for i, p := range res.Points {
 		id := p.GetId().GetNum()
 		got = append(got, float64(p.GetScore()))
 		weights = append(weights, res.Explanations[i].Weight)
-		want = append(want, expectedWeight(id, fused[id]))
+		want = append(want, expectedWeight(id, fused[id], focus))
 	}
 	if diff := cmp.Diff(want, weights, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("weights on the fused scores (-want +got):\n%s", diff)
@@ -1075,8 +1243,8 @@ func TestFusionOverTheStore(t *testing.T) {
 		}
 	}
 	up := src.reqs[0]
-	if up.GetLimit() != 16 { // limit 3 x 4, raised to the floor
-		t.Errorf("upstream limit %d, want 16", up.GetLimit())
+	if up.GetLimit() != 40 { // limit 3 x 4, raised to the floor
+		t.Errorf("upstream limit %d, want 40", up.GetLimit())
 	}
 	if diff := cmp.Diff(prefetch, up.GetPrefetch(), protocmp.Transform()); diff != "" {
 		t.Errorf("prefetch changed (-caller +upstream):\n%s", diff)

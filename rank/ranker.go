@@ -47,6 +47,8 @@ type Ranker struct {
 	// shadowLog lets one shadow comparison in Shadow.LogInterval through to
 	// the log.
 	shadowLog *rate.Sometimes
+	// emptyLogged holds the collections an empty answer was logged for.
+	emptyLogged sync.Map
 }
 
 // New builds a Ranker over src with cfg (validated, defaults applied).
@@ -438,6 +440,10 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 		LookupFrom:       req.GetLookupFrom(),
 		Timeout:          req.Timeout,
 	}
+	at, asked := asOf(ctx)
+	if asked {
+		up.Filter = r.notAfter(up.Filter, at)
+	}
 	cctx, st := r.startStage(ctx, stageCandidates)
 	points, entries, err := r.candidates(cctx, up, p)
 	r.endStage(ctx, st, attrCollection.String(req.GetCollectionName()), attrOversample.Int(r.cfg.Oversample),
@@ -455,9 +461,17 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 	w := r.pool.Get().(*work)
 	defer r.putWork(w)
 	now := r.cfg.Now()
+	if asked {
+		now = at
+	}
 	r.prepare(ctx, w, points, entries, p, now)
-	kept := r.gate(ctx, span, w, points)
+	if asked {
+		r.unsupersede(ctx, w, points, req.GetCollectionName(), at)
+	}
+	kept := r.gate(ctx, span, w, points, p)
+	focus := r.refocus(w, kept)
 	cut := r.guard(ctx, span, w, kept, p)
+	cut.rep.Focus = focus
 
 	dctx, st := r.startStage(ctx, stageDedup)
 	leaders := r.dedup(w, kept, points, p, w.leaders)
@@ -467,12 +481,13 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 	r.countFolds(ctx, leaders)
 
 	_, st = r.startStage(ctx, stageRank)
-	returnedScores(w, leaders)
+	returnedScores(leaders)
 	all := leaders
 	lo := min(offset, uint64(len(leaders)))
 	hi := lo + min(limit, uint64(len(leaders))-lo)
 	leaders = leaders[lo:hi]
 	r.renderGate(w, leaders)
+	cut.countReturned(w, leaders)
 	res := &Result{
 		Points:     make([]*qdrant.ScoredPoint, len(leaders)),
 		Reranked:   true,
@@ -487,7 +502,7 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 	if explain {
 		res.Explanations = make([]Explanation, len(leaders))
 	}
-	record = record && CountsAccess(ctx)
+	record = record && CountsAccess(ctx) && !asked
 	for i := range leaders {
 		l := &leaders[i]
 		res.Points[i] = r.outputPoint(l, points, p)
@@ -496,16 +511,51 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 		}
 		// An archived memory is returned only when asked for, and is not
 		// counted (see WithArchived).
-		if record && w.mem[l.score.Seq].Exclusion(l.score) == "" {
+		if record && w.mem[l.score.Seq].Exclusion() == "" {
 			r.record(req.GetCollectionName(), w, l, points)
 		}
 	}
 	if explain {
 		res.Dropped = dropped(w, all, points)
 	}
+	if len(leaders) == 0 && len(points) > 0 {
+		res.Empty = r.emptyReason(ctx, req.GetCollectionName(), w, len(points), len(all), offset)
+	}
 	r.endStage(ctx, st, attrResults.Int(len(leaders)))
 	span.SetAttributes(attrResults.Int(len(leaders)))
 	return res, nil
+}
+
+// emptyReason says why an answer over n candidates is empty, and logs it
+// once per collection (an empty answer is what a caller notices, and age
+// alone can no longer cause one: it means every candidate was superseded
+// or archived, or the offset was past the results).
+func (r *Ranker) emptyReason(ctx context.Context, collection string, w *work, n, results int, offset uint64) string {
+	var why string
+	if results > 0 {
+		why = fmt.Sprintf("the offset %d is past the %d results", offset, results)
+	} else {
+		var counts [len(exclusionReasons)]int
+		for _, d := range w.dropped {
+			for i, name := range exclusionReasons {
+				if d.reason == name {
+					counts[i]++
+				}
+			}
+		}
+		var parts []string
+		for i, c := range counts {
+			if c > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", c, exclusionReasons[i]))
+			}
+		}
+		why = fmt.Sprintf("all %d candidates were left out: %s", n, strings.Join(parts, ", "))
+	}
+	if _, logged := r.emptyLogged.LoadOrStore(collection, true); !logged {
+		r.cfg.Telemetry.Logger.InfoContext(ctx, "an answer was empty although the store had candidates (logged once per collection)",
+			"collection", collection, "why", why)
+	}
+	return why
 }
 
 // payloadWires are the returned leaders' payload bytes from their cache
@@ -599,7 +649,7 @@ func (r *Ranker) countFolds(ctx context.Context, leaders []leader) {
 // for scores without a fixed scale (fusion, formula, sparse, multivector),
 // where the best result may be the best of nothing and no floor can tell.
 func (r *Ranker) record(collection string, w *work, l *leader, points []*qdrant.ScoredPoint) {
-	if r.rec == nil || !w.countable || !w.inBand[l.score.Seq] || l.score.Flags.Has(scoring.FlagUnscored) {
+	if r.rec == nil || !w.countable || !w.inBand[l.best] || l.score.Flags.Has(scoring.FlagUnscored) {
 		return
 	}
 	r.rec.Record(collection, points[l.score.Seq].GetId(), w.ownCount(l.score.Seq, r.replica))

@@ -37,9 +37,12 @@ type Result struct {
 	// Shadow compares the store's answer with memrank's, in ModeShadow
 	// (nil otherwise, or when this query was not sampled).
 	Shadow *ShadowReport
+	// Empty says why a re-ranked answer with candidates is empty (every
+	// candidate excluded, or the offset past the results); "" otherwise.
+	Empty string
 	// Dropped are the candidates left out of the answer and why, so that
 	// a query for 3 that returns 2 says what became of the rest: excluded
-	// (superseded, not_retrievable, archived, decay_floor), below_gate,
+	// (superseded, not_retrievable, archived), below_gate,
 	// folded into another result; candidates past the limit are not
 	// listed. Nil under PointsOnly.
 	Dropped []Dropped
@@ -72,11 +75,12 @@ type Explanation struct {
 	// Weight is base x freshness x boost x confidence factor.
 	Weight    float64
 	BaseScore float64 // the base the weight started from
-	// Score is what the point is returned with: the weight inside the
-	// relevance band; beyond it, the base score capped at the score above
-	// (so scores never increase down the list).
+	// Score is what the point is returned with: its group's weight (its
+	// own, unless it is shown for a folded group led by a nearer
+	// duplicate), so scores never increase down the list.
 	Score float64
-	// Guard is where the relevance guard placed the point.
+	// Guard is where the relevance guard placed the point (its group's
+	// best member): whether it counts as read.
 	Guard GuardDecision
 	// Explanation holds every scoring factor: confidence and its parts,
 	// freshness, access count and boost, tier, gates. It is zero for a
@@ -98,10 +102,14 @@ type Explanation struct {
 	JudgeNote      string
 	// Problems are the memory's payload decoding problems.
 	Problems []string
-	// Archived says why the memory is archived (stored as archived or not
-	// retrievable, or past its decay floor); "" for a live memory. Only a
-	// query under WithArchived returns archived memories.
+	// Archived says why the memory is out of answers (archived by a person
+	// or a review, or stored as not retrievable); "" for a live memory. Only
+	// a query under WithArchived returns such memories.
 	Archived string
+	// StoredTier is the tier the payload holds (the last consolidation's),
+	// "" when it holds none; Explanation.Tier is the tier at the answer's
+	// clock.
+	StoredTier string
 }
 
 // Why a request was passed through un-reranked.

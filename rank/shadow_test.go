@@ -24,9 +24,9 @@ import (
 // log line; nothing is counted as accessed.
 func TestShadowMode(t *testing.T) {
 	pts := guardPoints(
-		guardMem{id: 1, score: 0.9, age: 200},
+		guardMem{id: 1, score: 0.9, conf: 0.2}, // below both gates: the gate does not yield to it
 		guardMem{id: 2, score: 0.85, reads: 30},
-		guardMem{id: 3, score: 0.8, conf: 0.2}, // below the gate
+		guardMem{id: 3, score: 0.8, age: 200},
 		guardMem{id: 4, score: 0.7},
 	)
 	src := &fakeSource{info: cosineInfo(), points: pts}
@@ -58,8 +58,8 @@ func TestShadowMode(t *testing.T) {
 		if sh == nil {
 			t.Fatal("no shadow report")
 		}
-		// memrank: 2 (read 30 times), 1, 4 (3 is gated out).
-		if diff := cmp.Diff([]uint64{2, 1, 4}, numIDs(sh.Memrank)); diff != "" {
+		// memrank: 2, 3, 4 (1 is gated out); the store: 1, 2, 3.
+		if diff := cmp.Diff([]uint64{2, 3, 4}, numIDs(sh.Memrank)); diff != "" {
 			t.Errorf("memrank's order (-want +got):\n%s", diff)
 		}
 		if !sh.TopChanged || sh.Dropped != 1 || sh.Moved != 2 || sh.Overlap != 2.0/3 {
@@ -106,7 +106,7 @@ func TestShadowMode(t *testing.T) {
 	if n := strings.Count(logs.String(), "shadow ranking"); n != 1 {
 		t.Errorf("%d log lines, want 1:\n%s", n, logs.String())
 	}
-	if !strings.Contains(logs.String(), "memrank=\"[2 1 4]\"") {
+	if !strings.Contains(logs.String(), "memrank=\"[2 3 4]\"") {
 		t.Errorf("log line without memrank's order: %s", logs.String())
 	}
 }

@@ -93,7 +93,7 @@ func newRankMetrics(m metric.Meter) (*rankMetrics, error) {
 		return nil, err
 	}
 	if rm.guarded, err = m.Int64Counter("memrank.rank.guard.beyond",
-		metric.WithUnit("{candidate}"), metric.WithDescription("Candidates outside the relevance band: ordered by similarity after the relevant ones and never counted as accessed.")); err != nil {
+		metric.WithUnit("{candidate}"), metric.WithDescription("Candidates outside the relevance band: never counted as accessed.")); err != nil {
 		return nil, err
 	}
 	if rm.shadow, err = newShadowMetrics(m); err != nil {

@@ -84,7 +84,7 @@ func TestTelemetry(t *testing.T) {
 		got[k] = attrs[attribute.Key(k)].AsInt64()
 	}
 	want := map[string]int64{
-		"memrank.oversample": 4, "memrank.candidates.requested": 20, "memrank.candidates.returned": 4,
+		"memrank.oversample": 4, "memrank.candidates.requested": 40, "memrank.candidates.returned": 4,
 		"memrank.excluded": 1, "memrank.gate.drops": 1, "memrank.dedup.folded": 1, "memrank.results": 1,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

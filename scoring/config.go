@@ -24,13 +24,21 @@ type Config struct {
 	Confirm      ConfirmConfig      `koanf:"confirm"`
 	Gates        GatesConfig        `koanf:"gates"`
 	// ConfidenceWeight is how much confidence scales the retrieval weight:
-	// base x freshness x boost x (1 - w + w x confidence); 0 is the seeds'
-	// formula (confidence only gates).
-	ConfidenceWeight float64         `koanf:"confidence_weight"`
-	Decay            DecayParams     `koanf:"decay"`
-	Protected        ProtectedConfig `koanf:"protected"`
-	Tiers            TierParams      `koanf:"tiers"`
-	Stats            StatsConfig     `koanf:"stats"`
+	// a factor 1 - w + w x confidence; 0 is the seeds' formula (confidence
+	// only gates).
+	ConfidenceWeight float64 `koanf:"confidence_weight"`
+	// FreshnessWeight is the most age takes off the weight: a factor
+	// 1 - w x focus x (1 - freshness), never below 1 - w.
+	FreshnessWeight float64 `koanf:"freshness_weight"`
+	// AccessWeight is the most reads add to the weight: a factor
+	// 1 + w x r(access count), never above 1 + w.
+	AccessWeight float64 `koanf:"access_weight"`
+	// Focus says how a query's focus on recent memories is measured.
+	Focus     FocusConfig     `koanf:"focus"`
+	Decay     DecayParams     `koanf:"decay"`
+	Protected ProtectedConfig `koanf:"protected"`
+	Tiers     TierParams      `koanf:"tiers"`
+	Stats     StatsConfig     `koanf:"stats"`
 }
 
 // ExtractorConfig maps an extractor model name to a quality e (docs/scoring.md).
@@ -61,7 +69,17 @@ type GatesConfig struct {
 	Render    float64 `koanf:"render"`
 }
 
-// ProtectedConfig says which memories never drop out by decay (docs/scoring.md).
+// FocusConfig measures a query's focus on recent memories (docs/scoring.md):
+// how much fresher its Top most similar candidates are than its Pool most
+// similar ones, never below Floor. A pool of a fixed size keeps the focus,
+// and so the first answer, the same whatever limit the caller asks for.
+type FocusConfig struct {
+	Top   int     `koanf:"top"`
+	Pool  int     `koanf:"pool"`
+	Floor float64 `koanf:"floor"`
+}
+
+// ProtectedConfig says which memories are never archived by decay (docs/scoring.md).
 type ProtectedConfig struct {
 	MinConfidence   float64 `koanf:"min_confidence"`
 	MinObservations int     `koanf:"min_observations"`
@@ -105,6 +123,11 @@ func DefaultConfig() Config {
 		Grounding: GroundingParams{Partial: 0.15, Unknown: 0.10, Floor: 0.30},
 		Confirm:   ConfirmConfig{Source: 0.80, MaxConfidence: 0.99},
 		Gates:     GatesConfig{Retrieval: 0.50, Render: 0.40},
+		// Chosen with memrank eval on LoCoMo's dev conversations and the
+		// shipped labeled set together (docs/scoring.md).
+		FreshnessWeight: 0.7,
+		AccessWeight:    0.02,
+		Focus:           FocusConfig{Top: 5, Pool: 40, Floor: 0},
 		Decay: DecayParams{
 			DefaultHalfLife: 90,
 			HalfLives: map[string]float64{
@@ -164,6 +187,13 @@ func (c Config) Validate() error {
 	k.Unit("gates.retrieval", c.Gates.Retrieval)
 	k.Unit("gates.render", c.Gates.Render)
 	k.Unit("confidence_weight", c.ConfidenceWeight)
+	k.Unit("freshness_weight", c.FreshnessWeight)
+	k.Unit("access_weight", c.AccessWeight)
+	k.AtLeast("focus.top", c.Focus.Top, 1)
+	if c.Focus.Pool < c.Focus.Top {
+		k.Add("focus.pool", "%d is below %s (%d)", c.Focus.Pool, check.Ref("focus.top"), c.Focus.Top)
+	}
+	k.Unit("focus.floor", c.Focus.Floor)
 	c.validateDecay(&k)
 	k.Unit("protected.min_confidence", c.Protected.MinConfidence)
 	k.AtLeast("protected.min_observations", c.Protected.MinObservations, 0)
@@ -226,6 +256,11 @@ func (c Config) Params() (*Params, error) {
 		RetrievalGate:    c.Gates.Retrieval,
 		RenderGate:       c.Gates.Render,
 		ConfidenceWeight: c.ConfidenceWeight,
+		FreshnessWeight:  c.FreshnessWeight,
+		AccessWeight:     c.AccessWeight,
+		FocusTop:         c.Focus.Top,
+		FocusPool:        c.Focus.Pool,
+		FocusFloor:       c.Focus.Floor,
 		Decay: DecayParams{
 			DefaultHalfLife: c.Decay.DefaultHalfLife,
 			HalfLives:       maps.Clone(c.Decay.HalfLives),

@@ -29,17 +29,26 @@ type Inputs struct {
 
 // Score is the read-time verdict on one memory: small enough to sort by value.
 type Score struct {
-	Weight      float64
-	Confidence  float64 // stored or computed; 0 when unscored
-	Freshness   float64
+	Weight     float64
+	Confidence float64 // stored or computed; 0 when unscored
+	Freshness  float64 // f = 0.5^(age / half-life)
+	// FreshnessFactor is FreshnessFactor(Params.FreshnessWeight, Focus,
+	// Freshness): what age takes off the weight for this query.
+	FreshnessFactor float64
+	// Focus is the query's focus on recent memories (Params.Focus) the
+	// weight was computed with; 1 until Refocus.
+	Focus float64
+	// AccessBoost is AccessBoost(Params.AccessWeight, access count).
 	AccessBoost float64
 	// ConfidenceFactor is ConfidenceFactor(Params.ConfidenceWeight,
 	// Confidence); 1 for an unscored memory.
 	ConfidenceFactor float64
 	Seq              int
-	Tier             Tier
-	Bucket           Bucket
-	Flags            Flags
+	// Tier is the maintenance tier at the time of scoring: archived past
+	// the decay floor or below the stale tier. A label, never an exclusion.
+	Tier   Tier
+	Bucket Bucket
+	Flags  Flags
 }
 
 // Flags are the boolean facts of a Score.
@@ -49,9 +58,9 @@ type Flags uint8
 const (
 	FlagUnscored           Flags = 1 << iota // no confidence fields: never gated
 	FlagComputedConfidence                   // stored confidence absent or invalid: computed
-	FlagRetrievable                          // decay floor not crossed (or protected)
+	FlagWithinFloor                          // decay floor not crossed (or protected)
 	FlagProtected                            // conf and n past the evidence gate
-	FlagBelowGate                            // returned by the retrieval-gate fallback
+	FlagBelowGate                            // returned below the retrieval gate (a fallback, or the best match)
 	FlagRender                               // passes the render gate (or its fallback)
 )
 
@@ -59,20 +68,18 @@ const (
 func (f Flags) Has(f2 Flags) bool { return f&f2 == f2 }
 
 // Evaluate scores one memory at time now against a base score, the store's
-// similarity (or Qdrant's fused score). A negative base keeps its sign and
-// its order (Weight); a NaN or infinite one counts as 0.
+// similarity (or Qdrant's fused score), with the query's focus at 1 (see
+// Refocus). A negative base keeps its sign and its order (Weight); a NaN or
+// infinite one counts as 0.
 func (p *Params) Evaluate(in *Inputs, base float64, now time.Time) Score {
 	nowSec, nowNsec := now.Unix(), int64(now.Nanosecond())
-	if math.IsNaN(base) || math.IsInf(base, 0) {
-		base = 0 // a NaN or infinite score must not poison the ranking
-	}
-	s := Score{Seq: in.Seq, ConfidenceFactor: 1}
+	s := Score{Seq: in.Seq, ConfidenceFactor: 1, Focus: 1}
 	s.Freshness = Freshness(ageDaysAt(in.LastObserved, nowSec, nowNsec), in.HalfLife)
-	s.AccessBoost = AccessBoost(in.AccessCount)
+	s.AccessBoost = AccessBoost(p.AccessWeight, in.AccessCount)
 	if in.Unscored {
-		s.Weight = Weight(base, s.Freshness, s.AccessBoost)
-		s.Flags = FlagUnscored | FlagRetrievable | FlagRender
+		s.Flags = FlagUnscored | FlagWithinFloor | FlagRender
 		s.Tier = TierActive
+		p.Refocus(&s, base, 1)
 		return s
 	}
 	if in.HasConfidence {
@@ -82,10 +89,7 @@ func (p *Params) Evaluate(in *Inputs, base float64, now time.Time) Score {
 		s.Flags |= FlagComputedConfidence
 	}
 	s.ConfidenceFactor = ConfidenceFactor(p.ConfidenceWeight, s.Confidence)
-	s.Weight = Weight(base, s.Freshness, s.AccessBoost)
-	if base > 0 {
-		s.Weight *= s.ConfidenceFactor
-	}
+	p.Refocus(&s, base, 1)
 	protected := p.Protected(s.Confidence, in.Observations)
 	if protected {
 		s.Flags |= FlagProtected
@@ -98,12 +102,29 @@ func (p *Params) Evaluate(in *Inputs, base float64, now time.Time) Score {
 	if in.LastAccessed.After(in.LastObserved) {
 		sinceUse = Freshness(ageDaysAt(in.LastAccessed, nowSec, nowNsec), in.HalfLife)
 	}
-	if p.Retrievable(s.Confidence, sinceUse, protected) {
-		s.Flags |= FlagRetrievable
-	}
 	s.Tier = p.TierOf(s.Confidence, sinceUse, protected)
+	if p.WithinFloor(s.Confidence, sinceUse, protected) {
+		s.Flags |= FlagWithinFloor
+	} else {
+		s.Tier = TierArchived
+	}
 	s.Bucket = p.BucketOf(s.Confidence)
 	return s
+}
+
+// Refocus sets the score's weight for a query whose focus on recent
+// memories is focus (Params.Focus): base x freshness factor x access boost
+// x confidence factor, the factors only where the base is positive.
+func (p *Params) Refocus(s *Score, base, focus float64) {
+	if math.IsNaN(base) || math.IsInf(base, 0) {
+		base = 0 // a NaN or infinite score must not poison the ranking
+	}
+	s.Focus = unit(focus)
+	s.FreshnessFactor = FreshnessFactor(p.FreshnessWeight, s.Focus, s.Freshness)
+	s.Weight = Weight(base, s.FreshnessFactor, s.AccessBoost)
+	if base > 0 {
+		s.Weight *= s.ConfidenceFactor
+	}
 }
 
 // ageDaysAt is AgeDays against a now split once into Unix seconds and
@@ -125,31 +146,39 @@ func ageDaysAt(t time.Time, nowSec, nowNsec int64) float64 {
 // It is computed on demand (for returned results only), so the hot path stays
 // small.
 type Explanation struct {
-	Unscored           bool
-	Source             float64
-	Observations       int
-	Repetition         float64
-	Extractor          float64
-	Type               float64
-	Grounding          Grounding
-	Formula            float64 // weighted sum before grounding
-	GroundingPenalty   float64 // what grounding actually took off
-	Computed           float64 // formula with grounding: what the fields imply now
-	StoredConfidence   bool    // the stored value was used
-	Confidence         float64
-	AgeDays            float64
-	HalfLife           float64
-	Freshness          float64
-	IdleDays           float64 // since the later of last observed and last accessed
-	DecayFloor         float64
-	DaysRetrievable    float64 // idle days the decay floor allows (+Inf: never drops)
-	AccessCount        int64
+	Unscored         bool
+	Source           float64
+	Observations     int
+	Repetition       float64
+	Extractor        float64
+	Type             float64
+	Grounding        Grounding
+	Formula          float64 // weighted sum before grounding
+	GroundingPenalty float64 // what grounding actually took off
+	Computed         float64 // formula with grounding: what the fields imply now
+	StoredConfidence bool    // the stored value was used
+	Confidence       float64
+	AgeDays          float64
+	HalfLife         float64
+	Freshness        float64
+	// FreshnessWeight is the Params' bound on what age takes; Focus the
+	// query's focus on recent memories; FreshnessFactor what age took.
+	FreshnessWeight float64
+	Focus           float64
+	FreshnessFactor float64
+	IdleDays        float64 // since the later of last observed and last accessed
+	DecayFloor      float64
+	DaysToArchive   float64 // idle days until the archived tier (+Inf: never)
+	AccessCount     int64
+	// AccessWeight is the Params' bound on what reads add; AccessBoost what
+	// they added.
+	AccessWeight       float64
 	AccessBoost        float64
 	ConfidenceWeight   float64 // the Params' weight of confidence in the weight
 	ConfidenceFactor   float64 // 1 - ConfidenceWeight + ConfidenceWeight x Confidence
 	Base               float64
 	Weight             float64
-	Retrievable        bool
+	WithinFloor        bool
 	Protected          bool
 	Tier               Tier
 	Bucket             Bucket
@@ -171,14 +200,18 @@ func (p *Params) Explain(in *Inputs, s Score, base float64, now time.Time) Expla
 		AgeDays:            AgeDays(in.LastObserved, now),
 		HalfLife:           in.HalfLife,
 		Freshness:          s.Freshness,
+		FreshnessWeight:    p.FreshnessWeight,
+		Focus:              s.Focus,
+		FreshnessFactor:    s.FreshnessFactor,
 		AccessCount:        max(in.AccessCount, 0),
+		AccessWeight:       p.AccessWeight,
 		AccessBoost:        s.AccessBoost,
 		ConfidenceWeight:   p.ConfidenceWeight,
 		ConfidenceFactor:   s.ConfidenceFactor,
 		Base:               base,
 		Weight:             s.Weight,
 		Confidence:         s.Confidence,
-		Retrievable:        s.Flags.Has(FlagRetrievable),
+		WithinFloor:        s.Flags.Has(FlagWithinFloor),
 		Protected:          s.Flags.Has(FlagProtected),
 		Tier:               s.Tier,
 		Bucket:             s.Bucket,
@@ -192,7 +225,7 @@ func (p *Params) Explain(in *Inputs, s Score, base float64, now time.Time) Expla
 	}
 	e.IdleDays = AgeDays(last, now)
 	if in.Unscored {
-		e.DaysRetrievable = math.Inf(1)
+		e.DaysToArchive = math.Inf(1)
 		return e
 	}
 	e.Formula = p.Weights.Confidence(in.Components)
@@ -201,19 +234,9 @@ func (p *Params) Explain(in *Inputs, s Score, base float64, now time.Time) Expla
 	e.StoredConfidence = !s.Flags.Has(FlagComputedConfidence)
 	e.DecayFloor = p.Decay.DecayFloor(s.Confidence)
 	if e.Protected || !(in.HalfLife > 0) {
-		e.DaysRetrievable = math.Inf(1)
+		e.DaysToArchive = math.Inf(1)
 	} else {
-		e.DaysRetrievable = p.Decay.DaysRetrievable(s.Confidence, in.HalfLife)
+		e.DaysToArchive = p.Decay.DaysToArchive(s.Confidence, in.HalfLife)
 	}
 	return e
-}
-
-// Materialised is the tier and retrievable flag that consolidation stores
-// for the score (docs/consolidation.md): archived and not retrievable past
-// the decay floor or below the stale tier, else its tier, retrievable.
-func (s *Score) Materialised() (Tier, bool) {
-	if !s.Flags.Has(FlagRetrievable) || s.Tier == TierArchived {
-		return TierArchived, false
-	}
-	return s.Tier, true
 }

@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -118,12 +119,17 @@ func TestEvaluate(t *testing.T) {
 			AccessCount:   5,
 		}
 		s := p.Evaluate(&in, 0.8, now)
-		want := 0.8 * 0.5 * AccessBoost(5)
-		if s.Confidence != 0.7 || s.Freshness != 0.5 || s.Weight != want || s.Flags.Has(FlagComputedConfidence) {
+		// Focus 1 until Refocus: age takes FreshnessWeight x (1 - f).
+		want := 0.8 * (1 - p.FreshnessWeight*0.5) * AccessBoost(p.AccessWeight, 5)
+		if s.Confidence != 0.7 || s.Freshness != 0.5 || math.Abs(s.Weight-want) > 1e-12 || s.Flags.Has(FlagComputedConfidence) {
 			t.Errorf("got %+v, want conf 0.7 f 0.5 w %v", s, want)
 		}
-		if s.Tier != TierDormant || s.Bucket != BucketMedium || !s.Flags.Has(FlagRetrievable) {
-			t.Errorf("tier/bucket/retrievable wrong: %+v", s)
+		if s.Tier != TierDormant || s.Bucket != BucketMedium || !s.Flags.Has(FlagWithinFloor) {
+			t.Errorf("tier/bucket/floor wrong: %+v", s)
+		}
+		p.Refocus(&s, 0.8, 0)
+		if want := 0.8 * AccessBoost(p.AccessWeight, 5); math.Abs(s.Weight-want) > 1e-12 || s.FreshnessFactor != 1 || s.Focus != 0 {
+			t.Errorf("at focus 0 age takes nothing: got %+v, want w %v", s, want)
 		}
 	})
 	t.Run("missing confidence is computed and flagged", func(t *testing.T) {
@@ -140,19 +146,29 @@ func TestEvaluate(t *testing.T) {
 	t.Run("unscored: never gated, weight from base, freshness and boost", func(t *testing.T) {
 		in := Inputs{Unscored: true, HalfLife: 90, AccessCount: 0}
 		s := p.Evaluate(&in, 0.42, now)
-		if s.Weight != 0.42 || !s.Flags.Has(FlagUnscored|FlagRetrievable|FlagRender) {
+		if s.Weight != 0.42 || !s.Flags.Has(FlagUnscored|FlagWithinFloor|FlagRender) {
 			t.Errorf("got %+v", s)
 		}
 	})
-	t.Run("access keeps a stale memory retrievable", func(t *testing.T) {
+	t.Run("access keeps a stale memory out of the archived tier", func(t *testing.T) {
 		in := Inputs{Components: Components{0.7, 0, 0.8, 0.75}, Confidence: 0.59, HasConfidence: true, HalfLife: 90,
 			LastObserved: now.AddDate(-1, 0, 0)}
-		if s := p.Evaluate(&in, 1, now); s.Flags.Has(FlagRetrievable) {
+		if s := p.Evaluate(&in, 1, now); s.Flags.Has(FlagWithinFloor) || s.Tier != TierArchived {
 			t.Fatalf("a year-old 0.59 memory should have crossed its floor: %+v", s)
 		}
 		in.LastAccessed = now.AddDate(0, 0, -3)
-		if s := p.Evaluate(&in, 1, now); !s.Flags.Has(FlagRetrievable) {
-			t.Errorf("an access 3 days ago should keep it retrievable: %+v", s)
+		if s := p.Evaluate(&in, 1, now); !s.Flags.Has(FlagWithinFloor) || s.Tier == TierArchived {
+			t.Errorf("an access 3 days ago should keep it within its floor: %+v", s)
+		}
+	})
+	t.Run("age lowers within its bound and never erases", func(t *testing.T) {
+		in := Inputs{Components: Components{0.95, 0, 0.65, 0.8}, HalfLife: 90, LastObserved: now.AddDate(-40, 0, 0)}
+		for _, focus := range []float64{0, 0.3, 1} {
+			s := p.Evaluate(&in, 0.6, now)
+			p.Refocus(&s, 0.6, focus)
+			if lo := 0.6 * (1 - p.FreshnessWeight); s.Weight < lo-1e-12 || s.Weight > 0.6 {
+				t.Errorf("focus %v: weight %v outside [%v, 0.6]", focus, s.Weight, lo)
+			}
 		}
 	})
 }

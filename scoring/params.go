@@ -110,9 +110,18 @@ type Params struct {
 	RenderGate    float64
 
 	// ConfidenceWeight is how much confidence scales the retrieval weight:
-	// weight = base x freshness x boost x (1 - w + w x confidence). 0 is the
-	// seeds' formula, where confidence only gates.
+	// a factor 1 - w + w x confidence. 0 is the seeds' formula, where
+	// confidence only gates.
 	ConfidenceWeight float64
+	// FreshnessWeight bounds what age takes off the weight, AccessWeight
+	// what reads add (docs/scoring.md).
+	FreshnessWeight float64
+	AccessWeight    float64
+	// FocusTop, FocusPool and FocusFloor measure a query's focus on recent
+	// memories (Focus).
+	FocusTop   int
+	FocusPool  int
+	FocusFloor float64
 
 	Decay DecayParams
 
@@ -181,6 +190,12 @@ func (p *Params) Validate() error {
 	unit("gates.retrieval", p.RetrievalGate)
 	unit("gates.render", p.RenderGate)
 	unit("confidence_weight", p.ConfidenceWeight)
+	unit("freshness_weight", p.FreshnessWeight)
+	unit("access_weight", p.AccessWeight)
+	unit("focus.floor", p.FocusFloor)
+	if p.FocusTop < 1 || p.FocusPool < p.FocusTop {
+		errs = append(errs, fmt.Errorf("scoring: focus: top %d, pool %d: want 1 <= top <= pool", p.FocusTop, p.FocusPool))
+	}
 	unit("protected.min_confidence", p.ProtectedConfidence)
 	unit("tiers.active", p.Tiers.Active)
 	unit("tiers.dormant", p.Tiers.Dormant)

@@ -344,16 +344,16 @@ func TestDecayFloorExamples(t *testing.T) {
 		{0.45, 48.7},
 	}
 	for _, tt := range tests {
-		got := p.Decay.DaysRetrievable(tt.conf, 90)
+		got := p.Decay.DaysToArchive(tt.conf, 90)
 		if math.Abs(got-tt.days) > 0.05 {
-			t.Errorf("conf %.2f retrievable for %.2f days, want ~%.1f", tt.conf, got, tt.days)
+			t.Errorf("conf %.2f within its floor for %.2f days, want ~%.1f", tt.conf, got, tt.days)
 		}
 		f := func(days float64) float64 { return Freshness(days, 90) }
-		if !p.Retrievable(tt.conf, f(tt.days-0.1), false) {
-			t.Errorf("conf %.2f not retrievable just before %.1f days", tt.conf, tt.days)
+		if !p.WithinFloor(tt.conf, f(tt.days-0.1), false) {
+			t.Errorf("conf %.2f past its floor just before %.1f days", tt.conf, tt.days)
 		}
-		if p.Retrievable(tt.conf, f(tt.days+0.1), false) {
-			t.Errorf("conf %.2f still retrievable just after %.1f days", tt.conf, tt.days)
+		if p.WithinFloor(tt.conf, f(tt.days+0.1), false) {
+			t.Errorf("conf %.2f still within its floor just after %.1f days", tt.conf, tt.days)
 		}
 	}
 	if got := p.Decay.DecayFloor(1); got != 0 {
@@ -364,7 +364,7 @@ func TestDecayFloorExamples(t *testing.T) {
 	}
 }
 
-func TestProtectedNeverDropsByDecay(t *testing.T) {
+func TestProtectedNeverArchivedByDecay(t *testing.T) {
 	p := DefaultParams()
 	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 	r := rand.New(rand.NewPCG(9, 10))
@@ -377,29 +377,74 @@ func TestProtectedNeverDropsByDecay(t *testing.T) {
 			LastObserved:  now.Add(-time.Duration(r.IntN(1e6)) * time.Hour),
 		}
 		s := p.Evaluate(&in, 1, now)
-		if !s.Flags.Has(FlagProtected) || !s.Flags.Has(FlagRetrievable) {
-			t.Fatalf("protected memory dropped: %+v -> %+v", in, s)
+		if !s.Flags.Has(FlagProtected) || !s.Flags.Has(FlagWithinFloor) {
+			t.Fatalf("protected memory past its floor: %+v -> %+v", in, s)
 		}
 		if s.Tier > TierDormant {
 			t.Fatalf("protected memory reached tier %v", s.Tier)
 		}
 	}
-	// The same memory with n = 2 is not protected and does drop out.
+	// The same memory with n = 2 is not protected: its tier turns archived.
 	in := Inputs{Components: Components{0.95, 2, 0.9, 0.9}, Confidence: 0.85, HasConfidence: true, HalfLife: 90, LastObserved: now.AddDate(-3, 0, 0)}
-	if s := p.Evaluate(&in, 1, now); s.Flags.Has(FlagRetrievable) || s.Flags.Has(FlagProtected) {
-		t.Errorf("unprotected 3-year-old memory still retrievable: %+v", s)
+	if s := p.Evaluate(&in, 1, now); s.Flags.Has(FlagWithinFloor) || s.Flags.Has(FlagProtected) || s.Tier != TierArchived {
+		t.Errorf("unprotected 3-year-old memory still within its floor: %+v", s)
 	}
 }
 
 func TestAccessAndWeight(t *testing.T) {
-	if AccessBoost(0) != 1 || AccessBoost(-3) != 1 {
+	if AccessBoost(0.1, 0) != 1 || AccessBoost(0.1, -3) != 1 {
 		t.Errorf("boost of no accesses must be 1")
 	}
-	if got := AccessBoost(5); math.Abs(got-(1+math.Log(6))) > 1e-12 {
-		t.Errorf("boost(5) = %v, want 1+ln 6", got)
+	if got := AccessBoost(0.1, 5); math.Abs(got-(1+0.1*Repetition(5))) > 1e-12 {
+		t.Errorf("boost(5) = %v, want 1 + 0.1 r(5)", got)
+	}
+	if got := AccessBoost(0.1, math.MaxInt64); got > 1.1 || got < 1.09 {
+		t.Errorf("boost of every read = %v, want just under 1.1", got)
+	}
+	if got := AccessBoost(0, 1000); got != 1 {
+		t.Errorf("boost at access weight 0 = %v, want 1", got)
 	}
 	if got := Weight(0.8, 0.5, 2); got != 0.8 {
 		t.Errorf("weight = %v, want 0.8", got)
+	}
+}
+
+func TestFreshnessFactorAndFocus(t *testing.T) {
+	tests := []struct {
+		name                     string
+		weight, focus, fresh, ff float64
+	}{
+		{"fresh", 0.7, 1, 1, 1},
+		{"old, full focus", 0.7, 1, 0, 0.3},
+		{"old, no focus", 0.7, 0, 0, 1},
+		{"half, half focus", 0.5, 0.5, 0.5, 0.875},
+		{"out of range clamps", 2, 2, -1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FreshnessFactor(tt.weight, tt.focus, tt.fresh); math.Abs(got-tt.ff) > 1e-12 {
+				t.Errorf("FreshnessFactor(%v, %v, %v) = %v, want %v", tt.weight, tt.focus, tt.fresh, got, tt.ff)
+			}
+		})
+	}
+	p := DefaultParams()
+	p.FocusFloor = 0.2
+	foci := []struct {
+		name            string
+		top, pool, want float64
+	}{
+		{"best matches as old as the rest", 0.3, 0.3, 0.2},
+		{"best matches older", 0.1, 0.3, 0.2},
+		{"best matches all new", 1, 0.3, 1},
+		{"half way", 0.65, 0.3, 0.2 + 0.8*0.5},
+		{"everything new", 1, 1, 0.2},
+	}
+	for _, tt := range foci {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := p.Focus(tt.top, tt.pool); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("Focus(%v, %v) = %v, want %v", tt.top, tt.pool, got, tt.want)
+			}
+		})
 	}
 }
 

@@ -581,7 +581,7 @@ func TestSectionEntriesMerge(t *testing.T) {
 	cfg := mustLoad(t, config.Source{File: writeFile(t, "rank: {embedder_guards: {memrank-local-hash-v1: {floor: 0.2}, other: {band: 0.1}}}\n")})
 	want := map[string]rank.GuardPatch{
 		"memrank-local-hash-v1": {Band: ptr(0.15), Floor: ptr(0.2)},
-		"memrank-local-sem-v1":  {Band: ptr(0.15), Floor: ptr(0.2)},
+		"memrank-local-sem-v1":  {Band: ptr(0.03), Floor: ptr(0.2)},
 		"other":                 {Band: ptr(0.1)},
 	}
 	if diff := cmp.Diff(want, cfg.Rank.EmbedderGuards); diff != "" {

@@ -45,13 +45,16 @@ func newConsolidateCmd(e *env) *cobra.Command {
 	var o consolidateOptions
 	cmd := &cobra.Command{
 		Use:   "consolidate",
-		Short: "Write back every memory's tier, archive what decayed past its floor, fold old access counts",
-		Long: `Walk a memory collection and store each memory's tier (active, dormant, stale, archived) and
-retrievable flag as the read path computes them now, so that Qdrant filters on tier read true
-values. Memories past their decay floor are archived (retrievable false): they stay readable
-(GET /v1/memories/{id}, /v1/retrieve with include_archived) and come back when the write path
-sees the fact again. Every transition is audited in the collection's companion. Access counts
-of replicas that wrote none for consolidation.compact_replicas_after are folded into one key.
+		Short: "Write back every memory's tier label, lift earlier age archives, fold old access counts",
+		Long: `Walk a memory collection and store each memory's tier (active, dormant, stale, archived) as
+computed now, so that Qdrant filters on tier and the stale-review queue read true values. The
+tier is a label: age lowers a memory's weight but never takes it out of answers, so a memory past
+its decay floor is labelled archived and stays retrievable. Only a reviewer's archive (memrank
+review --archive) or another writer takes a memory out (retrievable false), and the run leaves
+those out. A memory an earlier version took out for age (its audit record says so) is made
+retrievable again. Every change of tier and every lift is audited in the collection's companion.
+Access counts of replicas that wrote none for consolidation.compact_replicas_after are folded
+into one key.
 
 A run is idempotent (run it again: nothing changes) and resumable (an interrupted run is
 finished by running it again). It runs in process on the configured upstream (--upstream, or
@@ -99,8 +102,9 @@ func runConsolidate(cmd *cobra.Command, e *env, o *consolidateOptions) error {
 	return nil
 }
 
-// printReport writes a run's report: transitions by tier, archived, the
-// review queue, compacted keys, writes.
+// printReport writes a run's report: transitions by tier, archived (the
+// label), earlier age archives lifted, the review queue, compacted keys,
+// writes.
 func printReport(w io.Writer, rep consolidate.Report) {
 	verb := "consolidated"
 	if rep.DryRun {
@@ -120,7 +124,8 @@ func printReport(w io.Writer, rep consolidate.Report) {
 		tiers = append(tiers, fmt.Sprintf("%s %d", t, rep.Tiers[t]))
 	}
 	fmt.Fprintf(w, "tiers now: %s\n", strings.Join(tiers, ", "))
-	fmt.Fprintf(w, "archived: %d\n", rep.Archived)
+	fmt.Fprintf(w, "labelled archived: %d (still retrievable)\n", rep.Archived)
+	fmt.Fprintf(w, "age archives lifted: %d\n", rep.Lifted)
 	fmt.Fprintf(w, "review queue: %d stale\n", rep.ReviewQueue)
 	fmt.Fprintf(w, "compacted access keys: %d\n", rep.CompactedKeys)
 	if !rep.DryRun {

@@ -33,18 +33,16 @@ type evalOptions struct {
 	url, apiKey      string
 	fit              bool
 	accessSignal     string
+	locomo           locomoOptions
 }
 
-func newEvalCmd(e *env) *cobra.Command {
-	var o evalOptions
-	cmd := &cobra.Command{
-		Use:   "eval SET.jsonl[.gz]",
-		Short: "Measure ranking quality on a labeled set: P@5, P@10, nDCG@10, MRR and inversions per variant",
-		Long: `Ask every query of a labeled set and score the answers against its labels, for each
+// evalLong is eval's help text.
+const evalLong = `Ask every query of a labeled set and score the answers against its labels, for each
 variant of the ranking (rows): raw similarity (the store's own order), memrank as configured,
-guard off, confidence weight 0, confidence weight 1 and the seeds' formula (guard off,
-confidence weight 0). A variant configured exactly like memrank is left out; two configured
-alike share a row. Every ranker runs with its clock at the set's "now".
+and memrank with one factor changed: freshness weight 0, focus off (freshness weighed on every
+query), access weight 0, confidence weight 0 and 1, the retrieval gate off. A variant
+configured exactly like memrank is left out; two configured alike share a row. Every ranker
+runs with its clock at the set's "now".
 
 The set is JSON Lines (gzip when the name ends in .gz), one key per line, parsed strictly
 (errors name FILE:N): first {"set": {"name", "version": 1, "seed", "now", "distance", "dim",
@@ -64,15 +62,15 @@ Averages are over the queries with at least one relevant memory; the header says
 An inversion is a pair (irrelevant i, relevant r), both listed, with i above r:
 "inversions" counts them, "off-topic" those where i's topic is not the query's, "lifted"
 those where r is more similar to the query than i (memrank's factors, not the similarity,
-put i above r; the relevance guard must keep this at 0), and "withheld" the relevant
-facts the raw ranking lists and this one does not (superseded, decayed, gated, folded
-into another fact, or pushed out). The retrieval gate off and decay floor off rows show
-what each of those exclusions costs or gains.
+put i above r), and "withheld" the relevant facts the raw ranking lists and this one does
+not (superseded, gated, folded into another fact, or pushed out). Each variant row shows
+what its factor costs or gains.
 
 --split train|test evaluates one side of an 80/20 split of the topics (deterministic: a
 hash of --seed, default the set's seed, and the topic; an item without a topic is its own
 unit, by its id). --guard-band, --guard-floor and --confidence-weight change memrank's row
-(and so every variant built from it), to tune and compare.
+(and so every variant built from it), to tune and compare; so does every scoring.* key of
+the configuration (MEMRANK_SCORING__FRESHNESS_WEIGHT=0.5).
 
 --access-signal says which reads feed the access boost: returned (the set's access counts,
 as memrank counts reads), used (outcome feedback only) or both. A set records reads, not
@@ -99,14 +97,49 @@ fitted weights on the test split (P@5, P@10, nDCG@10, and both inversion fractio
 copy of the collection without stored confidences (--collection + "_fit"), so that each
 ranker computes confidence from the fields with its own weights.
 
-A progress bar is shown on stderr when it is a terminal (not with -q or --json).`,
+--locomo FILE measures instead on the public LoCoMo benchmark (locomo10.json, not shipped:
+CC BY-NC): every turn of each conversation is one memory (its own collection, written straight
+to a fresh embedded store, dated by its session); every question of categories 1-4 (multi-hop,
+temporal, open-domain, single-hop) is asked, for 25 results, of raw (the store's order),
+/v1/retrieve (memrank's native API, with the text) and qdrant query (POST
+/collections/{c}/points/query through memrank's REST front), in process. Both memrank systems
+count accesses, each on its own copy of the collections, flushed between questions. It reports
+R@5, R@10, R@25 (the share of the evidence turns returned), hit@10, MRR and empty answers, for
+all conversations, the dev five and the held-out five, by category and for the recent questions
+(evidence in the last 30 days). Each conversation's dates are shifted so that its latest
+session lies a day before --at (the rankers' clock), unless --real-dates. --conversations
+restricts the samples; --json adds every question's answers (per_question). It takes no SET,
+and the set's flags (--split, --fit, --upstream, --url...) do not apply; the ranking is the
+configuration's (--config, MEMRANK_RANK__..., MEMRANK_SCORING__...).
+
+A progress bar is shown on stderr when it is a terminal (not with -q or --json).`
+
+func newEvalCmd(e *env) *cobra.Command {
+	var o evalOptions
+	cmd := &cobra.Command{
+		Use:   "eval SET.jsonl[.gz] | eval --locomo FILE",
+		Short: "Measure ranking quality on a labeled set: P@5, P@10, nDCG@10, MRR and inversions per variant",
+		Long:  evalLong,
 		Example: `  memrank eval examples/eval/seed1.jsonl.gz
   memrank eval --split test --guard-band 0.10 --guard-floor 0.35 examples/eval/seed1.jsonl.gz
   memrank eval --fit --json examples/eval/seed1.jsonl.gz
   memrank eval --upstream localhost:6334 --collection eval_seed1 examples/eval/seed1.jsonl.gz
-  memrank eval --url http://localhost:6333 --collection eval_seed1 examples/eval/seed1.jsonl.gz`,
-		Args: cobra.ExactArgs(1),
+  memrank eval --url http://localhost:6333 --collection eval_seed1 examples/eval/seed1.jsonl.gz
+  memrank eval --locomo locomo10.json -q
+  memrank eval --locomo locomo10.json --conversations conv-26,conv-30 --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("locomo") {
+				return nil // runEvalLocomo refuses a SET in its own words
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("locomo") {
+				return runEvalLocomo(cmd, e, &o, args)
+			}
+			if err := refuseLocomoFlags(cmd.Flags()); err != nil {
+				return err
+			}
 			return runEval(cmd, e, &o, args[0])
 		},
 	}
@@ -127,6 +160,7 @@ A progress bar is shown on stderr when it is a terminal (not with -q or --json).
 	f.StringVar(&o.upstreamAPIKey, "upstream-api-key", "", "api-key sent to --upstream")
 	f.StringVar(&o.url, "url", "", "a running memrank's HTTP address (e.g. http://localhost:6333), asked through /v1/retrieve")
 	f.StringVar(&o.apiKey, "api-key", "", "api-key sent to --url")
+	o.locomo.addFlags(f)
 	return cmd
 }
 
@@ -243,7 +277,7 @@ func evalStore(ctx context.Context, e *env, cmd *cobra.Command, o *evalOptions, 
 	// Outcome feedback: which reads feed the boost (docs/scoring.md).
 	signal, _ := eval.ParseAccessSignal(o.accessSignal) // checked by runEval
 	eval.SimulateUse(cfg.Set, c.PayloadKeys, signal, eval.DefaultUseModel(), cfg.Seed)
-	base := eval.Setting{Guard: guard, ConfidenceWeight: codec.Params().ConfidenceWeight}
+	base := eval.BaseSetting(guard, codec.Params())
 	if cmd.Flags().Changed("confidence-weight") {
 		base.ConfidenceWeight = o.confidenceWeight
 	}

@@ -92,10 +92,11 @@ func TestEvalJSON(t *testing.T) {
 			t.Errorf("%s: %d queries", v.Name, v.Queries)
 		}
 	}
-	if diff := cmp.Diff([]string{"raw", "memrank", "guard_off", "confidence_weight_1", "gate_off", "decay_floor_off"}, names); diff != "" {
+	want := []string{"raw", "memrank", "freshness_weight_0", "focus_off", "access_weight_0", "confidence_weight_1", "gate_off"}
+	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("variants (-want +got):\n%s", diff)
 	}
-	if len(r.PerQuery) != 4 || r.PerQuery[0].ID != "q-editor" || len(r.PerQuery[0].Metrics) != 6 {
+	if len(r.PerQuery) != 4 || r.PerQuery[0].ID != "q-editor" || len(r.PerQuery[0].Metrics) != len(want) {
 		t.Errorf("per_query %+v", r.PerQuery)
 	}
 	if r.Fit == nil || r.Fit.Collection != "eval_fit" || len(r.Fit.Rows) != 2 || r.Fit.Rows[1].Name != "fitted" ||

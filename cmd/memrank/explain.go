@@ -20,6 +20,7 @@ import (
 type explainOptions struct {
 	collection, text, vector, filter string
 	limit, offset                    int
+	at                               string
 	url, apiKey                      string
 	tenants                          tenantFlags
 	demo, asJSON                     bool
@@ -31,9 +32,16 @@ func newExplainCmd(e *env) *cobra.Command {
 		Use:   "explain",
 		Short: "Run a retrieve and print every factor of every score",
 		Long: `Run one retrieve (a text, embedded with the configured embedder, or a vector) and print a
-table of every factor behind each result: weight = base x freshness x access boost, the
-confidence and its components (s, n, r(n), e, t, grounding), age and half-life, access count,
-gate, render, tier and the duplicates folded in.
+table of every factor behind each result: weight = base x freshness factor x access boost x
+confidence factor, the freshness f and the query's focus on recent memories that make the
+freshness factor, the confidence and its components (s, n, r(n), e, t, grounding), age and
+half-life, access count, gate, render, the tier (and the stored one where it differs) and the
+duplicates folded in; then the candidates left out and why.
+
+--at asks for the answer as of a time (RFC 3339, or a date YYYY-MM-DD for that day's 00:00
+UTC): freshness and tiers then, memories first observed later left out, supersessions recorded
+later not yet applied. Access counts and confidence stay today's: the store keeps no history
+of them.
 
 With --url it asks a running memrank (POST URL/v1/retrieve). Without, it builds the read path
 in process on the configured upstream (--upstream, or the embedded store in --data, which a
@@ -41,7 +49,8 @@ running serve holds locked). Either way its look-ups are not counted as accesses
 ranking must not change it. --demo loads the demo set first, as serve --demo does, and makes
 --collection default to it.`,
 		Example: `  memrank explain --demo --text "what editor does Dana use"
-  memrank explain --url http://localhost:6333 --collection dana_memories --text "where does Dana live"`,
+  memrank explain --url http://localhost:6333 --collection dana_memories --text "where does Dana live"
+  memrank explain --url http://localhost:6333 --collection dana_memories --text "where does Dana live" --at 2026-06-01`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.collection == "" && o.demo {
@@ -85,6 +94,7 @@ ranking must not change it. --demo loads the demo set first, as serve --demo doe
 	f.StringVar(&o.filter, "filter", "", "Qdrant REST filter JSON")
 	f.IntVar(&o.limit, "limit", 10, "results")
 	f.IntVar(&o.offset, "offset", 0, "results skipped")
+	f.StringVar(&o.at, "at", "", "answer as of this time: RFC 3339, or YYYY-MM-DD (that day's 00:00 UTC)")
 	f.StringVar(&o.url, "url", "", "a running memrank's HTTP address (e.g. http://localhost:6333); empty: in process")
 	f.StringVar(&o.apiKey, "api-key", "", "api-key sent with the request")
 	o.tenants.addFlags(f)
@@ -116,6 +126,15 @@ func (o *explainOptions) body() ([]byte, error) {
 	if o.filter != "" {
 		req["filter"] = json.RawMessage(o.filter)
 	}
+	if o.at != "" {
+		// The request's at: the server, and the read path in process
+		// (native.Service.Retrieve), answer as of it (rank.AsOf).
+		at, err := parseAsOf(o.at)
+		if err != nil {
+			return nil, err
+		}
+		req["at"] = at.Format(time.RFC3339Nano)
+	}
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("--vector or --filter: %w", err)
@@ -124,6 +143,18 @@ func (o *explainOptions) body() ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// parseAsOf reads --at: an RFC 3339 time, or a date (YYYY-MM-DD) meaning
+// that day's 00:00 UTC; the time is in UTC.
+func parseAsOf(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("--at %q: want an RFC 3339 time (2026-06-01T12:00:00Z) or a date (2026-06-01)", s)
 }
 
 // remote asks a running memrank, with the caller's credentials and tenant.

@@ -34,6 +34,10 @@ func TestExplainURLCountsNoAccess(t *testing.T) {
 			map[string]any{"collection": "m", "text": "where does Dana live", "limit": 3.0, "offset": 0.0, "explain": true, "count_access": false}},
 		{"a vector", []string{"--vector", "[0.5,1]"},
 			map[string]any{"collection": "m", "vector": []any{0.5, 1.0}, "limit": 3.0, "offset": 0.0, "explain": true, "count_access": false}},
+		{"as of a time, sent in UTC", []string{"--text", "x", "--at", "2026-06-01T12:00:00.5+02:00"},
+			map[string]any{"collection": "m", "text": "x", "limit": 3.0, "offset": 0.0, "explain": true, "count_access": false, "at": "2026-06-01T10:00:00.5Z"}},
+		{"as of a date: its 00:00 UTC", []string{"--text", "x", "--at", "2026-06-01"},
+			map[string]any{"collection": "m", "text": "x", "limit": 3.0, "offset": 0.0, "explain": true, "count_access": false, "at": "2026-06-01T00:00:00Z"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,6 +54,22 @@ func TestExplainURLCountsNoAccess(t *testing.T) {
 				t.Errorf("retrieve bodies (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestExplainAtRefused: an --at that is no time is a usage error before
+// any call, naming the flag.
+func TestExplainAtRefused(t *testing.T) {
+	calls := 0
+	srv := retrieveStub(t, func(http.Header, map[string]any) { calls++ })
+	for _, at := range []string{"yesterday", "2026-13-01", "2026-06-01 12:00"} {
+		r := execute(t, newExplainCmd, "", nil, "--url", srv.URL, "--collection", "m", "--text", "x", "--at", at)
+		if r.code != 2 || !strings.Contains(r.stderr, "--at \""+at+"\": want an RFC 3339 time (2026-06-01T12:00:00Z) or a date (2026-06-01)") {
+			t.Errorf("--at %q: exit %d, stderr %q; want a usage error naming --at", at, r.code, r.stderr)
+		}
+	}
+	if calls != 0 {
+		t.Errorf("%d calls reached the server", calls)
 	}
 }
 

@@ -203,10 +203,10 @@ func TestJSClients(t *testing.T) {
 		if cmp.Equal(got, ids(direct)) {
 			t.Errorf("memrank's order %v is the store's: not re-ranked", got)
 		}
-		// The two relevant memories (0.90 and 0.89, inside the relevance
-		// band) are returned with their weights, not their similarities;
-		// 103 (0.50) is beyond the band and keeps its similarity, capped
-		// at the score above it, so the scores never increase down the list.
+		// Every result is returned with its weight: 102's reads lift its
+		// score above its similarity (101, never read and answered with
+		// no focus on recent memories, keeps its own); the scores never
+		// increase down the list.
 		sim := map[string]json.Number{}
 		for _, p := range direct {
 			sim[p.ID.String()] = p.Score
@@ -214,8 +214,8 @@ func TestJSClients(t *testing.T) {
 		prev := math.Inf(1)
 		for _, p := range memrank {
 			id := p.ID.String()
-			if s, ok := sim[id]; ok && s == p.Score && id != "103" {
-				t.Errorf("memrank's score of %s is its similarity %s, not a weight", p.ID, s)
+			if s, ok := sim[id]; ok && s == p.Score && id == "102" {
+				t.Errorf("memrank's score of %s is its similarity %s, not its weight", p.ID, s)
 			}
 			f, err := p.Score.Float64()
 			if err != nil || f > prev {

@@ -112,7 +112,13 @@ type nativeHit struct {
 // nativeRetrieve asks the native API itself, over plain HTTP.
 func nativeRetrieve(t *testing.T, base, collection, text string, limit int, header ...string) []nativeHit {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"collection": collection, "text": text, "limit": limit})
+	return nativeRetrieveBody(t, base, map[string]any{"collection": collection, "text": text, "limit": limit}, header...)
+}
+
+// nativeRetrieveBody posts req to /v1/retrieve.
+func nativeRetrieveBody(t *testing.T, base string, req map[string]any, header ...string) []nativeHit {
+	t.Helper()
+	body, _ := json.Marshal(req)
 	code, b := jsonRequest(t, "POST", base+"/v1/retrieve", string(body), header...)
 	if code != http.StatusOK {
 		t.Fatalf("/v1/retrieve: %d %s", code, b)
@@ -211,6 +217,23 @@ func TestMCPEndToEnd(t *testing.T) {
 	}
 	if diff := cmp.Diff(nativeRetrieve(t, base, demo.Collection, q.Text, 3), recallHits(rec), sameScores); diff != "" {
 		t.Errorf("recall differs from /v1/retrieve (-native +mcp):\n%s", diff)
+	}
+
+	// recall as of a time: the answer /v1/retrieve gives with the same at,
+	// the time echoed; a bad at is a tool error naming it.
+	at := time.Now().UTC().AddDate(0, -3, 0).Truncate(time.Second).Format(time.RFC3339)
+	var then mcpfront.RecallOutput
+	summary = mcpOK(t, cs, "recall", map[string]any{"collection": demo.Collection, "query": q.Text, "limit": 5, "at": at}, &then)
+	if then.At != at || !strings.Contains(summary, " as of "+at+", best first:") || len(then.Memories) == 0 {
+		t.Errorf("recall as of %s: at %q, %d memories; summary:\n%s", at, then.At, len(then.Memories), summary)
+	}
+	if diff := cmp.Diff(nativeRetrieveBody(t, base, map[string]any{"collection": demo.Collection, "text": q.Text, "limit": 5, "at": at}),
+		recallHits(then), sameScores); diff != "" {
+		t.Errorf("recall as of %s differs from /v1/retrieve with that at (-native +mcp):\n%s", at, diff)
+	}
+	if bad := mcpCall(t, cs, "recall", map[string]any{"collection": demo.Collection, "query": q.Text, "at": "last spring"}); !bad.IsError ||
+		!strings.Contains(mcpText(bad), `at: "last spring" is not an RFC 3339 time`) {
+		t.Errorf("recall with at \"last spring\": %+v %s, want a tool error naming at", bad.IsError, mcpText(bad))
 	}
 
 	// remember: a new memory, stored as the outcome says.

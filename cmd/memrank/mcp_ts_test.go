@@ -60,7 +60,18 @@ type tsNative struct {
 
 // tsReport is what mcp_client.mjs prints.
 type tsReport struct {
-	Tools     []string `json:"tools"`
+	Tools    []string `json:"tools"`
+	RecallAt *struct {
+		Type   string `json:"type"`
+		Format string `json:"format"`
+	} `json:"recall_at"`
+	AsOf struct {
+		IsError  bool   `json:"isError"`
+		At       string `json:"at"`
+		Memories *int   `json:"memories"`
+		Text     string `json:"text"`
+	} `json:"as_of"`
+	BadAt     tsCall   `json:"bad_at"`
 	Demo      tsPair   `json:"demo"`
 	Remember  tsCall   `json:"remember"`
 	Stored    tsNative `json:"stored"`
@@ -104,6 +115,16 @@ func checkTSReport(t *testing.T, r tsReport) {
 	t.Helper()
 	if diff := cmp.Diff([]string{"confirm", "correct", "forget", "recall", "remember", "stats"}, r.Tools); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if r.RecallAt == nil || r.RecallAt.Type != "string" || r.RecallAt.Format != "date-time" {
+		t.Errorf("recall's at in the tool list: %+v, want an optional date-time string", r.RecallAt)
+	}
+	if r.AsOf.IsError || r.AsOf.At != "2020-01-01T00:00:00Z" || r.AsOf.Memories == nil || *r.AsOf.Memories != 0 ||
+		!strings.Contains(r.AsOf.Text, "as of 2020-01-01T00:00:00Z") {
+		t.Errorf("recall as of 2020, before the collection's first memory: %+v, want no memory and the time echoed", r.AsOf)
+	}
+	if !r.BadAt.IsError || !strings.Contains(r.BadAt.Text, `at: "last spring" is not an RFC 3339 time`) {
+		t.Errorf("recall with at \"last spring\": %+v, want a tool error naming at", r.BadAt)
 	}
 	top := demo.Queries()[0].Top
 	if len(r.Demo.MCP) != 3 || !strings.Contains(r.Demo.MCP[0].Text, top) || !strings.Contains(r.Demo.Summary, top) {

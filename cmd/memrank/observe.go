@@ -138,7 +138,9 @@ func observeCommand(e *env, open openObserverFunc) *cobra.Command {
 same fact restated (restatement), the same fact observed independently (independent: n + 1),
 a contradiction of a stored memory, or rejected (grounding not_supported: not stored). The
 decision, the memory it landed in, its confidence and n are printed, or with --output json
-the native API's result object.
+the native API's result object. The answer's warnings (a memory stored below the retrieval
+gate, which comes back only as the best match of a question) go to stderr, each prefixed
+"warning: ".
 
 The observation comes from the flags, or from --json: a /v1/observe body given inline, or
 read from stdin with --json - (then only --collection may be added, filling a missing
@@ -174,6 +176,12 @@ names the tenant.`,
 					return usageError{fmt.Errorf("the observation was refused: %w", err)}
 				}
 				return fmt.Errorf("observe: %w", err)
+			}
+			// What the caller may not expect of the stored memory (its
+			// confidence below the retrieval gate): on stderr, so that
+			// stdout stays the outcome alone.
+			for _, w := range out.Warnings {
+				fmt.Fprintf(e.stderr, "warning: %s\n", w)
 			}
 			if o.output == "json" {
 				enc := json.NewEncoder(e.stdout)

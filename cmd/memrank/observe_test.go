@@ -209,6 +209,29 @@ func TestObserveOutput(t *testing.T) {
 	}
 }
 
+// TestObserveWarnings: the answer's warnings go to stderr, prefixed
+// "warning: "; stdout is the outcome alone (the JSON carries them too).
+func TestObserveWarnings(t *testing.T) {
+	warn := "the memory's confidence 0.4675 is below the retrieval gate 0.5: it is returned only as the best match of a question"
+	out := dedup.Outcome{Decision: dedup.DecisionInserted, MemoryID: "m1", Confidence: 0.4675, Warnings: []string{warn, "another"}}
+	fo := &fakeObserver{answer: func(int, dedup.Observation) (dedup.Outcome, error) { return out, nil }}
+	op := &fakeOpen{ob: fo}
+	wantErr := "warning: " + warn + "\nwarning: another\n"
+
+	r := execute(t, func(e *env) *cobra.Command { return observeCommand(e, op.open) }, "", nil, "--collection", "c", "--text", "Dana keeps bees")
+	if r.code != 0 || r.stdout != "inserted m1 confidence=0.468 observations=0 dedup_tier=0\n" || r.stderr != wantErr {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the outcome on stdout, the warnings on stderr", r.code, r.stdout, r.stderr)
+	}
+	r = execute(t, func(e *env) *cobra.Command { return observeCommand(e, op.open) }, "", nil, "--collection", "c", "--text", "Dana keeps bees", "-o", "json")
+	var got dedup.Outcome
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 {
+		t.Fatalf("exit %d, %v: %s", r.code, err, r.stdout)
+	}
+	if diff := cmp.Diff(out, got); diff != "" || r.stderr != wantErr {
+		t.Errorf("--output json (-want +got):\n%s\nstderr %q", diff, r.stderr)
+	}
+}
+
 func TestObserveErrors(t *testing.T) {
 	tests := []struct {
 		name  string

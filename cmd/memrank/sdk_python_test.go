@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memrank/memrank/internal/demo"
 )
 
 // pyDir is the Python SDK, from this package's directory.
@@ -63,6 +65,7 @@ func TestSDKPython(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"MEMRANK_URL=http://"+demoAddr,
+		"DEMO_QUESTION="+demo.Queries()[0].Text, "DEMO_TOP="+demo.Queries()[0].Top,
 		"MEMRANK_TENANCY_URL=http://"+keysAddr,
 		"MEMRANK_TENANT_HEADER_URL=http://"+headerAddr,
 		"PYTHONDONTWRITEBYTECODE=1", // no __pycache__ in the source tree

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/memrank/memrank/internal/demo"
 )
 
 // sdkJSDir is the TypeScript SDK, from this package's directory.
@@ -59,6 +61,7 @@ func TestSDKJS(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"MEMRANK_URL=http://"+demoAddr,
+		"DEMO_QUESTION="+demo.Queries()[0].Text, "DEMO_TOP="+demo.Queries()[0].Top,
 		"MEMRANK_TENANCY_URL=http://"+byKey,
 		"MEMRANK_TENANT_HEADER_URL=http://"+byHeader,
 		"MEMRANK_JS_TESTS=require", // everything is here: nothing may skip

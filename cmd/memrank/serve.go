@@ -126,20 +126,7 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 	if err != nil {
 		return err
 	}
-	frontCfg := grpcfront.Config{
-		Upstream:             s.upstream,
-		Ranker:               s.ranker,
-		CollectionsChanged:   s.ranker.CollectionsChanged,   // the candidate cache starts over
-		CollectionsUnsettled: s.ranker.CollectionsUnsettled, // ... and is off while the change may still apply
-		Tenancy:              s.policy,
-		Health:               healthSrv,
-		MaxMessageSize:       c.Limits.MaxBodyBytes,
-		CallTimeout:          s.cfg.Upstream.Timeout,
-		LongCallTimeout:      s.cfg.Upstream.LongTimeout,
-		// A request message slower than a body: the same bound.
-		FirstMessageTimeout: c.Limits.BodyTimeout,
-		Telemetry:           tel,
-	}
+	frontCfg := s.frontConfig(healthSrv)
 	// Two servers of one front: the one on the gRPC port is limited; the
 	// REST front's in-process one is not, since its requests were
 	// admitted at the HTTP port already.
@@ -268,6 +255,25 @@ func (s *stack) listen(flag, addr string) (net.Listener, error) {
 	}
 	s.life.opened(flag+" listener", closingListener(lis))
 	return lis, nil
+}
+
+// frontConfig is the gRPC front's configuration on the stack, without
+// admission limits or TLS; health nil: a front that always serves.
+func (s *stack) frontConfig(health *health.Server) grpcfront.Config {
+	return grpcfront.Config{
+		Upstream:             s.upstream,
+		Ranker:               s.ranker,
+		CollectionsChanged:   s.ranker.CollectionsChanged,   // the candidate cache starts over
+		CollectionsUnsettled: s.ranker.CollectionsUnsettled, // ... and is off while the change may still apply
+		Tenancy:              s.policy,
+		Health:               health,
+		MaxMessageSize:       s.cfg.Limits.MaxBodyBytes,
+		CallTimeout:          s.cfg.Upstream.Timeout,
+		LongCallTimeout:      s.cfg.Upstream.LongTimeout,
+		// A request message slower than a body: the same bound.
+		FirstMessageTimeout: s.cfg.Limits.BodyTimeout,
+		Telemetry:           s.tel.Settings(),
+	}
 }
 
 // startRESTFront serves the gRPC front in process for the REST front, which

@@ -183,22 +183,7 @@ func (s *stack) startRecorder(ctx context.Context, tel settings.Settings) error 
 // on what is open.
 func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 	c := s.cfg
-	rc := c.rankConfig(codec)
-	rc.Recorder, rc.Verdicts, rc.Telemetry = s.recorder, s.judging, tel
-	if c.Upstream.APIKey != "" {
-		// Recognising memory collections is memrank's own business: with
-		// its own key, one caller's credentials never decide it for all.
-		rc.AuthContext = c.Upstream.OwnContext
-	}
-	// With tenancy on, a tenant's points must not decide how every tenant's
-	// queries are served: only an audit companion or the configuration
-	// makes a memory collection.
-	rc.Detect.CompanionOnly = c.Tenancy.Key != ""
 	var err error
-	if s.ranker, err = rank.New(qdrantwire.NewClient(s.source), rc); err != nil {
-		return err
-	}
-	s.life.opened("ranker", s.ranker.Shutdown)
 	if s.policy, err = c.Tenancy.Policy(); err != nil {
 		return usageError{err}
 	}
@@ -219,6 +204,23 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 	if s.engine, err = dedup.New(s.source, dc); err != nil {
 		return err
 	}
+	rc := c.rankConfig(codec)
+	// The write path's audit trail says when memories were superseded,
+	// for queries asked as of an earlier time.
+	rc.Recorder, rc.Verdicts, rc.History, rc.Telemetry = s.recorder, s.judging, s.engine, tel
+	if c.Upstream.APIKey != "" {
+		// Recognising memory collections is memrank's own business: with
+		// its own key, one caller's credentials never decide it for all.
+		rc.AuthContext = c.Upstream.OwnContext
+	}
+	// With tenancy on, a tenant's points must not decide how every tenant's
+	// queries are served: only an audit companion or the configuration
+	// makes a memory collection.
+	rc.Detect.CompanionOnly = c.Tenancy.Key != ""
+	if s.ranker, err = rank.New(qdrantwire.NewClient(s.source), rc); err != nil {
+		return err
+	}
+	s.life.opened("ranker", s.ranker.Shutdown)
 	if s.upkeep, err = s.newUpkeep(codec, tel); err != nil {
 		return err
 	}

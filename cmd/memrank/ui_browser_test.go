@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memrank/memrank/internal/demo"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -155,7 +157,8 @@ func TestUIBrowser(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "explain.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MEMRANK_URL="+base, "SCREENSHOT="+shot, "EXPECT_AUDIT=confirm", "MARKUP=ui_markup", "API_KEY="+uiKey, "CHROMIUM="+chromium,
+	live := demo.Queries()[1] // "where does Dana live"
+	cmd.Env = append(os.Environ(), "EXPECT_FIRST="+live.Top, "MEMRANK_URL="+base, "SCREENSHOT="+shot, "EXPECT_AUDIT=confirm", "MARKUP=ui_markup", "API_KEY="+uiKey, "CHROMIUM="+chromium,
 		"OPEN_URL=http://"+openAddr)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -177,10 +180,10 @@ func TestUIBrowser(t *testing.T) {
 	if diff := cmp.Diff(want, rep.Checks); diff != "" {
 		t.Errorf("checks passed (-want +got):\n%s", diff)
 	}
-	if rep.First.ID != id || !strings.Contains(rep.First.Text, "Lisbon") {
-		t.Errorf("first result %+v, want %s, the Lisbon memory", rep.First, id)
+	if rep.First.ID != id || !strings.Contains(rep.First.Text, live.Top) {
+		t.Errorf("first result %+v, want %s, the memory holding %q", rep.First, id, live.Top)
 	}
-	for _, f := range []string{"base", "freshness", "boost", "confidence", "score"} {
+	for _, f := range []string{"base", "freshness", "freshness_factor", "boost", "confidence", "score"} {
 		if w, ok := rep.Bars[f]; !ok || w <= 0 || w > 1 {
 			t.Errorf("bar %s: width %v, want in (0, 1]", f, w)
 		}

@@ -79,6 +79,29 @@ func TestRemote(t *testing.T) {
 	}
 }
 
+// TestRemoteWarnings: the answer's warnings reach the caller (observe
+// prints them on stderr).
+func TestRemoteWarnings(t *testing.T) {
+	const body = `{"result":{"decision":"inserted","memory_id":"42","confidence":0.4675,"observations":0,"dedup_tier":0,` +
+		`"judge":null,"warnings":["the memory's confidence 0.4675 is below the retrieval gate 0.5"],"replayed":false},"status":"ok","time":0.001}`
+	ts := httptest.NewServer(&server{t: t, code: http.StatusOK, body: body})
+	defer ts.Close()
+	r, err := NewRemote(RemoteConfig{URL: ts.URL, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out, err := r.Observe(context.Background(), dedup.Observation{Collection: "c", Text: "Dana keeps bees"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := dedup.Outcome{Decision: dedup.DecisionInserted, MemoryID: "42", Confidence: 0.4675,
+		Warnings: []string{"the memory's confidence 0.4675 is below the retrieval gate 0.5"}}
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("outcome (-want +got):\n%s", diff)
+	}
+}
+
 // TestRemoteErrors: a non-200 answer carries the API's message and status,
 // and InputFault tells the observation's faults from the write path's.
 func TestRemoteErrors(t *testing.T) {

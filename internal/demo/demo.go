@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -279,10 +280,21 @@ func recordEmbedder(ctx context.Context, dst Store, opts LoadOptions) error {
 // Query is an example question for the demo.
 type Query struct {
 	Text string
-	// Top is a piece of the text of the memory memrank puts first.
-	Top string
+	// Top is a piece of the text of the memory memrank puts first with the
+	// default (semantic) embedder; TopLocal with the lexical one, when it
+	// differs ("" when it does not).
+	Top, TopLocal string
 	// Story says what re-ranking changes for this question.
 	Story string
+}
+
+// TopFor is the piece of text of the memory memrank puts first with the
+// embedder model (a model name with or without its ":dimensions").
+func (q Query) TopFor(model string) string {
+	if q.TopLocal != "" && strings.HasPrefix(model, embed.LocalModelVersion) {
+		return q.TopLocal
+	}
+	return q.Top
 }
 
 // Queries are the demo's example questions. For each, the raw vector order
@@ -290,17 +302,17 @@ type Query struct {
 // (server/native's end-to-end test checks both through the real ranker).
 func Queries() []Query {
 	return []Query{
-		{"what editor does Dana use", "Uses Neovim as her main editor",
-			"A paraphrase is the closest text, but \"Uses Neovim as her main editor\" (direct, re-observed in five sessions, 64 accesses) leads; the paraphrase and a copy fold into it; a guess about Zed drops below the confidence gate."},
-		{"where does Dana live", "Lives in Lisbon, in the Alfama neighbourhood",
-			"\"Lives in Chicago\" is the closest text but was superseded when Dana moved: it is never returned; Lisbon leads; a guess that she lives near the river is gated out."},
-		{"database version", "PostgreSQL 16.4",
-			"A speculation about version 17 is the closest text and is gated out; the confirmed PostgreSQL 16.4 leads, its duplicate folded in; the imported runbook (no memory fields: unscored) stays, ranked on similarity alone."},
-		{"where does Dana work", "Works at Acme Robotics as a product engineer",
-			"Acme Robotics leads with 91 recorded accesses from three replicas; Fintrack is superseded."},
-		{"when does Project Atlas launch", "Project Atlas launches on January 15",
-			"\"Might be cancelled\" is the closest text and a speculation: gated out; January 15 leads, the superseded December 1 date is never returned."},
-		{"what is Dana allergic to", "Is allergic to peanuts",
-			"The peanut allergy (direct, three re-observations) leads and its restatement with an exclamation mark folds into it; \"could be allergic to cats\" is gated out."},
+		{Text: "what editor does Dana use", Top: "Uses Neovim as her main editor", TopLocal: "Neovim is the editor she uses every day",
+			Story: "A paraphrase is the closest text; it and two copies fold into \"Uses Neovim as her main editor\" (direct, re-observed in five sessions), which is shown because of duplicates the best established one is; a guess about Zed drops below the confidence gate. The lexical embedder does not see the paraphrase as a duplicate (they share few words): the paraphrase comes first, the direct statement second."},
+		{Text: "where does Dana live", Top: "Her parents live in Madison, Wisconsin", TopLocal: "Her sister Leah lives in Toronto",
+			Story: "Her parents' city is the closest text and stays first: relevance comes first, and neither its age (15 months) nor Lisbon's 34 reads may outweigh a similarity half again as high. \"Lives in Chicago\" was superseded when Dana moved: it is never returned; a guess that she lives near the river is gated out; Lisbon follows."},
+		{Text: "database version", Top: "PostgreSQL 16.4",
+			Story: "A speculation about version 17 is near the top and is gated out; the confirmed PostgreSQL 16.4 leads, its duplicate folded in; the imported runbook (no memory fields: unscored) stays, ranked on similarity alone."},
+		{Text: "where does Dana work", Top: "Sam works as a nurse at Hospital de Santa Maria", TopLocal: "Takes notes in Obsidian",
+			Story: "Her partner's job is the closest text and stays first; Acme Robotics (91 accesses from three replicas) follows two places down; Fintrack is superseded and never returned."},
+		{Text: "when does Project Atlas launch", Top: "Project Atlas launches on January 15",
+			Story: "\"Might be cancelled\" is the closest text and a speculation: gated out; January 15 leads, the superseded December 1 date is never returned."},
+		{Text: "what is Dana allergic to", Top: "Is allergic to peanuts",
+			Story: "The peanut allergy (direct, three re-observations) leads and its restatement with an exclamation mark folds into it; \"could be allergic to cats\" is gated out."},
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -130,14 +129,9 @@ func (c RankerConfig) codec(p *scoring.Params) (*memory.Codec, error) {
 // collection.
 func (c RankerConfig) New(src rank.Source, s Setting, w *scoring.Weights, now time.Time) (*rank.Ranker, error) {
 	p := *c.params()
-	p.ConfidenceWeight = s.ConfidenceWeight
+	p.ConfidenceWeight, p.FreshnessWeight, p.AccessWeight, p.FocusFloor = s.ConfidenceWeight, s.FreshnessWeight, s.AccessWeight, s.FocusFloor
 	if s.GateOff {
 		p.RetrievalGate = 0
-	}
-	if s.DecayFloorOff {
-		// A memory drops out when its freshness falls below k (1 - c): a
-		// slope of almost 0 keeps every memory retrievable.
-		p.Decay.FloorK = math.SmallestNonzeroFloat64
 	}
 	if w != nil {
 		p.Weights = *w

@@ -73,7 +73,11 @@ func (s Setting) MarshalJSON() ([]byte, error) {
 		GuardFloor        float64 `json:"guard_floor"`
 		GuardRelativeBand float64 `json:"guard_relative_band"`
 		ConfidenceWeight  float64 `json:"confidence_weight"`
-	}{s.Guard.Off, s.Guard.Band, s.Guard.Floor, s.Guard.RelativeBand, s.ConfidenceWeight})
+		FreshnessWeight   float64 `json:"freshness_weight"`
+		AccessWeight      float64 `json:"access_weight"`
+		FocusFloor        float64 `json:"focus_floor"`
+		GateOff           bool    `json:"gate_off,omitempty"`
+	}{s.Guard.Off, s.Guard.Band, s.Guard.Floor, s.Guard.RelativeBand, s.ConfidenceWeight, s.FreshnessWeight, s.AccessWeight, s.FocusFloor, s.GateOff})
 }
 
 // Row is one variant's numbers.

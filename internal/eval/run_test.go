@@ -18,6 +18,7 @@ import (
 
 	"github.com/memrank/memrank/internal/apiclient"
 	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/scoring"
 	"github.com/memrank/memrank/store"
 	"github.com/memrank/memrank/upstream"
 )
@@ -69,7 +70,7 @@ func TestRunEmbedded(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
 	set := openSmall(t)
-	cfg := Config{Set: set, Seed: 1, Collection: "eval", Where: "test", Store: st, Base: Setting{Guard: rank.DefaultGuard()}}
+	cfg := Config{Set: set, Seed: 1, Collection: "eval", Where: "test", Store: st, Base: BaseSetting(rank.DefaultGuard(), scoring.DefaultParams())}
 	var stages []string
 	cfg.Progress = func(stage string, done, total int) {
 		if done == 0 {
@@ -99,7 +100,7 @@ func TestRunEmbedded(t *testing.T) {
 			t.Errorf("%s: reads reported %v", r.Name, r.Reads)
 		}
 	}
-	if diff := cmp.Diff([]string{"raw", "memrank", "guard_off", "confidence_weight_1", "gate_off", "decay_floor_off"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"raw", "memrank", "freshness_weight_0", "focus_off", "access_weight_0", "confidence_weight_1", "gate_off"}, names); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(rawSmall, rep.Rows[0].Summary, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
@@ -145,7 +146,7 @@ func TestRunFit(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
 	set := openSmall(t)
-	rep, err := Run(ctx, Config{Set: set, Seed: 1, Collection: "eval", Store: st, Base: Setting{Guard: rank.DefaultGuard()}, Fit: true})
+	rep, err := Run(ctx, Config{Set: set, Seed: 1, Collection: "eval", Store: st, Base: BaseSetting(rank.DefaultGuard(), scoring.DefaultParams()), Fit: true})
 	if err != nil {
 		t.Fatal(err)
 	}

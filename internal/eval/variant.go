@@ -5,27 +5,35 @@ import (
 	"strconv"
 
 	"github.com/memrank/memrank/rank"
+	"github.com/memrank/memrank/scoring"
 )
 
-// Setting is what the memrank variants change: the relevance guard, the
-// confidence weight (scoring.Params.ConfidenceWeight), and, to show what
-// each of memrank's exclusions costs or gains, the retrieval gate and the
-// decay floor switched off.
+// Setting is what the memrank variants change: the relevance guard (which
+// results count as read), the bounds on what freshness, reads and
+// confidence may do to the weight (scoring.Params' FreshnessWeight,
+// AccessWeight and ConfidenceWeight), the floor of the query's focus on
+// recent memories, and, to show what it costs or gains, the retrieval gate
+// switched off.
 type Setting struct {
 	Guard            rank.Guard `json:"guard"`
 	ConfidenceWeight float64    `json:"confidence_weight"`
+	FreshnessWeight  float64    `json:"freshness_weight"`
+	AccessWeight     float64    `json:"access_weight"`
+	FocusFloor       float64    `json:"focus_floor"`
 	GateOff          bool       `json:"gate_off,omitempty"`
-	DecayFloorOff    bool       `json:"decay_floor_off,omitempty"`
 }
 
 // same reports whether two settings rank alike: with the guard off, its
-// band and floor do not matter.
+// band and floor do not matter; with no freshness weight, the focus does
+// not.
 func (s Setting) same(o Setting) bool {
-	if s.Guard.Off {
-		s.Guard = rank.Guard{Off: true}
-	}
-	if o.Guard.Off {
-		o.Guard = rank.Guard{Off: true}
+	for _, x := range []*Setting{&s, &o} {
+		if x.Guard.Off {
+			x.Guard = rank.Guard{Off: true}
+		}
+		if x.FreshnessWeight == 0 {
+			x.FocusFloor = 0
+		}
 	}
 	return s == o
 }
@@ -35,22 +43,28 @@ func (s Setting) String() string {
 	if !s.Guard.Off {
 		g = "guard band " + fmtF(s.Guard.Band) + ", floor " + fmtF(s.Guard.Floor)
 	}
-	out := fmt.Sprintf("%s; confidence weight %s", g, fmtF(s.ConfidenceWeight))
+	out := fmt.Sprintf("%s; freshness weight %s, focus floor %s; access weight %s; confidence weight %s",
+		g, fmtF(s.FreshnessWeight), fmtF(s.FocusFloor), fmtF(s.AccessWeight), fmtF(s.ConfidenceWeight))
 	if s.GateOff {
 		out += "; retrieval gate off"
 	}
-	if s.DecayFloorOff {
-		out += "; decay floor off"
-	}
 	return out
+}
+
+// BaseSetting is memrank's row for guard g and the scoring parameters p:
+// their freshness, access and confidence weights and focus floor.
+func BaseSetting(g rank.Guard, p *scoring.Params) Setting {
+	return Setting{Guard: g, ConfidenceWeight: p.ConfidenceWeight, FreshnessWeight: p.FreshnessWeight,
+		AccessWeight: p.AccessWeight, FocusFloor: p.FocusFloor}
 }
 
 func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // Variant is one row of the report.
 type Variant struct {
-	// Name is the row's key in JSON: raw, memrank, guard_off,
-	// confidence_weight_0, confidence_weight_1, seeds_formula.
+	// Name is the row's key in JSON: raw, memrank, freshness_weight_0,
+	// focus_off, access_weight_0, confidence_weight_0, confidence_weight_1,
+	// gate_off.
 	Name  string `json:"name"`
 	Label string `json:"label"`
 	// Raw is the store's own order; Setting is then unused.
@@ -62,24 +76,29 @@ type Variant struct {
 }
 
 // Variants are the rows for memrank configured with base: raw, memrank,
-// then guard off, confidence weight 0 and 1 and the seeds' formula (guard
-// off, confidence weight 0). A variant configured like base is left out
+// then each of memrank's factors switched off or changed alone: freshness
+// weight 0 (age changes nothing), focus off (freshness weighs on every
+// query, focus floor 1), access weight 0, confidence weight 0 and 1, and
+// the retrieval gate off. A variant configured like base is left out
 // (named in memrank's Same); one configured like an earlier variant joins
-// its row ("guard off = seeds' formula").
+// its row.
 func Variants(base Setting) []Variant {
 	out := []Variant{
 		{Name: "raw", Label: "raw similarity", Raw: true},
 		{Name: "memrank", Label: "memrank", Setting: &base},
 	}
-	off := base
-	off.Guard.Off = true
+	with := func(change func(*Setting)) *Setting {
+		s := base
+		change(&s)
+		return &s
+	}
 	for _, c := range []Variant{
-		{Name: "guard_off", Label: "guard off", Setting: &off},
-		{Name: "confidence_weight_0", Label: "confidence weight 0", Setting: &Setting{Guard: base.Guard, ConfidenceWeight: 0}},
-		{Name: "confidence_weight_1", Label: "confidence weight 1", Setting: &Setting{Guard: base.Guard, ConfidenceWeight: 1}},
-		{Name: "seeds_formula", Label: "seeds' formula", Setting: &Setting{Guard: rank.Guard{Off: true}, ConfidenceWeight: 0}},
-		{Name: "gate_off", Label: "retrieval gate off", Setting: &Setting{Guard: base.Guard, ConfidenceWeight: base.ConfidenceWeight, GateOff: true}},
-		{Name: "decay_floor_off", Label: "decay floor off", Setting: &Setting{Guard: base.Guard, ConfidenceWeight: base.ConfidenceWeight, DecayFloorOff: true}},
+		{Name: "freshness_weight_0", Label: "freshness weight 0", Setting: with(func(s *Setting) { s.FreshnessWeight = 0 })},
+		{Name: "focus_off", Label: "focus off (freshness on every query)", Setting: with(func(s *Setting) { s.FocusFloor = 1 })},
+		{Name: "access_weight_0", Label: "access weight 0", Setting: with(func(s *Setting) { s.AccessWeight = 0 })},
+		{Name: "confidence_weight_0", Label: "confidence weight 0", Setting: with(func(s *Setting) { s.ConfidenceWeight = 0 })},
+		{Name: "confidence_weight_1", Label: "confidence weight 1", Setting: with(func(s *Setting) { s.ConfidenceWeight = 1 })},
+		{Name: "gate_off", Label: "retrieval gate off", Setting: with(func(s *Setting) { s.GateOff = true })},
 	} {
 		joined := false
 		for i := 1; i < len(out); i++ {

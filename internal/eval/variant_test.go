@@ -15,48 +15,41 @@ func TestVariants(t *testing.T) {
 		Same        []string
 	}
 	def := rank.DefaultGuard()
-	off := def
-	off.Off = true
+	base := Setting{Guard: def, FreshnessWeight: 0.7, AccessWeight: 0.02}
+	with := func(change func(*Setting)) *Setting {
+		s := base
+		change(&s)
+		return &s
+	}
 	tests := []struct {
 		name string
 		base Setting
 		want []row
 	}{{
-		// Confidence weight 0 is the default: its row is memrank's; guard
-		// off is then the seeds' formula.
+		// Confidence weight 0 is the default: its row is memrank's.
 		name: "defaults",
-		base: Setting{Guard: def},
+		base: base,
 		want: []row{
 			{Name: "raw", Label: "raw similarity"},
-			{Name: "memrank", Label: "memrank", Setting: &Setting{Guard: def}, Same: []string{"confidence_weight_0"}},
-			{Name: "guard_off", Label: "guard off = seeds' formula", Setting: &Setting{Guard: off}, Same: []string{"seeds_formula"}},
-			{Name: "confidence_weight_1", Label: "confidence weight 1", Setting: &Setting{Guard: def, ConfidenceWeight: 1}},
-			{Name: "gate_off", Label: "retrieval gate off", Setting: &Setting{Guard: def, GateOff: true}},
-			{Name: "decay_floor_off", Label: "decay floor off", Setting: &Setting{Guard: def, DecayFloorOff: true}},
+			{Name: "memrank", Label: "memrank", Setting: &base, Same: []string{"confidence_weight_0"}},
+			{Name: "freshness_weight_0", Label: "freshness weight 0", Setting: with(func(s *Setting) { s.FreshnessWeight = 0 })},
+			{Name: "focus_off", Label: "focus off (freshness on every query)", Setting: with(func(s *Setting) { s.FocusFloor = 1 })},
+			{Name: "access_weight_0", Label: "access weight 0", Setting: with(func(s *Setting) { s.AccessWeight = 0 })},
+			{Name: "confidence_weight_1", Label: "confidence weight 1", Setting: with(func(s *Setting) { s.ConfidenceWeight = 1 })},
+			{Name: "gate_off", Label: "retrieval gate off", Setting: with(func(s *Setting) { s.GateOff = true })},
 		},
 	}, {
-		name: "every row differs",
+		// Without a freshness weight the focus changes nothing: focus off
+		// joins memrank's row; without an access weight, that row too.
+		name: "freshness and access weights 0",
 		base: Setting{Guard: def, ConfidenceWeight: 0.5},
 		want: []row{
 			{Name: "raw", Label: "raw similarity"},
-			{Name: "memrank", Label: "memrank", Setting: &Setting{Guard: def, ConfidenceWeight: 0.5}},
-			{Name: "guard_off", Label: "guard off", Setting: &Setting{Guard: off, ConfidenceWeight: 0.5}},
+			{Name: "memrank", Label: "memrank", Setting: &Setting{Guard: def, ConfidenceWeight: 0.5},
+				Same: []string{"freshness_weight_0", "focus_off", "access_weight_0"}},
 			{Name: "confidence_weight_0", Label: "confidence weight 0", Setting: &Setting{Guard: def}},
 			{Name: "confidence_weight_1", Label: "confidence weight 1", Setting: &Setting{Guard: def, ConfidenceWeight: 1}},
-			{Name: "seeds_formula", Label: "seeds' formula", Setting: &Setting{Guard: rank.Guard{Off: true}}},
 			{Name: "gate_off", Label: "retrieval gate off", Setting: &Setting{Guard: def, ConfidenceWeight: 0.5, GateOff: true}},
-			{Name: "decay_floor_off", Label: "decay floor off", Setting: &Setting{Guard: def, ConfidenceWeight: 0.5, DecayFloorOff: true}},
-		},
-	}, {
-		// The guard's band does not matter once it is off.
-		name: "the seeds' formula itself",
-		base: Setting{Guard: off},
-		want: []row{
-			{Name: "raw", Label: "raw similarity"},
-			{Name: "memrank", Label: "memrank", Setting: &Setting{Guard: off}, Same: []string{"guard_off", "confidence_weight_0", "seeds_formula"}},
-			{Name: "confidence_weight_1", Label: "confidence weight 1", Setting: &Setting{Guard: off, ConfidenceWeight: 1}},
-			{Name: "gate_off", Label: "retrieval gate off", Setting: &Setting{Guard: off, GateOff: true}},
-			{Name: "decay_floor_off", Label: "decay floor off", Setting: &Setting{Guard: off, DecayFloorOff: true}},
 		},
 	}}
 	for _, tc := range tests {

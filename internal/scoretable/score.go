@@ -23,7 +23,12 @@ type Result struct {
 // exclusions, the retrieval gate, best first, the top limit (0: all), the
 // render gate; every memory has base as its similarity and is scored at
 // now. Returned results come first in rank order, then the rest by weight.
-func Score(codec *memory.Codec, items []Item, base float64, now time.Time, limit int) []Result {
+//
+// focus is the query's focus on recent memories the weights are computed
+// with (scoring.Params.Focus): a real query measures it from its
+// candidates' similarities, which one base score for all cannot tell
+// apart, so the caller chooses it (1: age takes all it may).
+func Score(codec *memory.Codec, items []Item, base, focus float64, now time.Time, limit int) []Result {
 	p := codec.Params()
 	res := make([]Result, len(items))
 	cands := make([]scoring.Score, 0, len(items))
@@ -33,7 +38,8 @@ func Score(codec *memory.Codec, items []Item, base float64, now time.Time, limit
 		r.in = codec.Inputs(&items[i].mem)
 		r.in.Seq = i
 		r.score = p.Evaluate(&r.in, base, now)
-		if reason := items[i].mem.Exclusion(r.score); reason != "" {
+		p.Refocus(&r.score, base, focus)
+		if reason := items[i].mem.Exclusion(); reason != "" {
 			r.decision, r.reason = "excluded", reason
 			continue
 		}

@@ -122,7 +122,7 @@ func TestScore(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []verdict
-			for _, r := range Score(codec, items, 1, now, tt.limit) {
+			for _, r := range Score(codec, items, 1, 1, now, tt.limit) {
 				got = append(got, verdict{r.item.id, r.rank, r.decision, r.reason, r.expl.Render})
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -140,7 +140,7 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := Score(codec, items, 1, now, 0)
+	res := Score(codec, items, 1, 1, now, 0)
 
 	var table bytes.Buffer
 	if err := WriteTable(&table, res); err != nil {

@@ -17,7 +17,7 @@ func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 // WriteTable prints one row per result with every factor, aligned.
 func WriteTable(w io.Writer, res []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tLINE\tID\tDECISION\tCONF\tFROM\tFRESH\tACCESS\tBOOST\tWEIGHT\tRENDER\tTIER\tRETRIEVABLE\ts\tn\tr\te\tt\tGROUNDING\tPROBLEMS")
+	fmt.Fprintln(tw, "RANK\tLINE\tID\tDECISION\tCONF\tFROM\tFRESH\tFRESH_F\tACCESS\tBOOST\tWEIGHT\tRENDER\tTIER\tIN_FLOOR\ts\tn\tr\te\tt\tGROUNDING\tPROBLEMS")
 	for _, r := range res {
 		e := r.expl
 		rank, id := "-", r.item.id
@@ -43,9 +43,9 @@ func WriteTable(w io.Writer, res []Result) error {
 		if e.Unscored {
 			tier = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			rank, r.item.line, id, decision, conf, from, f3(e.Freshness), e.AccessCount, f3(e.AccessBoost),
-			f3(e.Weight), yesNo(e.Render), tier, yesNo(e.Retrievable), comps, problemsText(r.item.mem.Problems))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			rank, r.item.line, id, decision, conf, from, f3(e.Freshness), f3(e.FreshnessFactor), e.AccessCount, f3(e.AccessBoost),
+			f3(e.Weight), yesNo(e.Render), tier, yesNo(e.WithinFloor), comps, problemsText(r.item.mem.Problems))
 	}
 	return tw.Flush()
 }
@@ -82,6 +82,7 @@ type jsonResult struct {
 	AgeDays         float64        `json:"age_days"`
 	HalfLifeDays    float64        `json:"half_life_days"`
 	Freshness       float64        `json:"freshness"`
+	FreshnessFactor float64        `json:"freshness_factor"`
 	AccessCount     int64          `json:"access_count"`
 	AccessBoost     float64        `json:"access_boost"`
 	Weight          float64        `json:"weight"`
@@ -89,11 +90,11 @@ type jsonResult struct {
 	Render          bool           `json:"render"`
 	Tier            string         `json:"tier,omitempty"`
 	Bucket          string         `json:"bucket,omitempty"`
-	Retrievable     bool           `json:"retrievable"`
+	WithinFloor     bool           `json:"within_decay_floor"`
 	Protected       bool           `json:"protected"`
 	IdleDays        float64        `json:"idle_days"`
 	DecayFloor      *float64       `json:"decay_floor,omitempty"`
-	DaysRetrievable *float64       `json:"days_retrievable"` // null: never drops out by decay
+	DaysToArchive   *float64       `json:"days_to_archive"` // null: never archived by decay
 	Components      *jsonComponent `json:"components,omitempty"`
 	Problems        []string       `json:"problems"`
 	TextHash        string         `json:"text_hash"`
@@ -127,9 +128,9 @@ func WriteJSON(w io.Writer, res []Result) error {
 		j := jsonResult{
 			Line: r.item.line, ID: r.item.id, Rank: r.rank, Decision: r.decision, ExcludedBecause: r.reason,
 			Unscored: e.Unscored, ConfidenceFrom: "none", BaseScore: r6(e.Base), AgeDays: r6(e.AgeDays),
-			HalfLifeDays: e.HalfLife, Freshness: r6(e.Freshness), AccessCount: e.AccessCount,
+			HalfLifeDays: e.HalfLife, Freshness: r6(e.Freshness), FreshnessFactor: r6(e.FreshnessFactor), AccessCount: e.AccessCount,
 			AccessBoost: r6(e.AccessBoost), Weight: r6(e.Weight), BelowGate: e.BelowGate, Render: e.Render,
-			Retrievable: e.Retrievable, Protected: e.Protected, IdleDays: r6(e.IdleDays),
+			WithinFloor: e.WithinFloor, Protected: e.Protected, IdleDays: r6(e.IdleDays),
 			Problems: []string{}, TextHash: r.item.mem.Hash(), Text: r.item.mem.Text,
 		}
 		for _, p := range r.item.mem.Problems {
@@ -149,8 +150,8 @@ func WriteJSON(w io.Writer, res []Result) error {
 				Formula: r6(e.Formula), GroundingPenalty: r6(e.GroundingPenalty), Computed: r6(e.Computed),
 			}
 		}
-		if !math.IsInf(e.DaysRetrievable, 1) {
-			j.DaysRetrievable = ptr(r6(e.DaysRetrievable))
+		if !math.IsInf(e.DaysToArchive, 1) {
+			j.DaysToArchive = ptr(r6(e.DaysToArchive))
 		}
 		if err := enc.Encode(j); err != nil {
 			return err

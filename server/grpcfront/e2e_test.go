@@ -87,12 +87,15 @@ func loadRankedFixture(t testing.TB, c *qdrant.Client, codec *memory.Codec) {
 // with a fixed clock.
 func newRanker(t testing.TB, upstream string, tel settings.Settings, sourceOpts ...grpc.DialOption) (*rank.Ranker, *memory.Codec) {
 	t.Helper()
-	codec, err := memory.NewCodec(memory.DefaultKeys(), scoring.DefaultParams())
+	// Age weighed on every query (focus 1), so the fixture's order is
+	// memrank's, not the store's (the focus is rank's to test): the front
+	// must carry whatever order the ranker gives.
+	params := scoring.DefaultParams()
+	params.FocusFloor = 1
+	codec, err := memory.NewCodec(memory.DefaultKeys(), params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The seeds' weight alone (the relevance guard's order is rank's to
-	// test): the front must carry whatever order the ranker gives.
 	r, err := rank.New(sourceFor(t, upstream, sourceOpts...), rank.Config{
 		Codec: codec, Now: func() time.Time { return fixtureNow },
 		Telemetry: tel, Guard: rank.Guard{Off: true},

@@ -22,7 +22,7 @@ func (t *tools) remember(ctx context.Context, req *mcp.CallToolRequest, in Remem
 		Attribution: in.Attribution, SessionID: in.SessionID, TurnID: in.TurnID, Entities: in.Entities,
 		Modality: in.Modality, ObservationID: in.ObservationID,
 	}
-	if obs.ObservedAt, err = observedAt(in.ObservedAt); err != nil {
+	if obs.ObservedAt, err = rfc3339("observed_at", in.ObservedAt); err != nil {
 		return "", Outcome{}, err
 	}
 	out, err := api.Observe(ctx, obs)
@@ -43,6 +43,9 @@ func (t *tools) recall(ctx context.Context, req *mcp.CallToolRequest, in RecallI
 		limit = DefaultRecallSize
 	}
 	rr := client.RetrieveRequest{Collection: coll, Text: in.Query, Limit: limit, IncludeArchived: in.IncludeArchived}
+	if rr.At, err = rfc3339("at", in.At); err != nil {
+		return "", RecallOutput{}, err
+	}
 	if in.Filter != nil {
 		if rr.Filter, err = json.Marshal(in.Filter); err != nil {
 			return "", RecallOutput{}, errors.New("filter: not a JSON object")
@@ -127,15 +130,15 @@ func (t *tools) stats(ctx context.Context, req *mcp.CallToolRequest, in StatsInp
 	return statsSummary(out), out, nil
 }
 
-// observedAt reads an RFC 3339 time; "" is the zero time (the server's
-// now).
-func observedAt(s string) (time.Time, error) {
+// rfc3339 reads the RFC 3339 time of argument name; "" is the zero time
+// (the server's now).
+func rfc3339(name, s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
 	at, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("observed_at: %.40q is not an RFC 3339 time (e.g. 2026-11-01T10:00:00Z)", s)
+	if y := at.UTC().Year(); err != nil || y < 1 || y > 9999 {
+		return time.Time{}, fmt.Errorf("%s: %.40q is not an RFC 3339 time (e.g. 2026-11-01T10:00:00Z)", name, s)
 	}
 	return at, nil
 }
@@ -144,13 +147,22 @@ func outcome(o *client.Outcome) Outcome {
 	return Outcome{
 		Decision: o.Decision, MemoryID: o.MemoryID, Confidence: float64(o.Confidence), Observations: o.Observations,
 		DedupTier: o.DedupTier, Superseded: o.Superseded, Merged: o.Merged, Reason: o.Reason,
-		Replayed: o.Replayed, CreatedCollection: o.CreatedCollection,
+		Replayed: o.Replayed, CreatedCollection: o.CreatedCollection, Warnings: o.Warnings,
 	}
 }
 
 // recallOutput is the retrieve answer as recall gives it.
 func recallOutput(coll, query string, res *client.RetrieveResponse, textKey string) RecallOutput {
-	out := RecallOutput{Collection: coll, Query: query, Reranked: res.Reranked, PassThrough: res.PassThrough, Memories: []Recalled{}}
+	out := RecallOutput{Collection: coll, Query: query, Reranked: res.Reranked, PassThrough: res.PassThrough, Empty: res.Empty, Memories: []Recalled{}}
+	if !res.At.IsZero() {
+		out.At = res.At.UTC().Format(time.RFC3339Nano)
+	}
+	// Below the gate, a result either is the query's best match with
+	// nothing trusted as close, or came back because nothing passed at all.
+	allBelow := len(res.Results) > 0
+	for _, r := range res.Results {
+		allBelow = allBelow && (r.BelowGate || r.Confidence == nil)
+	}
 	for _, r := range res.Results {
 		m := Recalled{
 			ID: string(r.ID), Text: payloadText(r.Payload, textKey), Score: float64(r.Score), Similarity: float64(r.BaseScore),
@@ -165,7 +177,7 @@ func recallOutput(coll, query string, res *client.RetrieveResponse, textKey stri
 		for _, id := range r.FoldedIDs {
 			m.Folded = append(m.Folded, string(id))
 		}
-		m.Why = why(r, res.Reranked)
+		m.Why = why(r, res.Reranked, allBelow)
 		out.Memories = append(out.Memories, m)
 	}
 	for _, d := range res.Dropped {

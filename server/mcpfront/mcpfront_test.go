@@ -99,7 +99,7 @@ func TestTools(t *testing.T) {
 							"recalled 64 times before; 2 duplicates folded into it (near-identical meaning)"},
 					{ID: "e9f63c27-b3a0-52ef-812a-fc38edc5ef3f", Text: "Team wiki: editor setup guide", Score: 0.4289, Similarity: 0.4289,
 						Freshness: ptr(1.0), Tier: "active", Relevance: "below_band", Render: true,
-						Why: "not a scored memory: ranked by similarity and freshness; less similar than the best match: listed after the relevant ones"},
+						Why: "not a scored memory: ranked by similarity and freshness; less similar than the best match"},
 				},
 				LeftOut: map[string]int{"below_gate": 2, "folded": 1}},
 			decode: func(t *testing.T, r *mcp.CallToolResult) any { return structured[RecallOutput](t, r) },
@@ -170,6 +170,103 @@ func TestTools(t *testing.T) {
 	}
 }
 
+// TestRecallAsOf: recall's at goes to the native API in UTC and comes back
+// in the answer; a best match below the confidence gate and what age took
+// off a weight are said; an empty answer says why; remember relays the
+// write path's warnings.
+func TestRecallAsOf(t *testing.T) {
+	const belowGate = `{"result":[{"id":"b1","score":0.52,"base_score":0.61,"weight":0.52,"guard":"relevant","confidence":0.4675,` +
+		`"freshness":0.5,"freshness_factor":0.86,"access_count":0,"access_boost":1,"render":true,"below_gate":true,"tier":"dormant",` +
+		`"stored_tier":"active","bucket":"low","retrievable":true,"protected":false,"folded_ids":[],"dedup":null,"judge_consulted":false,` +
+		`"problems":[],"payload":{"text":"Dana keeps bees"},"explanation":{"unscored":false,"observations":0}},` +
+		`{"id":"g1","score":0.31,"base_score":0.31,"weight":0.31,"guard":"below_band","confidence":0.8,` +
+		`"freshness":1,"freshness_factor":1,"access_count":0,"access_boost":1,"render":true,"below_gate":false,"tier":"active",` +
+		`"stored_tier":"active","bucket":"high","retrievable":true,"protected":false,"folded_ids":[],"dedup":null,"judge_consulted":false,` +
+		`"problems":[],"payload":{"text":"Dana grows tomatoes"},"explanation":{"unscored":false,"observations":1}}],` +
+		`"reranked":true,"mode":"rerank","detection":"d","guard":{"applied":true,"best":0.61,"cutoff":0.58,"band":0.03,"floor":0.2,` +
+		`"from":"default","relevant":1,"beyond":1,"folded":0,"focus":0.4},"dropped":[{"id":"s1","reason":"superseded","base_score":0.3}],` +
+		`"at":"2026-06-01T10:00:00Z","status":"ok","time":0.002}`
+	const noneAbove = `{"result":[{"id":"b1","score":0.52,"base_score":0.61,"weight":0.52,"guard":"relevant","confidence":0.45,` +
+		`"freshness":1,"freshness_factor":1,"access_count":0,"access_boost":1,"render":true,"below_gate":true,"tier":"dormant",` +
+		`"stored_tier":null,"bucket":"low","retrievable":true,"protected":false,"folded_ids":[],"dedup":null,"judge_consulted":false,` +
+		`"problems":[],"payload":{"text":"Dana might keep bees"},"explanation":{"unscored":false,"observations":0}}],` +
+		`"reranked":true,"mode":"rerank","detection":"d","guard":{"applied":true,"best":0.61,"cutoff":0.58,"band":0.03,"floor":0.2,` +
+		`"from":"default","relevant":1,"beyond":0,"folded":0,"focus":0},"dropped":[],"status":"ok","time":0.002}`
+	const empty = `{"result":[],"reranked":true,"mode":"rerank","detection":"d","guard":null,` +
+		`"dropped":[{"id":"s1","reason":"superseded","base_score":0.3},{"id":"a1","reason":"archived","base_score":0.2}],` +
+		`"empty":"all 2 candidates were left out: 1 superseded, 1 archived","status":"ok","time":0.002}`
+	const warned = `{"result":{"decision":"inserted","memory_id":"b1","confidence":0.4675,"observations":0,"dedup_tier":0,"judge":null,` +
+		`"replayed":false,"warnings":["the memory's confidence 0.4675 is below the retrieval gate 0.5: it is returned only as the best match of a question."]},` +
+		`"status":"ok","time":0.001}`
+	for _, tt := range []struct {
+		name, answer string
+		args         map[string]any
+		wantBody     map[string]any
+		wantAt       string
+		wantEmpty    string
+		wantWords    []string
+	}{
+		{
+			name: "as of a time, a best match below the gate", answer: belowGate,
+			args:     map[string]any{"query": "who keeps bees", "at": "2026-06-01T12:00:00+02:00"},
+			wantBody: map[string]any{"collection": "notes", "text": "who keeps bees", "limit": 5.0, "explain": true, "at": "2026-06-01T10:00:00Z"},
+			wantAt:   "2026-06-01T10:00:00Z",
+			wantWords: []string{"2 memories for \"who keeps bees\" in notes as of 2026-06-01T10:00:00Z, best first:",
+				"tier dormant | below the confidence gate: uncertain",
+				"why: relevant: as similar to the query as the best match; below the confidence gate: the best match, and nothing passing the gate was as close; " +
+					"0 independent observations; age took 14% off its weight",
+				"Left out: 1 superseded."},
+		},
+		{
+			name: "nothing passed the gate", answer: noneAbove,
+			args:      map[string]any{"query": "who keeps bees"},
+			wantBody:  map[string]any{"collection": "notes", "text": "who keeps bees", "limit": 5.0, "explain": true},
+			wantWords: []string{"below the confidence gate: nothing passed it, so the best come back"},
+		},
+		{
+			name: "an empty answer says why", answer: empty,
+			args:      map[string]any{"query": "who keeps bees", "include_archived": false},
+			wantBody:  map[string]any{"collection": "notes", "text": "who keeps bees", "limit": 5.0, "explain": true},
+			wantEmpty: "all 2 candidates were left out: 1 superseded, 1 archived",
+			wantWords: []string{"No memories found for \"who keeps bees\" in notes: all 2 candidates were left out: 1 superseded, 1 archived.",
+				"Left out: 1 archived by a person or a review, 1 superseded."},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, api := newFake(t, map[string]answer{"POST /v1/retrieve": {body: tt.answer}})
+			cs := connect(t, Config{API: apiClient(t, api.URL), Collection: "notes"})
+			res := call(t, cs, "recall", tt.args)
+			if res.IsError {
+				t.Fatalf("tool error: %s", text(res))
+			}
+			if got := f.requests(); len(got) != 1 || !cmp.Equal(tt.wantBody, got[0].Body) {
+				t.Errorf("requests %+v, want one with the body %v", got, tt.wantBody)
+			}
+			out := structured[RecallOutput](t, res)
+			if out.At != tt.wantAt || out.Empty != tt.wantEmpty {
+				t.Errorf("at %q, empty %q; want %q, %q", out.At, out.Empty, tt.wantAt, tt.wantEmpty)
+			}
+			for _, w := range tt.wantWords {
+				if !strings.Contains(text(res), w) {
+					t.Errorf("summary lacks %q:\n%s", w, text(res))
+				}
+			}
+			if strings.Contains(text(res), "decay floor") {
+				t.Errorf("the summary speaks of the decay floor:\n%s", text(res))
+			}
+		})
+	}
+	t.Run("remember relays the warnings", func(t *testing.T) {
+		_, api := newFake(t, map[string]answer{"POST /v1/observe": {body: warned}})
+		cs := connect(t, Config{API: apiClient(t, api.URL), Collection: "notes"})
+		res := call(t, cs, "remember", map[string]any{"text": "Dana keeps bees"})
+		out := structured[Outcome](t, res)
+		if len(out.Warnings) != 1 || !strings.Contains(text(res), "Warning: the memory's confidence 0.4675 is below the retrieval gate 0.5: it is returned only as the best match of a question.") {
+			t.Errorf("warnings %q, summary:\n%s", out.Warnings, text(res))
+		}
+	})
+}
+
 // TestToolErrors: every failure is a tool error (IsError) saying what the
 // native API said, or a fixed text when it did not answer; a bad input is
 // refused before any request; nothing internal reaches the model.
@@ -197,6 +294,10 @@ func TestToolErrors(t *testing.T) {
 		{"limit too large", cs, "recall", map[string]any{"collection": "c", "query": "q", "limit": 51}, "limit", 0},
 		{"bad grounding", cs, "remember", map[string]any{"collection": "c", "text": "x", "grounding": "sure"}, "grounding", 0},
 		{"bad time", cs, "remember", map[string]any{"collection": "c", "text": "x", "observed_at": "yesterday"}, "observed_at: \"yesterday\" is not an RFC 3339 time", 0},
+		{"bad at", cs, "recall", map[string]any{"collection": "c", "query": "q", "at": "yesterday"}, "at: \"yesterday\" is not an RFC 3339 time", 0},
+		{"at without a zone", cs, "recall", map[string]any{"collection": "c", "query": "q", "at": "2026-06-01T00:00:00"}, "at: \"2026-06-01T00:00:00\" is not an RFC 3339 time", 0},
+		{"at of year 0", cs, "recall", map[string]any{"collection": "c", "query": "q", "at": "0000-06-01T00:00:00Z"}, "at: \"0000-06-01T00:00:00Z\" is not an RFC 3339 time", 0},
+		{"at not a string", cs, "recall", map[string]any{"collection": "c", "query": "q", "at": 20260601}, "at", 0},
 		{"forget both", cs, "forget", map[string]any{"collection": "c", "session_id": "s", "memory_id": "m"}, "exactly one of session_id and memory_id", 0},
 		{"forget neither", cs, "forget", map[string]any{"collection": "c"}, "exactly one of session_id and memory_id", 0},
 		{"not found", cs, "confirm", map[string]any{"collection": "c", "memory_id": "nope"}, "confirm: memrank refused the call (HTTP 404 Not Found): no such memory or collection", 1},
@@ -253,6 +354,17 @@ func TestToolList(t *testing.T) {
 		}
 		s := structuredSchema(t, tool.InputSchema)
 		slices.Sort(s.Required)
+		if tool.Name == "recall" {
+			// at: an RFC 3339 time, optional.
+			props := structured[struct {
+				Properties map[string]struct {
+					Type, Format, Description string
+				}
+			}](t, &mcp.CallToolResult{StructuredContent: tool.InputSchema}).Properties
+			if at := props["at"]; at.Type != "string" || at.Format != "date-time" || !strings.Contains(at.Description, "RFC 3339") {
+				t.Errorf("recall's at: %+v", at)
+			}
+		}
 		got[tool.Name] = summary{Required: s.Required, ReadOnly: tool.Annotations.ReadOnlyHint,
 			Destructive: tool.Annotations.DestructiveHint != nil && *tool.Annotations.DestructiveHint}
 	}

@@ -13,7 +13,7 @@ import (
 // which.
 const (
 	rememberDoc = `Store one thing worth remembering about the user or their world, as a short self-contained statement ("Dana lives in Lisbon", "Prefers tea to coffee"). memrank decides what it is: a new memory, a restatement of one it already has, an independent re-observation (raises its confidence), a contradiction of a stored memory (the less trusted claim is superseded), or rejected (grounding not_supported). Say how you know it (source: direct when the user said it) and pass the conversation's session_id, so that evidence from separate conversations counts. Returns the decision, the memory's id and its confidence.`
-	recallDoc   = `Search the memories by meaning. memrank re-ranks what is similar to the query by how much to trust it (confidence, freshness, use), folds duplicates together and leaves out low-confidence guesses. Each memory comes with its id (for confirm, correct and forget), its text, final score, confidence (0 to 1), freshness, tier, and why it ranks where it does. Prefer memories marked relevant; treat low-confidence ones as uncertain and do not state memories with render false as facts.`
+	recallDoc   = `Search the memories by meaning. memrank re-ranks what is similar to the query by how much to trust it (confidence, freshness, use), folds duplicates together and leaves out low-confidence guesses, unless one is the best match (then it is flagged below_gate). Age never removes a memory from an answer; it only lowers it a little, more so when the question is about recent things. Each memory comes with its id (for confirm, correct and forget), its text, final score, confidence (0 to 1), freshness, tier, and why it ranks where it does. Give at (an RFC 3339 time) to ask what was known at that time. Prefer memories marked relevant; treat low-confidence and below_gate ones as uncertain and do not state memories with render false as facts.`
 	confirmDoc  = `Record that the user confirmed a memory is true. Its source becomes at least confirmed and it counts one more observation, so its confidence rises. Use the id from recall or remember.`
 	correctDoc  = `Record that the user corrected a memory: give the memory's id and the correct statement. The correction is stored (source direct by default) and the wrong memory is superseded, whatever its confidence: it is no longer recalled.`
 	forgetDoc   = `Forget, when the user asks for it (right to erasure). With memory_id: delete that memory and the duplicates merged into it. With session_id: remove everything that conversation contributed, from every memory: memories only it supported are deleted, the others are recomputed as if it had never happened. Give exactly one of the two. Cannot be undone; forgetting again finds nothing and changes nothing.`
@@ -62,25 +62,39 @@ func outcomeSummary(o Outcome, coll string) string {
 	if o.CreatedCollection {
 		fmt.Fprintf(&b, " Created the collection %s.", coll)
 	}
+	for _, w := range o.Warnings {
+		fmt.Fprintf(&b, " Warning: %s.", strings.TrimSuffix(w, "."))
+	}
 	return b.String()
 }
 
 // recallSummary lists the memories for a model: each one's text, score,
-// confidence, freshness, tier and why.
+// confidence, freshness, tier and why; the time asked as of, why an
+// answer is empty, and what was left out.
 func recallSummary(out RecallOutput) string {
 	var b strings.Builder
+	asOf := ""
+	if out.At != "" {
+		asOf = " as of " + out.At
+	}
 	switch {
+	case len(out.Memories) == 0 && out.Empty != "":
+		fmt.Fprintf(&b, "No memories found for %q in %s%s: %s.", out.Query, out.Collection, asOf, strings.TrimSuffix(out.Empty, "."))
 	case len(out.Memories) == 0:
-		fmt.Fprintf(&b, "No memories found for %q in %s.", out.Query, out.Collection)
+		fmt.Fprintf(&b, "No memories found for %q in %s%s.", out.Query, out.Collection, asOf)
 	case !out.Reranked:
 		fmt.Fprintf(&b, "%s is not served as a memory collection (%s): %d results in the store's own order, not scored by memrank:",
 			out.Collection, orDefault(out.PassThrough, "passed through"), len(out.Memories))
 	default:
-		fmt.Fprintf(&b, "%d %s for %q in %s, best first:", len(out.Memories), plural(len(out.Memories), "memory", "memories"), out.Query, out.Collection)
+		fmt.Fprintf(&b, "%d %s for %q in %s%s, best first:", len(out.Memories), plural(len(out.Memories), "memory", "memories"), out.Query, out.Collection, asOf)
 	}
 	for i, m := range out.Memories {
-		fmt.Fprintf(&b, "\n%d. %s\n   id %s | score %.3f | confidence %s | freshness %s | tier %s\n   why: %s",
-			i+1, orDefault(m.Text, "(no text)"), m.ID, m.Score, num(m.Confidence), num(m.Freshness), orDefault(m.Tier, "-"), m.Why)
+		gate := ""
+		if m.BelowGate {
+			gate = " | below the confidence gate: uncertain"
+		}
+		fmt.Fprintf(&b, "\n%d. %s\n   id %s | score %.3f | confidence %s | freshness %s | tier %s%s\n   why: %s",
+			i+1, orDefault(m.Text, "(no text)"), m.ID, m.Score, num(m.Confidence), num(m.Freshness), orDefault(m.Tier, "-"), gate, m.Why)
 	}
 	if len(out.LeftOut) > 0 {
 		b.WriteString("\nLeft out: ")
@@ -97,7 +111,9 @@ func recallSummary(out RecallOutput) string {
 
 // why is one line on why a result ranks where it does: the relevance
 // guard, the confidence and render gates, folded duplicates, evidence.
-func why(r client.Result, reranked bool) string {
+// nonePassed says that no result passed the confidence gate (the gate's
+// fallback), as opposed to one best match below it.
+func why(r client.Result, reranked, nonePassed bool) string {
 	if !reranked {
 		return "the store's similarity: memrank did not re-rank this collection"
 	}
@@ -110,14 +126,16 @@ func why(r client.Result, reranked bool) string {
 		case "relevant":
 			parts = append(parts, "relevant: as similar to the query as the best match")
 		case "below_band":
-			parts = append(parts, "less similar than the best match: listed after the relevant ones")
+			parts = append(parts, "less similar than the best match")
 		case "below_floor":
 			parts = append(parts, "barely similar to the query")
 		}
 	}
 	switch {
+	case r.BelowGate && nonePassed:
+		parts = append(parts, "below the confidence gate: nothing passed it, so the best come back")
 	case r.BelowGate:
-		parts = append(parts, "below the confidence gate (returned only because nothing passed it)")
+		parts = append(parts, "below the confidence gate: the best match, and nothing passing the gate was as close")
 	case r.Confidence != nil:
 		parts = append(parts, "passed the confidence gate")
 	}
@@ -126,6 +144,9 @@ func why(r client.Result, reranked bool) string {
 	}
 	if e := r.Explanation; e != nil && !e.Unscored {
 		parts = append(parts, fmt.Sprintf("%d independent %s", e.Observations, plural(e.Observations, "observation", "observations")))
+	}
+	if r.FreshnessFactor != nil && *r.FreshnessFactor < 0.995 {
+		parts = append(parts, fmt.Sprintf("age took %.0f%% off its weight", 100*(1-*r.FreshnessFactor)))
 	}
 	if r.AccessCount != nil && *r.AccessCount > 0 {
 		parts = append(parts, fmt.Sprintf("recalled %d %s before", *r.AccessCount, plural(int(*r.AccessCount), "time", "times")))
@@ -138,7 +159,7 @@ func why(r client.Result, reranked bool) string {
 		parts = append(parts, fmt.Sprintf("%d %s folded into it%s", n, plural(n, "duplicate", "duplicates"), how))
 	}
 	if r.Archived != "" {
-		parts = append(parts, "archived: "+r.Archived)
+		parts = append(parts, "out of answers ("+r.Archived+"), returned because include_archived asked")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -166,9 +187,7 @@ func leftOutWords(reason string) string {
 	case "not_retrievable":
 		return "not retrievable"
 	case "archived":
-		return "archived"
-	case "decay_floor":
-		return "past their decay floor"
+		return "archived by a person or a review"
 	}
 	return reason
 }

@@ -33,7 +33,8 @@ type RecallInput struct {
 	Query           string         `json:"query" jsonschema:"what to look for, in words (a question or a topic)"`
 	Limit           int            `json:"limit,omitempty" jsonschema:"how many memories at most (default 5)"`
 	Filter          map[string]any `json:"filter,omitempty" jsonschema:"optional Qdrant filter on the payload, e.g. {\"must\": [{\"key\": \"memory_type\", \"match\": {\"value\": \"preference\"}}]}"`
-	IncludeArchived bool           `json:"include_archived,omitempty" jsonschema:"also return archived and decayed memories, marked as such"`
+	IncludeArchived bool           `json:"include_archived,omitempty" jsonschema:"also return the memories a person or a review archived, marked as such (age alone never takes a memory out)"`
+	At              string         `json:"at,omitempty" jsonschema:"answer as of this time, RFC 3339 (e.g. 2026-06-01T00:00:00Z): what was known then, memories first observed later left out, later corrections not yet applied; reads nothing as used"`
 }
 
 // ConfirmInput is confirm's arguments.
@@ -83,6 +84,7 @@ type Outcome struct {
 	Reason            string   `json:"reason,omitempty" jsonschema:"why it was rejected, or another note"`
 	Replayed          bool     `json:"replayed" jsonschema:"the observation_id was seen before: the first decision, nothing changed"`
 	CreatedCollection bool     `json:"created_collection,omitempty" jsonschema:"this call created the collection"`
+	Warnings          []string `json:"warnings,omitempty" jsonschema:"what to know about the stored memory, e.g. that its confidence is below the retrieval gate"`
 }
 
 // RecallOutput is recall's answer.
@@ -91,10 +93,14 @@ type RecallOutput struct {
 	Query       string `json:"query"`
 	Reranked    bool   `json:"reranked" jsonschema:"false when the collection is not a memory collection: the store's own answer"`
 	PassThrough string `json:"pass_through,omitempty" jsonschema:"why the answer was not re-ranked"`
+	At          string `json:"at,omitempty" jsonschema:"the time the answer was computed as of, when one was asked"`
 	// Memories are in memrank's order, best first.
 	Memories []Recalled `json:"memories"`
+	// Empty says why no memory came back although the store had
+	// candidates.
+	Empty string `json:"empty,omitempty" jsonschema:"why no memory came back although the collection had candidates"`
 	// LeftOut counts the candidates left out, by reason (below_gate,
-	// folded, superseded, archived, decay_floor, not_retrievable).
+	// folded, superseded, archived, not_retrievable).
 	LeftOut map[string]int `json:"left_out,omitempty" jsonschema:"candidates left out, counted by reason"`
 }
 
@@ -106,12 +112,12 @@ type Recalled struct {
 	Similarity float64  `json:"similarity" jsonschema:"the query's similarity to it"`
 	Confidence *float64 `json:"confidence" jsonschema:"how much to trust it, 0 to 1; null for a point that is not a scored memory"`
 	Freshness  *float64 `json:"freshness" jsonschema:"1 when just observed, halving every half-life"`
-	Tier       string   `json:"tier,omitempty" jsonschema:"active, dormant, stale or archived"`
+	Tier       string   `json:"tier,omitempty" jsonschema:"active, dormant, stale or archived, as of the answer's time: a label for upkeep, never a reason to leave a memory out"`
 	Relevance  string   `json:"relevance,omitempty" jsonschema:"relevant (within the band of the best match), below_band or below_floor"`
-	BelowGate  bool     `json:"below_gate,omitempty" jsonschema:"below the confidence gate: returned only because nothing passed it"`
+	BelowGate  bool     `json:"below_gate,omitempty" jsonschema:"below the confidence gate, returned because it is the best match and nothing passing the gate is as close: uncertain"`
 	Render     bool     `json:"render" jsonschema:"confident enough to state as a fact"`
 	Folded     []string `json:"folded,omitempty" jsonschema:"duplicates folded into this memory"`
-	Archived   string   `json:"archived,omitempty" jsonschema:"why it is archived (with include_archived)"`
+	Archived   string   `json:"archived,omitempty" jsonschema:"why it is out of answers (archived by a person or a review), returned because include_archived asked"`
 	Why        string   `json:"why" jsonschema:"one line on why it ranks here"`
 }
 
@@ -157,6 +163,7 @@ func (t *tools) register(srv *mcp.Server) error {
 		s.Properties["query"].MinLength = ptr(1)
 		s.Properties["limit"].Minimum = ptr(1.0)
 		s.Properties["limit"].Maximum = ptr(float64(MaxRecallSize))
+		s.Properties["at"].Format = "date-time"
 	})
 	if err != nil {
 		return err

@@ -188,8 +188,8 @@ func testDemoQueries(t *testing.T, env *demoEnv) {
 			if slices.Equal(ids, rawIDs) {
 				t.Errorf("memrank's order is the raw order:\n%s", strings.Join(texts, "\n"))
 			}
-			if len(texts) == 0 || !strings.Contains(texts[0], q.Top) {
-				t.Errorf("first result %q, want the memory holding %q\nmemrank: %q\nraw:     %q", first(texts), q.Top, texts, rawTexts)
+			if top := q.TopFor(env.emb.Model()); len(texts) == 0 || !strings.Contains(texts[0], top) {
+				t.Errorf("first result %q, want the memory holding %q\nmemrank: %q\nraw:     %q", first(texts), top, texts, rawTexts)
 			}
 			if testing.Verbose() {
 				t.Logf("raw:     %q\nmemrank: %q", rawTexts, texts)
@@ -302,16 +302,16 @@ func TestDemoStories(t *testing.T) {
 
 // TestDemoReadmeTable checks the table of examples/demo/README.md: for each
 // question, the raw nearest neighbour is the memory the README names, and
-// memrank's first result is another one.
+// memrank's first result is the one it names.
 func TestDemoReadmeTable(t *testing.T) {
 	env := newDemoEnv(t)
 	ctx := context.Background()
 	// rawFate is what the README says becomes of the raw nearest neighbour:
-	// "later" (still returned, after memrank's first), "superseded" (never
-	// returned), "gated" (returned only below the confidence gate, if at all).
+	// "folded" (into memrank's first), "first" (memrank's first too),
+	// "gated" (returned only below the confidence gate, if at all).
 	tests := []struct{ question, raw, memrank, rawFate string }{
-		{"what editor does Dana use", "Neovim is the editor she uses every day", "Uses Neovim as her main editor", "later"},
-		{"where does Dana live", "Her parents live in Madison, Wisconsin", "Lives in Lisbon, in the Alfama neighbourhood", "later"},
+		{"what editor does Dana use", "Neovim is the editor she uses every day", "Uses Neovim as her main editor", "folded"},
+		{"where does Dana live", "Her parents live in Madison, Wisconsin", "Her parents live in Madison, Wisconsin", "first"},
 		{"when does Project Atlas launch", "Project Atlas might be cancelled", "Project Atlas launches on January 15", "gated"},
 	}
 	for _, tt := range tests {
@@ -346,12 +346,12 @@ func TestDemoReadmeTable(t *testing.T) {
 					continue
 				}
 				switch {
-				case tt.rawFate == "superseded":
-					t.Errorf("the superseded %q (%s) is returned at %d", q.Text, r.ID, i)
+				case tt.rawFate == "folded":
+					t.Errorf("the folded %q (%s) is returned at %d", q.Text, r.ID, i)
 				case tt.rawFate == "gated" && !r.BelowGate:
 					t.Errorf("the speculation %q (%s) is returned above the gate at %d", q.Text, r.ID, i)
-				case i == 0:
-					t.Errorf("the raw nearest neighbour %q (%s) is still first", q.Text, r.ID)
+				case tt.rawFate == "first" && i != 0:
+					t.Errorf("the raw nearest neighbour %q (%s) is at %d, not first", q.Text, r.ID, i)
 				}
 			}
 		})
@@ -613,8 +613,8 @@ func TestRetrieveRecordedEmbedder(t *testing.T) {
 		t.Errorf("embedder %+v, want the lexical model with the configured bands", resp.Embedder)
 	}
 	var p struct{ Text string }
-	if len(resp.Result) == 0 || json.Unmarshal(resp.Result[0].Payload, &p) != nil || !strings.Contains(p.Text, q.Top) {
-		t.Errorf("first result %q, want %q", p.Text, q.Top)
+	if top := q.TopFor(resp.Embedder.Model); len(resp.Result) == 0 || json.Unmarshal(resp.Result[0].Payload, &p) != nil || !strings.Contains(p.Text, top) {
+		t.Errorf("first result %q, want %q", p.Text, top)
 	}
 
 	// A collection served as it is (mode off) is still embedded with its

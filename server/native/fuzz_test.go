@@ -2,6 +2,7 @@ package native
 
 import (
 	"testing"
+	"time"
 
 	"github.com/memrank/memrank/qdrantjson"
 )
@@ -15,6 +16,7 @@ func FuzzDecodeRetrieveRequest(f *testing.F) {
 		`{"collection":"m","vector":[1],"filter":{"must":[{"key":"a","match":{"value":3}}],"should":{"has_id":[18446744073709551615]}}}`,
 		`{"collection":"m","vector":[1],"with_payload":{"exclude":["x"]},"score_threshold":-0.5,"using":"dense"}`,
 		`{"collection":"m","vector":[1],"limit":1e30}`,
+		`{"collection":"m","text":"x","at":"2026-06-01T00:00:00+02:00","include_archived":true}`,
 		"{\"collection\":\"\xff\"}",
 		`null`, `[]`, `{}`, ``,
 	} {
@@ -39,6 +41,9 @@ func FuzzDecodeRetrieveRequest(f *testing.F) {
 		}
 		if req.WithPayload == nil {
 			t.Fatal("no payload selector")
+		}
+		if !req.At.IsZero() && (req.At.Location() != time.UTC || req.At.Year() < 1 || req.At.Year() > 9999) {
+			t.Fatalf("at %v accepted", req.At)
 		}
 		q := req.Query([]float32{1}, req.Filter)
 		if q.GetCollectionName() != req.Collection || q.GetLimit() != req.Limit {

@@ -419,11 +419,18 @@ func (s *Service) Retrieve(ctx context.Context, req *RetrieveRequest, md metadat
 	if !req.CountAccess {
 		ctx = rank.WithoutAccess(ctx)
 	}
+	var at string
+	if !req.At.IsZero() {
+		ctx = rank.AsOf(ctx, req.At)
+		at = req.At.Format(time.RFC3339Nano)
+	}
 	res, err := s.cfg.Ranker.QueryAs(ctx, req.Query(vector, filter), req.Mode)
 	if err != nil {
 		return nil, err
 	}
 	return &RetrieveResponse{
+		At:          at,
+		Empty:       res.Empty,
 		Result:      buildResults(res, req.Explain),
 		Status:      "ok",
 		Time:        time.Since(start).Seconds(),

@@ -161,8 +161,8 @@ func qdrantError(t *testing.T, r response) string {
 }
 
 // cannedResult has a u64 id above 2^53, a UUID id, a float 3.0 and an int 3
-// in a payload, an unscored point and a protected one (days_retrievable
-// +Inf).
+// in a payload, an unscored point and a protected one (days_to_archive
+// +Inf) whose payload holds no tier.
 func cannedResult() *rank.Result {
 	payload, err := qdrantjson.DecodePayload([]byte(`{"text":"Dana uses Neovim","score":3.0,"count":3,"nested":{"big":9007199254740993}}`))
 	if err != nil {
@@ -172,18 +172,19 @@ func cannedResult() *rank.Result {
 	uuid := qdrant.NewID("553f9722-8ebe-5636-9720-a487cf263fc6")
 	return &rank.Result{
 		Points: []*qdrant.ScoredPoint{
-			{Id: big, Score: 2.5, Payload: payload},
+			{Id: big, Score: 0.7597, Payload: payload},
 			{Id: uuid, Score: 0.25},
 		},
 		Explanations: []rank.Explanation{
 			{
-				ID: big, Weight: 2.5, BaseScore: 0.75, Score: 2.5, Guard: rank.GuardRelevant,
+				ID: big, Weight: 0.7597, BaseScore: 0.75, Score: 0.7597, Guard: rank.GuardRelevant,
 				Explanation: scoring.Explanation{
 					Source: 0.95, Observations: 4, Repetition: 0.6167, Extractor: 0.9, Type: 0.75,
 					Formula: 0.8509, Computed: 0.8509, StoredConfidence: true, Confidence: 0.851,
-					AgeDays: 6, HalfLife: 365, Freshness: 0.9887, IdleDays: 4, DecayFloor: 0.18625,
-					DaysRetrievable: math.Inf(1), AccessCount: 64, AccessBoost: 5.17, ConfidenceFactor: 1, Base: 0.75, Weight: 2.5,
-					Retrievable: true, Protected: true, Tier: scoring.TierActive, Bucket: scoring.BucketHigh, Render: true,
+					AgeDays: 6, HalfLife: 365, Freshness: 0.9887, FreshnessWeight: 0.7, Focus: 0.4, FreshnessFactor: 0.9968,
+					IdleDays: 4, DecayFloor: 0.18625, DaysToArchive: math.Inf(1), AccessCount: 64, AccessWeight: 0.02,
+					AccessBoost: 1.0161, ConfidenceFactor: 1, Base: 0.75, Weight: 0.7597,
+					WithinFloor: true, Protected: true, Tier: scoring.TierActive, Bucket: scoring.BucketHigh, Render: true,
 				},
 				FoldedIDs: []*qdrant.PointId{qdrant.NewIDNum(1002), qdrant.NewID("0d6c5d2c-0000-4000-8000-000000000001")},
 				DedupTier: "text_hash",
@@ -191,8 +192,9 @@ func cannedResult() *rank.Result {
 			{
 				ID: uuid, Weight: 0.25, BaseScore: 0.25, Score: 0.25, Guard: rank.GuardBelowBand,
 				Explanation: scoring.Explanation{
-					Unscored: true, Freshness: 1, AccessBoost: 1, Base: 0.25, Weight: 0.25, Retrievable: true,
-					Tier: scoring.TierActive, Render: true, DaysRetrievable: math.Inf(1),
+					Unscored: true, Freshness: 1, FreshnessWeight: 0.7, Focus: 0.4, FreshnessFactor: 1, AccessWeight: 0.02,
+					AccessBoost: 1, Base: 0.25, Weight: 0.25, WithinFloor: true,
+					Tier: scoring.TierActive, Render: true, DaysToArchive: math.Inf(1),
 				},
 				Problems: []string{`extractor_model: "x" unknown`},
 			},
@@ -201,7 +203,7 @@ func cannedResult() *rank.Result {
 		Candidates: 40,
 		Detection:  rank.Detection{Mode: rank.ModeRerank, Memory: true, Rule: "has an audit companion (written by memrank)"},
 		Guard: rank.GuardReport{Applied: true, Best: 0.75, Cutoff: 0.6, Guard: rank.Guard{Band: 0.15, Floor: 0.3, RelativeBand: 0.25},
-			From: "default", Relevant: 1, Beyond: 1},
+			From: "default", Relevant: 1, Beyond: 1, Folded: 2, Focus: 0.4},
 	}
 }
 
@@ -241,8 +243,8 @@ func TestRetrieveVector(t *testing.T) {
 	if resp.Result[0].ID.Num != 18446744073709551557 || resp.Result[1].ID.UUID == "" {
 		t.Errorf("ids %v %v", resp.Result[0].ID, resp.Result[1].ID)
 	}
-	if !math.IsInf(float64(resp.Result[0].Explanation.DaysRetrievable), 1) {
-		t.Errorf("days_retrievable %v, want +Inf (null)", resp.Result[0].Explanation.DaysRetrievable)
+	if !math.IsInf(float64(resp.Result[0].Explanation.DaysToArchive), 1) {
+		t.Errorf("days_to_archive %v, want +Inf (null)", resp.Result[0].Explanation.DaysToArchive)
 	}
 	for _, s := range []string{`"score":3.0`, `"count":3,`, `"big":9007199254740993`, `"id":18446744073709551557`, `"confidence":null`} {
 		if !bytes.Contains(r.body, []byte(s)) {
@@ -318,7 +320,7 @@ func TestRetrieveTextAndDefaults(t *testing.T) {
 			t.Errorf("explain=false still explains %v", res.ID)
 		}
 	}
-	if got := resp.Result[0]; got.Score != 2.5 || got.BaseScore != 0.75 || *got.Confidence != 0.851 ||
+	if got := resp.Result[0]; got.Score != 0.7597 || got.BaseScore != 0.75 || *got.Confidence != 0.851 ||
 		*got.AccessCount != 64 || !got.Protected || *got.Tier != "active" || *got.Bucket != "high" ||
 		*got.Dedup != "text_hash" || len(got.FoldedIDs) != 2 || got.FoldedIDs[0].Num != 1002 {
 		t.Errorf("first result %+v", got)

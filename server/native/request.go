@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 
@@ -30,8 +31,9 @@ const (
 //	 "with_payload": true,                   // default true; or a list of keys to include
 //	 "mode": "off",                          // optional: off (the store's own answer) or auto (the
 //	                                         // collection's mode), this request only
-//	 "include_archived": true,               // optional: archived and decayed memories too, marked
-//	 "count_access": false}                  // default true: false reads without counting accesses
+//	 "include_archived": true,               // optional: memories a person archived too, marked
+//	 "count_access": false,                  // default true: false reads without counting accesses
+//	 "at": "2026-06-01T00:00:00Z"}           // optional: answer as of this time (never counted)
 type RetrieveRequest struct {
 	Collection     string
 	Vector         []float32 // set when the caller sent a vector
@@ -47,16 +49,21 @@ type RetrieveRequest struct {
 	// Mode replaces the collection's read-path mode for this request
 	// (rank.ModeAuto: the configured one).
 	Mode rank.Mode
-	// IncludeArchived returns archived and decayed memories too, marked
-	// archived (docs/consolidation.md); superseded ones stay out.
+	// IncludeArchived returns the memories a person or a review archived
+	// (and others stored as not retrievable) too, marked archived
+	// (docs/consolidation.md); superseded ones stay out.
 	IncludeArchived bool
 	// CountAccess counts the returned memories as accessed (the default).
 	// False is for a person inspecting the ranking (the explain page):
 	// their reads must not raise the access boost of what they look at.
 	CountAccess bool
+	// At, when not zero, asks for the answer as of that time (rank.AsOf):
+	// freshness and tiers then, memories first observed later left out,
+	// later supersessions not yet applied; never counted as an access.
+	At time.Time
 }
 
-var retrieveFields = []string{"collection", "vector", "text", "using", "filter", "limit", "offset", "score_threshold", "explain", "with_payload", "mode", "include_archived", "count_access"}
+var retrieveFields = []string{"collection", "vector", "text", "using", "filter", "limit", "offset", "score_threshold", "explain", "with_payload", "mode", "include_archived", "count_access", "at"}
 
 // DecodeRetrieveRequest parses and validates a /v1/retrieve body with the
 // REST front's parser, so that a body that is not JSON, an unknown or
@@ -109,7 +116,28 @@ func DecodeRetrieveRequest(body []byte) (*RetrieveRequest, error) {
 	if req.Mode, err = modeField(o); err != nil {
 		return nil, err
 	}
+	if req.At, err = AtField(o, "at"); err != nil {
+		return nil, err
+	}
 	return req, nil
+}
+
+// AtField reads an optional RFC 3339 time (absent or null: zero). A time
+// that does not parse, or whose year is outside 1 to 9999, is a format
+// error naming the field.
+func AtField(o qdrantjson.Object, name string) (time.Time, error) {
+	v, ok := o.Get(name)
+	if !ok {
+		return time.Time{}, nil
+	}
+	if v.Kind != qdrantjson.KindString {
+		return time.Time{}, qdrantjson.FormatError(name, "want an RFC 3339 time, e.g. \"2026-06-01T00:00:00Z\"")
+	}
+	t, err := time.Parse(time.RFC3339Nano, v.Text)
+	if err != nil || t.UTC().Year() < 1 || t.UTC().Year() > 9999 || t.IsZero() {
+		return time.Time{}, qdrantjson.FormatError(name, "want an RFC 3339 time between years 1 and 9999, e.g. \"2026-06-01T00:00:00Z\"")
+	}
+	return t.UTC(), nil
 }
 
 // decodeQuery reads what is searched: the collection, the named vector,

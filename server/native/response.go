@@ -44,10 +44,17 @@ type RetrieveResponse struct {
 	// shadow mode (null otherwise).
 	Shadow *ShadowReport `json:"shadow,omitempty"`
 	// Dropped are the candidates left out and why: superseded,
-	// not_retrievable, archived, decay_floor, below_gate, folded (into a
-	// result). Candidates past the limit are not listed. Null when the
-	// answer was not re-ranked.
+	// not_retrievable, archived, below_gate, folded (into a result).
+	// Candidates past the limit are not listed. Null when the answer was
+	// not re-ranked.
 	Dropped []DroppedCandidate `json:"dropped"`
+	// At is the time the answer was computed as of: the request's at
+	// (RFC 3339), absent when it asked for none (then: now).
+	At string `json:"at,omitempty"`
+	// Empty says why a re-ranked answer is empty although the store had
+	// candidates (every one superseded or archived, or the offset past
+	// them); absent otherwise.
+	Empty string `json:"empty,omitempty"`
 }
 
 // DroppedCandidate is a candidate left out of a re-ranked answer.
@@ -75,8 +82,10 @@ func newDropped(res *rank.Result) []DroppedCandidate {
 }
 
 // GuardReport is the relevance guard of one query: results whose base score
-// is at least cutoff are relevant and ordered by weight; the others follow
-// in similarity order.
+// is at least cutoff are relevant and counted as read. Relevant and Beyond
+// count the returned results inside and outside the band, Folded the
+// relevant candidates folded into them; Focus is the query's focus on
+// recent memories the weights were computed with.
 type GuardReport struct {
 	Applied      bool   `json:"applied"`
 	Relative     bool   `json:"relative"` // the band is a fraction of the best score (fusion, formula, sparse)
@@ -88,6 +97,8 @@ type GuardReport struct {
 	From         string `json:"from"` // default, embedder <model>, collection
 	Relevant     int    `json:"relevant"`
 	Beyond       int    `json:"beyond"`
+	Folded       int    `json:"folded"`
+	Focus        Float  `json:"focus"`
 }
 
 // EmbedderReport is a collection's recorded embedder and its bands: a
@@ -121,7 +132,7 @@ func newGuardReport(res *rank.Result) *GuardReport {
 	return &GuardReport{
 		Applied: g.Applied, Relative: g.Relative, Best: Float(g.Best), Cutoff: Float(g.Cutoff),
 		Band: Float(g.Guard.Band), Floor: Float(g.Guard.Floor), RelativeBand: Float(g.Guard.RelativeBand),
-		From: g.From, Relevant: g.Relevant, Beyond: g.Beyond,
+		From: g.From, Relevant: g.Relevant, Beyond: g.Beyond, Folded: g.Folded, Focus: Float(g.Focus),
 	}
 }
 
@@ -152,29 +163,36 @@ func newShadowReport(r *rank.ShadowReport) *ShadowReport {
 // Result is one retrieved memory with the factors of its score.
 type Result struct {
 	ID PointID `json:"id"`
-	// Score is what the point is returned with: inside the relevance band
-	// the weight base_score x freshness x access_boost x confidence factor;
-	// beyond it the base score, capped at the score above; Qdrant's score
+	// Score is what the point is returned with: the weight base_score x
+	// freshness_factor x access_boost x confidence factor; Qdrant's score
 	// when the request was passed through.
 	Score     Float `json:"score"`
 	BaseScore Float `json:"base_score"`
 	Weight    Float `json:"weight"`
-	// Guard is the relevance guard's decision: relevant (ordered by
-	// weight, counted as an access), below_band or below_floor (ordered by
-	// similarity after the relevant ones, not counted), off (the guard is
-	// disabled); null when passed through.
+	// Guard is the relevance guard's decision: relevant (counted as an
+	// access), below_band or below_floor (not counted), off (the guard is
+	// disabled: counted); null when passed through.
 	Guard *string `json:"guard"`
 	// Confidence and Bucket are null for an unscored point (one carrying
 	// none of the confidence fields: a foreign point, never gated). Every
 	// factor is null when the request was passed through (Reranked false).
-	Confidence     *Float    `json:"confidence"`
-	Freshness      *Float    `json:"freshness"`
-	AccessCount    *int64    `json:"access_count"`
-	AccessBoost    *Float    `json:"access_boost"`
-	Render         bool      `json:"render"`
-	BelowGate      bool      `json:"below_gate"`
-	Tier           *string   `json:"tier"`
-	Bucket         *string   `json:"bucket"`
+	Confidence *Float `json:"confidence"`
+	// Freshness is f = 0.5^(age / half-life); FreshnessFactor what age
+	// took off the weight for this query (docs/scoring.md).
+	Freshness       *Float `json:"freshness"`
+	FreshnessFactor *Float `json:"freshness_factor"`
+	AccessCount     *int64 `json:"access_count"`
+	AccessBoost     *Float `json:"access_boost"`
+	Render          bool   `json:"render"`
+	BelowGate       bool   `json:"below_gate"`
+	// Tier is the tier as of the answer's clock (the request's at, else
+	// now); StoredTier the one the payload holds, as the last consolidation
+	// wrote it (null when it holds none).
+	Tier       *string `json:"tier"`
+	StoredTier *string `json:"stored_tier"`
+	Bucket     *string `json:"bucket"`
+	// Retrievable is false only for an archived memory returned because
+	// include_archived asked for it.
 	Retrievable    bool      `json:"retrievable"`
 	Protected      bool      `json:"protected"`
 	FoldedIDs      []PointID `json:"folded_ids"`
@@ -182,15 +200,16 @@ type Result struct {
 	JudgeConsulted bool      `json:"judge_consulted"`
 	Problems       []string  `json:"problems"`
 	// Archived says why an archived memory is in the answer (only with
-	// include_archived): stored as archived, past its decay floor, ...
+	// include_archived): archived (by a person or a review), stored as not
+	// retrievable.
 	Archived    string          `json:"archived,omitempty"`
 	Payload     json.RawMessage `json:"payload,omitempty"`
 	Explanation *Explanation    `json:"explanation,omitempty"`
 }
 
 // Explanation is every factor behind a score (scoring.Explanation). Values
-// that are not finite are written as null: days_retrievable is null for a
-// memory that never drops out by decay (protected, or no decay). For an
+// that are not finite are written as null: days_to_archive is null for a
+// memory that decay never archives (protected, or no decay). For an
 // unscored point the numeric confidence factors (source to confidence) and
 // the bucket are null: it has none (its grounding is the zero value and
 // means nothing).
@@ -211,16 +230,20 @@ type Explanation struct {
 	AgeDays            Float   `json:"age_days"`
 	HalfLife           Float   `json:"half_life"`
 	Freshness          Float   `json:"freshness"`
+	FreshnessWeight    Float   `json:"freshness_weight"`
+	Focus              Float   `json:"focus"`
+	FreshnessFactor    Float   `json:"freshness_factor"`
 	IdleDays           Float   `json:"idle_days"`
 	DecayFloor         Float   `json:"decay_floor"`
-	DaysRetrievable    Float   `json:"days_retrievable"`
+	DaysToArchive      Float   `json:"days_to_archive"`
 	AccessCount        int64   `json:"access_count"`
+	AccessWeight       Float   `json:"access_weight"`
 	AccessBoost        Float   `json:"access_boost"`
 	ConfidenceWeight   Float   `json:"confidence_weight"`
 	ConfidenceFactor   Float   `json:"confidence_factor"`
 	Base               Float   `json:"base"`
 	Weight             Float   `json:"weight"`
-	Retrievable        bool    `json:"retrievable"`
+	WithinDecayFloor   bool    `json:"within_decay_floor"`
 	Protected          bool    `json:"protected"`
 	Tier               string  `json:"tier"`
 	Bucket             *string `json:"bucket"`
@@ -340,13 +363,16 @@ func buildResults(res *rank.Result, explain bool) []Result {
 			b := x.Bucket.String()
 			r.Bucket = &b
 		}
-		fresh, boost, count, tier := Float(x.Freshness), Float(x.AccessBoost), x.AccessCount, x.Tier.String()
-		r.Freshness, r.AccessBoost, r.AccessCount, r.Tier = &fresh, &boost, &count, &tier
+		fresh, factor, boost, count, tier := Float(x.Freshness), Float(x.FreshnessFactor), Float(x.AccessBoost), x.AccessCount, x.Tier.String()
+		r.Freshness, r.FreshnessFactor, r.AccessBoost, r.AccessCount, r.Tier = &fresh, &factor, &boost, &count, &tier
+		if e.StoredTier != "" {
+			stored := e.StoredTier
+			r.StoredTier = &stored
+		}
 		r.Render, r.BelowGate = x.Render, x.BelowGate
-		r.Retrievable, r.Protected = x.Retrievable, x.Protected
+		r.Retrievable, r.Protected = true, x.Protected
 		if r.Archived = e.Archived; r.Archived != "" {
-			archived := "archived"
-			r.Tier, r.Retrievable = &archived, false
+			r.Retrievable = false
 		}
 		for _, id := range e.FoldedIDs {
 			r.FoldedIDs = append(r.FoldedIDs, NewPointID(id))
@@ -382,16 +408,20 @@ func newExplanation(x *scoring.Explanation) *Explanation {
 		AgeDays:            Float(x.AgeDays),
 		HalfLife:           Float(x.HalfLife),
 		Freshness:          Float(x.Freshness),
+		FreshnessWeight:    Float(x.FreshnessWeight),
+		Focus:              Float(x.Focus),
+		FreshnessFactor:    Float(x.FreshnessFactor),
 		IdleDays:           Float(x.IdleDays),
 		DecayFloor:         Float(x.DecayFloor),
-		DaysRetrievable:    Float(x.DaysRetrievable),
+		DaysToArchive:      Float(x.DaysToArchive),
 		AccessCount:        x.AccessCount,
+		AccessWeight:       Float(x.AccessWeight),
 		AccessBoost:        Float(x.AccessBoost),
 		ConfidenceWeight:   Float(x.ConfidenceWeight),
 		ConfidenceFactor:   Float(x.ConfidenceFactor),
 		Base:               Float(x.Base),
 		Weight:             Float(x.Weight),
-		Retrievable:        x.Retrievable,
+		WithinDecayFloor:   x.WithinFloor,
 		Protected:          x.Protected,
 		Tier:               x.Tier.String(),
 		BelowGate:          x.BelowGate,

@@ -110,12 +110,15 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = src.Close() })
-	codec, err := memory.NewCodec(memory.DefaultKeys(), scoring.DefaultParams())
+	// Age weighed on every query (focus 1), so the fixture's order is
+	// memrank's, not the store's (the focus is rank's to test): the front
+	// must carry whatever order the ranker gives.
+	params := scoring.DefaultParams()
+	params.FocusFloor = 1
+	codec, err := memory.NewCodec(memory.DefaultKeys(), params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The seeds' weight alone (the relevance guard's order is rank's to
-	// test): the front must carry whatever order the ranker gives.
 	ranker, err := rank.New(src, rank.Config{Codec: codec, Now: func() time.Time { return fixtureNow }, Guard: rank.Guard{Off: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -50,7 +50,9 @@ async function call(name, args) {
 }
 
 const report = {};
-report.tools = (await client.listTools(undefined, { timeout })).tools.map((t) => t.name).sort();
+const tools = (await client.listTools(undefined, { timeout })).tools;
+report.tools = tools.map((t) => t.name).sort();
+report.recall_at = tools.find((t) => t.name === "recall")?.inputSchema?.properties?.at ?? null;
 
 if (process.env.DEMO_QUESTION) {
   const args = { collection: process.env.DEMO_COLLECTION, query: process.env.DEMO_QUESTION, limit: 3 };
@@ -70,6 +72,12 @@ const query = "where does Dana's sister live";
 const rec = await call("recall", { collection, query, limit: 5 });
 const nat = await native("POST", "/v1/retrieve", { collection, text: query, limit: 5 });
 report.recall = { mcp: mcpHits(rec.structured), native: nativeHits(nat), summary: rec.text };
+
+// As of a time before anything was written to the collection: nothing; and
+// an at that is no time is a tool error naming it.
+const before = await call("recall", { collection, query, at: "2020-01-01T00:00:00Z" });
+report.as_of = { isError: before.isError, at: before.structured?.at ?? null, memories: before.structured?.memories?.length ?? null, text: before.text };
+report.bad_at = await call("recall", { collection, query, at: "last spring" });
 
 report.confirm = await call("confirm", { collection, memory_id: id, session_id: "ts-2" });
 report.confirmed = await native("GET", `/v1/memories/${encodeURIComponent(id)}?collection=${collection}`);

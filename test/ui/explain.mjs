@@ -131,17 +131,17 @@ try {
   const first = page.locator("#results .result").first();
   const r0 = data.result[0];
   const text = await first.locator(".open .text").textContent();
-  check(text === "Lives in Lisbon, in the Alfama neighbourhood", `first result: ${text}`);
+  check(text.includes(process.env.EXPECT_FIRST ?? ""), `first result: ${text}, want ${process.env.EXPECT_FIRST}`);
   check(await first.getAttribute("data-id") === String(r0.id), "first card is the answer's first result");
   report.first = { id: String(r0.id), text };
 
-  // Each bar is as wide as its factor, on its scale: base, freshness and
-  // confidence on [0, 1]; the boost and the score against the largest in
-  // the answer.
+  // Each bar is as wide as its factor, on its scale: base, freshness, the
+  // freshness factor and confidence on [0, 1]; the boost and the score
+  // against the largest in the answer.
   const maxBoost = Math.max(1, ...data.result.map((r) => r.access_boost ?? 0));
   const maxScore = Math.max(...data.result.map((r) => r.score));
-  const want = { base: r0.base_score, freshness: r0.freshness, boost: r0.access_boost / maxBoost, confidence: r0.confidence, score: r0.score / maxScore };
-  const values = { base: r0.base_score, freshness: r0.freshness, boost: r0.access_boost, confidence: r0.confidence, score: r0.score };
+  const want = { base: r0.base_score, freshness: r0.freshness, freshness_factor: r0.freshness_factor, boost: r0.access_boost / maxBoost, confidence: r0.confidence, score: r0.score / maxScore };
+  const values = { base: r0.base_score, freshness: r0.freshness, freshness_factor: r0.freshness_factor, boost: r0.access_boost, confidence: r0.confidence, score: r0.score };
   report.bars = {};
   for (const [name, fraction] of Object.entries(want)) {
     const f = first.locator(`.factor[data-factor=${name}]`);
@@ -153,11 +153,36 @@ try {
     report.bars[name] = Number((fill.width / track.width).toFixed(4));
   }
   check(fill0(report.bars.score) === 1, "the first result's score bar is full");
+  // The weight's formula, with the freshness factor; every factor in the
+  // details, days_to_archive null as "never archived".
+  const formula = await first.locator(".formula").textContent();
+  const x0 = r0.explanation;
+  check(formula === `weight ${r0.base_score.toFixed(3)} × ${r0.freshness_factor.toFixed(3)} × ${r0.access_boost.toFixed(3)} × ${x0.confidence_factor.toFixed(2)} = ${r0.weight.toFixed(3)}`,
+    `formula: ${formula}`);
+  const detail = (card, name) => card.locator(".explanation dl").evaluate((dl, name) => {
+    const dt = [...dl.querySelectorAll("dt")].find((d) => d.textContent === name);
+    return dt ? dt.nextElementSibling.textContent : null;
+  }, name);
+  check(await detail(first, "days to archive") === (x0.days_to_archive === null ? "never archived" : x0.days_to_archive.toFixed(3)),
+    `days to archive shown ${await detail(first, "days to archive")}, answered ${x0.days_to_archive}`);
+  check(await detail(first, "within decay floor") === String(x0.within_decay_floor), "within decay floor shown");
+  check(await detail(first, "focus") === x0.focus.toFixed(3), "focus shown in the details");
   // The guard: the result's decision as a badge, the band's cutoff as a
   // mark on the base bar, the report in the summary.
   check(await first.locator(`.badge.guard-${r0.guard}`).count() === 1, `guard badge ${r0.guard}`);
   const cutoff = Number(await page.locator("#guard-report").getAttribute("data-cutoff"));
   near(cutoff, data.guard.cutoff, 1e-9, "guard report cutoff");
+  const guardText = await page.locator("#guard-report").textContent();
+  check(guardText.endsWith(`→ ${data.guard.relevant} relevant, ${data.guard.beyond} beyond, ${data.guard.folded} folded`), `guard report: ${guardText}`);
+  near(Number(await page.locator("#focus").getAttribute("data-focus")), data.guard.focus, 1e-9, "the query's focus");
+  check(await page.locator("#as-of").count() === 0, "an as-of chip for an answer asked as of now");
+  // The tier as of the answer, and the stored one where they differ.
+  for (const r of data.result) {
+    const card = page.locator(`#results .result[data-id="${r.id}"]`);
+    check(await card.locator(".badge", { hasText: `tier: ${r.tier}` }).count() === 1, `${r.id}: tier badge ${r.tier}`);
+    const stored = r.stored_tier && r.stored_tier !== r.tier ? 1 : 0;
+    check(await card.locator(".badge", { hasText: "stored tier:" }).count() === stored, `${r.id}: stored tier ${r.stored_tier}, tier ${r.tier}`);
+  }
   const mark = await first.locator(".factor[data-factor=base] .mark").boundingBox();
   const baseTrack = await first.locator(".factor[data-factor=base] .track").boundingBox();
   near((mark.x + mark.width / 2 - baseTrack.x) / baseTrack.width, data.guard.cutoff, 0.01, "cutoff mark position");

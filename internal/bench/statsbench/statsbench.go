@@ -185,9 +185,9 @@ func load(ctx context.Context, client *qdrant.Client, eng *dedup.Engine, codec *
 				stored := codec.DecodeQdrant(payload)
 				in := codec.Inputs(&stored)
 				s := params.Evaluate(&in, 1, now)
-				tier, retrievable := s.Materialised() // as consolidation stores it
-				payload[codec.Key(memory.FieldTier)] = qdrant.NewValueString(tier.String())
-				payload[codec.Key(memory.FieldRetrievable)] = qdrant.NewValueBool(retrievable)
+				// As consolidation stores it: the tier a label, retrievable.
+				payload[codec.Key(memory.FieldTier)] = qdrant.NewValueString(s.Tier.String())
+				payload[codec.Key(memory.FieldRetrievable)] = qdrant.NewValueBool(true)
 			}
 			vec := make([]float32, dims)
 			vec[i%dims] = 1

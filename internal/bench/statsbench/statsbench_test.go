@@ -18,8 +18,8 @@ func TestRun(t *testing.T) {
 	if c.Memories+c.Archived+c.Superseded != 2001 || c.Superseded != s.Superseded || math.Abs(c.Average-s.Average) > 0.005 {
 		t.Errorf("counted %+v\nscanned %+v", c, s)
 	}
-	if c.Archived == 0 || c.Memories == 0 {
-		t.Errorf("no archived or no kept memories: %+v", c)
+	if c.Tiers["archived"] == 0 || c.Memories == 0 {
+		t.Errorf("no memory labelled archived or no memories: %+v", c)
 	}
 	var b strings.Builder
 	if _, err := rep.WriteTo(&b); err != nil || !strings.Contains(b.String(), "stats of 2000 memories") {

@@ -61,7 +61,8 @@ export declare class MemrankClient {
     /**
      * Runs a query through the ranker (POST /v1/retrieve): a text, embedded
      * with the collection's embedder, or a vector. With explain (the
-     * default) each result carries every factor of its score.
+     * default) each result carries every factor of its score. `at` asks for
+     * the answer as of that time.
      */
     retrieve(collection: string, query: string | Vector, opts?: RetrieveOptions, options?: RequestOptions): Promise<Retrieval>;
     /**

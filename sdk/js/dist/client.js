@@ -68,10 +68,14 @@ export class MemrankClient {
     /**
      * Runs a query through the ranker (POST /v1/retrieve): a text, embedded
      * with the collection's embedder, or a vector. With explain (the
-     * default) each result carries every factor of its score.
+     * default) each result carries every factor of its score. `at` asks for
+     * the answer as of that time.
      */
     async retrieve(collection, query, opts = {}, options) {
         const body = { ...opts, collection };
+        if (opts.at instanceof Date) {
+            body["at"] = opts.at.toISOString();
+        }
         if (typeof query === "string") {
             body["text"] = query;
         }

@@ -109,6 +109,12 @@ export interface Outcome {
     replayed: boolean;
     /** Present and true when this observation created the collection. */
     created_collection?: boolean;
+    /**
+     * What the caller may not expect of the stored memory, e.g. that its confidence is below
+     * the retrieval gate (a text observed without its source, `weak_inference` by default): it
+     * then comes back only as the best match of a question, flagged `below_gate`.
+     */
+    warnings?: string[];
 }
 /** One id's part of a batch use (POST /v1/memories/used). */
 export interface UsedResult {
@@ -160,8 +166,18 @@ export interface RetrieveOptions {
     };
     /** `off`: the store's own answer; `auto`: the collection's mode (default). */
     mode?: "auto" | "off";
-    /** Archived and decayed memories too, marked `archived`. */
+    /**
+     * The memories a person or a review archived too, marked `archived` (`retrievable` false);
+     * superseded ones stay out. Age alone never takes a memory out of an answer.
+     */
     include_archived?: boolean;
+    /**
+     * The answer as of this time (an RFC 3339 string, or a Date sent as its ISO string in UTC):
+     * freshness and tiers computed then, memories first observed later left out, supersessions
+     * recorded later not yet applied, nothing counted as an access. Access counts and confidence
+     * stay today's. The answer's `at` echoes it.
+     */
+    at?: Time;
 }
 /**
  * A memory's payload as stored. The keys listed are memrank's default
@@ -204,7 +220,13 @@ export interface MemoryPayload {
  * Every factor behind a score (docs/scoring.md). For an unscored point (a
  * foreign one) the confidence factors, `source` to `confidence`, are null.
  * Every other number is null when it is not finite (JSON has no infinity):
- * `days_retrievable` is null for a memory that never drops out by decay.
+ * `days_to_archive` is null for a memory whose tier decay never turns
+ * archived.
+ *
+ * weight = base × freshness_factor × access_boost × confidence_factor, where
+ * freshness_factor = 1 − freshness_weight × focus × (1 − freshness) and
+ * access_boost = 1 + access_weight × r(access_count): bounded factors that
+ * reorder memories of similar relevance and never take one out of an answer.
  */
 export interface Explanation {
     unscored: boolean;
@@ -222,17 +244,28 @@ export interface Explanation {
     confidence: number | null;
     age_days: number | null;
     half_life: number | null;
+    /** f = 0.5^(age / half-life). */
     freshness: number | null;
+    /** The most age may take off a weight (`scoring.freshness_weight`). */
+    freshness_weight: number | null;
+    /** How much the query is about recent memories, 0 to 1. */
+    focus: number | null;
+    /** What age took off the weight: 1 − freshness_weight × focus × (1 − freshness). */
+    freshness_factor: number | null;
     idle_days: number | null;
     decay_floor: number | null;
-    days_retrievable: number | null;
+    /** Idle days until the tier label turns archived (null: never); an archived tier stays in answers. */
+    days_to_archive: number | null;
     access_count: number;
+    /** The most reads may add to a weight (`scoring.access_weight`). */
+    access_weight: number | null;
     access_boost: number | null;
     confidence_weight: number | null;
     confidence_factor: number | null;
     base: number | null;
     weight: number | null;
-    retrievable: boolean;
+    /** The memory has not crossed its decay floor (or is protected). */
+    within_decay_floor: boolean;
     protected: boolean;
     tier: string;
     bucket: string | null;
@@ -242,24 +275,31 @@ export interface Explanation {
 /** One retrieved memory with the factors of its score. The factors are null when the answer was passed through (`reranked` false). */
 export interface RetrievedMemory {
     id: PointId;
-    /** Inside the relevance band the weight; beyond it the base score, capped at the score above. Null: not finite. */
+    /** The weight memrank ranked it by (Qdrant's score when passed through). Null: not finite. */
     score: number | null;
     /** The similarity. */
     base_score: number | null;
     weight: number | null;
-    /** The relevance guard's decision; null when passed through. */
+    /** The relevance guard's decision (`relevant` results are counted as read); null when passed through. */
     guard: "relevant" | "below_band" | "below_floor" | "off" | null;
     /** Null for an unscored point. */
     confidence: number | null;
+    /** f = 0.5^(age / half-life). */
     freshness: number | null;
+    /** What age took off the weight for this query. */
+    freshness_factor: number | null;
     access_count: number | null;
     access_boost: number | null;
     render: boolean;
+    /** Below the confidence gate, returned as the best match of the question. */
     below_gate: boolean;
-    /** The decay tier: active, dormant, stale, archived. */
+    /** The tier as of the answer's clock (`at`, else now): active, dormant, stale, archived. */
     tier: string | null;
+    /** The tier the payload holds, as the last consolidation wrote it; null when none. */
+    stored_tier: string | null;
     /** The confidence bucket: high, medium, low; null for an unscored point. */
     bucket: string | null;
+    /** False only for an archived memory returned because `include_archived` asked for it. */
     retrievable: boolean;
     protected: boolean;
     /** Duplicates folded into this result. */
@@ -275,7 +315,11 @@ export interface RetrievedMemory {
     /** With explain (the default). */
     explanation?: Explanation;
 }
-/** The relevance band of a re-ranked answer. */
+/**
+ * The relevance band of a re-ranked answer: results whose similarity is at
+ * least `cutoff` are relevant and counted as read. Every result is ordered by
+ * its weight.
+ */
 export interface GuardReport {
     applied: boolean;
     relative: boolean;
@@ -287,8 +331,14 @@ export interface GuardReport {
     relative_band: number | null;
     /** default, embedder <model>, collection */
     from: string;
+    /** Returned results inside the band. */
     relevant: number;
+    /** Returned results outside it. */
     beyond: number;
+    /** Relevant candidates folded into the returned results. */
+    folded: number;
+    /** The query's focus on recent memories, 0 to 1. */
+    focus: number | null;
 }
 /** The collection's recorded embedder and its dedup bands (null: the configured ones apply). */
 export interface EmbedderReport {
@@ -308,7 +358,7 @@ export interface ShadowReport {
 /** A candidate left out of a re-ranked answer. */
 export interface DroppedCandidate {
     id: PointId;
-    /** superseded, not_retrievable, archived, decay_floor, below_gate, folded */
+    /** superseded, not_retrievable, archived, below_gate, folded */
     reason: string;
     /** The result it was folded into. */
     into?: PointId;
@@ -330,6 +380,10 @@ export interface Retrieval {
     shadow?: ShadowReport;
     /** Null when the answer was not re-ranked. */
     dropped: DroppedCandidate[] | null;
+    /** The time the answer was computed as of (RFC 3339), when `at` asked for one. */
+    at?: string;
+    /** Why a re-ranked answer is empty although the store had candidates. */
+    empty?: string;
 }
 /** One confidence change of a memory, from its audit companion. */
 export interface AuditRecord {
@@ -383,8 +437,9 @@ export interface Stats {
     collection: string;
     /** `counted` (payload indexes) or `scanned` (exact). */
     method: "counted" | "scanned";
-    /** Neither superseded nor archived. */
+    /** Memories answers draw from: neither superseded nor archived. */
     memories: number;
+    /** Memories a person or a review archived (out of answers); `tiers.archived` counts the archived tier label, which answers still return. */
     archived: number;
     superseded: number;
     /** Null when nothing is scored. */

@@ -103,6 +103,16 @@ describe("requests", () => {
         call: () => mr.retrieve("notes", "text?", { count_access: false, with_payload: ["text"], explain: false }),
         want: ["POST", "/v1/retrieve", { collection: "notes", text: "text?", count_access: false, with_payload: ["text"], explain: false }],
       },
+      {
+        // A Date is sent as its ISO string, in UTC.
+        call: () => mr.retrieve("notes", "text?", { at: new Date("2026-06-01T12:00:00+02:00"), include_archived: true }),
+        want: ["POST", "/v1/retrieve", { collection: "notes", text: "text?", at: "2026-06-01T10:00:00.000Z", include_archived: true }],
+      },
+      {
+        // A string is sent as it is: the server reads it.
+        call: () => mr.retrieve("notes", "text?", { at: "2026-06-01T12:00:00+02:00" }),
+        want: ["POST", "/v1/retrieve", { collection: "notes", text: "text?", at: "2026-06-01T12:00:00+02:00" }],
+      },
       { call: () => mr.history("my notes", "m 1"), want: ["GET", "/v1/memories/m%201?collection=my+notes", null] },
       { call: () => mr.stats("notes&x=1"), want: ["GET", "/v1/stats?collection=notes%26x%3D1", null] },
       { call: () => mr.stats("notes", { exact: true }), want: ["GET", "/v1/stats?collection=notes&exact=true", null] },
@@ -126,6 +136,17 @@ describe("requests", () => {
     fake.answer = (req, res) =>
       reply(res, 200, { result: results, status: "ok", time: 0.01, reranked: true, mode: "rerank", detection: "d", guard: null, dropped: [] });
     assert.deepEqual(await mr.retrieve("notes", "x"), { results, reranked: true, mode: "rerank", detection: "d", guard: null, dropped: [] });
+    // As of a time: the echo; an empty answer's reason.
+    fake.answer = (req, res) =>
+      reply(res, 200, {
+        result: [], status: "ok", time: 0.01, reranked: true, mode: "rerank", detection: "d", guard: null,
+        dropped: [{ id: 3, reason: "superseded", base_score: 0.3 }], at: "2026-06-01T10:00:00Z",
+        empty: "all 1 candidates were left out: 1 superseded",
+      });
+    const then = await mr.retrieve("notes", "x", { at: "2026-06-01T10:00:00Z" });
+    assert.equal(then.at, "2026-06-01T10:00:00Z");
+    assert.equal(then.empty, "all 1 candidates were left out: 1 superseded");
+    assert.deepEqual(then.results, []);
   });
 
   it("sends the credentials and headers it was given, with its own winning a clash", async () => {

@@ -336,6 +336,7 @@ class Client:
         mode: Optional[str] = None,
         include_archived: Optional[bool] = None,
         count_access: Optional[bool] = None,
+        at: Optional[Time] = None,
     ) -> Retrieval:
         """Retrieves memories for a text or a vector (POST /v1/retrieve),
         re-ranked, each with the factors of its score (``explanation``
@@ -343,14 +344,23 @@ class Client:
         1000 (default 10); with_payload True (the default), False, or the
         keys to return. count_access=False reads without counting the
         results as accessed: for inspecting a ranking without raising the
-        access boost of what is looked at."""
+        access boost of what is looked at. include_archived=True returns
+        the memories a person or a review archived too (``retrievable``
+        False); age alone never takes a memory out of an answer.
+
+        at asks for the answer as of a time: a datetime (a naive one is
+        taken as UTC; sent in UTC) or an RFC 3339 string. Freshness and
+        tiers are computed then, memories first observed later are left
+        out, supersessions recorded later are not yet applied, and nothing
+        is counted as an access; access counts and confidence stay today's.
+        The answer's ``at`` echoes it."""
         if isinstance(with_payload, (list, tuple)):
             with_payload = list(with_payload)
         body = _drop_none(
             collection=collection, text=text, vector=_seq(vector), using=using, filter=filter,
             limit=limit, offset=offset, score_threshold=score_threshold, explain=explain,
             with_payload=with_payload, mode=mode, include_archived=include_archived,
-            count_access=count_access,
+            count_access=count_access, at=_utc_time("at", at),
         )
         return Retrieval.from_json(self._request("POST", "/v1/retrieve", body=body))
 
@@ -495,6 +505,22 @@ def _time(name: str, v: Optional[Time]) -> Optional[str]:
         if v.tzinfo is None or v.utcoffset() is None:
             raise ValueError(f"{name}: want a timezone-aware datetime (RFC 3339 needs an offset)")
         return v.isoformat()
+    raise TypeError(f"{name}: want an RFC 3339 string or a datetime, got {type(v).__name__}")
+
+
+def _utc_time(name: str, v: Optional[Time]) -> Optional[str]:
+    """An RFC 3339 time in UTC ("...Z") for a datetime, a naive one taken
+    as UTC; a string is sent as it is (the server checks it)."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is None or v.utcoffset() is None:
+            v = v.replace(tzinfo=_dt.timezone.utc)
+        try:
+            u = v.astimezone(_dt.timezone.utc)
+        except OverflowError:
+            raise ValueError(f"{name}: {v.isoformat()} is outside years 1 to 9999 in UTC") from None
+        return u.replace(tzinfo=None).isoformat() + "Z"
     raise TypeError(f"{name}: want an RFC 3339 string or a datetime, got {type(v).__name__}")
 
 

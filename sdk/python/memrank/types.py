@@ -67,6 +67,11 @@ class Outcome:
     flags: List[str]
     uses: Optional[int]
     """The memory's use count after a ``used`` decision."""
+    warnings: List[str]
+    """What the caller may not expect of the stored memory, e.g. that its
+    confidence is below the retrieval gate (a text observed without its
+    source, weak_inference by default): it then comes back only as the
+    best match of a question, flagged ``below_gate``."""
     raw: JSON = field(repr=False, compare=False)
 
     @classmethod
@@ -86,6 +91,7 @@ class Outcome:
             attribution=d.get("attribution"),
             flags=_list(d.get("flags")),
             uses=d.get("uses"),
+            warnings=_list(d.get("warnings")),
             raw=d,
         )
 
@@ -113,7 +119,15 @@ class UseResult:
 
 class Explanation(TypedDict, total=False):
     """Every factor behind one retrieved memory's score
-    (docs/read-path.md); a plain dict at run time."""
+    (docs/read-path.md); a plain dict at run time.
+
+    weight = base x freshness_factor x access_boost x confidence_factor,
+    where freshness_factor = 1 - freshness_weight x focus x (1 - freshness)
+    (focus: how much the query is about recent memories, 0 to 1) and
+    access_boost = 1 + access_weight x r(access_count). ``days_to_archive``
+    is the idle days until the tier label turns archived (None: never); an
+    archived tier stays in answers. ``within_decay_floor`` says the memory
+    has not crossed its decay floor (or is protected)."""
 
     unscored: bool
     source: Optional[float]
@@ -131,16 +145,20 @@ class Explanation(TypedDict, total=False):
     age_days: Optional[float]
     half_life: Optional[float]
     freshness: Optional[float]
+    freshness_weight: Optional[float]
+    focus: Optional[float]
+    freshness_factor: Optional[float]
     idle_days: Optional[float]
     decay_floor: Optional[float]
-    days_retrievable: Optional[float]
+    days_to_archive: Optional[float]
     access_count: int
+    access_weight: Optional[float]
     access_boost: Optional[float]
     confidence_weight: Optional[float]
     confidence_factor: Optional[float]
     base: Optional[float]
     weight: Optional[float]
-    retrievable: bool
+    within_decay_floor: bool
     protected: bool
     tier: str
     bucket: Optional[str]
@@ -156,19 +174,30 @@ class RetrievedMemory:
 
     id: PointId
     score: Optional[float]
+    """The weight memrank ranked it by (Qdrant's score when passed
+    through)."""
     base_score: Optional[float]
     weight: Optional[float]
     guard: Optional[str]
+    """relevant (counted as read), below_band, below_floor or off."""
     confidence: Optional[float]
     freshness: Optional[float]
+    """f = 0.5^(age / half-life)."""
+    freshness_factor: Optional[float]
+    """What age took off the weight for this query."""
     access_count: Optional[int]
     access_boost: Optional[float]
     tier: Optional[str]
+    """The tier as of the answer's clock (``at``, else now)."""
+    stored_tier: Optional[str]
+    """The tier the payload holds, as the last consolidation wrote it."""
     bucket: Optional[str]
     retrievable: bool
+    """False only for an archived memory returned with include_archived."""
     protected: bool
     render: bool
     below_gate: bool
+    """Below the confidence gate, returned as the best match."""
     folded_ids: List[PointId]
     dedup: Optional[str]
     judge_consulted: bool
@@ -195,9 +224,11 @@ class RetrievedMemory:
             guard=d.get("guard"),
             confidence=d.get("confidence"),
             freshness=d.get("freshness"),
+            freshness_factor=d.get("freshness_factor"),
             access_count=d.get("access_count"),
             access_boost=d.get("access_boost"),
             tier=d.get("tier"),
+            stored_tier=d.get("stored_tier"),
             bucket=d.get("bucket"),
             retrievable=bool(d.get("retrievable", False)),
             protected=bool(d.get("protected", False)),
@@ -227,10 +258,19 @@ class Retrieval:
     pass_through: Optional[str]
     embedder: Optional[JSON]
     guard: Optional[JSON]
+    """The relevance band: ``relevant``, ``beyond`` and ``folded`` count
+    the returned results; ``focus`` is the query's focus on recent
+    memories."""
     shadow: Optional[JSON]
     dropped: Optional[List[JSON]]
-    """Candidates left out and why (superseded, folded, ...); None when
-    not re-ranked."""
+    """Candidates left out and why (superseded, not_retrievable,
+    archived, below_gate, folded); None when not re-ranked."""
+    at: Optional[str]
+    """The time the answer was computed as of (RFC 3339), when one was
+    asked."""
+    empty: Optional[str]
+    """Why a re-ranked answer is empty although the store had
+    candidates."""
     time: float
     raw: JSON = field(repr=False, compare=False)
 
@@ -255,6 +295,8 @@ class Retrieval:
             guard=d.get("guard"),
             shadow=d.get("shadow"),
             dropped=d.get("dropped"),
+            at=d.get("at") or None,
+            empty=d.get("empty") or None,
             time=d.get("time", 0.0),
             raw=d,
         )
@@ -366,8 +408,11 @@ class Stats:
     method: str
     """counted (payload indexes) or scanned (exact=True)."""
     memories: int
-    """Memories neither superseded nor archived."""
+    """Memories answers draw from: neither superseded nor archived."""
     archived: int
+    """Memories a person or a review archived (out of answers);
+    ``tiers["archived"]`` counts those whose tier label is archived, which
+    answers still return."""
     superseded: int
     average_confidence: Optional[float]
     buckets: Dict[str, int]

@@ -109,6 +109,16 @@ class RequestsTest(StubTest):
              "POST", "/v1/retrieve",
              {"collection": "notes", "vector": [0.25, 0.5], "offset": 2, "score_threshold": 0.1, "using": "dense",
               "mode": "off", "include_archived": True}),
+            ("retrieve as of an aware datetime: sent in UTC", [],
+             lambda c: c.retrieve("notes", "where", at=dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=2)))),
+             "POST", "/v1/retrieve", {"collection": "notes", "text": "where", "at": "2026-06-01T10:00:00Z"}),
+            ("retrieve as of a naive datetime: taken as UTC", [],
+             lambda c: c.retrieve("notes", "where", at=dt.datetime(2026, 6, 1, 12, 0, 0, 500)),
+             "POST", "/v1/retrieve", {"collection": "notes", "text": "where", "at": "2026-06-01T12:00:00.000500Z"}),
+            ("retrieve as of an RFC 3339 string: sent as it is", [],
+             lambda c: c.retrieve("notes", "where", at="2026-06-01T12:00:00+02:00", include_archived=True),
+             "POST", "/v1/retrieve",
+             {"collection": "notes", "text": "where", "at": "2026-06-01T12:00:00+02:00", "include_archived": True}),
             ("retrieve without counting accesses, no payload", [],
              lambda c: c.retrieve("notes", "what editor", count_access=False, with_payload=False),
              "POST", "/v1/retrieve",
@@ -173,12 +183,15 @@ class AnswersTest(StubTest):
     def test_outcome(self) -> None:
         raw = dict(OUTCOME, decision="corrected", superseded="a", merged=["b"], flags=["recurring_event"],
                    attribution={"attribution": "reported", "from": "heuristic", "capped": True}, confidence=None,
-                   judge={"verdict": "same", "cached": False}, future_field=1)
+                   judge={"verdict": "same", "cached": False}, warnings=["below the retrieval gate"], future_field=1)
         self.stub.reply(result=raw)
         o = self.client().observe("notes", "t")
         self.assertEqual(
             (o.decision, o.memory_id, o.confidence, o.superseded, o.merged, o.flags, o.created_collection, o.uses),
             ("corrected", MID, None, "a", ["b"], ["recurring_event"], True, None))
+        self.assertEqual(o.warnings, ["below the retrieval gate"])
+        self.stub.reply(result=OUTCOME)
+        self.assertEqual(self.client().observe("notes", "t").warnings, [])
         self.assertEqual(o.judge, {"verdict": "same", "cached": False})
         self.assertEqual(o.attribution["from"], "heuristic")
         self.assertEqual(o.raw["future_field"], 1)
@@ -191,23 +204,36 @@ class AnswersTest(StubTest):
         self.assertEqual((b.memory_id, b.error, b.outcome), ("9", "not_found", None))
 
     def test_retrieval(self) -> None:
+        x = {"confidence": 0.9, "freshness": 0.8, "freshness_weight": 0.7, "focus": 0.5, "freshness_factor": 0.93,
+             "days_to_archive": None, "within_decay_floor": True, "access_weight": 0.02, "access_boost": 1.01}
         doc = {
-            "result": [{"id": 1015, "score": 1.3, "base_score": 0.4, "weight": 1.3, "guard": "relevant",
-                        "confidence": 0.9, "freshness": 0.8, "access_count": 2, "access_boost": 1.5,
-                        "tier": "active", "bucket": "high", "retrievable": True, "protected": False,
-                        "render": True, "below_gate": False, "folded_ids": [7], "dedup": "vector",
-                        "judge_consulted": False, "problems": [], "payload": {"text": "Lives in Lisbon"},
-                        "explanation": {"confidence": 0.9, "days_retrievable": None}}],
+            "result": [{"id": 1015, "score": 0.3768, "base_score": 0.4, "weight": 0.3768, "guard": "relevant",
+                        "confidence": 0.9, "freshness": 0.8, "freshness_factor": 0.93, "access_count": 2,
+                        "access_boost": 1.01, "tier": "dormant", "stored_tier": "active", "bucket": "high",
+                        "retrievable": True, "protected": False, "render": True, "below_gate": True,
+                        "folded_ids": [7], "dedup": "vector", "judge_consulted": False, "problems": [],
+                        "payload": {"text": "Lives in Lisbon"}, "explanation": x}],
             "status": "ok", "time": 0.01, "reranked": True, "mode": "rerank", "detection": "has an audit companion",
-            "guard": {"applied": True}, "dropped": [{"id": 3, "reason": "superseded", "base_score": 0.3}],
+            "guard": {"applied": True, "relevant": 1, "beyond": 0, "folded": 1, "focus": 0.5},
+            "dropped": [{"id": 3, "reason": "superseded", "base_score": 0.3}], "at": "2026-06-01T10:00:00Z",
         }
         self.stub.reply(result=doc, envelope=False)
         r = self.client().retrieve("notes", "where")
         self.assertEqual((r.reranked, r.mode, len(r), r.dropped[0]["reason"]), (True, "rerank", 1, "superseded"))
+        self.assertEqual((r.at, r.empty, r.guard["folded"], r.guard["focus"]), ("2026-06-01T10:00:00Z", None, 1, 0.5))
         m = r[0]
-        self.assertEqual((m.id, m.text, m.folded_ids, m.dedup, m.tier), (1015, "Lives in Lisbon", [7], "vector", "active"))
-        self.assertEqual(m.explanation, {"confidence": 0.9, "days_retrievable": None})
+        self.assertEqual((m.id, m.text, m.folded_ids, m.dedup, m.tier, m.stored_tier), (1015, "Lives in Lisbon", [7], "vector", "dormant", "active"))
+        self.assertEqual((m.freshness_factor, m.below_gate, m.retrievable), (0.93, True, True))
+        self.assertEqual(m.explanation, x)
         self.assertEqual([x.id for x in r], [1015])
+
+    def test_an_empty_retrieval(self) -> None:
+        doc = {"result": [], "status": "ok", "time": 0.01, "reranked": True, "mode": "rerank", "detection": "d",
+               "guard": None, "dropped": [{"id": 3, "reason": "superseded", "base_score": 0.3}],
+               "empty": "all 1 candidates were left out: 1 superseded"}
+        self.stub.reply(result=doc, envelope=False)
+        r = self.client().retrieve("notes", "where")
+        self.assertEqual((len(r), r.at, r.empty), (0, None, "all 1 candidates were left out: 1 superseded"))
 
     def test_history_and_stats(self) -> None:
         self.stub.reply(result={"id": MID, "collection": "c",
@@ -460,6 +486,10 @@ class ConstructionTest(unittest.TestCase):
             c.observe("c", "t", observed_at=dt.datetime(2026, 1, 1))
         with self.assertRaisesRegex(ValueError, "NaN or infinity"):
             c.retrieve("c", vector=[float("nan")])
+        with self.assertRaisesRegex(TypeError, "at: want an RFC 3339 string or a datetime, got int"):
+            c.retrieve("c", "t", at=20260601)
+        with self.assertRaisesRegex(ValueError, "at: .* outside years 1 to 9999"):
+            c.retrieve("c", "t", at=dt.datetime(1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=1))))
 
     def test_repr_hides_credentials(self) -> None:
         c = Client("http://127.0.0.1:6333/", api_key="sk-1", bearer_token="tok-2", tenant_header="x-t", tenant="al")

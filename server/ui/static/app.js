@@ -10,7 +10,8 @@ const TIMEOUT_MS = 30000;
 const $ = (id) => document.getElementById(id);
 
 // el builds an element: attrs may hold class, text, data (dataset), title
-// and plain attributes; children are nodes or strings (as text).
+// and plain attributes; children are nodes or strings (as text), or arrays
+// of them at any depth (a list of [dt, dd] pairs).
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -21,7 +22,7 @@ function el(tag, attrs = {}, ...children) {
     else if (k.startsWith("on")) throw new Error("el: no handlers as attributes");
     else e.setAttribute(k, String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -207,11 +208,13 @@ function factor(name, label, value, scale, note, mark) {
 
 // --- results ---------------------------------------------------------------
 
+// Every result is ordered by its weight; the guard says which returned
+// results count as read.
 const GUARD_TEXT = {
-  relevant: "inside the relevance band: ordered by weight",
-  below_band: "beyond the relevance band: ordered by similarity",
-  below_floor: "below the guard's floor: ordered by similarity",
-  off: "the relevance guard is off",
+  relevant: "inside the relevance band: counted as read",
+  below_band: "beyond the relevance band: not counted as read",
+  below_floor: "below the guard's floor: not counted as read",
+  off: "the relevance guard is off: counted as read",
 };
 
 function badge(text, kind, title) {
@@ -233,12 +236,15 @@ function resultCard(r, i, ctx) {
     badges.push(r.render
       ? badge("render: shown", "ok", "passes the render gate: shown to the model")
       : badge("render: hidden", "warn", "below the render gate: returned, but not to be shown to the model"));
-    if (r.below_gate) badges.push(badge("below retrieval gate", "warn", "returned only because no candidate passed the retrieval gate"));
+    if (r.below_gate) badges.push(badge("below retrieval gate", "warn", "below the confidence gate: returned as the best match of the question, nothing passing the gate being as close"));
   }
-  if (r.tier) badges.push(badge(`tier: ${r.tier}`, `tier-${r.tier}`));
+  if (r.tier) badges.push(badge(`tier: ${r.tier}`, `tier-${r.tier}`, ctx.at ? `as of ${ctx.at}` : "as of now"));
+  if (r.stored_tier && r.stored_tier !== r.tier) {
+    badges.push(badge(`stored tier: ${r.stored_tier}`, "plain", "as the last consolidation wrote it"));
+  }
   if (r.bucket) badges.push(badge(`bucket: ${r.bucket}`, "plain"));
-  if (r.protected) badges.push(badge("protected", "ok", "never drops out by decay"));
-  if (r.archived) badges.push(badge(`archived: ${r.archived}`, "warn"));
+  if (r.protected) badges.push(badge("protected", "ok", "decay never turns its tier archived"));
+  if (r.archived) badges.push(badge(`archived: ${r.archived}`, "warn", "out of answers: returned because include archived is on"));
   if (r.judge_consulted) badges.push(badge("judge consulted", "plain"));
   for (const p of r.problems || []) badges.push(badge(`problem: ${p}`, "warn"));
 
@@ -253,12 +259,15 @@ function resultCard(r, i, ctx) {
   if (ctx.reranked) {
     const boostNote = isNum(r.access_count) ? `${r.access_count} read${r.access_count === 1 ? "" : "s"}` : "";
     const confNote = isNum(x.confidence_factor) ? `factor ×${fmt(x.confidence_factor, 2)}` : (r.confidence === null ? "unscored" : "");
+    const freshNote = isNum(x.freshness_weight) && isNum(x.focus)
+      ? `focus ${fmt(x.focus, 2)}, age weight ${fmt(x.freshness_weight, 2)}` : "what age took off";
     factors.append(
       factor("base", "base", r.base_score, 1, "similarity", ctx.cutoff),
       factor("freshness", "freshness", r.freshness, 1, isNum(x.age_days) ? `${age(x.age_days)}, half-life ${fmt(x.half_life, 0)} d` : ""),
+      factor("freshness_factor", "freshness factor", r.freshness_factor, 1, freshNote),
       factor("boost", "access boost", r.access_boost, ctx.maxBoost, boostNote),
       factor("confidence", "confidence", r.confidence, 1, confNote),
-      factor("score", "score", r.score, ctx.maxScore, r.guard === "relevant" ? "= weight" : "similarity, capped"));
+      factor("score", "score", r.score, ctx.maxScore, "= weight"));
   } else {
     factors.append(factor("score", "score", r.score, ctx.maxScore, "the store's own score"));
   }
@@ -273,8 +282,7 @@ function resultCard(r, i, ctx) {
     el("div", { class: "badges" }, badges),
     factors,
     ctx.reranked && isNum(r.weight) ? el("p", { class: "formula" },
-      `weight ${fmt(r.base_score)} × ${fmt(r.freshness)} × ${fmt(r.access_boost)} × ${fmt(x.confidence_factor ?? 1, 2)} = ${fmt(r.weight)}`,
-      r.guard === "relevant" || r.guard === "off" ? "" : " — not the score: beyond the relevance band a result keeps its similarity") : null,
+      `weight ${fmt(r.base_score)} × ${fmt(r.freshness_factor)} × ${fmt(r.access_boost)} × ${fmt(x.confidence_factor ?? 1, 2)} = ${fmt(r.weight)}`) : null,
     foldLine,
     x && r.explanation ? details(x) : null);
   return card;
@@ -286,9 +294,12 @@ function details(x) {
     ["source", x.source], ["observations", x.observations], ["repetition", x.repetition], ["extractor", x.extractor],
     ["type", x.type], ["grounding", x.grounding], ["formula", x.formula], ["grounding penalty", x.grounding_penalty],
     ["computed", x.computed], ["confidence", `${fmt(x.confidence)} (${x.stored_confidence ? "stored" : "computed"})`],
-    ["age (days)", x.age_days], ["half-life (days)", x.half_life], ["idle (days)", x.idle_days],
-    ["decay floor", x.decay_floor], ["days retrievable", x.days_retrievable === null ? "never drops out" : x.days_retrievable],
-    ["confidence weight", x.confidence_weight], ["retrievable", String(x.retrievable)],
+    ["age (days)", x.age_days], ["half-life (days)", x.half_life], ["freshness", x.freshness],
+    ["freshness weight", x.freshness_weight], ["focus", x.focus], ["freshness factor", x.freshness_factor],
+    ["access weight", x.access_weight], ["access boost", x.access_boost], ["idle (days)", x.idle_days],
+    ["decay floor", x.decay_floor], ["days to archive", x.days_to_archive === null ? "never archived" : x.days_to_archive],
+    ["within decay floor", String(x.within_decay_floor)],
+    ["confidence weight", x.confidence_weight], ["confidence factor", x.confidence_factor],
   ];
   return el("details", { class: "explanation" }, el("summary", { text: "every factor" }),
     el("dl", { class: "kv" }, rows.map(([k, v]) => [el("dt", { text: k }), el("dd", { text: isNum(v) ? fmt(v) : (v ?? "–") })])));
@@ -303,12 +314,20 @@ function renderSummary(data, collection) {
   ];
   if (data.detection) parts.push(el("span", { class: "chip plain", text: data.detection }));
   if (data.embedder) parts.push(el("span", { class: "chip plain", text: `embedder: ${data.embedder.model}` }));
+  if (data.at) {
+    parts.push(el("span", { class: "chip warn", id: "as-of", data: { at: data.at },
+      title: "freshness and tiers as of then; memories first observed later left out; later supersessions not applied; access counts and confidence are today's",
+      text: `as of ${data.at}` }));
+  }
   if (g) {
-    parts.push(el("span", { class: "chip guard", id: "guard-report", data: { cutoff: String(g.cutoff), relevant: String(g.relevant) },
-      title: `band ${fmt(g.band)}, floor ${fmt(g.floor)}${g.relative ? `, relative band ${fmt(g.relative_band)}` : ""}; from ${g.from}` },
+    parts.push(el("span", { class: "chip guard", id: "guard-report", data: { cutoff: String(g.cutoff), relevant: String(g.relevant), folded: String(g.folded) },
+      title: `band ${fmt(g.band)}, floor ${fmt(g.floor)}${g.relative ? `, relative band ${fmt(g.relative_band)}` : ""}; from ${g.from}; the counts are the returned results'; every result is ordered by weight` },
     g.applied
-      ? `guard: best ${fmt(g.best)}, cutoff ${fmt(g.cutoff)} → ${g.relevant} relevant, ${g.beyond} beyond`
+      ? `guard: best ${fmt(g.best)}, cutoff ${fmt(g.cutoff)} → ${g.relevant} relevant, ${g.beyond} beyond, ${g.folded} folded`
       : "guard: not applied"));
+    parts.push(el("span", { class: "chip plain", id: "focus", data: { focus: String(g.focus) },
+      title: "how much the question is about recent memories (0 to 1): the share of the freshness weight age may take",
+      text: `focus on recent: ${fmt(g.focus, 2)}` }));
   }
   parts.push(el("span", { class: "chip plain", text: `${collection} · ${fmt(data.time * 1000, 1)} ms` }));
   box.replaceChildren(...parts);
@@ -348,6 +367,7 @@ async function ask(ev) {
     const results = data.result || [];
     const ctx = {
       collection,
+      at: data.at,
       reranked: data.reranked,
       cutoff: data.guard && data.guard.applied && !data.guard.relative ? data.guard.cutoff : undefined,
       maxBoost: Math.max(1, ...results.map((r) => (isNum(r.access_boost) ? r.access_boost : 0))),
@@ -356,7 +376,7 @@ async function ask(ev) {
     renderSummary(data, collection);
     $("results").replaceChildren(...(results.length
       ? results.map((r, i) => resultCard(r, i, ctx))
-      : [el("li", { class: "empty", text: "Nothing found." })]));
+      : [el("li", { class: "empty", text: data.empty ? `Nothing found: ${data.empty}.` : "Nothing found." })]));
     renderDropped(data.dropped);
   } catch (err) {
     if (err.name !== "AbortError") showError(err);

@@ -29,14 +29,24 @@ export async function usage(): Promise<void> {
   // Levels added in the server's configuration are strings too.
   const custom: Outcome = await mr.observe("notes", "x", { source: "my_custom_level", memory_type: "habit" });
   const decision: "inserted" | "restatement" | "independent" | "contradiction" | "rejected" | "confirmed" | "corrected" | "used" = o.decision;
+  const warnings: string[] | undefined = o.warnings;
 
   const r = await mr.retrieve("notes", "what editor", { limit: 3, filter: { must: [{ key: "memory_type", match: { value: "preference" } }] }, mode: "off" });
   await mr.retrieve("notes", "what editor", { count_access: false, with_payload: ["text"] });
   const first: RetrievedMemory | undefined = r.results[0];
   const freshness: number | null | undefined = first?.explanation?.freshness;
   const text: string | undefined = first?.payload?.text;
-  const daysLeft: number | null | undefined = first?.explanation?.days_retrievable;
+  const daysLeft: number | null | undefined = first?.explanation?.days_to_archive;
+  const withinFloor: boolean | undefined = first?.explanation?.within_decay_floor;
+  const factor: number | null | undefined = first?.freshness_factor;
+  const focus: number | null | undefined = r.guard?.focus ?? first?.explanation?.focus;
+  const folded: number | undefined = r.guard?.folded;
+  const stored: string | null | undefined = first?.stored_tier;
   await mr.retrieve("notes", [0.1, 0.2]);
+  // As of a time: a Date or an RFC 3339 string; the answer echoes it.
+  const then = await mr.retrieve("notes", "what editor", { at: new Date("2026-06-01T00:00:00Z"), include_archived: true });
+  const asOf: string | undefined = then.at;
+  const empty: string | undefined = (await mr.retrieve("notes", "what editor", { at: "2026-06-01T00:00:00Z" })).empty;
 
   const one: Outcome = await mr.used("notes", o.memory_id, { observation_id: "u1" });
   const many: UsedResult[] = await mr.used("notes", [o.memory_id, 7]);
@@ -73,8 +83,14 @@ export async function usage(): Promise<void> {
   void stats.average;
   // @ts-expect-error count_access is a boolean
   await mr.retrieve("notes", "x", { count_access: "no" });
+  // @ts-expect-error at is an RFC 3339 string or a Date, not a number
+  await mr.retrieve("notes", "x", { at: 1780272000000 });
+  // @ts-expect-error days_retrievable was renamed days_to_archive
+  void first?.explanation?.days_retrievable;
+  // @ts-expect-error retrievable in the explanation was renamed within_decay_floor
+  void first?.explanation?.retrievable;
   // @ts-expect-error the client's timeout is timeoutMs
   new MemrankClient({ timeout: 5 });
 
-  void [custom, decision, freshness, text, daysLeft, one, many, audit, avg, deleted];
+  void [custom, decision, warnings, freshness, text, daysLeft, withinFloor, factor, focus, folded, stored, asOf, empty, one, many, audit, avg, deleted];
 }
