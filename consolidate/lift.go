@@ -31,8 +31,13 @@ import (
 const reasonBackfill = "backfill"
 
 // trailReasons are the audit reasons that set a memory's retrievable flag:
-// the records the lift decides from. The companion indexes reason.
-var trailReasons = []string{reasonTier, reasonArchive, reasonLift, reasonBackfill}
+// the records the lift decides from. The companion indexes reason. The
+// write path's reinforcements are among them because each revives an
+// archived memory: an exclusion after the latest of them is another
+// writer's, which the lift leaves alone. (An insert comes before anything
+// it could revive.)
+var trailReasons = []string{reasonTier, reasonArchive, reasonLift, reasonBackfill,
+	"restatement", "independent", "merge", "confirm", "correct", "contradiction"}
 
 // The audit record keys the lift reads (the write path's, package dedup).
 const (

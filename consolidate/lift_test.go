@@ -153,6 +153,7 @@ func TestLiftEarlierAgeArchives(t *testing.T) {
 		excluded   = obs(7, t0.Add(-time.Hour))        // another writer's retrievable false on an active memory
 		later      = obs(8, years(3))                  // lifted, then taken out by another writer
 		fresh      = obs(9, t0.Add(-24*time.Hour))     // never archived
+		revived    = obs(10, years(3))                 // age-archived, revived by the write path, then taken out by another writer
 	)
 	// Audit records are ordered by the real time they were written.
 	realNow := time.Now()
@@ -160,6 +161,9 @@ func TestLiftEarlierAgeArchives(t *testing.T) {
 	ageRec := h.ageArchive(t, age, realNow.Add(-3*time.Hour))
 	ageRecentRec := h.ageArchive(t, ageRecent, realNow.Add(-3*time.Hour))
 	later1 := h.ageArchive(t, later, realNow.Add(-3*time.Hour))
+	h.ageArchive(t, revived, realNow.Add(-3*time.Hour))
+	h.writeOld(t, oldRecord{memory: revived, reason: "independent", written: realNow.Add(-2 * time.Hour)})
+	h.setState(t, revived, scoring.TierArchived, false)
 	backfillRec := h.writeOld(t, oldRecord{memory: backfilled, reason: "backfill", written: realNow.Add(-4 * time.Hour)})
 	h.setState(t, backfilled, scoring.TierArchived, false)
 	if out, err := job.Archive(ctx, consolidate.ArchiveRequest{Collection: "mem", ID: reviewed}); err != nil || !out.Archived {
@@ -251,6 +255,7 @@ func TestLiftEarlierAgeArchives(t *testing.T) {
 		{"an age archive a reviewer archived again", reviewAge},
 		{"retrievable false without a record", noRecord},
 		{"another writer's exclusion, labelled", excluded},
+		{"another writer's exclusion after the write path revived an age archive", revived},
 	} {
 		t.Run("kept: "+tc.name, func(t *testing.T) {
 			if tier, retr := state(tc.id); tier != scoring.TierArchived || retr {

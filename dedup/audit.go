@@ -426,9 +426,13 @@ func (e *Engine) SupersededAt(ctx context.Context, coll string, ids []string) (m
 			}
 		}
 		if next == nil {
-			break
+			return out, nil
 		}
 		offset = next
 	}
+	// More records than a query's candidates can have: read no further,
+	// and say so (a later supersession may be missed).
+	e.cfg.Telemetry.Logger.WarnContext(ctx, "supersessions: stopped reading the audit trail at the page bound",
+		"collection", coll, "pages", supersededPages)
 	return out, nil
 }

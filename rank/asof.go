@@ -61,9 +61,12 @@ func (r *Ranker) notAfter(f *qdrant.Filter, t time.Time) *qdrant.Filter {
 
 // unsupersede takes back, for a query as of t, the supersessions the
 // audit trail records after t: those memories are candidates again, as
-// they were then. A supersession without a record stays (nothing says when
-// it happened), and so does every one when the trail cannot be read: the
-// answer then holds what is known now.
+// they were then (w.unsup; the records are left as they are: a cache
+// entry's is shared). A supersession without a record stays (nothing says
+// when it happened), and so does every one when the trail cannot be read:
+// the answer then holds what is known now. A memory a person archived
+// before it was superseded after t comes back too: the supersession left
+// no trace of the archive the read path could tell from an age label.
 func (r *Ranker) unsupersede(ctx context.Context, w *work, points []*qdrant.ScoredPoint, collection string, t time.Time) {
 	if r.cfg.History == nil {
 		return
@@ -80,19 +83,16 @@ func (r *Ranker) unsupersede(ctx context.Context, w *work, points []*qdrant.Scor
 	}
 	when, err := r.cfg.History.SupersededAt(ctx, collection, ids)
 	if err != nil {
-		r.cfg.Telemetry.Logger.WarnContext(ctx, "the audit trail could not be read: supersessions recorded after the requested time stay applied",
-			"collection", collection, "error", err)
+		r.historyLog.Do(func() {
+			r.cfg.Telemetry.Logger.WarnContext(ctx, "the audit trail could not be read: supersessions recorded after the requested time stay applied (logged at most once a minute)",
+				"collection", collection, "error", err)
+		})
 		return
 	}
+	w.unsup = resize(w.unsup, len(w.mem))
 	for k, id := range ids {
 		if at, ok := when[id]; ok && at.After(t) {
-			i := seqs[k]
-			if w.mem[i] != &w.mems[i] {
-				// A cache entry's record is shared: copy before changing it.
-				w.mems[i] = *w.mem[i]
-				w.mem[i] = &w.mems[i]
-			}
-			w.mem[i].SupersededBy, w.mem[i].Retrievable = "", true
+			w.unsup[seqs[k]] = true
 		}
 	}
 }

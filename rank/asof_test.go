@@ -254,3 +254,49 @@ func TestAsOf(t *testing.T) {
 		}
 	})
 }
+
+// TestAsOfCachedAndPassedThrough: with the candidate cache, a query as of
+// a time answers as an uncached one, and leaves the cached records as they
+// were (a later query of now still leaves the superseded memories out);
+// a query passed through the store's own order answers from the memories
+// first observed by then too.
+func TestAsOfCachedAndPassedThrough(t *testing.T) {
+	e := newEnv(t)
+	loadAsOfFixture(t, e)
+	withHistory := func(c *rank.Config) { c.History = asOfHistory() }
+	plain := newRanker(t, e.client, withHistory)
+	cached, _ := cachedRanker(t, e.client, withHistory)
+	req := func() *qdrant.QueryPoints {
+		return &qdrant.QueryPoints{CollectionName: "mem", Query: qdrant.NewQueryDense(query()), Limit: u64(10), WithPayload: qdrant.NewWithPayload(true)}
+	}
+	asOf := rank.AsOf(context.Background(), asOfAt)
+	answer := func(r *rank.Ranker, ctx context.Context) []uint64 {
+		t.Helper()
+		res, err := r.Query(ctx, req())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(res.Points)
+	}
+	nowWant := answer(plain, context.Background())
+	thenWant := answer(plain, asOf)
+	if slices.Equal(nowWant, thenWant) {
+		t.Fatalf("the fixture answers alike now and then: %v", nowWant)
+	}
+	for round := range 3 { // cold, then warm twice
+		if got := answer(cached, context.Background()); !slices.Equal(got, nowWant) {
+			t.Errorf("round %d, now: %v, want %v (the cache's records changed?)", round, got, nowWant)
+		}
+		if got := answer(cached, asOf); !slices.Equal(got, thenWant) {
+			t.Errorf("round %d, as of: %v, want %v", round, got, thenWant)
+		}
+	}
+
+	res, err := plain.QueryAs(asOf, req(), rank.ModeOff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reranked || slices.Contains(ids(res.Points), 2) || len(res.Points) == 0 {
+		t.Errorf("passed through as of a time: %v (re-ranked %v), want the store's order without 2 (first observed later)", ids(res.Points), res.Reranked)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/memrank/memrank/scoring"
 )
@@ -50,6 +51,11 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 	if r.groups == nil {
 		return nil, ErrGroupsUnsupported
 	}
+	if at, asked := asOf(ctx); asked {
+		// Every path answers from the memories first observed by then.
+		req = proto.Clone(req).(*qdrant.QueryPointGroups)
+		req.Filter = r.notAfter(req.GetFilter(), at)
+	}
 	ctx, span := r.tracer.Start(ctx, "rank.QueryGroups", trace.WithAttributes(attrCollection.String(req.GetCollectionName())))
 	defer span.End()
 	p := r.plan(ctx, queryShape{
@@ -81,10 +87,7 @@ func (r *Ranker) QueryGroups(ctx context.Context, req *qdrant.QueryPointGroups) 
 func (r *Ranker) rerankGroups(ctx context.Context, span trace.Span, req *qdrant.QueryPointGroups, p plan) (*GroupsResult, error) {
 	limit, size := groupsLimits(req)
 	up, requested := r.groupsRequest(req, p, limit, size)
-	at, asked := asOf(ctx)
-	if asked {
-		up.Filter = r.notAfter(up.Filter, at)
-	}
+	at, asked := asOf(ctx) // its filter is in req (QueryGroups)
 	c, err := r.fetchGroups(ctx, span, req, up, requested)
 	if err != nil {
 		return nil, err

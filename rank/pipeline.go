@@ -49,6 +49,28 @@ type work struct {
 	pos     []int // by item index: the leader's index in leaders
 	// byBase is refocus's copy of the kept scores, by base score.
 	byBase []scoring.Score
+	// unsup marks, by candidate index, the superseded memories a query as
+	// of an earlier time takes back (unsupersede); empty otherwise.
+	unsup []bool
+}
+
+// exclusion indexes exclusionReasons for candidate i (-1: a candidate):
+// its record's, unless a query as of an earlier time took its
+// supersession back.
+func (w *work) exclusion(i int) int {
+	if i < len(w.unsup) && w.unsup[i] {
+		return -1
+	}
+	return exclusionReason(w.mem[i])
+}
+
+// archived says why candidate i is out of answers, "" when it is not (see
+// exclusion).
+func (w *work) archived(i int) string {
+	if w.exclusion(i) < 0 {
+		return ""
+	}
+	return w.mem[i].Exclusion()
 }
 
 type droppedSeq struct {
@@ -94,6 +116,7 @@ func (r *Ranker) prepare(ctx context.Context, w *work, points []*qdrant.ScoredPo
 	w.ins = resize(w.ins, n)
 	w.bases = resize(w.bases, n)
 	w.scores = resize(w.scores, n)
+	w.unsup = w.unsup[:0]
 	problems := 0
 	for i, pt := range points {
 		if i < len(entries) && entries[i] != nil {
@@ -153,8 +176,7 @@ func (r *Ranker) gate(ctx context.Context, span trace.Span, w *work, points []*q
 	w.dropped = w.dropped[:0]
 	archived := includesArchived(ctx)
 	for _, s := range w.scores {
-		m := w.mem[s.Seq]
-		if reason := exclusionReason(m); reason >= 0 && (reason == 0 || !archived) {
+		if reason := w.exclusion(s.Seq); reason >= 0 && (reason == 0 || !archived) {
 			excluded[reason]++
 			w.dropped = append(w.dropped, droppedSeq{s.Seq, exclusionReasons[reason]})
 			continue
@@ -358,7 +380,10 @@ func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredP
 		if ld.shown >= 0 {
 			shown = scores[ld.shown]
 		}
-		if c := scores[j].Confidence; c > shown.Confidence && !scores[j].Flags.Has(scoring.FlagUnscored) {
+		// A member out of answers (returned because archived ones were
+		// asked for) never shows a group of live ones.
+		if c := scores[j].Confidence; c > shown.Confidence && !scores[j].Flags.Has(scoring.FlagUnscored) &&
+			(w.exclusion(scores[j].Seq) < 0 || w.exclusion(shown.Seq) >= 0) {
 			ld.shown = j
 		}
 	}
@@ -425,7 +450,7 @@ func (r *Ranker) explain(w *work, l *leader, points []*qdrant.ScoredPoint, now t
 		Score:       l.ret,
 		Guard:       w.decision[l.best],
 		Explanation: r.params.Explain(&w.ins[i], l.score, w.bases[i], now),
-		Archived:    w.mem[i].Exclusion(), // "" unless archived ones were asked for
+		Archived:    w.archived(i), // "" unless archived ones were asked for
 	}
 	if m := w.mem[i]; m.Present.Has(memory.FieldTier) {
 		e.StoredTier = m.Tier.String()

@@ -8,12 +8,14 @@ import (
 	"math/bits"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/memory"
@@ -47,8 +49,13 @@ type Ranker struct {
 	// shadowLog lets one shadow comparison in Shadow.LogInterval through to
 	// the log.
 	shadowLog *rate.Sometimes
-	// emptyLogged holds the collections an empty answer was logged for.
-	emptyLogged sync.Map
+	// emptyLogged holds the collections an empty answer was logged for
+	// (bounded: a collection pushed out is logged again), under emptyMu.
+	emptyMu     sync.Mutex
+	emptyLogged *lru[string, struct{}]
+	// historyLog lets one unreadable audit trail a minute through to the
+	// log (queries as of a time).
+	historyLog *rate.Sometimes
 }
 
 // New builds a Ranker over src with cfg (validated, defaults applied).
@@ -115,6 +122,8 @@ func New(src Source, cfg Config) (*Ranker, error) {
 	}
 	r.pool.New = func() any { return new(work) }
 	r.shadowLog = &rate.Sometimes{Interval: cfg.Shadow.LogInterval}
+	r.historyLog = &rate.Sometimes{Interval: time.Minute}
+	r.emptyLogged = newLRU[string, struct{}](cfg.InfoCacheSize, 0)
 	return r, nil
 }
 
@@ -380,6 +389,12 @@ func (r *Ranker) QueryAs(ctx context.Context, req *qdrant.QueryPoints, mode Mode
 	if req == nil {
 		return nil, ErrInvalidRequest
 	}
+	if at, asked := asOf(ctx); asked {
+		// Every path, passed through or re-ranked, answers from the
+		// memories first observed by then.
+		req = proto.Clone(req).(*qdrant.QueryPoints)
+		req.Filter = r.notAfter(req.GetFilter(), at)
+	}
 	ctx, span := r.tracer.Start(ctx, "rank.Query", trace.WithAttributes(attrCollection.String(req.GetCollectionName())))
 	defer span.End()
 	p := r.plan(ctx, queryShape{
@@ -440,10 +455,7 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 		LookupFrom:       req.GetLookupFrom(),
 		Timeout:          req.Timeout,
 	}
-	at, asked := asOf(ctx)
-	if asked {
-		up.Filter = r.notAfter(up.Filter, at)
-	}
+	at, asked := asOf(ctx) // its filter is in req (QueryAs)
 	cctx, st := r.startStage(ctx, stageCandidates)
 	points, entries, err := r.candidates(cctx, up, p)
 	r.endStage(ctx, st, attrCollection.String(req.GetCollectionName()), attrOversample.Int(r.cfg.Oversample),
@@ -511,7 +523,7 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 		}
 		// An archived memory is returned only when asked for, and is not
 		// counted (see WithArchived).
-		if record && w.mem[l.score.Seq].Exclusion() == "" {
+		if record && w.exclusion(l.score.Seq) < 0 {
 			r.record(req.GetCollectionName(), w, l, points)
 		}
 	}
@@ -526,32 +538,36 @@ func (r *Ranker) rerank(ctx context.Context, span trace.Span, req *qdrant.QueryP
 	return res, nil
 }
 
-// emptyReason says why an answer over n candidates is empty, and logs it
-// once per collection (an empty answer is what a caller notices, and age
-// alone can no longer cause one: it means every candidate was superseded
-// or archived, or the offset was past the results).
+// emptyReason says why an answer over n candidates is empty: the offset
+// past the results (paging, nothing to log), or every candidate superseded
+// or archived, which it logs once per collection (an empty answer is what
+// a caller notices, and age alone can no longer cause one).
 func (r *Ranker) emptyReason(ctx context.Context, collection string, w *work, n, results int, offset uint64) string {
-	var why string
 	if results > 0 {
-		why = fmt.Sprintf("the offset %d is past the %d results", offset, results)
-	} else {
-		var counts [len(exclusionReasons)]int
-		for _, d := range w.dropped {
-			for i, name := range exclusionReasons {
-				if d.reason == name {
-					counts[i]++
-				}
-			}
-		}
-		var parts []string
-		for i, c := range counts {
-			if c > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", c, exclusionReasons[i]))
-			}
-		}
-		why = fmt.Sprintf("all %d candidates were left out: %s", n, strings.Join(parts, ", "))
+		return fmt.Sprintf("the offset %d is past the %d results", offset, results)
 	}
-	if _, logged := r.emptyLogged.LoadOrStore(collection, true); !logged {
+	var counts [len(exclusionReasons)]int
+	for _, d := range w.dropped {
+		for i, name := range exclusionReasons {
+			if d.reason == name {
+				counts[i]++
+			}
+		}
+	}
+	var parts []string
+	for i, c := range counts {
+		if c > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c, exclusionReasons[i]))
+		}
+	}
+	why := fmt.Sprintf("all %d candidates were left out: %s", n, strings.Join(parts, ", "))
+	r.emptyMu.Lock()
+	_, logged := r.emptyLogged.get(collection, time.Time{})
+	if !logged {
+		r.emptyLogged.add(collection, struct{}{}, time.Time{})
+	}
+	r.emptyMu.Unlock()
+	if !logged {
 		r.cfg.Telemetry.Logger.InfoContext(ctx, "an answer was empty although the store had candidates (logged once per collection)",
 			"collection", collection, "why", why)
 	}
