@@ -98,11 +98,12 @@ func TestRequests(t *testing.T) {
 			answer: outcomeAnswer,
 			call: func(ctx context.Context, c *Client) (any, error) {
 				return c.Observe(ctx, Observation{Collection: "m", Text: "Dana lives in Lisbon", Source: "direct",
-					SessionID: "s1", ObservedAt: at, Entities: []string{"Dana"}, ExtractorLogprob: &lp, ObservationID: "o1"})
+					SessionID: "s1", ObservedAt: at, Entities: []string{"Dana"}, ExtractorLogprob: &lp, ObservationID: "o1", Speaker: "Dana"})
 			},
 			want: sent{Method: "POST", Path: "/v1/observe", Body: map[string]any{
 				"collection": "m", "text": "Dana lives in Lisbon", "source": "direct", "session_id": "s1",
-				"observed_at": "2026-05-01T12:00:00Z", "entities": []any{"Dana"}, "extractor_logprob": -0.25, "observation_id": "o1"}},
+				"observed_at": "2026-05-01T12:00:00Z", "entities": []any{"Dana"}, "extractor_logprob": -0.25, "observation_id": "o1",
+				"speaker": "Dana"}},
 			wantValue: &Outcome{Decision: "new", MemoryID: "6f1c2a8e-0000-4000-8000-000000000001", Confidence: 0.7225,
 				Observations: 1, CreatedCollection: true},
 		},
@@ -118,9 +119,10 @@ func TestRequests(t *testing.T) {
 			name:   "correct: the id goes in the path, not the body",
 			answer: outcomeAnswer,
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Correct(ctx, "42", Observation{Collection: "m", Text: "Dana lives in Porto", Corrects: "7"})
+				return c.Correct(ctx, "42", Observation{Collection: "m", Text: "Dana lives in Porto", Corrects: "7", Speaker: "Ann"})
 			},
-			want: sent{Method: "POST", Path: "/v1/memories/42/correct", Body: map[string]any{"collection": "m", "text": "Dana lives in Porto"}},
+			want: sent{Method: "POST", Path: "/v1/memories/42/correct", Body: map[string]any{"collection": "m", "text": "Dana lives in Porto",
+				"speaker": "Ann"}},
 		},
 		{
 			name:   "used",
@@ -521,6 +523,32 @@ func TestRetrieveRequestDecodes(t *testing.T) {
 		}
 		if !got.At.Equal(r.At) || got.At.IsZero() != r.At.IsZero() || got.CountAccess == r.NoCountAccess || got.IncludeArchived != r.IncludeArchived {
 			t.Errorf("%s decoded as at %v, count_access %v, include_archived %v", b, got.At, got.CountAccess, got.IncludeArchived)
+		}
+	}
+}
+
+// TestObservationDecodes: the server's own decoder reads what the client
+// sends for an observation, speaker included, and leaves out what is unset.
+func TestObservationDecodes(t *testing.T) {
+	lp := -0.5
+	for _, o := range []Observation{
+		{Collection: "m", Text: "x"},
+		{Collection: "m", Text: "I went hiking", Speaker: "Caroline", Attribution: "self", Entities: []string{"Caroline"},
+			ExtractorLogprob: &lp, ObservedAt: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)},
+	} {
+		b, err := json.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := native.DecodeObserveRequest(b)
+		if err != nil {
+			t.Fatalf("the server refuses %s: %v", b, err)
+		}
+		if got.Speaker != o.Speaker || got.Text != o.Text || got.Attribution != o.Attribution || !got.ObservedAt.Equal(o.ObservedAt) {
+			t.Errorf("%s decoded as speaker %q, text %q, attribution %q, observed_at %v", b, got.Speaker, got.Text, got.Attribution, got.ObservedAt)
+		}
+		if o.Speaker == "" && strings.Contains(string(b), "speaker") {
+			t.Errorf("%s sends an empty speaker", b)
 		}
 	}
 }

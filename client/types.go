@@ -37,6 +37,11 @@ type Observation struct {
 	Corrects string `json:"corrects,omitempty"`
 	// Attribution: self, or reported (hearsay, capped).
 	Attribution string `json:"attribution,omitempty"`
+	// Speaker is who said the text (a name): the subject of a first-person
+	// statement, so two people's statements never fold together. Empty: a
+	// leading "Name:" of the text, if any, names the speaker. Stored as the
+	// memory's payload key "speaker".
+	Speaker string `json:"speaker,omitempty"`
 }
 
 // MarshalJSON writes ObservedAt in RFC 3339, left out when zero.

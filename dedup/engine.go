@@ -295,6 +295,8 @@ type observation struct {
 	hash                 string
 	at                   time.Time
 
+	// claim is what the fold rules read of the text (who said what).
+	claim Claim
 	// attribution is "reported" (hearsay), "self" or ""; attributionFrom
 	// says who decided it, hearsayCue the heuristic's phrase.
 	attribution, attributionFrom, hearsayCue string
@@ -344,6 +346,7 @@ func (e *Engine) prepare(obs Observation) (observation, bool, error) {
 	o.ev.Grounding = o.grounding
 	o.ev.Confidence = p.Grounded(o.ev.Components, o.grounding)
 	o.hash = memory.TextHash(obs.Text)
+	o.claim = ReadClaim(obs.Text, obs.Speaker, obs.Entities)
 	o.at = obs.ObservedAt
 	if o.at.IsZero() {
 		o.at = e.cfg.Now()

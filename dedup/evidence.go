@@ -64,8 +64,8 @@ type HearsayConfig struct {
 	// weak_inference (0.50).
 	CapSource string `koanf:"cap_source"`
 	// Heuristics looks for hearsay cues in the text ("I heard that",
-	// "apparently", "someone told me", "according to"...) when the
-	// observation gives no attribution. A cap it causes is marked as the
+	// "apparently", "someone told me", "according to"... with a claim
+	// after them: hearsayCue) when the observation gives no attribution. A cap it causes is marked as the
 	// heuristic's in the outcome and the audit. DefaultConfig turns it on.
 	Heuristics bool `koanf:"heuristics"`
 }
@@ -149,16 +149,180 @@ func (c Config) validateEvidence(k *check.Checker) {
 	k.AtLeast("corroboration.min_corroborations", co.MinCorroborations, 0)
 }
 
-// hearsayCues are phrases that put a claim in someone else's mouth. They
-// are a fallback for extractors that do not say who asserted a claim, so
-// they lean towards the unambiguous: "I think" (the speaker's own hedge)
-// is weak inference already and is not hearsay.
-var hearsayCues = regexp.MustCompile(`\b(?:i(?: have|'ve)? heard|i was told|i've been told|(?:some(?:one|body)|people|they|he|she|\w+) (?:told|tells) me|apparently|rumou?r (?:has it|is)|according to|word is|reportedly|supposedly|allegedly|people (?:say|said)|it is said|it's said|they say|(?:he|she|they) said that|so i hear)\b`)
+// The hearsay heuristics are a fallback for extractors that do not say who
+// asserted a claim. A false cap costs more than a missed one (a capped
+// first-person memory falls below the retrieval gate), so they mark a
+// text as reported only when it relays someone else's claim, not when the
+// speaker merely mentions hearing or telling (docs/write-path.md#hearsay-seed-000-reported-speech):
+//
+//   - "I heard that Acme is pivoting", "Sam told me Dana is moving" and
+//     "my sister said she got the job" put a claim (a clause) in someone
+//     else's mouth: reported;
+//   - "I heard some cool stories from a veteran", "she told me a joke",
+//     "I heard back from the recruiter", "I told my mom about the trip"
+//     are the speaker's own experience (what follows the verb is a thing
+//     heard or told, not a claim): not reported;
+//   - "the doctor told me I need rest" is the speaker's own news, told to
+//     them first hand: not reported either. "I think" is the speaker's own
+//     hedge, weak inference already.
 
-// hearsayCue returns the first hearsay cue in text, "" when there is none.
+// hearsayAdverbs mark a relayed claim wherever they stand: no one uses
+// "apparently" or "rumour has it" for what they saw themselves.
+var hearsayAdverbs = regexp.MustCompile(`\b(?:apparently|reportedly|supposedly|allegedly|rumou?rs? (?:has it|have it|is|are|says?)|the rumou?r is|word (?:is|has it)|according to|(?:people|they) (?:say|are saying)|it is said|it's said|(?:through|on) the grapevine|from what (?:i|we)(?:'ve| have)? (?:heard|hear|was told|were told|read))\b`)
+
+// hearsayVerbs are the verbs that can relay a claim: hearing or reading
+// ("I heard", "I've heard", "we read"; group 1 is the hearer, so that "glad
+// to hear" is left out), being told ("Sam told me", "I was told", "she
+// texted me") and saying ("she said", "Tom mentioned", "the kids say";
+// groups 2 and 3 are the sayer, so that the speaker's own "I said" and the
+// listener's "you mentioned" are left out, and plain "say" needs a plural
+// sayer, so that "I'd say" or "I have to say" is too). Each relays only
+// when a clause follows (relays).
+var hearsayVerbs = regexp.MustCompile(`\b(?:` +
+	`(\w+)(?:'ve| have| has| had)? (?:heard|hears?|read)` +
+	`|\w+ (?:told|tells|texted|messaged|emailed|wrote) (?:me|us)` +
+	`|(?:i|we)(?: was| were| am|'m| have been|'ve been| had been) told` +
+	`|(\w+)(?:'ve| have| has| had)?(?: always| never| just| also| even| once| \w+ly)? (?:said|says|mentioned|claims|claimed)` +
+	`|(\w+s)(?: always| \w+ly)? say` +
+	`)\b`)
+
+// hearsayWords splits the text after a verb into words and punctuation.
+var hearsayWords = regexp.MustCompile(`[a-z0-9]+(?:['-][a-z0-9]+)*|[,.;:!?()"\x{2013}\x{2014}]`)
+
+// wordSet is a set of lower-case words.
+type wordSet map[string]bool
+
+func words(s string) wordSet {
+	m := wordSet{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+var (
+	// clauseBreaks end the words a verb's complement is looked for in:
+	// punctuation, conjunctions, and relative pronouns ("I heard a song
+	// that reminded me of you": what follows "that" there is about the
+	// song, not a claim heard).
+	clauseBreaks = words(`, . ; : ! ? ( ) " – — and but or so when while because until after before since if as then who which that where whose`)
+	// notAClaim: a complement starting with one of these is a thing
+	// heard or told, an instruction or a reply: "told me to rest", "heard
+	// back", "told me about the trip", "heard of the band", "they said
+	// yes".
+	notAClaim = words(`to back about of yes no`)
+	// claimSources open where a claim was heard, before its "that".
+	claimSources = words(`from on in at`)
+	// notHearers come before a hearing verb that reports nothing: "glad to
+	// hear", "sorry to hear that", "can't wait to hear how it goes", "catch
+	// up and hear all about it".
+	notHearers = words(`to and or`)
+	// speakerSubjects: a claim about the speaker is their own news ("the
+	// doctor told me I need rest", "I heard I got in"), and "I said" or
+	// "we always said" is the speaker's own word.
+	speakerSubjects = words(`i i'm i've i'd i'll we we're we've we'd we'll`)
+	// claimSubjects: a nominative pronoun after the verb can only start a
+	// clause ("I heard she got the job"; an object would be "her").
+	claimSubjects = words(`he she they he's she's they're they've they'd they'll he'd she'd he'll she'll you're you've you'll there's there it's it'll`)
+	// finiteVerbs show a clause after a noun ("I heard the bakery is
+	// closing", "Sam told me Kevin quit"); "I heard my daughter sing" or
+	// "I heard the crowd cheering" have none and are perception.
+	finiteVerbs = words(`is are was were am be been has have had do does did will would can could should might may must shall ` +
+		`isn't aren't wasn't weren't hasn't haven't hadn't doesn't didn't won't wouldn't can't couldn't shouldn't ` +
+		`got went left quit broke bought sold lost won took made came became began found gave ran fell met paid kept built grew knew thought saw ` +
+		`takes costs goes wants lives likes loves knows thinks seems means gets makes says`)
+	// notSayers end in s but name no one: "I always say", "the label
+	// does say".
+	notSayers = words(`always does is was has this its us yes perhaps sometimes`)
+	// afterIs: "'s" before one of these or an -ing word is "is" or "has"
+	// ("Dana's moving"), not a possessive ("Dana's band").
+	afterIs = words(`been not gone got`)
+	// determiners: an -ed word after one is an adjective ("a retired
+	// nurse"), not a verb ("the agency changed its rules").
+	// notPast are -ed words that are no verb of a clause: "a veteran named
+	// Samuel", "a band called Ash".
+	notPast     = words(`hundred named called`)
+	determiners = words(`a an the my your his her our their its this these those some so very most more well all two three many`)
+)
+
+// hearsayCue returns the cue that marks text as a relayed claim, "" when
+// there is none: the earliest adverb, or the earliest verb that relays.
 func hearsayCue(text string) string {
 	t := strings.ToLower(strings.NewReplacer("\u2019", "'", "\u2018", "'").Replace(text))
-	return hearsayCues.FindString(t)
+	cue, at := "", len(t)
+	if m := hearsayAdverbs.FindStringIndex(t); m != nil {
+		cue, at = t[m[0]:m[1]], m[0]
+	}
+	for _, m := range hearsayVerbs.FindAllStringSubmatchIndex(t, -1) {
+		if m[0] >= at {
+			break
+		}
+		if m[2] >= 0 && notHearers[t[m[2]:m[3]]] {
+			continue // "glad to hear you're well", "catch up and hear all about it"
+		}
+		if m[4] >= 0 && (speakerSubjects[t[m[4]:m[5]]] || t[m[4]:m[5]] == "you") || m[6] >= 0 && notSayers[t[m[6]:m[7]]] {
+			continue // "I said ...", "I always say ...": the speaker's own words; "you said ...": the listener's
+		}
+		if ok, that := relays(t[:m[0]], t[m[1]:]); ok {
+			cue = t[m[0]:m[1]]
+			if that {
+				cue += " that"
+			}
+			break
+		}
+	}
+	return cue
+}
+
+// relays says whether a reporting verb, between before and after, relays
+// a claim: whether a clause follows it, or it stands aside from one ("Dana
+// is moving, Sam told me"). that says the clause began with "that".
+func relays(before, after string) (ok, that bool) {
+	w := hearsayWords.FindAllString(after, 12)
+	if len(w) > 1 && claimSources[w[0]] { // "I heard from a friend that ...", "they said on the radio that ..."
+		for i := 1; i < len(w) && i <= 5; i++ {
+			if w[i] == "that" {
+				w = w[i:]
+				break
+			}
+		}
+	}
+	if len(w) > 0 && w[0] == "that" { // "that" opens a clause, or names a thing ("that song")
+		w, that = w[1:], true
+	}
+	for i, x := range w {
+		if clauseBreaks[x] {
+			w = w[:i]
+			break
+		}
+	}
+	if len(w) == 0 {
+		// Nothing follows: a parenthetical report of what came before
+		// ("Dana is moving, Sam told me", "as she said") or a bare "she
+		// told me".
+		b := strings.TrimSpace(before)
+		return !that && (strings.HasSuffix(b, ",") || strings.HasSuffix(b, " as") || strings.HasSuffix(b, " so") || b == "as"), false
+	}
+	switch {
+	case notAClaim[w[0]], speakerSubjects[w[0]]:
+		return false, false
+	case claimSubjects[w[0]]:
+		return true, that
+	}
+	for i, x := range w {
+		if finiteVerbs[x] || i > 0 && pastTense(x, w[i-1]) ||
+			strings.HasSuffix(x, "'s") && i+1 < len(w) && (afterIs[w[i+1]] || len(w[i+1]) > 4 && strings.HasSuffix(w[i+1], "ing")) {
+			return true, that
+		}
+	}
+	return false, false
+}
+
+// pastTense says whether x, after prev, reads as a regular past tense verb
+// ("changed", "moved"): an -ed word not after a determiner, and not a
+// noun such as "speed" or "hundred".
+func pastTense(x, prev string) bool {
+	return len(x) > 4 && strings.HasSuffix(x, "ed") && !strings.HasSuffix(x, "eed") && !notPast[x] && !determiners[prev]
 }
 
 // attribution decides o's attribution and applies the hearsay cap to its

@@ -40,16 +40,12 @@ func hasDigit(w string) bool {
 	return false
 }
 
-// differInClaim reports whether two texts differ in a negation or in a number
-// (seed 001's heuristics). Such a pair is never merged on similarity alone:
-// it goes to the judge. Negations compare by parity of count (so "don't"
-// against "do not" still agree), numbers as sorted multisets.
+// differInClaim reports whether two texts of unknown speakers may not fold
+// on similarity alone (Claim.Folds): a negation on one side only, another
+// number, swapped names or one swapped word, or different subjects. Such a
+// pair goes to the judge, or stays two memories.
 func differInClaim(a, b string) bool {
-	sa, sb := signalsOf(a), signalsOf(b)
-	if len(sa.negations)%2 != len(sb.negations)%2 {
-		return true
-	}
-	return !slices.Equal(sa.numbers, sb.numbers) || swapsOneWord(a, b)
+	return !ReadClaim(a, "", nil).Folds(ReadClaim(b, "", nil))
 }
 
 // swapsOneWord reports whether b is a with exactly one word replaced by
@@ -92,7 +88,7 @@ func sameWord(a, b string) bool {
 }
 
 // functionWords are words whose swap leaves the claim as it was: pronouns,
-// articles, auxiliaries.
+// articles, auxiliaries, verbs that report a claim.
 var functionWords = map[string]bool{
 	"i": true, "me": true, "my": true, "you": true, "your": true, "he": true, "him": true, "his": true,
 	"she": true, "her": true, "hers": true, "it": true, "its": true, "we": true, "us": true, "our": true,
@@ -100,4 +96,8 @@ var functionWords = map[string]bool{
 	"is": true, "are": true, "was": true, "were": true, "be": true, "has": true, "have": true, "had": true,
 	"do": true, "does": true, "did": true, "will": true, "would": true, "can": true, "could": true,
 	"user": true, "users": true, "im": true, "shes": true, "hes": true,
+	// Verbs that report a claim leave its value as it was: "The user says
+	// Grafana is easy to learn" / "The user thinks Grafana is easy to learn".
+	"say": true, "says": true, "said": true, "think": true, "thinks": true, "thought": true,
+	"believe": true, "believes": true, "feel": true, "feels": true, "mentioned": true,
 }

@@ -42,6 +42,10 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 		b = append(b, `,"superseded":`...)
 		b = qdrantjson.AppendString(b, o.Superseded)
 	}
+	if o.Contradicts != "" {
+		b = append(b, `,"contradicts":`...)
+		b = qdrantjson.AppendString(b, o.Contradicts)
+	}
 	if len(o.Merged) > 0 {
 		b = append(b, `,"merged":[`...)
 		for i, id := range o.Merged {

@@ -102,6 +102,9 @@ func decidePairs(t testing.TB, emb embed.Embedder, cfg dedup.Config, pairs []pai
 // one kind swapped in lower case, "aisle" / "window") and 73% (paraphrases),
 // so the floors below are what it reaches, not the goal (docs/embedders.md).
 func TestSemanticPairDecisions(t *testing.T) {
+	// The fold rules of "Who said what" may not cost a pair: these are the
+	// rates before them (paraphrases 37/55 merged).
+	pairFloors := map[string]float64{"paraphrase": 0.67, "related": 0.97, "contradiction": 1, "unrelated": 1}
 	if testing.Short() {
 		t.Skip("observes 848 pairs")
 	}
@@ -127,11 +130,11 @@ func TestSemanticPairDecisions(t *testing.T) {
 		if s.total == 0 {
 			t.Fatalf("no %s pairs in the held-out split", kind)
 		}
-		if kind != "paraphrase" && s.rate() < 0.85 {
-			t.Errorf("%s: %.0f%% decided right, want at least 85%% (the goal is 90%%)", kind, 100*s.rate())
+		if s.rate() < pairFloors[kind] {
+			t.Errorf("%s: %.1f%% decided right, want at least %.0f%% (the goal is 90%%)", kind, 100*s.rate(), 100*pairFloors[kind])
 		}
 	}
-	if p, l := scores["paraphrase"].rate(), lexScores["paraphrase"].rate(); p < 0.65 || p < l+0.4 {
+	if p, l := scores["paraphrase"].rate(), lexScores["paraphrase"].rate(); p < l+0.4 {
 		t.Errorf("paraphrases merged: semantic %.0f%%, lexical %.0f%%: want the semantic embedder well ahead", 100*p, 100*l)
 	}
 	for _, w := range wrong {

@@ -171,6 +171,14 @@ func (r *replayer) replay(ctx context.Context, cur *stored, until int64, depth i
 				}
 			}
 			st.m.SupersededBy = "" // it won
+		case rec.Reason == reasonUnresolved:
+			lost, err := r.gone(ctx, rec.Related)
+			if err != nil {
+				return nil, err
+			}
+			if !lost {
+				st.m.Contradictions++
+			}
 		case rec.Reason == reasonCorroboration:
 			if err := r.corroborate(ctx, st, rec); err != nil {
 				return nil, err
@@ -188,7 +196,7 @@ func (r *replayer) replay(ctx context.Context, cur *stored, until int64, depth i
 // what the records account for.
 func (r *replayer) base(cur *stored, trail []trailRecord) *replayState {
 	st := &replayState{exact: true}
-	born := cur.sid == MemoryID(r.coll, r.tenant, cur.hash)
+	born := cur.sid == memoryID(r.coll, r.tenant, cur.hash, cur.m.Speaker)
 	for i := range trail {
 		born = born || trail[i].Reason == "insert"
 		if isEvidence(trail[i].Reason) && !trail[i].Evidence {
@@ -214,7 +222,7 @@ func (r *replayer) base(cur *stored, trail []trailRecord) *replayState {
 		named[t.SessionID] = t.SessionID != ""
 		turns[turnKey(t.SessionID, t.TurnID)] = true
 		switch {
-		case t.Reason == "contradiction":
+		case t.Reason == "contradiction", t.Reason == reasonUnresolved:
 			wins++
 		case t.Reason == reasonCorroboration && !t.Forgotten && !t.dropped && !t.forgetRecord:
 			corrob++

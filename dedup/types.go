@@ -51,6 +51,11 @@ type Observation struct {
 	// Corrects is the id of a memory this observation corrects: it always
 	// wins the contradiction and supersedes that memory.
 	Corrects string
+	// Speaker is who said the text (a name, as "Name:" would give it):
+	// the subject of a first-person statement, so that two people's
+	// statements never fold together (docs/write-path.md). "" unknown:
+	// then a leading "Name:" of the text is the speaker, if it has one.
+	Speaker string
 	// Attribution is who asserted the claim, as the extractor saw it:
 	// "self" (the speaker, first hand) or "reported" (hearsay: "I heard
 	// that..."), whose source is capped (docs/write-path.md); "" unknown,
@@ -97,6 +102,9 @@ type Outcome struct {
 	// Superseded is the memory superseded by a contradiction or a
 	// correction, "" when none was.
 	Superseded string `json:"superseded,omitempty"`
+	// Contradicts is the stored memory this observation negates when no
+	// judge resolved it: both are kept, the contradiction recorded on each.
+	Contradicts string `json:"contradicts,omitempty"`
 	// Merged lists stored memories folded into MemoryID (docs/scoring.md).
 	Merged []string `json:"merged,omitempty"`
 	// Reason explains a rejection.

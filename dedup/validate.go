@@ -69,6 +69,12 @@ func (obs Observation) Validate(maxTextBytes int) error {
 			return err
 		}
 	}
+	if err := checkString("speaker", obs.Speaker, MaxEntityBytes); err != nil {
+		return err
+	}
+	if obs.Speaker != "" && strings.TrimSpace(obs.Speaker) == "" {
+		return inputError("speaker", "must not be blank (leave it out when unknown)")
+	}
 	if lp := obs.ExtractorLogprob; lp != nil {
 		switch {
 		case math.IsNaN(*lp) || math.IsInf(*lp, 0):

@@ -27,6 +27,16 @@ func MemoryID(collection, tenant, textHash string) string {
 	return memory.DeterministicID(collection, tenant, textHash)
 }
 
+// memoryID is MemoryID for a text said by speaker: two people saying the
+// same words ("That's awesome!") make two memories, each at an id of its
+// own. Without a speaker it is MemoryID.
+func memoryID(collection, tenant, textHash, speaker string) string {
+	if speaker = strings.ToLower(strings.TrimSpace(speaker)); speaker != "" {
+		return memory.DeterministicID(collection, tenant, textHash, "speaker", speaker)
+	}
+	return MemoryID(collection, tenant, textHash)
+}
+
 // supersededSlack is how many more points the look-ups ask for than they
 // use, to make room for superseded memories they skip.
 const supersededSlack = 4
@@ -51,6 +61,17 @@ type stored struct {
 	loadedTier scoring.Tier
 	loadedRetr bool
 	revived    bool // reinforced: tier and retrievable written whatever was read
+
+	claimRead bool
+	claimOf   Claim
+}
+
+// claim is what the fold rules read of the memory (read once).
+func (st *stored) claim() Claim {
+	if !st.claimRead {
+		st.claimOf, st.claimRead = ReadClaim(st.m.Text, st.m.Speaker, st.m.Entities), true
+	}
+	return st.claimOf
 }
 
 // scored is a tier-2 neighbour with its similarity to the observation.
@@ -75,6 +96,10 @@ type write struct {
 
 	// prejudged holds verdicts obtained before the lock, by pair of hashes.
 	prejudged map[[2]string]prejudgement
+	// negated is the stored memory the observation negates, when there is
+	// no judge to resolve it (classify): both are kept, the contradiction
+	// recorded on each.
+	negated *stored
 }
 
 type prejudgement struct {
@@ -94,6 +119,7 @@ func (w *write) prejudge(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	nb = w.sameSubject(nb)
 	if len(nb) == 0 {
 		return nil
 	}
@@ -107,7 +133,7 @@ func (w *write) prejudge(ctx context.Context) error {
 		}
 		c = *cand
 	}
-	if c.score >= w.bands.Same && !differInClaim(c.st.m.Text, w.o.Text) {
+	if c.score >= w.bands.Same && w.o.claim.Folds(c.st.claim()) {
 		return nil
 	}
 	v, info := w.e.cfg.Judging.Decide(ctx, w.coll,
@@ -156,12 +182,13 @@ func (w *write) tier1(ctx context.Context) ([]*stored, error) {
 		if w.isCorrected(p.GetId()) {
 			continue
 		}
-		if st := w.decode(p.GetId(), p.GetPayload(), p.GetVectors()); st.m.SupersededBy == "" {
+		// The same words said by someone else are another memory.
+		if st := w.decode(p.GetId(), p.GetPayload(), p.GetVectors()); st.m.SupersededBy == "" && w.o.claim.SameSubject(st.claim()) {
 			out = append(out, st)
 		}
 	}
 	// The deterministic id first: it is where every replica converges.
-	want := MemoryID(w.coll, w.tenant, w.o.hash)
+	want := memoryID(w.coll, w.tenant, w.o.hash, w.o.Speaker)
 	slices.SortStableFunc(out, func(a, b *stored) int {
 		switch {
 		case a.sid == want:
@@ -264,6 +291,9 @@ func (w *write) observe(ctx context.Context) error {
 		if _, err := w.insert(ctx, false, false); err != nil {
 			return err
 		}
+		if w.negated != nil && len(w.touched) > 0 && w.touched[0].sid != w.negated.sid {
+			w.noteContradiction(w.touched[0], w.negated)
+		}
 	case contradicts:
 		blocked, err := w.insert(ctx, true, false)
 		if err != nil {
@@ -288,20 +318,47 @@ func (w *write) observe(ctx context.Context) error {
 	return nil
 }
 
-// classify walks the tier-2 neighbours, best first: a clean match at or
-// above SameThreshold is the same fact (tier 2); a neighbour in the judge
-// band, or above it but differing in a negation or a number, needs a
-// verdict (tier 3). Without a usable verdict nothing matches: a judge that
-// is down, over budget or unparsable never causes a merge. One judge call
-// at most per observation; later pairs use cached verdicts only.
+// sameSubject keeps the neighbours whose subject may be the observation's:
+// another person's statement is never the same fact, nor a contradiction
+// of it (docs/write-path.md, "Who said what").
+func (w *write) sameSubject(nb []scored) []scored {
+	out := nb[:0:0]
+	for _, c := range nb {
+		if w.o.claim.SameSubject(c.st.claim()) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// negates reports whether the observation and st state one claim but for
+// a negation on one side: the same numbers and names, no word swapped.
+func (w *write) negates(st *stored) bool {
+	a, b := w.o.claim, st.claim()
+	return len(a.sig.negations)%2 != len(b.sig.negations)%2 && !a.withoutNegations().Differs(b.withoutNegations())
+}
+
+// classify walks the tier-2 neighbours of the observation's subject, best
+// first: a clean match at or above SameThreshold is the same fact (tier 2);
+// a neighbour in the judge band, or above it but differing in a negation, a
+// number, a name or a swapped word, needs a verdict (tier 3). Without a
+// usable verdict nothing matches: a judge that is down, over budget or
+// unparsable never causes a merge. Without a judge, a neighbour the
+// observation negates is noted (negated): both are kept, the
+// contradiction recorded. One judge call at most per observation; later
+// pairs use cached verdicts only.
 func (w *write) classify(ctx context.Context, nb []scored) (match *stored, tier int, contradicts bool) {
+	nb = w.sameSubject(nb)
 	called := false
 	for _, c := range nb {
 		if c.score < w.bands.Judge {
 			break
 		}
-		if c.score >= w.bands.Same && !differInClaim(c.st.m.Text, w.o.Text) {
+		if c.score >= w.bands.Same && w.o.claim.Folds(c.st.claim()) {
 			return c.st, 2, false
+		}
+		if !w.e.cfg.Judging.Active() && c.score >= w.bands.Same && w.negated == nil && w.negates(c.st) {
+			w.negated = c.st
 		}
 		var v Verdict
 		var info JudgeInfo
@@ -509,7 +566,7 @@ func addBounded(list []string, v string) []string {
 // to be resolved by c x f), and then not if a correction superseded it,
 // unless force is set (a new correction). blocked reports that case.
 func (w *write) insert(ctx context.Context, revive, force bool) (blocked bool, err error) {
-	sid := MemoryID(w.coll, w.tenant, w.o.hash)
+	sid := memoryID(w.coll, w.tenant, w.o.hash, w.o.Speaker)
 	id := qdrant.NewID(sid)
 	if prev, err := w.load(ctx, id); err == nil {
 		if revive && prev.m.SupersededBy != "" {
@@ -543,6 +600,7 @@ func (w *write) insert(ctx context.Context, revive, force bool) (blocked bool, e
 		Grounding: o.grounding, Confidence: o.ev.Confidence, HasConfidence: true,
 		DecayCategory: o.DecayCategory, CreatedAt: o.at, LastObservedAt: o.at, TextHash: o.hash,
 		Retrievable: true, Tier: scoring.TierActive, Schema: memory.SchemaVersion, Attribution: o.attribution,
+		Speaker: strings.TrimSpace(o.Speaker),
 	}
 	if o.ExtractorLogprob != nil {
 		m.ExtractorLogprob, m.HasLogprob = *o.ExtractorLogprob, true
@@ -591,6 +649,26 @@ func (w *write) resolve(a, b *stored, correction bool) {
 	}
 }
 
+// reasonUnresolved is the audit reason of a contradiction no judge
+// resolved: both claims are kept, each counting it.
+const reasonUnresolved = "contradiction_unresolved"
+
+// noteContradiction records that a and b contradict each other without a
+// judge to say which holds (docs/write-path.md): both stay, each counts one
+// more contradiction and records it, and the answer names the other. A
+// supersession needs a judge's verdict or a correction.
+func (w *write) noteContradiction(a, b *stored) {
+	for _, p := range [2][2]*stored{{a, b}, {b, a}} {
+		st, other := p[0], p[1]
+		old := w.evidence(&st.m)
+		st.m.Contradictions++
+		st.dirty = true
+		w.touch(st)
+		w.record(st, reasonUnresolved, old, other.sid)
+	}
+	w.out.Contradicts = b.sid
+}
+
 // weight is confidence x freshness now: a fresh claim can replace a stale one.
 func (w *write) weight(m *memory.Memory) float64 {
 	c := m.Confidence
@@ -616,7 +694,7 @@ func (w *write) mergeInto(win *stored, sameHash []*stored, nb []scored) {
 	}
 	for _, n := range nb {
 		s := n.st
-		if s.sid == win.sid || len(s.vec) == 0 || len(s.vec) != len(win.vec) || differInClaim(s.m.Text, win.m.Text) {
+		if s.sid == win.sid || len(s.vec) == 0 || len(s.vec) != len(win.vec) || !s.claim().Folds(win.claim()) {
 			continue
 		}
 		if float64(vecmath.Cosine(s.vec, win.vec)) >= w.bands.Same {
@@ -695,7 +773,7 @@ func (w *write) corroborate(nb []scored) {
 		if n.score < w.e.cfg.CorroborateThreshold || s.sid == w.out.MemoryID || s.m.SupersededBy != "" {
 			continue
 		}
-		if !sharesEntity(s.m.Entities, w.o.Entities) || differInClaim(s.m.Text, w.o.Text) {
+		if !sharesEntity(s.m.Entities, w.o.Entities) || !w.o.claim.Corroborates(s.claim()) {
 			continue
 		}
 		if w.isTouched(s) {
@@ -773,8 +851,12 @@ func (w *write) correct(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// A correction folds only into a memory that states its claim: one
+		// that names something the memory does not ("I work at Initech now,
+		// not Acme" against "I don't work at Acme") is stored, or its new
+		// fact would be lost.
 		for _, c := range nb {
-			if c.score >= w.bands.Same && !differInClaim(c.st.m.Text, w.o.Text) {
+			if c.score >= w.bands.Same && w.o.claim.Restates(c.st.claim()) {
 				win = c.st
 				w.duplicate(win, 2)
 				break

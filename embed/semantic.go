@@ -259,33 +259,14 @@ func (s *Semantic) embed(st *semState, meaning []float64, text string, dst []flo
 // it is.
 func properNames(text string) map[string]struct{} {
 	var names map[string]struct{}
-	start := true
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		if !unicode.IsLetter(r) {
-			if strings.ContainsRune(".!?:;\n", r) {
-				start = true
-			}
-			i += n
+	for w, name := range textnorm.Words(text) {
+		if !name {
 			continue
 		}
-		j, lower := i+n, false
-		for j < len(text) {
-			r2, n2 := utf8.DecodeRuneInString(text[j:])
-			if !unicode.IsLetter(r2) {
-				break
-			}
-			lower = lower || unicode.IsLower(r2)
-			j += n2
+		if names == nil {
+			names = map[string]struct{}{}
 		}
-		if !start && unicode.IsUpper(r) && lower {
-			if names == nil {
-				names = map[string]struct{}{}
-			}
-			names[textnorm.Normalize(text[i:j])] = struct{}{}
-		}
-		start = false
-		i = j
+		names[textnorm.Normalize(w)] = struct{}{}
 	}
 	return names
 }

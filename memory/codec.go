@@ -46,6 +46,7 @@ type Keys struct {
 	Uses             string `koanf:"uses"`
 	LastUsedAt       string `koanf:"last_used_at"`
 	Flags            string `koanf:"flags"`
+	Speaker          string `koanf:"speaker"`
 }
 
 // Validate refuses empty payload keys and two record fields stored under
@@ -95,7 +96,7 @@ func (k *Keys) fields() [numFields]*string {
 		&k.Observations, &k.Confidence, &k.DecayCategory, &k.CreatedAt, &k.LastObservedAt,
 		&k.LastAccessedAt, &k.AccessCounts, &k.SessionIDs, &k.TurnIDs, &k.Entities, &k.TextHash,
 		&k.Retrievable, &k.Tier, &k.SupersededBy, &k.Corroborations, &k.Contradictions,
-		&k.Modalities, &k.Schema, &k.Attribution, &k.Uses, &k.LastUsedAt, &k.Flags,
+		&k.Modalities, &k.Schema, &k.Attribution, &k.Uses, &k.LastUsedAt, &k.Flags, &k.Speaker,
 	}
 }
 
@@ -149,7 +150,7 @@ func (c *Codec) Params() *scoring.Params { return c.params }
 // nullIsAbsent are the fields where a null value is a natural way to write
 // "none" (Python's None), so it is not reported.
 const nullIsAbsent = Fields(1<<FieldExtractorLogprob | 1<<FieldSupersededBy | 1<<FieldLastAccessedAt |
-	1<<FieldDecayCategory | 1<<FieldLastObservedAt | 1<<FieldAttribution | 1<<FieldLastUsedAt)
+	1<<FieldDecayCategory | 1<<FieldLastObservedAt | 1<<FieldAttribution | 1<<FieldLastUsedAt | 1<<FieldSpeaker)
 
 // reportedMissing are the fields whose absence from a scored memory is worth
 // telling: the score leans on a default for them.
@@ -175,12 +176,12 @@ func (c *Codec) Decode(payload map[string]*qdrant.Value, m *Memory) {
 	c.decode(payload, m, 0)
 }
 
-// provenanceFields are the lists ranking never reads.
-const provenanceFields = Fields(1<<FieldSessionIDs | 1<<FieldTurnIDs | 1<<FieldEntities | 1<<FieldModalities |
-	1<<FieldFlags)
+// provenanceFields are the lists ranking never reads. Entities are read:
+// folding tells subjects apart by them (dedup.Claim).
+const provenanceFields = Fields(1<<FieldSessionIDs | 1<<FieldTurnIDs | 1<<FieldModalities | 1<<FieldFlags)
 
 // DecodeRank is Decode for the read path: it skips the provenance lists
-// (session and turn ids, entities, modalities), which ranking never reads, so
+// (session and turn ids, modalities, flags), which ranking never reads, so
 // they stay nil and unchecked; they are still marked in Seen.
 func (c *Codec) DecodeRank(payload map[string]*qdrant.Value, m *Memory) {
 	c.decode(payload, m, provenanceFields)
@@ -304,6 +305,8 @@ func (d *decoder) field(f Field, v *qdrant.Value) bool {
 		return d.time(f, v, &m.LastUsedAt)
 	case FieldFlags:
 		return d.strings(f, v, &m.Flags)
+	case FieldSpeaker:
+		return d.str(f, v, &m.Speaker)
 	}
 	return true
 }
@@ -772,6 +775,9 @@ func (c *Codec) Encode(m *Memory) map[string]*qdrant.Value {
 	}
 	if len(m.Flags) > 0 {
 		set(FieldFlags, stringList(m.Flags))
+	}
+	if m.Speaker != "" {
+		set(FieldSpeaker, qdrant.NewValueString(m.Speaker))
 	}
 	return p
 }

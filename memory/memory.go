@@ -62,6 +62,9 @@ type Memory struct {
 	LastUsedAt time.Time
 	// Flags are review marks the write path set, e.g. "recurring_event".
 	Flags []string
+	// Speaker is who stated the memory, when the observation said so: the
+	// subject of a first-person statement ("" unknown).
+	Speaker string
 
 	// Levels are the numbers the codec resolved the record's names to, with
 	// its configured tables; Codec.Inputs reads them.
@@ -165,6 +168,7 @@ const (
 	FieldUses
 	FieldLastUsedAt
 	FieldFlags
+	FieldSpeaker
 	numFields
 )
 
@@ -173,7 +177,7 @@ var fieldNames = [numFields]string{
 	"observations", "confidence", "decay_category", "created_at", "last_observed_at",
 	"last_accessed_at", "access_counts", "session_ids", "turn_ids", "entities", "text_hash",
 	"retrievable", "tier", "superseded_by", "corroborations", "contradictions", "modalities",
-	"memrank_schema", "attribution", "uses", "last_used_at", "flags",
+	"memrank_schema", "attribution", "uses", "last_used_at", "flags", "speaker",
 }
 
 // String is the field's default payload key.

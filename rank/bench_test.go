@@ -50,7 +50,7 @@ func benchPoints(n, dims int) []*qdrant.ScoredPoint {
 		return v
 	}
 	out := make([]*qdrant.ScoredPoint, n)
-	var texts []string
+	var texts, entities []string
 	var vecs [][]float32
 	for i := range n {
 		text := make([]string, 6+r.IntN(10))
@@ -75,7 +75,11 @@ func benchPoints(n, dims int) []*qdrant.ScoredPoint {
 			}
 		}
 		vec = unit(vec)
-		texts, vecs = append(texts, t), append(vecs, vec)
+		entity := words[r.IntN(len(words))]
+		if i > 0 && (i%8 == 3 || i%8 == 6) { // a duplicate is about the same subject
+			entity = entities[i-1]
+		}
+		texts, vecs, entities = append(texts, t), append(vecs, vec), append(entities, entity)
 		created := now.Add(-time.Duration(r.Float64() * 365 * 24 * float64(time.Hour)))
 		m := &memory.Memory{
 			Text:           t,
@@ -88,7 +92,7 @@ func benchPoints(n, dims int) []*qdrant.ScoredPoint {
 			CreatedAt:      created,
 			LastObservedAt: created.Add(time.Duration(r.Float64() * float64(now.Sub(created)))),
 			SessionIDs:     []string{fmt.Sprintf("s-%d", r.IntN(500))},
-			Entities:       []string{words[r.IntN(len(words))]},
+			Entities:       []string{entity},
 			Retrievable:    r.IntN(20) != 0,
 		}
 		if r.IntN(2) == 0 {

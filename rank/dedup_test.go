@@ -207,11 +207,11 @@ func TestDedup(t *testing.T) {
 		{
 			name: "groups are independent; the winner of each is its best",
 			mems: []dmem{
-				{id: 1, score: 0.9, text: "x1", vec: base, ageDay: 120}, // 0.9 x 0.65 = 0.585
-				{id: 2, score: 0.6, text: "y1", vec: other},
-				{id: 3, score: 0.7, text: "y2", vec: near(other, 0.97, 11)}, // leads y, and every result
-				{id: 4, score: 0.8, text: "x2", vec: cos95, ageDay: 120},    // 0.52
-				{id: 5, score: 0.5, text: "y3", vec: other2},
+				{id: 1, score: 0.9, text: "xa", vec: base, ageDay: 120}, // 0.9 x 0.65 = 0.585
+				{id: 2, score: 0.6, text: "ya", vec: other},
+				{id: 3, score: 0.7, text: "yb", vec: near(other, 0.97, 11)}, // leads y, and every result
+				{id: 4, score: 0.8, text: "xb", vec: cos95, ageDay: 120},    // 0.52
+				{id: 5, score: 0.5, text: "yc", vec: other2},
 			},
 			verdicts: same("y1", "y3"),
 			want:     []uint64{3, 1, 5},

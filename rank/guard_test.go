@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,7 +36,10 @@ func (m guardMem) point() *qdrant.ScoredPoint {
 	if m.reads > 0 {
 		counts = map[string]any{"z": m.reads}
 	}
-	return scored(m.id, m.score, memoryPayload(fmt.Sprintf("guard memory %d", m.id), conf, m.age, counts), m.vec)
+	// Texts differ in length, not in a number or one word: duplicates by
+	// vector fold, as they would on the write path.
+	text := "guard memory" + strings.Repeat(" again", int(m.id))
+	return scored(m.id, m.score, memoryPayload(text, conf, m.age, counts), m.vec)
 }
 
 func guardPoints(ms ...guardMem) []*qdrant.ScoredPoint {

@@ -89,7 +89,7 @@ func (r *Ranker) newStageBench(points []*qdrant.ScoredPoint, distance qdrant.Dis
 	// The items folding sees: the kept candidates best first.
 	s.items = make([]fold.Item, len(kept))
 	for j, sc := range kept {
-		it := fold.Item{Hash: s.w.textHash(sc.Seq)}
+		it := s.w.foldItem(sc.Seq)
 		if v := denseVector(points[sc.Seq].GetVectors(), ""); len(v) > 0 {
 			it.Vector, it.InvNorm = v, 1
 			if !s.p.unit {

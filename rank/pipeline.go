@@ -336,6 +336,12 @@ func (w *work) textHash(i int) string {
 	return memory.TextHash(m.Text)
 }
 
+// foldItem is candidate i as folding sees it, without its vector.
+func (w *work) foldItem(i int) fold.Item {
+	m := w.mem[i]
+	return fold.Item{Hash: w.textHash(i), Text: m.Text, Speaker: m.Speaker, Entities: m.Entities}
+}
+
 // dedup folds duplicates among scores (sorted here, best first) and
 // returns the leaders, best first. Folding gathers each group around its
 // best member by weight; the group keeps that member's place, score and
@@ -348,7 +354,7 @@ func (r *Ranker) dedup(w *work, scores []scoring.Score, points []*qdrant.ScoredP
 	w.order(scores, points)
 	w.items = resize(w.items, len(scores))
 	for j, s := range scores {
-		it := fold.Item{Hash: w.textHash(s.Seq)}
+		it := w.foldItem(s.Seq)
 		if p.tier2 {
 			if v := denseVector(points[s.Seq].GetVectors(), p.vecName); len(v) > 0 {
 				it.Vector = v

@@ -510,8 +510,8 @@ func TestGuardReportCounts(t *testing.T) {
 		rel{id: 2, score: 0.93, vec: vecAt(0.93, 2), text: "Likes tea!"},   // tier 1 into 1: relevant
 		rel{id: 3, score: 0.90, vec: near(v1, 0.95, 3), text: "tea lover"}, // tier 2 into 1: relevant
 		rel{id: 4, score: 0.85, vec: vecAt(0.85, 4), text: "lives in Lisbon"},
-		rel{id: 5, score: 0.70, vec: v5, text: "owns a bike"},                 // beyond the band (0.80)
-		rel{id: 6, score: 0.65, vec: near(v5, 0.95, 6), text: "rides a bike"}, // into 5: beyond
+		rel{id: 5, score: 0.70, vec: v5, text: "owns a bike"},                  // beyond the band (0.80)
+		rel{id: 6, score: 0.65, vec: near(v5, 0.95, 6), text: "has a bicycle"}, // into 5: beyond
 		rel{id: 7, score: 0.60, vec: vecAt(0.6, 7), text: "has a cat"},
 		rel{id: 8, score: 0.25, vec: vecAt(0.25, 8), text: "once saw a film"}, // below the floor
 	)

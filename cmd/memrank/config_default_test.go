@@ -91,7 +91,7 @@ func TestDefault(t *testing.T) {
 			TurnIDs: "turn_ids", Entities: "entities", TextHash: "text_hash", Retrievable: "retrievable",
 			Tier: "tier", SupersededBy: "superseded_by", Corroborations: "corroborations",
 			Contradictions: "contradictions", Modalities: "modalities", Schema: "memrank_schema",
-			Attribution: "attribution", Uses: "uses", LastUsedAt: "last_used_at", Flags: "flags",
+			Attribution: "attribution", Uses: "uses", LastUsedAt: "last_used_at", Flags: "flags", Speaker: "speaker",
 		},
 		Telemetry: telemetry.Config{ServiceName: "memrank", LogLevel: "info", LogFormat: "json"},
 		Shutdown:  Shutdown{Drain: 3 * time.Second, Grace: 10 * time.Second},

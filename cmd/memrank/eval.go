@@ -112,6 +112,16 @@ restricts the samples; --json adds every question's answers (per_question). It t
 and the set's flags (--split, --fit, --upstream, --url...) do not apply; the ranking is the
 configuration's (--config, MEMRANK_RANK__..., MEMRANK_SCORING__...).
 
+--write-path observes every turn through the write path instead (POST /v1/observe in process,
+in conversation order: the turn's text, source direct, its session and turn ids, its time as
+observed_at; --speaker adds its speaker), which may fold it into an earlier memory. The turns
+are observed into each conversation's /v1/retrieve copy, whose points and audit trail are then
+copied to the qdrant query copy. The report adds, per group: observations, decisions by kind,
+matches by dedup tier, memories, folds (turns that are no memory of their own),
+cross-speaker folds (memories holding several speakers' turns; --json lists up to 20) and
+evidence folds (evidence turns folded into another turn's memory); the write path is the
+configuration's (dedup.*, judge.*), with its clock at --at.
+
 A progress bar is shown on stderr when it is a terminal (not with -q or --json).`
 
 func newEvalCmd(e *env) *cobra.Command {

@@ -25,6 +25,8 @@ type locomoOptions struct {
 	at            string
 	realDates     bool
 	conversations []string
+	writePath     bool
+	speaker       bool
 }
 
 func (o *locomoOptions) addFlags(f *pflag.FlagSet) {
@@ -32,10 +34,14 @@ func (o *locomoOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.at, "at", locomo.DefaultAt().Format(time.RFC3339), "with --locomo: the evaluation instant, the rankers' clock (RFC 3339 or YYYY-MM-DD)")
 	f.BoolVar(&o.realDates, "real-dates", false, "with --locomo: keep the conversations' dates (default: shifted so that each one's latest session lies a day before --at)")
 	f.StringSliceVar(&o.conversations, "conversations", nil, "with --locomo: only these samples, e.g. conv-26,conv-30 (default: all)")
+	f.BoolVar(&o.writePath, "write-path", false, "with --locomo: observe every turn through the write path (POST /v1/observe), which may fold it into another memory, instead of writing it as a memory of its own")
+	f.BoolVar(&o.speaker, "speaker", false, "with --locomo --write-path: name each turn's speaker in its observation")
 }
 
 // locomoOnlyFlags go with --locomo only.
-func locomoOnlyFlags() []string { return []string{"at", "real-dates", "conversations"} }
+func locomoOnlyFlags() []string {
+	return []string{"at", "real-dates", "conversations", "write-path", "speaker"}
+}
 
 // setFlags are eval's flags for a labeled set, which --locomo refuses.
 func setFlags() []string {
@@ -82,6 +88,9 @@ func runEvalLocomo(cmd *cobra.Command, e *env, o *evalOptions, args []string) (e
 		return usageError{err}
 	}
 	notes := locomoStore(&c, bench.At)
+	if lo.writePath {
+		notes = append(notes, locomoJudgeNote(c))
+	}
 	var tmp string
 	where := "the embedded store in " + o.data
 	if o.data != "" {
@@ -112,7 +121,7 @@ func runEvalLocomo(cmd *cobra.Command, e *env, o *evalOptions, args []string) (e
 	}
 	turnKey := codec.Keys().TurnIDs
 	notes = append(notes,
-		fmt.Sprintf("asked in process, on %s; the ranker's and the access recorder's clock is --at", where),
+		fmt.Sprintf("asked in process, on %s; the clock of the ranker, the access recorder and the write path is --at", where),
 		fmt.Sprintf("/v1/retrieve asks each conversation's %s copy (raw asks it too), qdrant query its %s copy; "+
 			"the access counts are flushed after every question", locomo.RetrieveSuffix, locomo.QuerySuffix),
 		"qdrant query goes through memrank's REST front on its gRPC front, both in process, as serve builds them")
@@ -133,6 +142,11 @@ func runEvalLocomo(cmd *cobra.Command, e *env, o *evalOptions, args []string) (e
 		Querier:   locomo.RESTQuerier{Handler: rest, Header: header, TurnKey: turnKey},
 		Flusher:   s.recorder,
 		Notes:     notes,
+		WritePath: lo.writePath,
+		Speaker:   lo.speaker,
+	}
+	if lo.writePath {
+		cfg.Observer = locomo.NativeObserver{Handler: s.native.Handler(), Header: header}
 	}
 	bar := &evalProgress{w: e.stderr}
 	if !o.quiet && !o.asJSON && isTerminal(e.stderr) {
@@ -167,6 +181,9 @@ func openLocomo(flags *pflag.FlagSet, lo locomoOptions, args []string) (*locomo.
 	}
 	if lo.file == "" {
 		return nil, usageError{errors.New("--locomo needs a FILE")}
+	}
+	if lo.speaker && !lo.writePath {
+		return nil, usageError{errors.New("--speaker goes with --write-path (written directly, a turn's memory has no speaker to give)")}
 	}
 	at, err := parseAt(lo.at)
 	if err != nil {
@@ -203,8 +220,20 @@ func locomoStore(c *Config, at time.Time) []string {
 	// The clock of the ranker, and of the access recorder that writes
 	// last_accessed_at, is --at.
 	clock := func() time.Time { return at }
-	c.Rank.Now, c.Access.Now = clock, clock
+	c.Rank.Now, c.Access.Now, c.Dedup.Now = clock, clock, clock
 	return notes
+}
+
+// locomoJudgeNote says whether the write path's judge (tier 3) takes part.
+func locomoJudgeNote(c Config) string {
+	if !c.Judge.Enabled {
+		return "the write path's judge (tier 3) is off: a pair in the judge band is never folded (judge.enabled)"
+	}
+	at := c.Judge.BaseURL
+	if at == "" {
+		at = "OpenAI's API"
+	}
+	return fmt.Sprintf("the write path's judge (tier 3) is %s at %s", c.Judge.Model, at)
 }
 
 // inProcessRESTFront is the REST front as serve builds it, on a gRPC front

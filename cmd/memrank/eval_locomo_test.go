@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,7 +70,32 @@ type locomoJSON struct {
 			Top10    [][]string `json:"top_10_turn_ids"`
 		} `json:"systems"`
 	} `json:"per_question"`
-	Notes []string `json:"notes"`
+	Notes     []string `json:"notes"`
+	Mode      string   `json:"mode"`
+	WritePath *struct {
+		Speaker bool   `json:"speaker"`
+		Copy    string `json:"copy"`
+		Groups  []struct {
+			Group                string         `json:"group"`
+			Observations         int            `json:"observations"`
+			Decisions            map[string]int `json:"decisions"`
+			DedupTiers           map[string]int `json:"dedup_tiers"`
+			Memories             int            `json:"memories"`
+			Superseded           int            `json:"superseded"`
+			Folds                int            `json:"folds"`
+			CrossSpeakerFolds    int            `json:"cross_speaker_folds"`
+			EvidenceFolds        int            `json:"evidence_folds"`
+			CrossSpeakerExamples []struct {
+				SampleID string `json:"sample_id"`
+				Text     string `json:"text"`
+				Turns    []struct {
+					TurnID  string `json:"turn_id"`
+					Speaker string `json:"speaker"`
+					Text    string `json:"text"`
+				} `json:"turns"`
+			} `json:"cross_speaker_examples"`
+		} `json:"groups"`
+	} `json:"write_path"`
 }
 
 func runLocomo(t *testing.T, args ...string) locomoJSON {
@@ -96,7 +123,8 @@ func runLocomo(t *testing.T, args ...string) locomoJSON {
 func TestEvalLocomoJSON(t *testing.T) {
 	r := runLocomo(t)
 	if r.File != locomoMini || r.At != "2026-12-01T00:00:00Z" || r.RealDates || r.Embedder.Model != "memrank-local-sem-v1:384" ||
-		r.Limit != 25 || r.Turns != 9 || r.Questions != 7 || r.Skipped.Adversarial != 1 || r.Skipped.NoEvidence != 2 || len(r.Dropped) != 2 {
+		r.Limit != 25 || r.Turns != 14 || r.Questions != 7 || r.Skipped.Adversarial != 1 || r.Skipped.NoEvidence != 2 || len(r.Dropped) != 2 ||
+		r.Mode != "direct" || r.WritePath != nil {
 		t.Errorf("header %+v", r)
 	}
 	if len(r.Conversations) != 2 || r.Conversations[0].SampleID != "conv-26" || !r.Conversations[0].Dev || r.Conversations[1].Dev ||
@@ -132,7 +160,7 @@ func TestEvalLocomoJSON(t *testing.T) {
 		if (row.System == "raw") != (row.VsRaw == nil) {
 			t.Errorf("row %s/%s/%s: R@10 vs raw %v", row.Group, row.Subset, row.System, row.VsRaw)
 		}
-		// Raw's order is the store's: every conversation has at most 5
+		// Raw's order is the store's: every conversation has at most 9
 		// turns, so 25 results hold them all.
 		if row.System == "raw" && (*row.R10 != 1 || *row.R25 != 1 || *row.Hit10 != 1 || *row.MRR <= 0 || row.Empty != 0) {
 			t.Errorf("raw row %s/%s: %+v", row.Group, row.Subset, row)
@@ -146,7 +174,7 @@ func TestEvalLocomoJSON(t *testing.T) {
 	}
 	for _, q := range r.PerQuestion {
 		raw, ret, qry := q.Systems["raw"], q.Systems["retrieve"], q.Systems["query"]
-		if raw.Returned != map[string]int{"conv-26": 5, "conv-44": 4}[q.SampleID] || raw.FirstHit == nil || len(raw.Top10) != raw.Returned {
+		if raw.Returned != map[string]int{"conv-26": 5, "conv-44": 9}[q.SampleID] || raw.FirstHit == nil || len(raw.Top10) != raw.Returned {
 			t.Errorf("%s qa[%d] raw: %+v", q.SampleID, q.Question, raw)
 		}
 		// Both memrank systems are the same ranker, over copies with the
@@ -158,6 +186,89 @@ func TestEvalLocomoJSON(t *testing.T) {
 	if q := r.PerQuestion[1]; q.SampleID != "conv-26" || q.Question != 1 || q.Category != 1 || !q.Recent ||
 		!cmp.Equal(q.Evidence, []string{"D1:3", "D2:2"}) {
 		t.Errorf("conv-26 qa[1]: %+v", q)
+	}
+}
+
+// TestEvalLocomoWritePath observes every turn through the write path, in
+// process, with and without the speaker: whatever the write path's fold
+// rules, the numbers add up, a speaker's restated evidence turn (D2:2
+// after D1:3) and paraphrase fold, and both copies answer alike.
+func TestEvalLocomoWritePath(t *testing.T) {
+	for _, speaker := range []bool{false, true} {
+		t.Run(fmt.Sprintf("speaker %v", speaker), func(t *testing.T) {
+			args := []string{"--write-path"}
+			if speaker {
+				args = append(args, "--speaker")
+			}
+			r := runLocomo(t, args...)
+			if r.Mode != "write_path" || r.WritePath == nil || r.WritePath.Speaker != speaker || len(r.WritePath.Groups) != 3 ||
+				!strings.Contains(r.WritePath.Copy, "copied to the _query copy") || r.Turns != 14 || r.Questions != 7 {
+				t.Fatalf("header %+v", r)
+			}
+			if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "judge (tier 3) is off") }) {
+				t.Errorf("notes %q", r.Notes)
+			}
+			for _, g := range r.WritePath.Groups {
+				decided := 0
+				for _, n := range g.Decisions {
+					decided += n
+				}
+				want := map[string]int{"all": 14, "dev": 5, "held_out": 9}[g.Group]
+				if g.Observations != want || decided != want || g.Superseded == 0 && g.Memories+g.Folds != want ||
+					g.CrossSpeakerFolds > g.Folds || len(g.CrossSpeakerExamples) != g.CrossSpeakerFolds {
+					t.Errorf("group %s: %+v", g.Group, g)
+				}
+				for _, ex := range g.CrossSpeakerExamples {
+					speakers := map[string]bool{}
+					for _, turn := range ex.Turns {
+						speakers[turn.Speaker] = true
+					}
+					if len(speakers) < 2 || ex.Text == "" {
+						t.Errorf("group %s: example %+v", g.Group, ex)
+					}
+				}
+			}
+			if all := r.WritePath.Groups[0]; all.Folds < 2 || all.EvidenceFolds != 1 || all.Decisions["inserted"]+all.Decisions["contradiction"] != all.Memories+all.Superseded {
+				t.Errorf("all: %+v", all)
+			}
+			if dev := r.WritePath.Groups[1]; dev.Folds != 0 || dev.Memories != 5 {
+				t.Errorf("dev: %+v", dev)
+			}
+			for _, q := range r.PerQuestion {
+				ret, qry := q.Systems["retrieve"], q.Systems["query"]
+				if !cmp.Equal(ret.Top10, qry.Top10) {
+					t.Errorf("%s qa[%d]: /v1/retrieve %v, qdrant query %v", q.SampleID, q.Question, ret.Top10, qry.Top10)
+				}
+				for _, ids := range ret.Top10 {
+					for _, id := range ids {
+						if !strings.HasPrefix(id, "D") {
+							t.Errorf("%s qa[%d]: turn id %q", q.SampleID, q.Question, id)
+						}
+					}
+				}
+			}
+			// conv-44 qa[2]: its evidence turn D2:2 is in D1:3's memory.
+			if q := r.PerQuestion[6]; q.Systems["raw"].R10 != 1 ||
+				!slices.ContainsFunc(q.Systems["raw"].Top10, func(ids []string) bool { return cmp.Equal(ids, []string{"D1:3", "D2:2"}) }) {
+				t.Errorf("conv-44 qa[2]: %+v", q.Systems["raw"])
+			}
+		})
+	}
+}
+
+func TestEvalLocomoWritePathTable(t *testing.T) {
+	code, out, errOut := runCLI(t, "eval", "--locomo", locomoMini, "-q", "--write-path", "--speaker", "--conversations", "conv-44")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"memories: each turn observed through memrank's write path (POST /v1/observe, in conversation order, with its speaker)",
+		"\nheld out (1: conv-44)\nwrite path: 9 observations (inserted ",
+		"note: the write path's judge (tier 3) is off",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output without %q:\n%s", want, out)
+		}
 	}
 }
 
@@ -214,6 +325,8 @@ func TestEvalLocomoUsage(t *testing.T) {
 		{"unknown conversation", []string{"--locomo", locomoMini, "--conversations", "conv-26,conv-99"}, `no conversation "conv-99" in the file`},
 		{"at without locomo", []string{"--at", "2026-01-01", smallSet}, "--at goes with --locomo"},
 		{"real dates without locomo", []string{"--real-dates", smallSet}, "--real-dates goes with --locomo"},
+		{"write path without locomo", []string{"--write-path", smallSet}, "--write-path goes with --locomo"},
+		{"speaker without the write path", []string{"--locomo", locomoMini, "--speaker"}, "--speaker goes with --write-path"},
 		{"no set", nil, "accepts 1 arg(s), received 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,7 +73,7 @@ const mixedJSONL = `{"collection":"c","text":"one"}
 not json
 {"collection":"c","text":"four"}` + "\r\n" + `   ` + "\t" + `
 {"collection":"c","text":"five","corrects":"9"}
-{"collection":"c","text":"six"}`
+{"collection":"c","text":"six","speaker":"Caroline"}`
 
 // TestImportLinesInOrder: the command wires the flags to internal/importer
 // (whose tests cover the import itself), reports bad lines on stderr,
@@ -94,6 +94,9 @@ func TestImportLinesInOrder(t *testing.T) {
 	}
 	if got := fo.observed()[1].Collection; got != "dflt" {
 		t.Errorf("collection %q: --collection fills a missing one", got)
+	}
+	if got := fo.observed()[4].Speaker; got != "Caroline" {
+		t.Errorf("speaker %q, want the line's Caroline", got)
 	}
 	for _, s := range []string{path + `:4: memry_type: unknown field`, path + `:6: dedup: memory_type: unknown type "x"`,
 		"memrank: 3 line(s) could not be imported (reported above)\n"} {
@@ -253,7 +256,7 @@ func TestImportUsage(t *testing.T) {
 func TestImportRemote(t *testing.T) {
 	var content strings.Builder
 	for i := 1; i <= 5; i++ {
-		fmt.Fprintf(&content, `{"text":"t%d","session_id":"s%d"}`+"\n", i, i)
+		fmt.Fprintf(&content, `{"text":"t%d","session_id":"s%d","speaker":"p%d"}`+"\n", i, i, i)
 	}
 	path := writeTemp(t, "obs.jsonl", content.String())
 	srv := &observeServer{t: t, answer: func(n int) (int, string) {
@@ -275,7 +278,8 @@ func TestImportRemote(t *testing.T) {
 		t.Fatalf("server called %d times, want 4 (stopped at the 503)", srv.calls.Load())
 	}
 	for i, obs := range srv.got {
-		if want := fmt.Sprintf("t%d", i+1); obs.Text != want || obs.Collection != "notes" || obs.SessionID != fmt.Sprintf("s%d", i+1) {
+		if want := fmt.Sprintf("t%d", i+1); obs.Text != want || obs.Collection != "notes" || obs.SessionID != fmt.Sprintf("s%d", i+1) ||
+			obs.Speaker != fmt.Sprintf("p%d", i+1) {
 			t.Errorf("post %d: %+v", i+1, obs)
 		}
 		if srv.header[i].Get("Api-Key") != "k" {

@@ -172,6 +172,7 @@ type nativeMemory struct {
 		SupersededBy string   `json:"superseded_by"`
 		Source       string   `json:"source"`
 		SessionIDs   []string `json:"session_ids"`
+		Speaker      string   `json:"speaker"`
 	} `json:"payload"`
 	Audit []struct {
 		Decision string `json:"decision"`
@@ -256,6 +257,21 @@ func TestMCPEndToEnd(t *testing.T) {
 		t.Errorf("the same fact again: %+v, want a restatement of %s", again, ins.MemoryID)
 	}
 
+	// remember with a speaker: the same words from two people are two
+	// memories, each with its speaker (a collection of their own).
+	const said = "mcp_e2e_speakers"
+	var caroline, melanie mcpfront.Outcome
+	mcpOK(t, cs, "remember", map[string]any{"collection": said, "text": "That's awesome!", "source": "direct", "session_id": "c1", "speaker": "Caroline"}, &caroline)
+	mcpOK(t, cs, "remember", map[string]any{"collection": said, "text": "That's awesome!", "source": "direct", "session_id": "m1", "speaker": "Melanie"}, &melanie)
+	if caroline.Decision != "inserted" || melanie.Decision != "inserted" || caroline.MemoryID == melanie.MemoryID {
+		t.Errorf("the same words from Caroline and Melanie: %+v and %+v, want two new memories", caroline, melanie)
+	}
+	for id, want := range map[string]string{caroline.MemoryID: "Caroline", melanie.MemoryID: "Melanie"} {
+		if _, m := nativeGetMemory(t, base, said, id); m.Payload.Speaker != want {
+			t.Errorf("memory %s: speaker %q, want %s", id, m.Payload.Speaker, want)
+		}
+	}
+
 	// recall in the new collection: the same as /v1/retrieve.
 	mcpOK(t, cs, "recall", map[string]any{"collection": coll, "query": "what tea does Dana like", "limit": 5}, &rec)
 	if len(rec.Memories) == 0 || rec.Memories[0].ID != ins.MemoryID {
@@ -279,9 +295,13 @@ func TestMCPEndToEnd(t *testing.T) {
 
 	// correct: the correction supersedes the memory.
 	var cor mcpfront.Outcome
-	mcpOK(t, cs, "correct", map[string]any{"collection": coll, "memory_id": ins.MemoryID, "text": "Dana's favourite tea is sencha", "session_id": "s3"}, &cor)
+	mcpOK(t, cs, "correct", map[string]any{"collection": coll, "memory_id": ins.MemoryID, "text": "Dana's favourite tea is sencha", "session_id": "s3",
+		"speaker": "Dana"}, &cor)
 	if cor.Decision != "corrected" || cor.Superseded != ins.MemoryID || cor.MemoryID == ins.MemoryID {
 		t.Fatalf("correct: %+v, want a new memory superseding %s", cor, ins.MemoryID)
+	}
+	if _, mem = nativeGetMemory(t, base, coll, cor.MemoryID); mem.Payload.Speaker != "Dana" {
+		t.Errorf("the correction's speaker is %q, want Dana", mem.Payload.Speaker)
 	}
 	if _, mem = nativeGetMemory(t, base, coll, ins.MemoryID); mem.Payload.SupersededBy != cor.MemoryID {
 		t.Errorf("the corrected memory is superseded by %q, want %q", mem.Payload.SupersededBy, cor.MemoryID)

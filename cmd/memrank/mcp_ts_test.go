@@ -65,6 +65,10 @@ type tsReport struct {
 		Type   string `json:"type"`
 		Format string `json:"format"`
 	} `json:"recall_at"`
+	RememberSpeaker *struct {
+		Type        string `json:"type"`
+		Description string `json:"description"`
+	} `json:"remember_speaker"`
 	AsOf struct {
 		IsError  bool   `json:"isError"`
 		At       string `json:"at"`
@@ -119,6 +123,9 @@ func checkTSReport(t *testing.T, r tsReport) {
 	if r.RecallAt == nil || r.RecallAt.Type != "string" || r.RecallAt.Format != "date-time" {
 		t.Errorf("recall's at in the tool list: %+v, want an optional date-time string", r.RecallAt)
 	}
+	if r.RememberSpeaker == nil || r.RememberSpeaker.Type != "string" || !strings.Contains(r.RememberSpeaker.Description, "who said") {
+		t.Errorf("remember's speaker in the tool list: %+v, want an optional string saying who said it", r.RememberSpeaker)
+	}
 	if r.AsOf.IsError || r.AsOf.At != "2020-01-01T00:00:00Z" || r.AsOf.Memories == nil || *r.AsOf.Memories != 0 ||
 		!strings.Contains(r.AsOf.Text, "as of 2020-01-01T00:00:00Z") {
 		t.Errorf("recall as of 2020, before the collection's first memory: %+v, want no memory and the time echoed", r.AsOf)
@@ -143,8 +150,9 @@ func checkTSReport(t *testing.T, r tsReport) {
 	if err := json.Unmarshal(r.Remember.Structured, &ins); err != nil || r.Remember.IsError || ins.Decision != "inserted" {
 		t.Fatalf("remember: %+v (%v)", r.Remember, err)
 	}
-	if r.Stored.Status != 200 || r.Stored.Body.Result.Payload.Confidence != ins.Confidence || r.Stored.Body.Result.Payload.Text != "Dana's sister lives in Osaka" {
-		t.Errorf("the stored memory: %+v, want the text with confidence %v", r.Stored, ins.Confidence)
+	if r.Stored.Status != 200 || r.Stored.Body.Result.Payload.Confidence != ins.Confidence || r.Stored.Body.Result.Payload.Text != "Dana's sister lives in Osaka" ||
+		r.Stored.Body.Result.Payload.Speaker != "Dana" {
+		t.Errorf("the stored memory: %+v, want the text with confidence %v, said by Dana", r.Stored, ins.Confidence)
 	}
 	if len(r.Recall.MCP) == 0 || r.Recall.MCP[0].ID != ins.MemoryID {
 		t.Errorf("recall: %+v, want %s first", r.Recall.MCP, ins.MemoryID)

@@ -113,7 +113,7 @@ type observeOptions struct {
 type observeFields struct {
 	collection, text, memoryType, source, extractorModel, grounding string
 	session, turn, observedAt, modality, decayCategory              string
-	observationID, corrects, attribution                            string
+	observationID, corrects, attribution, speaker                   string
 	logprob                                                         float64
 	entities                                                        []string
 }
@@ -124,7 +124,7 @@ var observeFlagKeys = []struct{ flag, key string }{
 	{"extractor-model", "extractor_model"}, {"extractor-logprob", "extractor_logprob"}, {"grounding", "grounding"},
 	{"session", "session_id"}, {"turn", "turn_id"}, {"observed-at", "observed_at"}, {"modality", "modality"},
 	{"entity", "entities"}, {"decay-category", "decay_category"}, {"observation-id", "observation_id"},
-	{"corrects", "corrects"}, {"attribution", "attribution"},
+	{"corrects", "corrects"}, {"attribution", "attribution"}, {"speaker", "speaker"},
 }
 
 func newObserveCmd(e *env) *cobra.Command { return observeCommand(e, openObserver) }
@@ -152,6 +152,7 @@ which a running serve holds locked). When tenancy is on, --tenant (or a tenant's
 names the tenant.`,
 		Example: `  memrank observe --collection memories --text "Dana uses Neovim" --type preference \
     --source direct --extractor-model gpt-4o --session s1 --turn t4 --entity Dana --entity Neovim
+  memrank observe --collection chat --text "I went hiking on Sunday" --speaker Caroline --source direct --session s3
   echo '{"collection": "memories", "text": "Dana moved to Lisbon", "session_id": "s2"}' | memrank observe --json -
   memrank observe --url http://localhost:6333 --api-key KEY --json '{"collection": "memories", "text": "..."}'`,
 		Args: cobra.NoArgs,
@@ -211,6 +212,7 @@ names the tenant.`,
 	f.StringVar(&p.observationID, "observation-id", "", "idempotency key: sent again, the earlier decision is returned")
 	f.StringVar(&p.corrects, "corrects", "", "id of a memory this observation corrects (it always wins)")
 	f.StringVar(&p.attribution, "attribution", "", "who asserted it: self, or reported (hearsay: its source is capped)")
+	f.StringVar(&p.speaker, "speaker", "", `who said the text, a name: the subject of a first-person statement, so two people's statements never fold together (default: a leading "Name:" of the text)`)
 	f.StringVar(&o.json, "json", "", "the observation as a /v1/observe JSON body, or - to read it from stdin")
 	f.StringVarP(&o.output, "output", "o", "text", "text or json")
 	o.write.addFlags(f)
@@ -271,7 +273,7 @@ func (o *observeOptions) observation(fs *pflag.FlagSet, stdin io.Reader) (dedup.
 		{"extractor_model", p.extractorModel}, {"grounding", p.grounding}, {"session_id", p.session},
 		{"turn_id", p.turn}, {"observed_at", p.observedAt}, {"modality", p.modality},
 		{"decay_category", p.decayCategory}, {"observation_id", p.observationID}, {"corrects", p.corrects},
-		{"attribution", p.attribution},
+		{"attribution", p.attribution}, {"speaker", p.speaker},
 	} {
 		if kv.v != "" || kv.key == "text" {
 			body[kv.key] = kv.v

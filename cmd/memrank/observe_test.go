@@ -117,11 +117,18 @@ func TestObserveFlags(t *testing.T) {
 			args: []string{"--collection", "memories", "--text", "Dana uses Neovim", "--type", "preference", "--source", "direct",
 				"--extractor-model", "gpt-4o", "--extractor-logprob", "-0.25", "--grounding", "partial", "--session", "s1", "--turn", "t4",
 				"--observed-at", "2026-05-01T12:00:00Z", "--modality", "chat", "--entity", "Dana", "--entity", "Neovim, the editor",
-				"--decay-category", "preference", "--observation-id", "obs-1", "--corrects", "553f9722-8ebe-5636-9720-a487cf263fc6"},
+				"--decay-category", "preference", "--observation-id", "obs-1", "--corrects", "553f9722-8ebe-5636-9720-a487cf263fc6",
+				"--attribution", "self", "--speaker", "Dana"},
 			want: dedup.Observation{Collection: "memories", Text: "Dana uses Neovim", MemoryType: "preference", Source: "direct",
 				ExtractorModel: "gpt-4o", ExtractorLogprob: &lp, Grounding: "partial", SessionID: "s1", TurnID: "t4",
 				ObservedAt: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), Modality: "chat", Entities: []string{"Dana", "Neovim, the editor"},
-				DecayCategory: "preference", ObservationID: "obs-1", Corrects: "553f9722-8ebe-5636-9720-a487cf263fc6"},
+				DecayCategory: "preference", ObservationID: "obs-1", Corrects: "553f9722-8ebe-5636-9720-a487cf263fc6",
+				Attribution: "self", Speaker: "Dana"},
+		},
+		{
+			name: "a speaker",
+			args: []string{"--collection", "c", "--text", "I went hiking on Sunday", "--speaker", "Caroline"},
+			want: dedup.Observation{Collection: "c", Text: "I went hiking on Sunday", Speaker: "Caroline"},
 		},
 		{
 			name: "text and collection only",
@@ -135,8 +142,8 @@ func TestObserveFlags(t *testing.T) {
 		},
 		{
 			name: "inline JSON",
-			args: []string{"--json", `{"collection":"c","text":"from JSON","vector":[0.5,1],"entities":["e"]}`},
-			want: dedup.Observation{Collection: "c", Text: "from JSON", Vector: []float32{0.5, 1}, Entities: []string{"e"}},
+			args: []string{"--json", `{"collection":"c","text":"from JSON","vector":[0.5,1],"entities":["e"],"speaker":"Melanie"}`},
+			want: dedup.Observation{Collection: "c", Text: "from JSON", Vector: []float32{0.5, 1}, Entities: []string{"e"}, Speaker: "Melanie"},
 		},
 		{
 			name:  "JSON on stdin, collection from the flag",
@@ -250,6 +257,10 @@ func TestObserveErrors(t *testing.T) {
 		{"positive logprob", []string{"--collection", "c", "--text", "x", "--extractor-logprob", "2"}, "", nil, 2, "--extractor-logprob: a mean log-probability is at most 0"},
 		{"NaN logprob", []string{"--collection", "c", "--text", "x", "--extractor-logprob", "NaN"}, "", nil, 2, "--extractor-logprob NaN: want a finite number"},
 		{"blank entity", []string{"--collection", "c", "--text", "x", "--entity", "a", "--entity", ""}, "", nil, 2, "--entity #2: must not be blank"},
+		{"blank speaker", []string{"--collection", "c", "--text", "x", "--speaker", "  "}, "", nil, 2, "--speaker: must not be blank"},
+		{"long speaker", []string{"--collection", "c", "--text", "x", "--speaker", strings.Repeat("s", dedup.MaxEntityBytes+1)}, "", nil, 2, "--speaker: at most"},
+		{"JSON and --speaker", []string{"--json", `{"collection":"c","text":"x"}`, "--speaker", "Ann"}, "", nil, 2, "--json and --speaker"},
+		{"JSON blank speaker", []string{"--json", `{"collection":"c","text":"x","speaker":" "}`}, "", nil, 2, "--json: speaker: must not be blank"},
 		{"bad corrects", []string{"--collection", "c", "--text", "x", "--corrects", "the last one"}, "", nil, 2, "--corrects: want a memory id"},
 		{"text without letters", []string{"--collection", "c", "--text", "?!"}, "", nil, 2, "--text: has no letters or digits"},
 		{"long collection", []string{"--collection", strings.Repeat("c", 256), "--text", "x"}, "", nil, 2, "--collection: at most 255 bytes, got 256"},
@@ -328,7 +339,8 @@ func TestObserveRemote(t *testing.T) {
 	defer ts.Close()
 	environ := []string{"MEMRANK_TENANCY__KEY=user_id", "MEMRANK_TENANCY__HEADER=x-tenant"}
 	r := execute(t, newObserveCmd, "", environ, "--url", ts.URL+"/", "--api-key", "k1", "--tenant", "alice",
-		"--collection", "memories", "--text", "Dana uses Neovim", "--entity", "Dana", "--observed-at", "2026-05-01T12:00:00+02:00")
+		"--collection", "memories", "--text", "Dana uses Neovim", "--entity", "Dana", "--observed-at", "2026-05-01T12:00:00+02:00",
+		"--speaker", "Ann")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -339,7 +351,7 @@ func TestObserveRemote(t *testing.T) {
 		t.Fatalf("server called %d times", srv.calls.Load())
 	}
 	want := dedup.Observation{Collection: "memories", Text: "Dana uses Neovim", Entities: []string{"Dana"},
-		ObservedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
+		ObservedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), Speaker: "Ann"}
 	if diff := cmp.Diff(want, srv.got[0], cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
 		t.Errorf("posted observation (-want +got):\n%s", diff)
 	}
@@ -402,4 +414,46 @@ func TestObserveRemote(t *testing.T) {
 			t.Errorf("usage errors reached the server: %d calls", n-calls)
 		}
 	})
+}
+
+// TestObserveSpeakerEndToEnd: --speaker and an import line's speaker reach
+// a real serve's write path with --url: the same words from two people
+// are two memories, each stored with its speaker.
+func TestObserveSpeakerEndToEnd(t *testing.T) {
+	addr, _, _ := startServe(t, "--data", t.TempDir())
+	base := "http://" + addr
+	const coll = "said"
+	ids := map[string]string{}
+	for _, who := range []string{"Caroline", "Melanie"} {
+		r := execute(t, newObserveCmd, "", nil, "--url", base, "--collection", coll, "--text", "That's awesome!",
+			"--speaker", who, "--source", "direct", "--session", who, "-o", "json")
+		var out struct {
+			Decision string `json:"decision"`
+			MemoryID string `json:"memory_id"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); r.code != 0 || err != nil || out.Decision != "inserted" {
+			t.Fatalf("observe --speaker %s: exit %d, %v, stdout %q, stderr %q", who, r.code, err, r.stdout, r.stderr)
+		}
+		ids[who] = out.MemoryID
+	}
+	if ids["Caroline"] == ids["Melanie"] {
+		t.Errorf("one memory %s for two speakers", ids["Caroline"])
+	}
+	path := writeTemp(t, "said.jsonl", `{"text":"I went hiking with my dog on Sunday","speaker":"Dana","source":"direct","session_id":"d1"}`+"\n")
+	if r := execute(t, newImportCmd, "", nil, "--url", base, "--collection", coll, path); r.code != 0 || !strings.Contains(r.stdout, "1 applied") {
+		t.Fatalf("import: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, h := range nativeRetrieve(t, base, coll, "who went hiking with a dog", 5) {
+		if strings.Contains(h.Text, "hiking") {
+			ids["Dana"] = h.ID
+		}
+	}
+	if ids["Dana"] == "" {
+		t.Fatal("the imported memory is not retrieved")
+	}
+	for who, id := range ids {
+		if code, m := nativeGetMemory(t, base, coll, id); code != http.StatusOK || m.Payload.Speaker != who {
+			t.Errorf("memory %s: %d, speaker %q, want %s", id, code, m.Payload.Speaker, who)
+		}
+	}
 }

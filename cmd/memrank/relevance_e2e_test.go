@@ -52,6 +52,8 @@ type outcomeOf struct {
 	MemoryID   string   `json:"memory_id"`
 	Confidence float64  `json:"confidence"`
 	Warnings   []string `json:"warnings"`
+	// Contradicts is the stored memory a negation contradicts.
+	Contradicts string `json:"contradicts"`
 }
 
 func (s *relevanceServe) observe(path, body string) outcomeOf {
@@ -255,5 +257,66 @@ func TestRetrieveAtReplaysHistory(t *testing.T) {
 	code, b := post(t, s.base+"/v1/retrieve", `{"collection":"mem","text":"x","at":"yesterday"}`)
 	if code != http.StatusBadRequest || !strings.Contains(string(b), "at") {
 		t.Errorf("a bad at: %d %s", code, b)
+	}
+}
+
+// TestWhoSaidWhatOnRead: what the write path keeps apart, the read path
+// returns apart, on every front: another city, a negation (recorded as a
+// contradiction on both), the same words from two speakers.
+func TestWhoSaidWhatOnRead(t *testing.T) {
+	s := startRelevanceServe(t)
+	obs := func(text, speaker string) outcomeOf {
+		return s.observe("/v1/observe", fmt.Sprintf(`{"collection":"who","text":%q,"speaker":%q,"source":"direct","session_id":%q}`,
+			text, speaker, text))
+	}
+	for _, text := range []string{"Alice works at the bakery on Main Street", "The team meets on Tuesdays at ten",
+		"Carol prefers green tea to coffee", "Bob lives in Berlin", "Bob lives in Munich"} {
+		if o := obs(text, ""); o.Decision != "inserted" {
+			t.Fatalf("%q: %+v, want a memory of its own", text, o)
+		}
+	}
+	acme := obs("I work at Acme", "")
+	notAcme := obs("I don't work at Acme", "")
+	if notAcme.Decision != "inserted" || notAcme.Contradicts != acme.MemoryID {
+		t.Errorf("the negation: %+v, want inserted, contradicting %s", notAcme, acme.MemoryID)
+	}
+	caroline, melanie := obs("That's awesome!", "Caroline"), obs("That's awesome!", "Melanie")
+	if caroline.MemoryID == melanie.MemoryID {
+		t.Errorf("two speakers' words folded into %s", caroline.MemoryID)
+	}
+	tests := []struct {
+		question string
+		want     []string // all among the first four, each once
+	}{
+		{question: "where does Bob live", want: []string{"Bob lives in Berlin", "Bob lives in Munich"}},
+		{question: "do I work at Acme", want: []string{"I work at Acme", "I don't work at Acme"}},
+		{question: "that's awesome", want: []string{"That's awesome!", "That's awesome!"}},
+	}
+	for _, tc := range tests {
+		fronts := map[string][]string{
+			"native": s.retrieve(`{"collection":"who","text":"` + tc.question + `","limit":4}`).texts(),
+			"REST":   s.restTexts("who", tc.question, 4),
+			"gRPC":   s.grpcTexts("who", tc.question, 4),
+		}
+		for front, texts := range fronts {
+			got := map[string]int{}
+			for _, x := range texts {
+				got[x]++
+			}
+			for _, w := range tc.want {
+				got[w]--
+			}
+			for w, n := range got {
+				if n < 0 {
+					t.Errorf("%s, %q: %q is missing from %q", front, tc.question, w, texts)
+				}
+			}
+		}
+	}
+	for _, id := range []string{acme.MemoryID, notAcme.MemoryID} {
+		code, b := jsonRequest(t, http.MethodGet, s.base+"/v1/memories/"+id+"?collection=who", "")
+		if code != http.StatusOK || !strings.Contains(string(b), `"contradictions":1`) || !strings.Contains(string(b), "contradiction_unresolved") {
+			t.Errorf("memory %s: %d %s: want one contradiction, recorded", id, code, b)
+		}
 	}
 }

@@ -19,7 +19,7 @@ func (t *tools) remember(ctx context.Context, req *mcp.CallToolRequest, in Remem
 	}
 	obs := client.Observation{
 		Collection: coll, Text: in.Text, MemoryType: in.MemoryType, Source: in.Source, Grounding: in.Grounding,
-		Attribution: in.Attribution, SessionID: in.SessionID, TurnID: in.TurnID, Entities: in.Entities,
+		Attribution: in.Attribution, Speaker: in.Speaker, SessionID: in.SessionID, TurnID: in.TurnID, Entities: in.Entities,
 		Modality: in.Modality, ObservationID: in.ObservationID,
 	}
 	if obs.ObservedAt, err = rfc3339("observed_at", in.ObservedAt); err != nil {
@@ -81,7 +81,7 @@ func (t *tools) correct(ctx context.Context, req *mcp.CallToolRequest, in Correc
 	}
 	out, err := api.Correct(ctx, in.MemoryID, client.Observation{
 		Collection: coll, Text: in.Text, MemoryType: in.MemoryType, Source: in.Source, SessionID: in.SessionID,
-		TurnID: in.TurnID, Entities: in.Entities, ObservationID: in.ObservationID,
+		TurnID: in.TurnID, Entities: in.Entities, Speaker: in.Speaker, ObservationID: in.ObservationID,
 	})
 	if err != nil {
 		return "", Outcome{}, t.callError(ctx, "correct", err)

@@ -84,6 +84,14 @@ func TestTools(t *testing.T) {
 			wantWords: []string{"new memory 3bef7154-99a9-5f0c-9c8c-d14bbfd4ad34", "confidence 0.71", "Created the collection notes"},
 		},
 		{
+			name: "remember who said it", tool: "remember",
+			args: map[string]any{"text": "I went hiking on Sunday", "speaker": "Caroline", "attribution": "self", "session_id": "s1"},
+			wantReq: sent{Method: "POST", Path: "/v1/observe", Body: map[string]any{"collection": "notes", "text": "I went hiking on Sunday",
+				"speaker": "Caroline", "attribution": "self", "session_id": "s1"}},
+			wantOut: Outcome{Decision: "inserted", MemoryID: "3bef7154-99a9-5f0c-9c8c-d14bbfd4ad34", Confidence: 0.715, CreatedCollection: true},
+			decode:  func(t *testing.T, r *mcp.CallToolResult) any { return structured[Outcome](t, r) },
+		},
+		{
 			name: "recall", tool: "recall",
 			args: map[string]any{"collection": "other", "query": "what editor does Dana use", "limit": 2,
 				"filter": map[string]any{"must": []any{map[string]any{"key": "memory_type", "match": map[string]any{"value": "preference"}}}}},
@@ -115,8 +123,9 @@ func TestTools(t *testing.T) {
 			wantWords: []string{"Memory 1001 confirmed: confidence now 0.90, 5 independent observations."},
 		},
 		{
-			name: "correct", tool: "correct", args: map[string]any{"memory_id": "1001", "text": "Uses Helix"},
-			wantReq:   sent{Method: "POST", Path: "/v1/memories/1001/correct", Body: map[string]any{"collection": "notes", "text": "Uses Helix"}},
+			name: "correct", tool: "correct", args: map[string]any{"memory_id": "1001", "text": "Uses Helix", "speaker": "Dana"},
+			wantReq: sent{Method: "POST", Path: "/v1/memories/1001/correct", Body: map[string]any{"collection": "notes", "text": "Uses Helix",
+				"speaker": "Dana"}},
 			wantOut:   Outcome{Decision: "corrected", MemoryID: "7c1e", Confidence: 0.8, Superseded: "1001"},
 			decode:    func(t *testing.T, r *mcp.CallToolResult) any { return structured[Outcome](t, r) },
 			wantWords: []string{"the correction is memory 7c1e", "memory 1001 is superseded"},
@@ -293,6 +302,7 @@ func TestToolErrors(t *testing.T) {
 		{"wrong type", cs, "recall", map[string]any{"collection": "c", "query": 3}, "query", 0},
 		{"limit too large", cs, "recall", map[string]any{"collection": "c", "query": "q", "limit": 51}, "limit", 0},
 		{"bad grounding", cs, "remember", map[string]any{"collection": "c", "text": "x", "grounding": "sure"}, "grounding", 0},
+		{"speaker not a string", cs, "remember", map[string]any{"collection": "c", "text": "x", "speaker": []string{"Ann", "Cy"}}, "speaker", 0},
 		{"bad time", cs, "remember", map[string]any{"collection": "c", "text": "x", "observed_at": "yesterday"}, "observed_at: \"yesterday\" is not an RFC 3339 time", 0},
 		{"bad at", cs, "recall", map[string]any{"collection": "c", "query": "q", "at": "yesterday"}, "at: \"yesterday\" is not an RFC 3339 time", 0},
 		{"at without a zone", cs, "recall", map[string]any{"collection": "c", "query": "q", "at": "2026-06-01T00:00:00"}, "at: \"2026-06-01T00:00:00\" is not an RFC 3339 time", 0},
@@ -354,15 +364,22 @@ func TestToolList(t *testing.T) {
 		}
 		s := structuredSchema(t, tool.InputSchema)
 		slices.Sort(s.Required)
-		if tool.Name == "recall" {
+		props := structured[struct {
+			Properties map[string]struct {
+				Type                any // a string, or a list of them
+				Format, Description string
+			}
+		}](t, &mcp.CallToolResult{StructuredContent: tool.InputSchema}).Properties
+		switch tool.Name {
+		case "recall":
 			// at: an RFC 3339 time, optional.
-			props := structured[struct {
-				Properties map[string]struct {
-					Type, Format, Description string
-				}
-			}](t, &mcp.CallToolResult{StructuredContent: tool.InputSchema}).Properties
 			if at := props["at"]; at.Type != "string" || at.Format != "date-time" || !strings.Contains(at.Description, "RFC 3339") {
 				t.Errorf("recall's at: %+v", at)
+			}
+		case "remember", "correct":
+			// speaker: who said it, an optional name.
+			if sp := props["speaker"]; sp.Type != "string" || !strings.Contains(sp.Description, "who said") {
+				t.Errorf("%s's speaker: %+v", tool.Name, sp)
 			}
 		}
 		got[tool.Name] = summary{Required: s.Required, ReadOnly: tool.Annotations.ReadOnlyHint,

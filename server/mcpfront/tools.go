@@ -19,6 +19,7 @@ type RememberInput struct {
 	Source        string   `json:"source,omitempty" jsonschema:"how it is known: direct (the user said it), confirmed, strong_inference, weak_inference (the default) or speculation"`
 	Grounding     string   `json:"grounding,omitempty" jsonschema:"whether the conversation supports the statement: supported (the default), partial, unknown or not_supported (not stored)"`
 	Attribution   string   `json:"attribution,omitempty" jsonschema:"self (the speaker's own statement) or reported (someone else's, hearsay: trusted less)"`
+	Speaker       string   `json:"speaker,omitempty" jsonschema:"who said the text, a name (e.g. Caroline): a first-person statement is about its speaker, so two people's statements are never merged; leave it out when unknown (a leading \"Name:\" of the text then names the speaker)"`
 	SessionID     string   `json:"session_id,omitempty" jsonschema:"the conversation's id: the same fact from another session counts as independent evidence"`
 	TurnID        string   `json:"turn_id,omitempty" jsonschema:"the turn within the session"`
 	Entities      []string `json:"entities,omitempty" jsonschema:"the people, places and things the memory is about"`
@@ -57,6 +58,7 @@ type CorrectInput struct {
 	SessionID     string   `json:"session_id,omitempty" jsonschema:"the conversation's id"`
 	TurnID        string   `json:"turn_id,omitempty" jsonschema:"the turn within the session"`
 	Entities      []string `json:"entities,omitempty" jsonschema:"the people, places and things the statement is about"`
+	Speaker       string   `json:"speaker,omitempty" jsonschema:"who said the correct statement, a name; leave it out when unknown"`
 	ObservationID string   `json:"observation_id,omitempty" jsonschema:"an idempotency key: the same id again changes nothing"`
 }
 

@@ -46,7 +46,7 @@ var (
 var observeFields = []string{
 	"collection", "text", "memory_type", "source", "extractor_model", "extractor_logprob", "grounding",
 	"session_id", "turn_id", "observed_at", "modality", "entities", "decay_category", "vector",
-	"observation_id", "corrects", "attribution",
+	"observation_id", "corrects", "attribution", "speaker",
 }
 
 var confirmFields = []string{"collection", "observation_id", "session_id", "turn_id", "at"}
@@ -61,7 +61,8 @@ var confirmFields = []string{"collection", "observation_id", "session_id", "turn
 //	 "observed_at": "2026-05-01T12:00:00Z",                     // optional, RFC 3339; default now
 //	 "modality": "chat", "entities": ["Dana", "Neovim"],       // optional
 //	 "decay_category": "preference", "vector": [0.1, ...],     // optional
-//	 "observation_id": "obs-123", "corrects": "<memory id>"}   // optional
+//	 "observation_id": "obs-123", "corrects": "<memory id>",   // optional
+//	 "speaker": "Dana"}                                          // optional: who said it
 //
 // The body is parsed by the same JSON parser as every other body memrank
 // reads (qdrantjson). Decoding is strict: an unknown or repeated key, a
@@ -112,6 +113,8 @@ func DecodeObserveRequest(data []byte) (dedup.Observation, error) {
 			obs.Corrects, err = idField(key, v)
 		case "attribution":
 			obs.Attribution, err = jsonString(key, v)
+		case "speaker":
+			obs.Speaker, err = jsonString(key, v)
 		}
 		return err
 	})
@@ -189,6 +192,7 @@ func EncodeObserveRequest(obs dedup.Observation) ([]byte, error) {
 	str("observation_id", obs.ObservationID)
 	str("corrects", obs.Corrects)
 	str("attribution", obs.Attribution)
+	str("speaker", obs.Speaker)
 	return append(b, '}'), nil
 }
 

@@ -132,7 +132,8 @@ const memID = "553f9722-8ebe-5636-9720-a487cf263fc6"
 const fullObserve = `{"collection":"memories","text":"Dana uses Neovim","memory_type":"preference","source":"direct",
 	"extractor_model":"gpt-4o","extractor_logprob":-0.125,"grounding":"partial","session_id":"s1","turn_id":"t4",
 	"observed_at":"2026-05-01T12:00:00.5+02:00","modality":"chat","entities":["Dana","Neovim"],
-	"decay_category":"preference","vector":[0.5,-0.25,1e-3],"observation_id":"obs-1","corrects":"42"}`
+	"decay_category":"preference","vector":[0.5,-0.25,1e-3],"observation_id":"obs-1","corrects":"42",
+	"attribution":"self","speaker":"Dana"}`
 
 func fullObservation() dedup.Observation {
 	lp := -0.125
@@ -141,6 +142,7 @@ func fullObservation() dedup.Observation {
 		ExtractorModel: "gpt-4o", ExtractorLogprob: &lp, Grounding: "partial", SessionID: "s1", TurnID: "t4",
 		ObservedAt: time.Date(2026, 5, 1, 10, 0, 0, 5e8, time.UTC), Modality: "chat", Entities: []string{"Dana", "Neovim"},
 		DecayCategory: "preference", Vector: []float32{0.5, -0.25, 1e-3}, ObservationID: "obs-1", Corrects: "42",
+		Attribution: "self", Speaker: "Dana",
 	}
 }
 
@@ -235,6 +237,7 @@ func TestObserveBadInput(t *testing.T) {
 		{"collection an object", `{"collection":{},"text":"x"}`, 400, "collection: want a string, got an object"},
 		{"session_id a number", `{"collection":"c","text":"x","session_id":7}`, 400, "session_id: want a string, got a number"},
 		{"source a boolean", `{"collection":"c","text":"x","source":true}`, 400, "source: want a string, got a boolean"},
+		{"speaker a number", `{"collection":"c","text":"x","speaker":7}`, 400, "speaker: want a string, got a number"},
 		{"long turn_id", `{"collection":"c","text":"x","turn_id":"` + strings.Repeat("t", 257) + `"}`, 400, "turn_id: at most 256 bytes"},
 		{"unknown grounding", `{"collection":"c","text":"x","grounding":"solid"}`, 400, `grounding: want one of supported, partial, unknown, not_supported, got "solid"`},
 		{"logprob a string", `{"collection":"c","text":"x","extractor_logprob":"-1"}`, 400, "extractor_logprob: want a number, got a string"},

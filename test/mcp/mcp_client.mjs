@@ -53,6 +53,7 @@ const report = {};
 const tools = (await client.listTools(undefined, { timeout })).tools;
 report.tools = tools.map((t) => t.name).sort();
 report.recall_at = tools.find((t) => t.name === "recall")?.inputSchema?.properties?.at ?? null;
+report.remember_speaker = tools.find((t) => t.name === "remember")?.inputSchema?.properties?.speaker ?? null;
 
 if (process.env.DEMO_QUESTION) {
   const args = { collection: process.env.DEMO_COLLECTION, query: process.env.DEMO_QUESTION, limit: 3 };
@@ -62,7 +63,7 @@ if (process.env.DEMO_QUESTION) {
 }
 
 const remember = await call("remember", {
-  collection, text: "Dana's sister lives in Osaka", source: "direct", session_id: "ts-1", entities: ["Dana"],
+  collection, text: "Dana's sister lives in Osaka", source: "direct", session_id: "ts-1", entities: ["Dana"], speaker: "Dana",
 });
 report.remember = remember;
 const id = remember.structured?.memory_id;

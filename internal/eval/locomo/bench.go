@@ -119,6 +119,7 @@ type Point struct {
 	ID        uint64 // 1-based position in the conversation
 	DiaID     string
 	SessionID string // "session_3"
+	Speaker   string // the turn's speaker, as the file names them
 	Text      string // TurnText
 	Time      time.Time
 }
@@ -243,7 +244,8 @@ func (b *Bench) conversation(s *Sample) (Conversation, error) {
 		t := sess.Time.Add(c.Shift)
 		for _, turn := range sess.Turns {
 			c.Points = append(c.Points, Point{
-				ID: uint64(len(c.Points) + 1), DiaID: turn.DiaID, SessionID: sess.ID, Text: TurnText(turn), Time: t,
+				ID: uint64(len(c.Points) + 1), DiaID: turn.DiaID, SessionID: sess.ID, Speaker: turn.Speaker,
+				Text: TurnText(turn), Time: t,
 			})
 			when[turn.DiaID] = t
 		}

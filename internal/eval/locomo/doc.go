@@ -28,6 +28,30 @@
 // date, its session id ("session_3") and turn id ("D3:5"), retrievable and
 // active; its point id is its 1-based position in the conversation.
 //
+// # Through the write path
+//
+// With Config.WritePath (`--write-path`), every turn is instead observed
+// through memrank's write path, in conversation order: POST /v1/observe
+// with the turn's text as above, source "direct", its session id, its turn
+// id and its (shifted) time as observed_at, and with Config.Speaker
+// (`--speaker`) its speaker. The write path creates the collection and
+// its audit companion, and may fold a turn into an earlier memory (tier 1
+// the same text, tier 2 similarity, tier 3 its judge), which then lists
+// the turn among its turn_ids; it stores them qualified by the session
+// ("session_3:D3:5"), read back as LoCoMo's (TurnOf). The turns are
+// observed once, into the /v1/retrieve copy; its points (vectors and
+// payloads) and its companion's are then copied to the qdrant query copy,
+// with the same payload indexes and the embedder record naming the copy:
+// both copies hold the same memories, which observing twice would give
+// only if every decision were repeatable (a judge's need not be), at twice
+// the cost. The report adds, per conversation and group: observations,
+// decisions by kind, matches by dedup tier, the memories not superseded
+// and the others; folds, the turns that are no memory of their own (each
+// memory's turn_ids beyond its first, superseded memories left out);
+// cross-speaker folds, the memories whose turns are more than one
+// speaker's (with up to 20 examples); and evidence folds, the evidence
+// turns of the questions asked that are a memory's but not its first.
+//
 // Dates are shifted per conversation so that its latest session lies
 // exactly 24 hours before the evaluation's instant (at), the clock of
 // every ranker; with real dates they are kept.

@@ -12,7 +12,10 @@ import (
 // mini is a small hand-written file in LoCoMo's format (not LoCoMo's data):
 // two conversations, a caption, a session date without turns, a
 // multi-id evidence string, an evidence id naming no turn, a question
-// without evidence and an adversarial one.
+// without evidence and an adversarial one. For the write path, conv-44
+// has an evidence turn restating an earlier one of its speaker (D1:3,
+// D2:2), two speakers saying the same short sentence (D1:4, D2:3) and a
+// paraphrase by one speaker (D1:5, D2:4).
 var mini = filepath.Join("testdata", "mini.json")
 
 func openMini(t *testing.T) []Sample {
@@ -58,10 +61,15 @@ func TestParse(t *testing.T) {
 				{Number: 1, ID: "session_1", DateTime: "7:31 pm on 21 January, 2022", Time: utc(2022, 1, 21, 19, 31), Turns: []Turn{
 					{Speaker: "Caro", DiaID: "D1:1", Text: "I ran my first marathon, in Lisbon!"},
 					{Speaker: "Dev", DiaID: "D1:2", Text: "Congratulations! I am moving to Oslo next month."},
+					{Speaker: "Caro", DiaID: "D1:3", Text: "I signed up for my first triathlon!"},
+					{Speaker: "Dev", DiaID: "D1:4", Text: "That's awesome!"},
+					{Speaker: "Dev", DiaID: "D1:5", Text: "My sister lives in Bergen with her two dogs."},
 				}},
 				{Number: 2, ID: "session_2", DateTime: "11:04 am on 23 April, 2022", Time: utc(2022, 4, 23, 11, 4), Turns: []Turn{
 					{Speaker: "Dev", DiaID: "D2:1", Text: "Oslo is cold, but the fjords are worth it."},
 					{Speaker: "Caro", DiaID: "D2:2", Text: "I signed up for my first triathlon."},
+					{Speaker: "Caro", DiaID: "D2:3", Text: "That's awesome!"},
+					{Speaker: "Dev", DiaID: "D2:4", Text: "My sister and her two dogs live in Bergen."},
 				}},
 			},
 			QA: []QA{

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -32,7 +33,43 @@ type Report struct {
 	Rows        []Row            `json:"rows"`
 	PerQuestion []QuestionResult `json:"per_question"`
 	Notes       []string         `json:"notes"`
+	// Mode is how the turns became memories: "direct" (each written to the
+	// store as a memory of its own) or "write_path" (observed through
+	// memrank's write path, which may fold a turn into another memory).
+	Mode string `json:"mode"`
+	// LoadSeconds is the wall time of writing every turn (through the
+	// write path: observing them and copying the collections).
+	LoadSeconds float64 `json:"load_seconds"`
+	// WritePath is what the write path made of the turns, by group; null
+	// when they were written directly.
+	WritePath *WritePathReport `json:"write_path"`
 }
+
+// The modes.
+const (
+	ModeDirect    = "direct"
+	ModeWritePath = "write_path"
+)
+
+// WritePathReport is what the write path made of the turns.
+type WritePathReport struct {
+	// Speaker: each observation named its turn's speaker.
+	Speaker bool `json:"speaker"`
+	// Copy says how the QuerySuffix copies were made.
+	Copy   string       `json:"copy"`
+	Groups []WriteGroup `json:"groups"`
+}
+
+// WriteGroup is the write path's numbers over a group's conversations.
+type WriteGroup struct {
+	Group string `json:"group"`
+	WriteStats
+}
+
+// copyNote is WritePathReport.Copy.
+const copyNote = "observed once, into each conversation's " + RetrieveSuffix + " copy; its points (vectors and payloads) and its " +
+	"audit companion's were then copied to the " + QuerySuffix + " copy (scroll and upsert, the embedder record naming its own " +
+	"collection), so that both copies hold the same memories"
 
 // EmbedderInfo names the embedder.
 type EmbedderInfo struct {
@@ -51,6 +88,9 @@ type ConversationInfo struct {
 	FirstSession time.Time `json:"first_session"` // as stored (shifted)
 	LastSession  time.Time `json:"last_session"`
 	ShiftSeconds int64     `json:"shift_seconds"` // added to the file's dates
+	// WritePath is what the write path made of its turns (absent when
+	// they were written directly).
+	WritePath *WriteStats `json:"write_path,omitempty"`
 }
 
 // Group is a set of conversations the rows average over.
@@ -122,6 +162,11 @@ func (a Answer) MarshalJSON() ([]byte, error) {
 }
 
 func newAnswer(evidence []string, hits []Hit) Answer {
+	for i := range hits {
+		for j, id := range hits[i].TurnIDs {
+			hits[i].TurnIDs[j] = TurnOf(id)
+		}
+	}
 	a := Answer{Scores: Score(evidence, hits), Top10: [][]string{}, Top10IDs: []string{}}
 	if a.Scores.FirstHit > 0 {
 		a.FirstHit = &a.Scores.FirstHit
@@ -187,10 +232,10 @@ func subsets() ([]Subset, []func(*QuestionResult) bool) {
 	return s, keep
 }
 
-func newReport(cfg Config, answers []QuestionResult) *Report {
+func newReport(cfg Config, answers []QuestionResult, writes []*WriteStats, loading time.Duration) *Report {
 	b := cfg.Bench
 	r := &Report{
-		File: cfg.File, At: b.At, RealDates: b.RealDates, Limit: Limit,
+		File: cfg.File, At: b.At, RealDates: b.RealDates, Limit: Limit, Mode: ModeDirect, LoadSeconds: loading.Seconds(),
 		Embedder:        EmbedderInfo{Model: cfg.Embedder.Model(), Dimensions: cfg.Embedder.Dimensions()},
 		Turns:           b.Turns(),
 		Questions:       len(answers),
@@ -215,6 +260,22 @@ func newReport(cfg Config, answers []QuestionResult) *Report {
 			Sessions:    c.Sessions, Turns: len(c.Points), Questions: len(c.Questions),
 			FirstSession: c.First, LastSession: c.Last, ShiftSeconds: int64(c.Shift / time.Second),
 		})
+		if writes != nil {
+			r.Conversations[i].WritePath = writes[i]
+		}
+	}
+	if writes != nil {
+		r.Mode = ModeWritePath
+		r.WritePath = &WritePathReport{Speaker: cfg.Speaker, Copy: copyNote}
+		for _, g := range r.Groups {
+			wg := WriteGroup{Group: g.Name, WriteStats: *newWriteStats()}
+			for i := range b.Conversations {
+				if slices.Contains(g.Conversations, b.Conversations[i].SampleID) {
+					wg.add(writes[i])
+				}
+			}
+			r.WritePath.Groups = append(r.WritePath.Groups, wg)
+		}
 	}
 	subs, keep := subsets()
 	r.Subsets = subs
@@ -311,6 +372,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		labels[s.Name] = s.Label
 	}
 	fmt.Fprintf(w, "systems: %s\n", strings.Join(sys, "; "))
+	fmt.Fprintln(w, r.modeLine())
 	subLabels := make(map[string]string, len(r.Subsets))
 	for _, s := range r.Subsets {
 		subLabels[s.Name] = s.Label
@@ -326,6 +388,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 			continue // no conversation of the group was asked
 		}
 		fmt.Fprintf(w, "\n%s\n", g.Label)
+		if r.WritePath != nil {
+			for _, wg := range r.WritePath.Groups {
+				if wg.Group == g.Name {
+					fmt.Fprintln(w, writeLine(&wg.WriteStats))
+				}
+			}
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "subset\tsystem\tquestions\tR@5\tR@10\tR@25\thit@10\tMRR\tempty\tR@10 vs raw")
 		for i, row := range rows {
@@ -344,4 +413,51 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	return nil
+}
+
+// modeLine says how the turns became memories, and how long it took.
+func (r *Report) modeLine() string {
+	took := (time.Duration(r.LoadSeconds * float64(time.Second))).Round(100 * time.Millisecond)
+	if r.WritePath == nil {
+		return fmt.Sprintf("memories: each turn written to the store as a memory of its own, in %s", took)
+	}
+	speaker := "without its speaker"
+	if r.WritePath.Speaker {
+		speaker = "with its speaker"
+	}
+	return fmt.Sprintf("memories: each turn observed through memrank's write path (POST /v1/observe, in conversation order, %s), "+
+		"which may fold it into another memory; in %s with the copies", speaker, took)
+}
+
+// decisionOrder is the order decisions are listed in.
+var decisionOrder = []string{"inserted", "restatement", "independent", "contradiction", "corrected", "confirmed", "rejected"}
+
+// writeLine is a group's write-path numbers in a line.
+func writeLine(ws *WriteStats) string {
+	kinds := slices.Sorted(maps.Keys(ws.Decisions))
+	slices.SortStableFunc(kinds, func(a, b string) int {
+		ia, ib := slices.Index(decisionOrder, a), slices.Index(decisionOrder, b)
+		if ia < 0 {
+			ia = len(decisionOrder)
+		}
+		if ib < 0 {
+			ib = len(decisionOrder)
+		}
+		return ia - ib
+	})
+	var dec []string
+	for _, k := range kinds {
+		dec = append(dec, fmt.Sprintf("%s %d", k, ws.Decisions[k]))
+	}
+	var tiers []string
+	for _, k := range slices.Sorted(maps.Keys(ws.DedupTiers)) {
+		tiers = append(tiers, fmt.Sprintf("tier %s %d", k, ws.DedupTiers[k]))
+	}
+	if len(tiers) == 0 {
+		tiers = []string{"none"}
+	}
+	return fmt.Sprintf("write path: %s (%s; matches: %s); %s (%d superseded); folds %d (turns in another memory), "+
+		"cross-speaker folds %d (memories of several speakers' turns), evidence folds %d (evidence turns in another memory)",
+		plural(ws.Observations, "observation", "observations"), strings.Join(dec, ", "), strings.Join(tiers, ", "),
+		plural(ws.Memories, "memory", "memories"), ws.Superseded, ws.Folds, ws.CrossSpeakerFolds, ws.EvidenceFolds)
 }

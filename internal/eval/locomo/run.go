@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 
@@ -12,12 +13,17 @@ import (
 )
 
 // Store is where the conversations are written and the raw system asks;
-// *qdrant.Client satisfies it.
+// *qdrant.Client satisfies it. Through the write path, the memories are
+// read back and copied with GetCollectionInfo, CreateFieldIndex and
+// ScrollAndOffset.
 type Store interface {
 	CollectionExists(ctx context.Context, name string) (bool, error)
 	CreateCollection(ctx context.Context, req *qdrant.CreateCollection) error
 	Upsert(ctx context.Context, req *qdrant.UpsertPoints) (*qdrant.UpdateResult, error)
 	Query(ctx context.Context, req *qdrant.QueryPoints) ([]*qdrant.ScoredPoint, error)
+	GetCollectionInfo(ctx context.Context, name string) (*qdrant.CollectionInfo, error)
+	CreateFieldIndex(ctx context.Context, req *qdrant.CreateFieldIndexCollection) (*qdrant.UpdateResult, error)
+	ScrollAndOffset(ctx context.Context, req *qdrant.ScrollPoints) ([]*qdrant.RetrievedPoint, *qdrant.PointId, error)
 }
 
 var _ Store = (*qdrant.Client)(nil)
@@ -88,10 +94,16 @@ type Config struct {
 	Querier   Querier
 	// Flusher writes the counted accesses between two questions.
 	Flusher Flusher
+	// WritePath observes every turn through Observer (memrank's write
+	// path) instead of writing it to the store as a memory of its own;
+	// Speaker names each turn's speaker in its observation.
+	WritePath bool
+	Speaker   bool
+	Observer  Observer
 	// Notes are added to the report.
 	Notes []string
 	// Progress, when not nil, is told of the work done in each stage
-	// ("loading", "asking").
+	// ("loading" or, through the write path, "observing"; "asking").
 	Progress func(stage string, done, total int)
 }
 
@@ -108,6 +120,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, errors.New("locomo: a store, an embedder and a codec are required")
 	case cfg.Retriever == nil || cfg.Querier == nil || cfg.Flusher == nil:
 		return nil, errors.New("locomo: a retriever, a querier and a flusher are required")
+	case cfg.WritePath && cfg.Observer == nil:
+		return nil, errors.New("locomo: the write path needs an observer")
+	case cfg.Speaker && !cfg.WritePath:
+		return nil, errors.New("locomo: speakers are given to the write path only")
 	}
 	progress := cfg.Progress
 	if progress == nil {
@@ -115,14 +131,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	b := cfg.Bench
 	turns, total := b.Turns(), b.Questions()
-	done := 0
-	progress("loading", 0, turns)
+	done, stage := 0, "loading"
+	var writes []*WriteStats
+	if cfg.WritePath {
+		stage, writes = "observing", make([]*WriteStats, len(b.Conversations))
+	}
+	start := time.Now()
+	progress(stage, 0, turns)
 	for i := range b.Conversations {
 		c := &b.Conversations[i]
-		if err := load(ctx, cfg, c, func(n int) { done += n; progress("loading", done, turns) }); err != nil {
+		count := func(n int) { done += n; progress(stage, done, turns) }
+		var err error
+		if cfg.WritePath {
+			writes[i], err = observe(ctx, cfg, c, count)
+		} else {
+			err = load(ctx, cfg, c, count)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("locomo: %s: %w", c.SampleID, err)
 		}
 	}
+	loading := time.Since(start)
 	turnKey := cfg.Codec.Keys().TurnIDs
 	answers := make([]QuestionResult, 0, total)
 	progress("asking", 0, total)
@@ -142,7 +171,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			progress("asking", len(answers), total)
 		}
 	}
-	return newReport(cfg, answers), nil
+	return newReport(cfg, answers, writes, loading), nil
 }
 
 // load creates the conversation's two collections, each with its audit

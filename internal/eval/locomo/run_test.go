@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +24,8 @@ type fakeStore struct {
 	exists  map[string]bool
 	created []string
 	points  map[string][]*qdrant.PointStruct
+	vectors map[string]*qdrant.VectorsConfig
+	indexes map[string]map[string]*qdrant.PayloadSchemaInfo
 	// answer gives the turn ids the store returns for a question's vector.
 	answer func(vec []float32) []string
 	log    *[]string
@@ -35,7 +38,65 @@ func (s *fakeStore) CollectionExists(_ context.Context, name string) (bool, erro
 func (s *fakeStore) CreateCollection(_ context.Context, req *qdrant.CreateCollection) error {
 	s.created = append(s.created, fmt.Sprintf("%s %d %s", req.GetCollectionName(),
 		req.GetVectorsConfig().GetParams().GetSize(), req.GetVectorsConfig().GetParams().GetDistance()))
+	if s.vectors == nil {
+		s.vectors = map[string]*qdrant.VectorsConfig{}
+	}
+	s.vectors[req.GetCollectionName()] = req.GetVectorsConfig()
 	return nil
+}
+
+func (s *fakeStore) GetCollectionInfo(_ context.Context, name string) (*qdrant.CollectionInfo, error) {
+	vc, ok := s.vectors[name]
+	if !ok {
+		return nil, fmt.Errorf("no collection %q", name)
+	}
+	return &qdrant.CollectionInfo{Config: &qdrant.CollectionConfig{Params: &qdrant.CollectionParams{VectorsConfig: vc}},
+		PayloadSchema: s.indexes[name]}, nil
+}
+
+func (s *fakeStore) CreateFieldIndex(_ context.Context, req *qdrant.CreateFieldIndexCollection) (*qdrant.UpdateResult, error) {
+	if s.indexes == nil {
+		s.indexes = map[string]map[string]*qdrant.PayloadSchemaInfo{}
+	}
+	if s.indexes[req.GetCollectionName()] == nil {
+		s.indexes[req.GetCollectionName()] = map[string]*qdrant.PayloadSchemaInfo{}
+	}
+	// FieldType is PayloadSchemaType less one.
+	s.indexes[req.GetCollectionName()][req.GetFieldName()] = &qdrant.PayloadSchemaInfo{
+		DataType: qdrant.PayloadSchemaType(req.GetFieldType() + 1), Params: req.GetFieldIndexParams()}
+	return &qdrant.UpdateResult{}, nil
+}
+
+// scrollPage is the fake's page size, smaller than any the harness asks
+// for, so that every scroll pages.
+const scrollPage = 4
+
+func (s *fakeStore) ScrollAndOffset(_ context.Context, req *qdrant.ScrollPoints) ([]*qdrant.RetrievedPoint, *qdrant.PointId, error) {
+	pts := s.points[req.GetCollectionName()]
+	start := 0
+	if off := req.GetOffset(); off != nil {
+		start = slices.IndexFunc(pts, func(p *qdrant.PointStruct) bool { return p.GetId().String() == off.String() })
+		if start < 0 {
+			return nil, nil, fmt.Errorf("no point %v", off)
+		}
+	}
+	end := min(start+scrollPage, len(pts))
+	var out []*qdrant.RetrievedPoint
+	for _, p := range pts[start:end] {
+		rp := &qdrant.RetrievedPoint{Id: p.GetId()}
+		if req.GetWithPayload().GetEnable() {
+			rp.Payload = p.GetPayload()
+		}
+		if req.GetWithVectors().GetEnable() {
+			rp.Vectors = &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vector{Vector: &qdrant.VectorOutput{
+				Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: p.GetVectors().GetVector().GetDense().GetData()}}}}}
+		}
+		out = append(out, rp)
+	}
+	if end == len(pts) {
+		return out, nil, nil
+	}
+	return out, pts[end].GetId(), nil
 }
 
 func (s *fakeStore) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qdrant.UpdateResult, error) {
@@ -55,7 +116,10 @@ func (s *fakeStore) Query(_ context.Context, req *qdrant.QueryPoints) ([]*qdrant
 	var out []*qdrant.ScoredPoint
 	for _, turn := range s.answer(vec) {
 		for _, p := range s.points[req.GetCollectionName()] {
-			if p.GetPayload()["turn_ids"].GetListValue().GetValues()[0].GetStringValue() == turn {
+			covers := slices.ContainsFunc(p.GetPayload()["turn_ids"].GetListValue().GetValues(), func(v *qdrant.Value) bool {
+				return TurnOf(v.GetStringValue()) == turn
+			})
+			if covers {
 				out = append(out, &qdrant.ScoredPoint{Id: p.GetId(), Payload: p.GetPayload()})
 			}
 		}
@@ -145,7 +209,7 @@ func fakeRun(t *testing.T) (*Report, *fakeStore, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"loading 0/9", "loading 5/9", "loading 9/9", "asking 0/7", "asking 1/7", "asking 2/7",
+	if diff := cmp.Diff([]string{"loading 0/14", "loading 5/14", "loading 14/14", "asking 0/7", "asking 1/7", "asking 2/7",
 		"asking 3/7", "asking 4/7", "asking 5/7", "asking 6/7", "asking 7/7"}, stages); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)
 	}
@@ -307,7 +371,7 @@ func TestRunJSON(t *testing.T) {
 	if err := dec.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	if got.File != "mini.json" || got.At != "2026-12-01T00:00:00Z" || got.RealDates || got.Limit != 25 || got.Turns != 9 ||
+	if got.File != "mini.json" || got.At != "2026-12-01T00:00:00Z" || got.RealDates || got.Limit != 25 || got.Turns != 14 ||
 		got.Questions != 7 || got.Skipped != (Skipped{1, 2}) || len(got.Conversations) != 2 || len(got.Systems) != 3 ||
 		len(got.Rows) != 54 || len(got.PerQuestion) != 7 || len(got.Notes) != 1 {
 		t.Errorf("report %+v", got)
@@ -331,7 +395,7 @@ func TestRunTable(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{
-		"LoCoMo mini.json: 2 conversations, 9 turns, 7 questions (categories 1-4 with evidence); skipped: 1 adversarial, 2 without evidence; 2 evidence ids name no turn (dropped)\n",
+		"LoCoMo mini.json: 2 conversations, 14 turns, 7 questions (categories 1-4 with evidence); skipped: 1 adversarial, 2 without evidence; 2 evidence ids name no turn (dropped)\n",
 		"at 2026-12-01T00:00:00Z, dates shifted (each conversation's latest session at 2026-11-30T00:00:00Z); embedder fake-v1:2; limit 25\n",
 		"\nall 2 conversations\nsubset ",
 		"\ndev (1: conv-26)\n",

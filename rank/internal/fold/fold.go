@@ -45,6 +45,27 @@ type Item struct {
 	// InvNorm is 1/|Vector|, or 1 when vectors are known to be unit length
 	// (Cosine collections, normalised by the store at insert).
 	InvNorm float32
+	// Text, Speaker and Entities are what the write path's claim rules read
+	// (dedup.Claim): no tier folds two candidates whose subjects differ
+	// (two people's "That's awesome!"), and similarity alone never folds a
+	// claim into one that differs from it in a negation, a number, a name
+	// or a swapped word ("Bob lives in Berlin" / "Bob lives in Munich"):
+	// only a cached judge verdict may. The claim is read on first need, at
+	// most once per item.
+	Text     string
+	Speaker  string
+	Entities []string
+
+	claim     dedup.Claim
+	claimRead bool
+}
+
+// readClaim is the item's claim, read once.
+func (it *Item) readClaim() *dedup.Claim {
+	if !it.claimRead {
+		it.claim, it.claimRead = dedup.ReadClaim(it.Text, it.Speaker, it.Entities), true
+	}
+	return &it.claim
 }
 
 // Options are the thresholds and the verdict source.
@@ -119,18 +140,24 @@ func Fold(items []Item, opt Options, res *Result) {
 }
 
 // same decides whether item i duplicates leader l, counting judge-band pairs.
+// A pair above the same-fact threshold whose claims differ is judged like
+// one in the band: only a cached verdict folds it, as on the write path.
 func same(it, lead *Item, i, l int32, opt Options, res *Result) (Tier, bool) {
 	if it.Hash != "" && it.Hash == lead.Hash {
-		return TierTextHash, true
+		return TierTextHash, it.readClaim().SameSubject(*lead.readClaim())
 	}
 	c, ok := Cosine(it, lead)
-	if !ok {
+	if !ok || c < opt.Judge {
 		return TierNone, false
 	}
-	if c >= opt.Same {
+	a, b := it.readClaim(), lead.readClaim()
+	if !a.SameSubject(*b) {
+		return TierNone, false
+	}
+	if c >= opt.Same && !a.Differs(*b) {
 		return TierVector, true
 	}
-	if c < opt.Judge || it.Hash == "" || lead.Hash == "" {
+	if it.Hash == "" || lead.Hash == "" {
 		return TierNone, false
 	}
 	res.Judged[i].Band++

@@ -111,6 +111,80 @@ func TestFold(t *testing.T) {
 			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{Band: 1}, {Band: 1}},
 		},
 		{
+			name: "the same words from two speakers are two memories",
+			items: []Item{
+				{Hash: "a", Text: "That's awesome!", Speaker: "Caroline", Vector: v0, InvNorm: 1},
+				{Hash: "a", Text: "That's awesome!", Speaker: "Melanie", Vector: v0, InvNorm: 1},
+			},
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: make([]Judged, 2),
+		},
+		{
+			name: "the same words from one speaker fold",
+			items: []Item{
+				{Hash: "a", Text: "That's awesome!", Speaker: "Caroline"},
+				{Hash: "a", Text: "That's awesome!", Speaker: "caroline"},
+			},
+			leaders: []int32{0}, leader: []int32{-1, 0}, tiers: []Tier{0, TierTextHash}, judged: make([]Judged, 2),
+		},
+		{
+			name: "a leading name is the speaker",
+			items: []Item{
+				{Hash: "a", Text: "Caroline: I went hiking on Sunday", Vector: v0, InvNorm: 1},
+				{Hash: "b", Text: "Melanie: I went hiking on Sunday", Vector: v95, InvNorm: 1},
+			},
+			lookup:  same,
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: make([]Judged, 2),
+		},
+		{
+			name: "another person's claim about one subject folds",
+			items: []Item{
+				{Hash: "a", Text: "Bob moved to Berlin", Speaker: "Ann", Entities: []string{"Bob"}, Vector: v0, InvNorm: 1},
+				{Hash: "b", Text: "Bob has moved to Berlin", Speaker: "Cy", Entities: []string{"bob"}, Vector: v95, InvNorm: 1},
+			},
+			leaders: []int32{0}, leader: []int32{-1, 0}, tiers: []Tier{0, TierVector}, judged: make([]Judged, 2),
+		},
+		{
+			name: "another city never folds on similarity",
+			items: []Item{
+				{Hash: "a", Text: "Bob lives in Berlin", Vector: v0, InvNorm: 1},
+				{Hash: "b", Text: "Bob lives in Munich", Vector: v95, InvNorm: 1},
+			},
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{Band: 1}, {Band: 1}},
+		},
+		{
+			name: "a negation never folds on similarity",
+			items: []Item{
+				{Hash: "a", Text: "I work at Acme", Vector: v0, InvNorm: 1},
+				{Hash: "b", Text: "I don't work at Acme", Vector: v95, InvNorm: 1},
+			},
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{Band: 1}, {Band: 1}},
+		},
+		{
+			name: "another number never folds on similarity",
+			items: []Item{
+				{Hash: "a", Text: "Has two kids", Vector: v0, InvNorm: 1},
+				{Hash: "b", Text: "Has 3 kids", Vector: v95, InvNorm: 1},
+			},
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{Band: 1}, {Band: 1}},
+		},
+		{
+			name: "a differing claim the judge called the same folds",
+			items: []Item{
+				{Hash: "a", Text: "Bob lives in Berlin", Vector: v0, InvNorm: 1},
+				{Hash: "c", Text: "Bob lives in Munich", Vector: v95, InvNorm: 1},
+			},
+			lookup:  same,
+			leaders: []int32{0}, leader: []int32{-1, 0}, tiers: []Tier{0, TierJudge}, judged: []Judged{{1, 1}, {1, 1}},
+		},
+		{
+			name: "a name said elsewhere in the other text is no swap",
+			items: []Item{
+				{Hash: "a", Text: "Dana uses Neovim", Vector: v0, InvNorm: 1},
+				{Hash: "b", Text: "Neovim is the editor Dana uses", Vector: v95, InvNorm: 1},
+			},
+			leaders: []int32{0}, leader: []int32{-1, 0}, tiers: []Tier{0, TierVector}, judged: make([]Judged, 2),
+		},
+		{
 			name:    "judge band needs both hashes",
 			items:   []Item{{Hash: "a", Vector: v0, InvNorm: 1}, {Vector: v85, InvNorm: 1}},
 			lookup:  same,

@@ -50,6 +50,14 @@ export interface ObserveFields {
     /** This observation corrects that memory (as {@link MemrankClient.correct} does). */
     corrects?: PointId;
     attribution?: Attribution;
+    /**
+     * Who said the text (a name): the subject of a first-person statement, so
+     * two people's statements never fold together and the same words from two
+     * speakers stay two memories. Not blank; at most as long as an entity.
+     * Left out, a leading "Name:" of the text names the speaker. Stored as the
+     * payload's `speaker`.
+     */
+    speaker?: string;
 }
 /** The optional fields of a confirmation or a use (POST /v1/memories/{id}/confirm, .../used). */
 export interface EventFields {
@@ -214,6 +222,8 @@ export interface MemoryPayload {
     uses?: number;
     last_used_at?: string;
     flags?: string[];
+    /** Who said it, when the observation named a speaker. */
+    speaker?: string;
     [key: string]: unknown;
 }
 /**

@@ -200,6 +200,36 @@ describe("the write path, observe to forget", { skip }, () => {
   });
 });
 
+describe("speakers: who said it", { skip }, () => {
+  const mr = new MemrankClient({ baseUrl: url, timeoutMs: 20_000 });
+  const coll = freshCollection("sdk_js_speaker");
+
+  it("the same words from two speakers are two memories, each with its speaker", async () => {
+    const caroline = await mr.observe(coll, "That's awesome!", { source: "direct", session_id: "s1", speaker: "Caroline" });
+    const melanie = await mr.observe(coll, "That's awesome!", { source: "direct", session_id: "s2", speaker: "Melanie" });
+    assert.deepEqual([caroline.decision, melanie.decision], ["inserted", "inserted"]);
+    assert.notEqual(caroline.memory_id, melanie.memory_id);
+    assert.equal((await mr.history(coll, caroline.memory_id)).payload.speaker, "Caroline");
+    assert.equal((await mr.history(coll, melanie.memory_id)).payload.speaker, "Melanie");
+
+    const again = await mr.observe(coll, "That's awesome!", { source: "direct", session_id: "s3", speaker: "Caroline" });
+    assert.deepEqual([again.decision, again.memory_id], ["restatement", caroline.memory_id]);
+
+    const fixed = await mr.correct(coll, caroline.memory_id, "That's amazing!", { speaker: "Caroline" });
+    assert.deepEqual([fixed.decision, fixed.superseded], ["corrected", caroline.memory_id]);
+    assert.equal((await mr.history(coll, fixed.memory_id)).payload.speaker, "Caroline");
+  });
+
+  it("a blank speaker is BadRequestError naming the field", async () => {
+    await assert.rejects(mr.observe(coll, "Dana likes figs", { speaker: "  " }), (err) => {
+      assert.ok(err instanceof BadRequestError, `${err}`);
+      assert.equal(err.status, 400);
+      assert.match(err.message, /speaker/);
+      return true;
+    });
+  });
+});
+
 describe("retrieve on the demo collection", { skip }, () => {
   const mr = new MemrankClient({ baseUrl: url });
 

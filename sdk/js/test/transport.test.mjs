@@ -75,16 +75,20 @@ describe("requests", () => {
     const at = new Date("2026-05-01T12:00:00.000Z");
     const cases = [
       {
-        call: () => mr.observe("notes", "Dana uses Neovim", { source: "direct", observed_at: at, vector: new Float32Array([0.5, -1]), session_id: undefined }),
+        call: () => mr.observe("notes", "Dana uses Neovim", { source: "direct", observed_at: at, vector: new Float32Array([0.5, -1]), session_id: undefined, speaker: undefined }),
         want: ["POST", "/v1/observe", { collection: "notes", text: "Dana uses Neovim", source: "direct", observed_at: "2026-05-01T12:00:00.000Z", vector: [0.5, -1] }],
+      },
+      {
+        call: () => mr.observe("notes", "I use Neovim", { speaker: "Dana" }),
+        want: ["POST", "/v1/observe", { collection: "notes", text: "I use Neovim", speaker: "Dana" }],
       },
       {
         call: () => mr.confirm("notes", "m/1", { at, session_id: "s1" }),
         want: ["POST", "/v1/memories/m%2F1/confirm", { collection: "notes", at: "2026-05-01T12:00:00.000Z", session_id: "s1" }],
       },
       {
-        call: () => mr.correct("notes", 42, "Dana uses Emacs", { turn_id: "t2" }),
-        want: ["POST", "/v1/memories/42/correct", { collection: "notes", text: "Dana uses Emacs", turn_id: "t2" }],
+        call: () => mr.correct("notes", 42, "Dana uses Emacs", { turn_id: "t2", speaker: "Ann" }),
+        want: ["POST", "/v1/memories/42/correct", { collection: "notes", text: "Dana uses Emacs", turn_id: "t2", speaker: "Ann" }],
       },
       {
         call: () => mr.used("notes", "m-1", { observation_id: "o1" }),

@@ -228,12 +228,16 @@ class Client:
         observation_id: Optional[str] = None,
         corrects: Optional[PointId] = None,
         attribution: Optional[str] = None,
+        speaker: Optional[str] = None,
     ) -> Outcome:
         """Hands one observation to the write path (POST /v1/observe) and
         returns its decision: inserted, restatement, independent,
         contradiction or rejected. The collection is created by its first
         observation. An observation_id makes a retry safe: it is answered
-        with the first outcome, ``replayed`` True."""
+        with the first outcome, ``replayed`` True. ``speaker`` is who said
+        the text (a name): the subject of a first-person statement, so two
+        people's statements never fold together; without it a leading
+        "Name:" of the text names the speaker."""
         body = _drop_none(
             collection=collection, text=text, memory_type=memory_type, source=source,
             extractor_model=extractor_model, extractor_logprob=extractor_logprob,
@@ -241,6 +245,7 @@ class Client:
             observed_at=_time("observed_at", observed_at), modality=modality,
             entities=_seq(entities), decay_category=decay_category, vector=_seq(vector),
             observation_id=observation_id, corrects=corrects, attribution=attribution,
+            speaker=speaker,
         )
         return Outcome.from_json(self._result("POST", "/v1/observe", body=body))
 
@@ -280,17 +285,19 @@ class Client:
         vector: Optional[Sequence[float]] = None,
         observation_id: Optional[str] = None,
         attribution: Optional[str] = None,
+        speaker: Optional[str] = None,
     ) -> Outcome:
         """Corrects a stored memory (POST /v1/memories/{id}/correct): text
         is the correct claim, stored as a memory that supersedes ``id``
-        (the outcome's ``superseded``); decision ``corrected``."""
+        (the outcome's ``superseded``); decision ``corrected``. ``speaker``
+        is who said it, as for observe."""
         body = _drop_none(
             collection=collection, text=text, memory_type=memory_type, source=source,
             extractor_model=extractor_model, extractor_logprob=extractor_logprob,
             grounding=grounding, session_id=session_id, turn_id=turn_id,
             observed_at=_time("observed_at", observed_at), modality=modality,
             entities=_seq(entities), decay_category=decay_category, vector=_seq(vector),
-            observation_id=observation_id, attribution=attribution,
+            observation_id=observation_id, attribution=attribution, speaker=speaker,
         )
         return Outcome.from_json(self._result("POST", f"/v1/memories/{_seg(id)}/correct", body=body))
 

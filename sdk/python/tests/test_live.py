@@ -223,6 +223,22 @@ class LiveTest(unittest.TestCase):
             r = mr.retrieve(coll, q, at="2020-01-01T00:00:00Z")
             self.assertEqual(len(r), 0)
 
+    def test_speakers_keep_the_same_words_apart(self) -> None:
+        # The same words from two people are two memories, each with its
+        # speaker in the payload; from one person again, a restatement.
+        mr, coll = self.mr, self.coll
+        caroline = mr.observe(coll, "That's awesome!", source="direct", session_id="s1", speaker="Caroline")
+        melanie = mr.observe(coll, "That's awesome!", source="direct", session_id="s2", speaker="Melanie")
+        self.assertEqual((caroline.decision, melanie.decision), ("inserted", "inserted"))
+        self.assertNotEqual(caroline.memory_id, melanie.memory_id)
+        self.assertEqual(mr.history(coll, caroline.memory_id).payload.get("speaker"), "Caroline")
+        self.assertEqual(mr.history(coll, melanie.memory_id).payload.get("speaker"), "Melanie")
+        again = mr.observe(coll, "That's awesome!", source="direct", session_id="s3", speaker="Caroline")
+        self.assertEqual((again.decision, again.memory_id), ("restatement", caroline.memory_id))
+        fixed = mr.correct(coll, caroline.memory_id, "That's amazing!", source="direct", speaker="Caroline")
+        self.assertEqual((fixed.decision, fixed.superseded), ("corrected", caroline.memory_id))
+        self.assertEqual(mr.history(coll, fixed.memory_id).payload.get("speaker"), "Caroline")
+
     def test_an_observation_below_the_gate_warns(self) -> None:
         # Only its text: source weak_inference, stored below the retrieval
         # gate; the outcome says so, and a question it answers best still
@@ -253,6 +269,8 @@ class LiveTest(unittest.TestCase):
              NotFoundError, 404, ""),
             ("an unknown memory type", lambda: mr.observe(self.coll, "x y z", memory_type="bogus"),
              BadRequestError, 400, "memory_type"),
+            ("a blank speaker", lambda: mr.observe(self.coll, "x y z", speaker="  "), BadRequestError, 400,
+             "speaker"),
             ("a malformed id", lambda: mr.history(self.coll, "not-an-id"), BadRequestError, 400, "id"),
             ("a limit out of range", lambda: mr.retrieve(self.coll, "cello", limit=0), BadRequestError, 422,
              "limit"),

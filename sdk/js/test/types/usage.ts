@@ -25,6 +25,7 @@ export async function usage(): Promise<void> {
     observed_at: new Date(),
     vector: new Float32Array(4),
     attribution: "self",
+    speaker: "Dana",
   });
   // Levels added in the server's configuration are strings too.
   const custom: Outcome = await mr.observe("notes", "x", { source: "my_custom_level", memory_type: "habit" });
@@ -54,7 +55,8 @@ export async function usage(): Promise<void> {
   const stats: Stats = await mr.stats("notes", { exact: true });
   const avg: number | null = stats.average_confidence;
   const deleted: number = (await mr.forgetSession("notes", "s1")).memories_deleted + (await mr.forgetMemory("notes", 3)).memories_deleted;
-  await mr.correct("notes", o.memory_id, "Dana uses Emacs", { source: "direct" });
+  await mr.correct("notes", o.memory_id, "Dana uses Emacs", { source: "direct", speaker: "Dana" });
+  const saidBy: string | undefined = (await mr.history("notes", o.memory_id)).payload.speaker;
   await mr.confirm("notes", o.memory_id, { at: "2026-05-01T12:00:00Z" }, { signal: AbortSignal.timeout(1000) });
 
   try {
@@ -75,6 +77,8 @@ export async function usage(): Promise<void> {
   await mr.observe("notes", "x", { grounding: "maybe" });
   // @ts-expect-error an unknown field (the server refuses it too)
   await mr.observe("notes", "x", { sesion_id: "s1" });
+  // @ts-expect-error a speaker is one name, not a list
+  await mr.observe("notes", "x", { speaker: ["Dana", "Ann"] });
   // @ts-expect-error mode per request is auto or off
   await mr.retrieve("notes", "x", { mode: "shadow" });
   // @ts-expect-error a correction names its memory in the path, not in the body
@@ -92,5 +96,5 @@ export async function usage(): Promise<void> {
   // @ts-expect-error the client's timeout is timeoutMs
   new MemrankClient({ timeout: 5 });
 
-  void [custom, decision, warnings, freshness, text, daysLeft, withinFloor, factor, focus, folded, stored, asOf, empty, one, many, audit, avg, deleted];
+  void [custom, decision, warnings, freshness, text, daysLeft, withinFloor, factor, focus, folded, stored, asOf, empty, one, many, audit, avg, deleted, saidBy];
 }
