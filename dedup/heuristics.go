@@ -14,9 +14,10 @@ type signals struct {
 	numbers   []string
 }
 
-func signalsOf(text string) signals {
+// signalsOf reads the signals of a text's normalised words.
+func signalsOf(words []string) signals {
 	var s signals
-	for _, w := range strings.Fields(textnorm.Normalize(text)) {
+	for _, w := range words {
 		if d, ok := textnorm.NumberWord(w); ok {
 			w = d // "three" and "3" are the same number
 		}
@@ -57,8 +58,8 @@ func differInClaim(a, b string) bool {
 // tea" / "Likes tea") goes to the judge too: without one, it stays a memory
 // of its own, which costs a duplicate, never a wrong merge. Swapped
 // pronouns ("Dana" / "She") and plural or verb "s" are not swaps.
-func swapsOneWord(a, b string) bool {
-	wa, wb := strings.Fields(textnorm.Normalize(a)), strings.Fields(textnorm.Normalize(b))
+// wa and wb are the texts' normalised words, in order.
+func swapsOneWord(wa, wb []string) bool {
 	if len(wa) != len(wb) || len(wa) < 2 {
 		return false
 	}

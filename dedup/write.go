@@ -856,7 +856,7 @@ func (w *write) correct(ctx context.Context) error {
 		// not Acme" against "I don't work at Acme") is stored, or its new
 		// fact would be lost.
 		for _, c := range nb {
-			if c.score >= w.bands.Same && w.o.claim.Restates(c.st.claim()) {
+			if c.score >= w.bands.Same && w.o.claim.Folds(c.st.claim()) {
 				win = c.st
 				w.duplicate(win, 2)
 				break

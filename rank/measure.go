@@ -84,6 +84,7 @@ func (r *Ranker) newStageBench(points []*qdrant.ScoredPoint, distance qdrant.Dis
 	s.w.ins = resize(s.w.ins, n)
 	s.w.bases = resize(s.w.bases, n)
 	s.w.scores = resize(s.w.scores, n)
+	s.w.claims = resize(s.w.claims, n)
 	s.decode()
 	kept := s.scoreGateSort()
 	// The items folding sees: the kept candidates best first.

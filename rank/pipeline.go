@@ -7,11 +7,13 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/internal/vecmath"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/rank/internal/candcache"
@@ -52,6 +54,9 @@ type work struct {
 	// unsup marks, by candidate index, the superseded memories a query as
 	// of an earlier time takes back (unsupersede); empty otherwise.
 	unsup []bool
+	// claims are, by candidate index, the cache entries' claim slots (nil
+	// for a candidate decoded for this request).
+	claims []*atomic.Pointer[dedup.Claim]
 }
 
 // exclusion indexes exclusionReasons for candidate i (-1: a candidate):
@@ -82,6 +87,7 @@ type droppedSeq struct {
 // a pooled record must not keep an evicted entry alive.
 func (r *Ranker) putWork(w *work) {
 	clear(w.mem[:cap(w.mem)])
+	clear(w.claims[:cap(w.claims)])
 	clear(w.items[:cap(w.items)]) // their vectors and hashes may be an entry's
 	r.pool.Put(w)
 }
@@ -116,11 +122,13 @@ func (r *Ranker) prepare(ctx context.Context, w *work, points []*qdrant.ScoredPo
 	w.ins = resize(w.ins, n)
 	w.bases = resize(w.bases, n)
 	w.scores = resize(w.scores, n)
+	w.claims = resize(w.claims, n)
 	w.unsup = w.unsup[:0]
 	problems := 0
 	for i, pt := range points {
+		w.claims[i] = nil
 		if i < len(entries) && entries[i] != nil {
-			w.mem[i], w.ins[i] = &entries[i].Mem, entries[i].In
+			w.mem[i], w.ins[i], w.claims[i] = &entries[i].Mem, entries[i].In, &entries[i].Claim
 		} else {
 			w.mem[i] = &w.mems[i]
 			r.codec.DecodeRank(pt.GetPayload(), w.mem[i])
@@ -336,10 +344,11 @@ func (w *work) textHash(i int) string {
 	return memory.TextHash(m.Text)
 }
 
-// foldItem is candidate i as folding sees it, without its vector.
+// foldItem is candidate i as folding sees it, without its vector; a
+// candidate from the cache shares its claim with the queries after.
 func (w *work) foldItem(i int) fold.Item {
 	m := w.mem[i]
-	return fold.Item{Hash: w.textHash(i), Text: m.Text, Speaker: m.Speaker, Entities: m.Entities}
+	return fold.Item{Hash: w.textHash(i), Text: m.Text, Speaker: m.Speaker, Entities: m.Entities, Known: w.claims[i]}
 }
 
 // dedup folds duplicates among scores (sorted here, best first) and

@@ -9,6 +9,7 @@ package textnorm
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -22,6 +23,9 @@ import (
 // idempotent for some scripts (golang/go#46101); invalid UTF-8 is replaced
 // first because it breaks NFKC's idempotence next to compatibility characters.
 func Normalize(s string) string {
+	if out, ok := normalizeASCII(s); ok {
+		return out
+	}
 	out := normalizeOnce(s)
 	// Lower-casing can produce characters that NFKC composes again, and vice
 	// versa; a second pass reaches the fixed point in every case the fuzzer has
@@ -61,6 +65,41 @@ func normalizeOnce(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// normalizeASCII is Normalize of an ASCII text, in one pass: NFKC leaves
+// ASCII as it is, so only lower case, the apostrophes and the separators
+// remain, and the result is a fixed point at once. Most memories are ASCII,
+// and the claim check normalises every word it reads. ok is false for a
+// text with any other byte.
+func normalizeASCII(s string) (out string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			continue
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		default:
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteByte(c)
+	}
+	return b.String(), true
 }
 
 func isApostrophe(r rune) bool {

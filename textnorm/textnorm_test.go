@@ -33,7 +33,7 @@ func TestNormalize(t *testing.T) {
 }
 
 func FuzzNormalize(f *testing.F) {
-	for _, s := range []string{"I'm at ACME, Inc.", "\xf3\u00ba", "\u13ee\uabbe", "Caf\u00e9\u0301", "\ufb01 \u2460", "\u0130stanbul", "\u1e9e\u00df"} {
+	for _, s := range []string{"I'm at ACME, Inc.", "Don't  -- 42 x_Y\t~'", "\xf3\u00ba", "\u13ee\uabbe", "Caf\u00e9\u0301", "\ufb01 \u2460", "\u0130stanbul", "\u1e9e\u00df"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -43,6 +43,12 @@ func FuzzNormalize(f *testing.F) {
 		}
 		if again := Normalize(n); again != n {
 			t.Fatalf("not idempotent: %q -> %q -> %q", s, n, again)
+		}
+		// The ASCII path is the general one's answer, in one pass.
+		if fast, ok := normalizeASCII(s); ok {
+			if slow := normalizeOnce(s); fast != slow {
+				t.Fatalf("ASCII path %q, general path %q, for %q", fast, slow, s)
+			}
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -312,6 +313,15 @@ func TestWhoSaidWhatOnRead(t *testing.T) {
 				}
 			}
 		}
+	}
+	// A correction naming something new is stored and returned, never
+	// folded behind the negation it resembles.
+	initech := s.observe("/v1/memories/"+acme.MemoryID+"/correct", `{"collection":"who","text":"I work at Initech now, not Acme","session_id":"s9"}`)
+	if initech.Decision != "corrected" || initech.MemoryID == notAcme.MemoryID || initech.MemoryID == acme.MemoryID {
+		t.Errorf("the correction: %+v, want a memory of its own", initech)
+	}
+	if texts := s.retrieve(`{"collection":"who","text":"where do I work","limit":4}`).texts(); !slices.Contains(texts, "I work at Initech now, not Acme") {
+		t.Errorf("where do I work: %q, want the correction among them", texts)
 	}
 	for _, id := range []string{acme.MemoryID, notAcme.MemoryID} {
 		code, b := jsonRequest(t, http.MethodGet, s.base+"/v1/memories/"+id+"?collection=who", "")

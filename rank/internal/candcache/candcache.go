@@ -35,6 +35,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/scoring"
 )
@@ -96,11 +97,21 @@ type Entry struct {
 	// ScoredPoint's payload fields), for a reply to copy instead of
 	// encoding the map again; nil when the upstream call did not keep them.
 	PayloadWire []byte
+	// Claim is what folding read of Mem (dedup.ReadClaim), set by the
+	// first query that needed it and read by the next ones: claims are
+	// read only for candidates that may fold, but those recur.
+	Claim atomic.Pointer[dedup.Claim]
 }
 
 // decodedSize is the fixed part of an entry's decoded record and inputs;
-// their strings share the payload's, whose size is counted already.
-const decodedSize = int64(unsafe.Sizeof(memory.Memory{}) + unsafe.Sizeof(scoring.Inputs{}))
+// their strings share the payload's, whose size is counted already. The
+// claim, read later or never, is counted as if read: its fixed part here,
+// its word lists as twice the text (claimTextFactor).
+const decodedSize = int64(unsafe.Sizeof(memory.Memory{}) + unsafe.Sizeof(scoring.Inputs{}) + unsafe.Sizeof(dedup.Claim{}))
+
+// claimTextFactor estimates a claim's word lists (every word, in order and
+// sorted, as string headers and text) against its text's length.
+const claimTextFactor = 2
 
 // Size is e's estimated memory footprint in bytes.
 func (e *Entry) Size(k *Key) int64 {
@@ -112,7 +123,7 @@ func (e *Entry) Size(k *Key) int64 {
 		n += int64(fieldOverhead + proto.Size(e.Vectors))
 	}
 	n += int64(len(e.PayloadWire))
-	n += decodedSize + int64(len(e.Mem.AccessCounts))*int64(unsafe.Sizeof(memory.AccessCount{})) +
+	n += decodedSize + claimTextFactor*int64(len(e.Mem.Text)) + int64(len(e.Mem.AccessCounts))*int64(unsafe.Sizeof(memory.AccessCount{})) +
 		int64(len(e.Mem.Problems))*int64(unsafe.Sizeof(memory.Problem{}))
 	return n
 }

@@ -9,6 +9,8 @@
 package fold
 
 import (
+	"sync/atomic"
+
 	"github.com/memrank/memrank/dedup"
 	"github.com/memrank/memrank/internal/vecmath"
 )
@@ -55,17 +57,30 @@ type Item struct {
 	Text     string
 	Speaker  string
 	Entities []string
+	// Known, when set, holds the claim read of the same text, speaker and
+	// entities before (the candidate cache's), or receives it once read.
+	Known *atomic.Pointer[dedup.Claim]
 
-	claim     dedup.Claim
-	claimRead bool
+	claim *dedup.Claim
 }
 
 // readClaim is the item's claim, read once.
 func (it *Item) readClaim() *dedup.Claim {
-	if !it.claimRead {
-		it.claim, it.claimRead = dedup.ReadClaim(it.Text, it.Speaker, it.Entities), true
+	if it.claim != nil {
+		return it.claim
 	}
-	return &it.claim
+	if it.Known != nil {
+		if c := it.Known.Load(); c != nil {
+			it.claim = c
+			return c
+		}
+	}
+	c := dedup.ReadClaim(it.Text, it.Speaker, it.Entities)
+	it.claim = &c
+	if it.Known != nil {
+		it.Known.Store(it.claim)
+	}
+	return it.claim
 }
 
 // Options are the thresholds and the verdict source.

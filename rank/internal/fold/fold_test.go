@@ -168,6 +168,14 @@ func TestFold(t *testing.T) {
 			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{Band: 1}, {Band: 1}},
 		},
 		{
+			name: "a name one says and the other never mentions",
+			items: []Item{
+				{Hash: "a", Text: "I don't work at Acme", Vector: v0, InvNorm: 1},
+				{Hash: "b", Text: "I work at Initech now, not Acme", Vector: v95, InvNorm: 1},
+			},
+			leaders: []int32{0, 1}, leader: []int32{-1, -1}, tiers: []Tier{0, 0}, judged: []Judged{{Band: 1}, {Band: 1}},
+		},
+		{
 			name: "a differing claim the judge called the same folds",
 			items: []Item{
 				{Hash: "a", Text: "Bob lives in Berlin", Vector: v0, InvNorm: 1},
