@@ -336,18 +336,26 @@ func redirectError(method, path string, resp *http.Response) *Error {
 		method, path, to)}
 }
 
-// statusError reads Qdrant's error envelope, {"status": {"error": ...}};
-// an answer of another shape (a proxy's page) is quoted, shortened.
+// statusError reads Qdrant's error envelope, {"status": {"error": ...}},
+// or OpenAI's, {"error": {"message": ...}} (/v1/embeddings); an answer of
+// another shape (a proxy's page) is quoted, shortened.
 func statusError(resp *http.Response, b []byte) *Error {
 	e := &Error{Status: resp.StatusCode}
 	var qe struct {
 		Status struct {
 			Error string `json:"error"`
 		} `json:"status"`
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
 	}
-	if json.Unmarshal(b, &qe) == nil && qe.Status.Error != "" {
+	decoded := json.Unmarshal(b, &qe) == nil
+	switch {
+	case decoded && qe.Status.Error != "":
 		e.Message = qe.Status.Error
-	} else {
+	case decoded && qe.Error.Message != "":
+		e.Message = qe.Error.Message
+	default:
 		e.Message = fmt.Sprintf("%.200s", bytes.TrimSpace(b))
 		if e.Message == "" {
 			e.Message = http.StatusText(resp.StatusCode)

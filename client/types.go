@@ -97,6 +97,7 @@ type Outcome struct {
 	Merged            []string     `json:"merged,omitempty"`
 	Reason            string       `json:"reason,omitempty"` // why it was rejected
 	Replayed          bool         `json:"replayed"`
+	AlreadyCounted    bool         `json:"already_counted,omitempty"` // a confirmation its session (or, without one, a sessionless one) had made: n unchanged
 	CreatedCollection bool         `json:"created_collection,omitempty"`
 	Attribution       *Attribution `json:"attribution,omitempty"`
 	Flags             []string     `json:"flags,omitempty"`

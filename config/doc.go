@@ -50,8 +50,11 @@
 //	config: [SOURCE: ][KEY: ]PROBLEM
 //
 // SOURCE says where a value was read: the file path as given, $NAME for an
-// environment variable, --name for a flag. Problems Validate finds in the
-// merged configuration have no SOURCE. KEY is the full dotted key, with list
+// environment variable, --name for a flag. A problem Validate finds in the
+// merged configuration names the variable or flag that set its key (or the
+// whole table, list or section above it), since each sets one key; it has
+// no SOURCE when its value came from the file or the defaults, or when a
+// rule spans keys (scoring.weights' sum). KEY is the full dotted key, with list
 // elements indexed from 0 (scoring.extractor.models[1].pattern). The
 // PROBLEM texts are:
 //
@@ -86,6 +89,7 @@
 //	config: $MEMRANK_SCORING__WEIGHTS__SOURCE: scoring.weights.source: want a number, got "high"
 //	config: scoring.weights: sum is 1.1, want 1 (within 1e-6)
 //	config: scoring.gates.render: 1.5 is outside [0, 1]
+//	config: $MEMRANK_SCORING__GATES__RETRIEVAL: scoring.gates.retrieval: 1.5 is outside [0, 1]
 //
 // A secret (the api_key settings and the keys of tenancy.api_keys) is never
 // shown in an error: its kind is given instead ("got a number (secret, not

@@ -105,18 +105,50 @@ func load(src Source, name string, p koanf.Provider, dst any) error {
 	if p != nil {
 		errs = append(errs, loadYAML(root, name, p)...)
 	}
-	errs = append(errs, loadEnv(root, src.Environ, src.NotConfig)...)
-	errs = append(errs, loadFlags(root, src.Flags, src.FlagKeys)...)
-	errs = append(errs, loadEnvDefaults(root, src.Environ, src.EnvDefaults)...)
+	set := origins{}
+	errs = append(errs, loadEnv(root, src.Environ, src.NotConfig, set)...)
+	errs = append(errs, loadFlags(root, src.Flags, src.FlagKeys, set)...)
+	errs = append(errs, loadEnvDefaults(root, src.Environ, src.EnvDefaults, set)...)
 	hintRemoved(errs, src.RemovedKeys)
 	// Values that did not decode are left as they were: validating still
 	// reports every other problem at once.
+	var invalid []error
 	if v, ok := dst.(Validator); ok {
-		errs = append(errs, flatten(v.Validate())...)
+		invalid = flatten(v.Validate())
 	} else {
-		errs = append(errs, flatten(ValidateSections(dst))...)
+		invalid = flatten(ValidateSections(dst))
 	}
-	return errors.Join(errs...)
+	set.attribute(invalid)
+	return errors.Join(append(errs, invalid...)...)
+}
+
+// origins maps a key to the variable or flag that last set it ("$NAME",
+// "--name"). A value those give decodes alone, so its source is known;
+// Validate sees only the merged values, and without this a value refused
+// there from a variable would not say which variable to fix.
+type origins map[string]string
+
+// attribute gives each problem Validate found without a source the source
+// of its key, or of the closest table, list or section above it that a
+// variable or flag set whole.
+func (o origins) attribute(errs []error) {
+	for _, err := range errs {
+		e, ok := err.(*Error)
+		if !ok || e.Source != "" {
+			continue
+		}
+		for k := e.Key; k != ""; {
+			if src, ok := o[k]; ok {
+				e.Source = src
+				break
+			}
+			i := strings.LastIndexAny(k, ".[")
+			if i < 0 {
+				break
+			}
+			k = k[:i]
+		}
+	}
 }
 
 // hintRemoved adds to each unknown key that an earlier version read what
@@ -133,7 +165,7 @@ func hintRemoved(errs []error, removed map[string]string) {
 
 // loadEnvDefaults fills each key of defaults that is still empty from its
 // variable.
-func loadEnvDefaults(root reflect.Value, environ []string, defaults map[string]string) []error {
+func loadEnvDefaults(root reflect.Value, environ []string, defaults map[string]string, set origins) []error {
 	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(defaults)) {
 		path := strings.Split(key, ".")
@@ -148,6 +180,9 @@ func loadEnvDefaults(root reflect.Value, environ []string, defaults map[string]s
 		if v := lookupEnv(environ, defaults[key]); v != "" {
 			d := decoder{source: "$" + defaults[key], text: true}
 			d.set(root, path, v)
+			if len(d.errs) == 0 {
+				set[key] = d.source
+			}
 			errs = append(errs, d.errs...)
 		}
 	}
@@ -209,7 +244,7 @@ func yamlErrors(name string, err error) []error {
 // upstream.grpc. Variables are applied in name order, so a whole-map
 // variable (MEMRANK_SCORING__DECAY__HALF_LIVES) comes before the entry
 // variables below it, which win. The variables in notConfig are skipped.
-func loadEnv(root reflect.Value, environ, notConfig []string) []error {
+func loadEnv(root reflect.Value, environ, notConfig []string, set origins) []error {
 	p := env.Provider("", env.Opt{
 		Prefix:      EnvPrefix,
 		EnvironFunc: func() []string { return environ },
@@ -232,6 +267,9 @@ func loadEnv(root reflect.Value, environ, notConfig []string) []error {
 		}
 		d := decoder{source: "$" + name, text: true}
 		d.set(root, path, vars[name])
+		if len(d.errs) == 0 {
+			set[strings.Join(path, ".")] = d.source
+		}
 		errs = append(errs, d.errs...)
 	}
 	return errs
@@ -240,7 +278,7 @@ func loadEnv(root reflect.Value, environ, notConfig []string) []error {
 // loadFlags merges the flags the user set into root. Every binding in keys is
 // checked, set or not, so a binding to a key that does not exist fails the
 // first time the program runs rather than the first time someone uses it.
-func loadFlags(root reflect.Value, fs *pflag.FlagSet, keys map[string]string) []error {
+func loadFlags(root reflect.Value, fs *pflag.FlagSet, keys map[string]string, set origins) []error {
 	var errs []error
 	bad := make(map[string]bool)
 	for _, name := range slices.Sorted(maps.Keys(keys)) {
@@ -258,13 +296,16 @@ func loadFlags(root reflect.Value, fs *pflag.FlagSet, keys map[string]string) []
 		}
 		return f.Name, posflag.FlagVal(fs, f)
 	})
-	set, err := p.Read() // with no koanf instance, only changed flags are returned
+	values, err := p.Read() // with no koanf instance, only changed flags are returned
 	if err != nil {
 		return append(errs, &Error{Source: "flags", Problem: err.Error(), err: err})
 	}
-	for _, name := range slices.Sorted(maps.Keys(set)) {
+	for _, name := range slices.Sorted(maps.Keys(values)) {
 		d := decoder{source: "--" + name, text: true}
-		d.set(root, strings.Split(keys[name], "."), set[name])
+		d.set(root, strings.Split(keys[name], "."), values[name])
+		if len(d.errs) == 0 {
+			set[keys[name]] = d.source
+		}
 		errs = append(errs, d.errs...)
 	}
 	return errs

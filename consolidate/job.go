@@ -55,6 +55,11 @@ type Options struct {
 	// Now is the clock; nil: time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// EnsureCompanion creates a collection's audit companion unless it
+	// exists (created: this call made it), before the first write of a run
+	// or an archive: a collection written through Qdrant's API has none
+	// yet, and its audit records need one. nil: the companion must exist.
+	EnsureCompanion func(ctx context.Context, coll string) (created bool, err error)
 }
 
 // Job consolidates memory collections. It is safe for concurrent use.
@@ -67,6 +72,7 @@ type Job struct {
 	now    func() time.Time
 	log    *slog.Logger
 	owner  string
+	ensure func(ctx context.Context, coll string) (bool, error)
 }
 
 // New returns a job over store.
@@ -79,7 +85,7 @@ func New(store Store, o Options) (*Job, error) {
 		return nil, err
 	}
 	j := &Job{store: store, cfg: cfg, codec: o.Codec, params: o.Codec.Params(), tenant: o.Tenancy,
-		now: o.Now, log: o.Logger, owner: o.Replica}
+		now: o.Now, log: o.Logger, owner: o.Replica, ensure: o.EnsureCompanion}
 	if j.now == nil {
 		j.now = time.Now
 	}
@@ -131,6 +137,11 @@ type Report struct {
 	// Conflicts are writes skipped because the memory changed between the
 	// read and the write (another writer won); a later run redoes them.
 	Conflicts int
+	// CompanionCreated is true when the run created the collection's audit
+	// companion: the collection had none (written through Qdrant's API),
+	// and is from now on a memory collection, re-ranked and consolidated
+	// on schedule.
+	CompanionCreated bool
 	// Tiers counts the memories by tier after the run.
 	Tiers map[string]int
 	// ReviewQueue is the number of memories in tier stale after the run.
@@ -177,6 +188,12 @@ func (j *Job) Run(ctx context.Context, req Request) (Report, error) {
 			}
 			return rep, storeError("read "+req.Collection, err)
 		}
+		if offset == nil && !req.DryRun {
+			// The collection exists: its audit records need their companion.
+			if rep.CompanionCreated, err = j.ensureCompanion(ctx, req.Collection); err != nil {
+				return rep, err
+			}
+		}
 		if err := j.page(ctx, req, scope, now, pts, dead, &rep); err != nil {
 			return rep, err
 		}
@@ -203,6 +220,15 @@ func (j *Job) Run(ctx context.Context, req Request) (Report, error) {
 }
 
 func (j *Job) tenancyOn() bool { return j.tenant != nil && j.tenant.Enabled() }
+
+// ensureCompanion creates coll's audit companion when it has none and the
+// job was given the means to. The hook's errors name the companion.
+func (j *Job) ensureCompanion(ctx context.Context, coll string) (bool, error) {
+	if j.ensure == nil {
+		return false, nil
+	}
+	return j.ensure(ctx, coll)
+}
 
 // scope is the tenant filter of a tenant's request; nil with tenancy off
 // and for the operator's request over every tenant. With tenancy on, a

@@ -224,6 +224,11 @@ func (j *Job) Archive(ctx context.Context, req ArchiveRequest) (ArchiveOutcome, 
 			}
 			c.adopt = true
 		}
+		// The archive is audited: a collection written through Qdrant's
+		// API gets its companion first.
+		if _, err := j.ensureCompanion(ctx, coll); err != nil {
+			return ArchiveOutcome{}, err
+		}
 		c.to, c.reason = excluded, reasonArchive
 		var rep Report
 		rep.Transitions = map[string]int{}

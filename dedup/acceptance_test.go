@@ -233,7 +233,9 @@ func TestConfirm(t *testing.T) {
 			PointsSelector: qdrant.NewPointsSelector(qdrant.NewID(strong.MemoryID))}); err != nil {
 			t.Fatal(err)
 		}
-		out, err := h.eng.Confirm(context.Background(), dedup.Confirmation{Collection: "mem", MemoryID: strong.MemoryID})
+		// From a session of its own: a second confirmation without one would
+		// not count (TestConfirmCountsOncePerSession).
+		out, err := h.eng.Confirm(context.Background(), dedup.Confirmation{Collection: "mem", MemoryID: strong.MemoryID, SessionID: "review"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,7 @@ func (e *Engine) ensureMemories(ctx context.Context, coll string, dims int, mode
 			return false, fmt.Errorf("%w: collection %s has named vectors; the write path writes the default vector", ErrEmbedderMismatch, coll)
 		}
 		if int(params.GetSize()) != dims {
-			return false, mismatch(coll, "vectors", int(params.GetSize()), model, dims)
+			return false, mismatch(coll, UnrecordedEmbedder, int(params.GetSize()), model, dims)
 		}
 		return false, e.index(ctx, coll, e.missing(info.GetPayloadSchema(), e.memoryIndexes())...)
 	}
@@ -123,20 +123,37 @@ func (e *Engine) index(ctx context.Context, coll string, idx ...payloadIndex) er
 }
 
 func (e *Engine) ensureAudit(ctx context.Context, coll string) error {
+	_, err := e.EnsureAudit(ctx, coll)
+	return err
+}
+
+// EnsureAudit creates coll's audit companion, with its indexes, unless it
+// exists; created says this call made it. The write path calls it before
+// its first write to a collection; jobs that audit their changes to a
+// collection written by other tools (consolidation, a reviewer's archive)
+// call it before theirs. The companion makes coll a memory collection:
+// from then on memrank re-ranks its queries and consolidates it on
+// schedule. The caller checks that coll exists.
+func (e *Engine) EnsureAudit(ctx context.Context, coll string) (created bool, err error) {
 	ac := auditCollection(coll)
 	exists, err := e.store.CollectionExists(ctx, ac)
 	if err != nil {
-		return fmt.Errorf("dedup: look up collection %s: %w", ac, err)
+		return false, fmt.Errorf("dedup: look up collection %s: %w", ac, err)
 	}
 	if exists {
-		return nil
+		return false, nil
 	}
 	err = e.store.CreateCollection(ctx, &qdrant.CreateCollection{
 		CollectionName: ac,
 		VectorsConfig:  qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 1, Distance: qdrant.Distance_Cosine}),
 	})
-	if err != nil && status.Code(err) != codes.AlreadyExists {
-		return fmt.Errorf("dedup: create collection %s: %w", ac, err)
+	switch {
+	case status.Code(err) == codes.AlreadyExists:
+		// Another writer made it first.
+	case err != nil:
+		return false, fmt.Errorf("dedup: create collection %s: %w", ac, err)
+	default:
+		created = true
 	}
 	keys := []payloadIndex{{auditMemoryID, qdrant.FieldType_FieldTypeKeyword}, {auditOutcomeOf, qdrant.FieldType_FieldTypeKeyword},
 		{auditSessionID, qdrant.FieldType_FieldTypeKeyword},
@@ -146,7 +163,7 @@ func (e *Engine) ensureAudit(ctx context.Context, coll string) error {
 	if e.tenancyOn() {
 		keys = append(keys, payloadIndex{e.cfg.Tenancy.PayloadKey(), qdrant.FieldType_FieldTypeKeyword})
 	}
-	return e.index(ctx, ac, keys...)
+	return created, e.index(ctx, ac, keys...)
 }
 
 // auditRecordOf reads an audit record from its companion point's payload:

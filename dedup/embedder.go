@@ -202,27 +202,63 @@ func (e *Engine) writeRecord(ctx context.Context, coll string, r memory.Embedder
 
 func mismatch(coll, had string, hadDims int, want string, wantDims int) error {
 	if had == callerSupplied {
-		had = "caller-supplied vectors"
+		had = CallerVectors
 	}
 	if want == callerSupplied {
-		want = "caller-supplied vectors"
+		want = CallerVectors
 	}
 	return &MismatchError{Collection: coll, Had: had, HadDims: hadDims, Want: want, WantDims: wantDims}
 }
+
+// What a MismatchError names where there is no embedder model.
+const (
+	// CallerVectors: the vectors are the callers' own.
+	CallerVectors = "caller-supplied vectors"
+	// UnrecordedEmbedder: the collection has no embedder record (another
+	// tool made it); only its vectors' size is known.
+	UnrecordedEmbedder = "an unrecorded embedder"
+)
 
 // MismatchError is a write with another embedder than the collection's
 // (an ErrEmbedderMismatch). Its text names both, for the caller: models
 // and dimensions are configuration, not secrets.
 type MismatchError struct {
 	Collection string
-	Had, Want  string // embedder models ("caller-supplied vectors" for none)
-	HadDims    int
-	WantDims   int
+	// Had and Want are embedder models, CallerVectors, or (Had only)
+	// UnrecordedEmbedder.
+	Had, Want string
+	HadDims   int
+	WantDims  int
 }
 
 func (e *MismatchError) Error() string {
-	return fmt.Sprintf("collection %s was written with %s (%d dimensions); this write uses %s (%d dimensions): "+
-		"write it with that embedder, or use another collection", e.Collection, e.Had, e.HadDims, e.Want, e.WantDims)
+	// A model is named with its size; vectors that are no model's are
+	// named by their size alone.
+	var had string
+	switch e.Had {
+	case CallerVectors:
+		had = fmt.Sprintf("was written with caller-supplied %d-dimensional vectors", e.HadDims)
+	case UnrecordedEmbedder:
+		had = fmt.Sprintf("holds %d-dimensional vectors", e.HadDims)
+	default:
+		had = fmt.Sprintf("was written with %s (%d dimensions)", e.Had, e.HadDims)
+	}
+	var want, fix string
+	switch {
+	case e.Want == CallerVectors:
+		want = fmt.Sprintf("this vector has %d", e.WantDims)
+		fix = fmt.Sprintf("send %d-dimensional vectors", e.HadDims)
+		if e.Had != CallerVectors && e.Had != UnrecordedEmbedder {
+			fix += " made by " + e.Had
+		}
+	case e.Had == CallerVectors || e.Had == UnrecordedEmbedder:
+		want = fmt.Sprintf("this write embeds its text with %s (%d dimensions)", e.Want, e.WantDims)
+		fix = fmt.Sprintf("send %d-dimensional vectors", e.HadDims)
+	default:
+		want = fmt.Sprintf("this write uses %s (%d dimensions)", e.Want, e.WantDims)
+		fix = "write it with that embedder"
+	}
+	return fmt.Sprintf("collection %s %s; %s: %s, or use another collection", e.Collection, had, want, fix)
 }
 
 // Is makes a MismatchError an ErrEmbedderMismatch.

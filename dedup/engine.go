@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -64,6 +63,7 @@ const (
 	DefaultJudgeThreshold       = 0.80
 	DefaultCorroborateThreshold = 0.85
 	DefaultMinIndependentGap    = time.Hour
+	DefaultMaxClockSkew         = 5 * time.Minute
 	DefaultNeighbours           = 5
 	DefaultTimeout              = 10 * time.Second
 	DefaultMaxTextBytes         = 64 << 10
@@ -86,6 +86,11 @@ type Config struct {
 	// DefaultConfig sets it.
 	RequireSurfaceChange bool          `koanf:"require_surface_change"`
 	MinIndependentGap    time.Duration `koanf:"min_independent_gap"` // independence needs this long since created_at; default 1h
+	// MaxClockSkew is how far ahead of the engine's clock an observation's
+	// observed_at (a confirmation's or use's at) may be: a time in the
+	// future would count toward the independence gap and freshness before
+	// it happened. Default 5m.
+	MaxClockSkew time.Duration `koanf:"max_clock_skew"`
 	// Timeout bounds the store calls of one operation that has no earlier
 	// deadline; default 10s.
 	Timeout time.Duration `koanf:"timeout"`
@@ -144,6 +149,9 @@ func (c Config) withDefaults() Config {
 	if c.MinIndependentGap == 0 {
 		c.MinIndependentGap = DefaultMinIndependentGap
 	}
+	if c.MaxClockSkew == 0 {
+		c.MaxClockSkew = DefaultMaxClockSkew
+	}
 	if c.Neighbours == 0 {
 		c.Neighbours = DefaultNeighbours
 	}
@@ -169,6 +177,7 @@ func DefaultConfig() Config {
 		JudgeThreshold:       DefaultJudgeThreshold,
 		RequireSurfaceChange: true,
 		MinIndependentGap:    DefaultMinIndependentGap,
+		MaxClockSkew:         DefaultMaxClockSkew,
 		Timeout:              DefaultTimeout,
 		Hearsay:              HearsayConfig{CapSource: scoring.SourceWeakInference, Heuristics: true},
 		ContradictionCandidates: ContradictionConfig{MinCosine: DefaultContradictionMinCosine,
@@ -190,6 +199,9 @@ func (c Config) Validate() error {
 	}
 	if c.MinIndependentGap < 0 {
 		k.Add("min_independent_gap", "%s is negative", check.Duration(c.MinIndependentGap))
+	}
+	if c.MaxClockSkew < 0 {
+		k.Add("max_clock_skew", "%s is negative", check.Duration(c.MaxClockSkew))
 	}
 	k.Timeout("timeout", c.Timeout)
 	c.validateEvidence(&k)
@@ -215,7 +227,7 @@ func (c Config) validateWiring() error {
 	if err := d.Forget.Validate(); d.Forget.Audit != "" && err != nil {
 		errs = append(errs, fmt.Errorf("dedup: forget: %w", err))
 	}
-	if d.MinIndependentGap < 0 || d.Neighbours < 0 || d.Timeout < 0 || d.MaxTextBytes < 0 {
+	if d.MinIndependentGap < 0 || d.MaxClockSkew < 0 || d.Neighbours < 0 || d.Timeout < 0 || d.MaxTextBytes < 0 {
 		errs = append(errs, errors.New("dedup: gaps, counts and timeouts must not be negative"))
 	}
 	return errors.Join(errs...)
@@ -241,7 +253,7 @@ type Engine struct {
 	// only the record is read again.
 	verified map[string]bool
 
-	decisions [numDecisions]atomic.Int64
+	decisions decisionCounts
 
 	tracer    trace.Tracer
 	observed  metric.Int64Counter
@@ -355,6 +367,21 @@ func (e *Engine) prepare(obs Observation) (observation, bool, error) {
 	return o, false, nil
 }
 
+// notAhead refuses a caller's time later than the engine's clock plus
+// MaxClockSkew. The engine's clock, not the wall clock: an evaluation run
+// at an earlier instant writes observations of its own past.
+func (e *Engine) notAhead(field string, t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	now := e.cfg.Now()
+	if ahead := t.Sub(now); ahead > e.cfg.MaxClockSkew {
+		return inputError(field, "%s is %s ahead of the server's clock (%s); at most %s ahead is accepted (dedup.max_clock_skew)",
+			t.UTC().Format(time.RFC3339), ahead.Round(time.Second), now.UTC().Format(time.RFC3339), e.cfg.MaxClockSkew)
+	}
+	return nil
+}
+
 func (e *Engine) tenancyOn() bool { return e.cfg.Tenancy != nil && e.cfg.Tenancy.Enabled() }
 
 // Observe decides what one observation is (new, a restatement, an
@@ -399,7 +426,7 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 	start := time.Now()
 	ctx, span := e.tracer.Start(ctx, name, trace.WithAttributes(
 		attribute.String("db.collection.name", obs.Collection)))
-	defer func() { e.finish(ctx, span, start, out, err) }()
+	defer func() { e.finish(ctx, span, start, obs.Collection, out, err) }()
 	defer func() {
 		if err == nil {
 			out.Warnings = e.gateWarnings(out)
@@ -408,6 +435,9 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 
 	o, rejected, err := e.prepare(obs)
 	if err != nil {
+		return Outcome{}, err
+	}
+	if err := e.notAhead("observed_at", obs.ObservedAt); err != nil {
 		return Outcome{}, err
 	}
 	if rejected {
@@ -497,7 +527,7 @@ func (e *Engine) vector(ctx context.Context, obs Observation) ([]float32, string
 	return vs[0], emb.Model(), nil
 }
 
-func (e *Engine) finish(ctx context.Context, span trace.Span, start time.Time, out Outcome, err error) {
+func (e *Engine) finish(ctx context.Context, span trace.Span, start time.Time, coll string, out Outcome, err error) {
 	defer span.End()
 	if err != nil {
 		var ie *InputError
@@ -517,9 +547,7 @@ func (e *Engine) finish(ctx context.Context, span trace.Span, start time.Time, o
 	if out.Replayed {
 		return
 	}
-	if i := decisionIndex(out.Decision); i >= 0 {
-		e.decisions[i].Add(1)
-	}
+	e.decisions.add(coll, out.Decision)
 	attrs := metric.WithAttributes(attribute.String("decision", string(out.Decision)), attribute.Int("tier", out.Tier))
 	e.observed.Add(ctx, 1, attrs)
 	e.duration.Record(ctx, time.Since(start).Seconds(), attrs)
@@ -534,12 +562,14 @@ func (e *Engine) deadline(ctx context.Context) (context.Context, context.CancelF
 
 // Confirm applies an explicit confirmation to a stored memory (docs/scoring.md):
 // s rises to the confirmed level, n grows by one, and the confidence is
-// clamped below 1.
+// clamped below 1. A session confirms a memory once (and the confirmations
+// without a session, together, once): a repeat leaves n as it was and says
+// so (Outcome.AlreadyCounted).
 func (e *Engine) Confirm(ctx context.Context, c Confirmation) (out Outcome, err error) {
 	start := time.Now()
 	ctx, span := e.tracer.Start(ctx, "dedup.confirm", trace.WithAttributes(
 		attribute.String("db.collection.name", c.Collection)))
-	defer func() { e.finish(ctx, span, start, out, err) }()
+	defer func() { e.finish(ctx, span, start, c.Collection, out, err) }()
 	if err := c.Validate(); err != nil {
 		return Outcome{}, err
 	}
@@ -549,6 +579,9 @@ func (e *Engine) Confirm(ctx context.Context, c Confirmation) (out Outcome, err 
 	id, err := parseID(c.MemoryID)
 	if err != nil {
 		return Outcome{}, &InputError{Field: "id", Reason: err.Error()}
+	}
+	if err := e.notAhead("at", c.At); err != nil {
+		return Outcome{}, err
 	}
 	at := c.At
 	if at.IsZero() {
@@ -581,7 +614,11 @@ func (e *Engine) Confirm(ctx context.Context, c Confirmation) (out Outcome, err 
 	if err := e.ensureAudit(ctx, c.Collection); err != nil {
 		return Outcome{}, err
 	}
-	w.confirm(m)
+	first, err := w.firstConfirmation(ctx, m)
+	if err != nil {
+		return Outcome{}, err
+	}
+	w.confirm(m, first)
 	if err := w.commit(ctx); err != nil {
 		return Outcome{}, err
 	}

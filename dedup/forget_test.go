@@ -261,6 +261,7 @@ func TestForgetKeepsSupersessionOfSurvivor(t *testing.T) {
 	h := newHarness(t)
 	lisbon := h.observe(t, dedup.Observation{Text: "Dana lives in Lisbon", Source: "direct", SessionID: "s1", ObservedAt: t0})
 	porto := h.observe(t, dedup.Observation{Text: "Dana lives in Porto", SessionID: "s2", Corrects: lisbon.MemoryID, ObservedAt: t0})
+	h.clock.set(t0.Add(48 * time.Hour))
 	h.observe(t, dedup.Observation{Text: "Dana lives in Porto", SessionID: "s3", Modality: "email", ObservedAt: t0.Add(48 * time.Hour)})
 	h.forget(t, "", "s2")
 	if m := h.get(t, "mem", lisbon.MemoryID); m.Retrievable || m.SupersededBy != porto.MemoryID {

@@ -19,6 +19,9 @@ import (
 // use records one use of id in session at at.
 func (h *harness) use(t *testing.T, id, session string, at time.Time) {
 	t.Helper()
+	if at.After(h.clock.Now()) {
+		h.clock.set(at) // the use happens at its time: a later one is refused
+	}
 	if _, err := h.eng.Used(context.Background(), dedup.Use{Collection: "mem", MemoryID: id, SessionID: session, At: at}); err != nil {
 		t.Fatalf("use %s in %s: %v", id, session, err)
 	}

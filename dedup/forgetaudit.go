@@ -48,7 +48,9 @@ func addEvidence(p map[string]*qdrant.Value, r *AuditRecord) {
 	p[auditEntities] = qdrant.NewValueFromList(ents...)
 	p[auditSourceName] = qdrant.NewValueString(r.SourceName)
 	p[auditTypeName] = qdrant.NewValueString(r.TypeName)
-	p[auditExtractorName] = qdrant.NewValueString(r.ExtractorModel)
+	if r.ExtractorModel != "" {
+		p[auditExtractorName] = qdrant.NewValueString(r.ExtractorModel)
+	}
 	if r.ExtractorLogprob != nil {
 		p[auditLogprob] = qdrant.NewValueDouble(*r.ExtractorLogprob)
 	}
@@ -91,7 +93,7 @@ type trailRecord struct {
 // memories relate, whoever's observation caused it.
 func isEvidence(reason string) bool {
 	switch reason {
-	case "insert", "restatement", "independent", "confirm":
+	case "insert", "restatement", "independent", reasonConfirm:
 		return true
 	}
 	return false

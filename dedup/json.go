@@ -63,6 +63,9 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 	b = appendEvidence(b, &o)
 	b = append(b, `,"replayed":`...)
 	b = strconv.AppendBool(b, o.Replayed)
+	if o.AlreadyCounted {
+		b = append(b, `,"already_counted":true`...)
+	}
 	if o.CreatedCollection {
 		b = append(b, `,"created_collection":true`...)
 	}

@@ -53,6 +53,10 @@ type replayState struct {
 	// when the stored count is that, every corroboration has a record and
 	// m.Corroborations (those that still count) replaces it.
 	corrobAll int
+	// confirmed are the sessions whose confirmation counted ("" for those
+	// without a session): a later one from the same adds no observation,
+	// as on the write path.
+	confirmed map[string]bool
 }
 
 // memory reads one memory of the tenant (cached; nil when absent).
@@ -268,11 +272,18 @@ func (r *replayer) apply(st *replayState, rec *trailRecord, memHash string) {
 	obs := scoring.Evidence{Components: scoring.Components{Source: rec.Source, Extractor: rec.Extractor, Type: rec.Type}, Grounding: g}
 	obs.Confidence = p.Grounded(obs.Components, g)
 	switch {
-	case rec.Reason == "confirm":
+	case rec.Reason == reasonConfirm:
 		if !st.has {
 			return // a confirmation of a statement that is gone confirms nothing
 		}
 		next := p.Confirm(st.ev)
+		if st.confirmed[rec.SessionID] {
+			next = r.e.reconfirm(st.ev)
+		}
+		if st.confirmed == nil {
+			st.confirmed = map[string]bool{}
+		}
+		st.confirmed[rec.SessionID] = true
 		if next.Source > st.ev.Source {
 			st.m.Source = r.levelName(p.SourceLevels, next.Source, st.m.Source)
 		}

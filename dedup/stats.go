@@ -51,9 +51,9 @@ func (e *Engine) Memory(ctx context.Context, collection, tenant, id string) (Mem
 
 // Stats counts a collection's memories (a tenant's, with tenancy on) by
 // confidence bucket, tier and type, with the average confidence and a
-// histogram, and reports this process's decisions and judge use. The counts
-// come from payload indexes (countedStats): their cost does not grow with
-// the collection. Tiers are the stored ones, as the consolidation job last
+// histogram, and reports this process's decisions in the collection and its
+// judge use (across collections). The counts come from payload indexes
+// (countedStats): their cost does not grow with the collection. Tiers are the stored ones, as the consolidation job last
 // wrote them (TiersAsOf).
 func (e *Engine) Stats(ctx context.Context, collection, tenant string) (Stats, error) {
 	return e.stats(ctx, collection, tenant, false)
@@ -80,15 +80,14 @@ func (e *Engine) stats(ctx context.Context, collection, tenant string, scan bool
 		Tiers:      map[string]int{},
 		Types:      map[string]int{},
 	}
-	// The decision and judge counters are the process's, across collections
-	// and tenants: with tenancy on they would tell one tenant about the
-	// others' traffic, so only the operator (tenancy off) sees them.
+	// The decisions are this process's in the collection, across tenants;
+	// the judge's counters are the process's, across collections (one
+	// judge and cache serve them all). With tenancy on either would tell
+	// one tenant about the others' traffic, so only the operator (tenancy
+	// off) sees them.
 	if !e.tenancyOn() {
 		st.Judge = e.cfg.Judging.Stats()
-		st.Decisions = map[string]int64{}
-		for i, d := range decisionOrder {
-			st.Decisions[string(d)] = e.decisions[i].Load()
-		}
+		st.Decisions = e.decisions.of(collection)
 	}
 	var base []*qdrant.Condition
 	if e.tenancyOn() {

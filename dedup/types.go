@@ -69,9 +69,11 @@ type Confirmation struct {
 	Tenant        string
 	MemoryID      string
 	ObservationID string // optional idempotency key
-	SessionID     string
-	TurnID        string
-	At            time.Time // zero: now
+	// SessionID is who confirms: a memory counts one confirmation per
+	// session, and one for all those without a session.
+	SessionID string
+	TurnID    string
+	At        time.Time // zero: now
 }
 
 // JudgeInfo says whether and how the LLM judge took part in a decision.
@@ -112,6 +114,10 @@ type Outcome struct {
 	// Replayed is true when the observation_id had been seen before: the
 	// earlier outcome is returned and nothing changed.
 	Replayed bool `json:"replayed"`
+	// AlreadyCounted is true on a confirmation whose session had already
+	// confirmed the memory (or, without a session, when one without a
+	// session had): n is left as it was (docs/write-path.md, "Confirm").
+	AlreadyCounted bool `json:"already_counted,omitempty"`
 	// CreatedCollection is true when this observation created the
 	// collection (and its audit companion): a misspelt name shows here.
 	CreatedCollection bool `json:"created_collection,omitempty"`
@@ -213,7 +219,9 @@ type Stats struct {
 	TiersAsOf time.Time
 	Types     map[string]int // memory type -> memories
 	Judge     JudgeStats
-	Decisions map[string]int64 // decision -> observations since this process started
+	// Decisions counts this process's write decisions in the collection
+	// since it started: decision -> observations (confirmations, uses).
+	Decisions map[string]int64
 }
 
 // JudgeStats counts the judge's work in this process.

@@ -61,7 +61,7 @@ func (e *Engine) Used(ctx context.Context, u Use) (out Outcome, err error) {
 	start := time.Now()
 	ctx, span := e.tracer.Start(ctx, "dedup.used", trace.WithAttributes(
 		attribute.String("db.collection.name", u.Collection)))
-	defer func() { e.finish(ctx, span, start, out, err) }()
+	defer func() { e.finish(ctx, span, start, u.Collection, out, err) }()
 	if err := u.Validate(); err != nil {
 		return Outcome{}, err
 	}
@@ -71,6 +71,9 @@ func (e *Engine) Used(ctx context.Context, u Use) (out Outcome, err error) {
 	id, err := parseID(u.MemoryID)
 	if err != nil {
 		return Outcome{}, &InputError{Field: "id", Reason: err.Error()}
+	}
+	if err := e.notAhead("at", u.At); err != nil {
+		return Outcome{}, err
 	}
 	at := u.At
 	if at.IsZero() {
@@ -155,6 +158,10 @@ func (e *Engine) UsedBatch(ctx context.Context, b UseBatch) ([]UseResult, error)
 		if err := checkString("observation_id", b.ObservationID+"/"+longestID(ids), MaxFieldBytes); err != nil {
 			return nil, err
 		}
+	}
+	// Refused before the first use, so a batch is not half recorded.
+	if err := e.notAhead("at", b.At); err != nil {
+		return nil, err
 	}
 	out := make([]UseResult, 0, len(ids))
 	for _, id := range ids {

@@ -32,6 +32,7 @@ func TestUsed(t *testing.T) {
 		{name: "an older use does not move last_used_at back", use: dedup.Use{At: t0.Add(time.Hour)}, wantUses: 2, wantLastUsed: at},
 		{name: "without an id, each call counts", use: dedup.Use{At: at.Add(time.Hour)}, wantUses: 3, wantLastUsed: at.Add(time.Hour)},
 	}
+	h.clock.set(at.Add(time.Hour)) // the latest use is now
 	for _, tc := range tests {
 		u := tc.use
 		u.Collection, u.MemoryID = "mem", obs.MemoryID

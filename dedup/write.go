@@ -804,11 +804,49 @@ func sharesEntity(a, b []string) bool {
 	return false
 }
 
-// confirm applies docs/scoring.md to a stored memory.
-func (w *write) confirm(st *stored) {
+// reasonConfirm is the audit reason of a confirmation, counted or not.
+const reasonConfirm = "confirm"
+
+// firstConfirmation reports whether the confirmation's session has not
+// confirmed st yet (for one without a session: whether no confirmation
+// without a session has). A session the memory has never seen cannot have;
+// otherwise the trail says, where a forgotten session's records no longer
+// count.
+func (w *write) firstConfirmation(ctx context.Context, st *stored) (bool, error) {
+	session := w.o.SessionID
+	if session != "" && !slices.Contains(st.m.SessionIDs, session) {
+		return true, nil
+	}
+	recs, err := w.e.readAudit(ctx, w.coll, w.tenant, st.sid)
+	if err != nil {
+		return false, err
+	}
+	return !confirmedBy(recs, session), nil
+}
+
+// confirmedBy reports whether a confirmation from session ("" for none)
+// is among the records and still counts.
+func confirmedBy(recs []AuditRecord, session string) bool {
+	for _, r := range recs {
+		if r.Reason == reasonConfirm && r.SessionID == session && !r.Forgotten {
+			return true
+		}
+	}
+	return false
+}
+
+// confirm applies docs/scoring.md to a stored memory. A confirmation that
+// is not its session's first (first false) is applied without n + 1: n
+// counts independent evidence, and one person saying yes twice is not.
+// It is still recorded, and still reinforces the memory, as a
+// restatement would.
+func (w *write) confirm(st *stored, first bool) {
 	m := &st.m
 	old := w.evidence(m)
 	next := w.e.params.Confirm(old)
+	if !first {
+		next = w.e.reconfirm(old)
+	}
 	if next.Source > old.Source {
 		for name, v := range w.e.params.SourceLevels {
 			if v == next.Source {
@@ -824,8 +862,32 @@ func (w *write) confirm(st *stored) {
 	reinforce(st)
 	st.dirty = true
 	w.touch(st)
-	w.record(st, "confirm", old, "")
+	w.record(st, reasonConfirm, old, "")
 	w.out = Outcome{Decision: DecisionConfirmed, MemoryID: st.sid, Confidence: m.Confidence, Observations: m.Observations}
+	if !first {
+		w.out.AlreadyCounted = true
+		w.out.Reason = alreadyConfirmed(w.o.SessionID)
+		w.noteLast(w.out.Reason)
+	}
+}
+
+// alreadyConfirmed says why a confirmation left n as it was.
+func alreadyConfirmed(session string) string {
+	if session == "" {
+		return "a confirmation without a session_id was already counted: observations unchanged"
+	}
+	return fmt.Sprintf("session %q already confirmed this memory: observations unchanged", truncate(session))
+}
+
+// reconfirm is Params.Confirm without the added observation: the source
+// still rises to the confirmed level (a no-op after the first), and the
+// confidence is still clamped.
+func (e *Engine) reconfirm(ev scoring.Evidence) scoring.Evidence {
+	p := e.params
+	next := p.Confirm(ev)
+	next.Observations = ev.Observations
+	next.Confidence = min(p.MaxConfidence, max(ev.Confidence, p.Grounded(next.Components, next.Grounding)))
+	return next
 }
 
 // correct stores the correction and supersedes the corrected memory with it.
@@ -1016,6 +1078,10 @@ func (w *write) ops() []*qdrant.PointsUpdateOperation {
 			ops = append(ops, qdrant.NewPointsUpdateDeletePayload(&qdrant.PointsUpdateOperation_DeletePayload{
 				Keys: []string{w.key(memory.FieldFlags)}, PointsSelector: sel}))
 		}
+		if keys := w.unsetExtractor(&st.m); len(keys) > 0 {
+			ops = append(ops, qdrant.NewPointsUpdateDeletePayload(&qdrant.PointsUpdateOperation_DeletePayload{
+				Keys: keys, PointsSelector: sel}))
+		}
 		if st.mergedAccess > 0 {
 			key := w.key(memory.FieldAccessCounts)
 			ops = append(ops, qdrant.NewPointsUpdateSetPayload(&qdrant.PointsUpdateOperation_SetPayload{
@@ -1027,6 +1093,21 @@ func (w *write) ops() []*qdrant.PointsUpdateOperation {
 		points = append(points, qdrant.NewPointsUpdateUpsert(&qdrant.PointsUpdateOperation_PointStructList{Points: pts}))
 	}
 	return append(points, ops...)
+}
+
+// unsetExtractor are the extractor keys the payload has and the memory no
+// longer does (Encode leaves them out, and a payload update would keep
+// them): an empty extractor_model written before it was left out, or an
+// extractor adopted from an observation that gave no model or logprob.
+func (w *write) unsetExtractor(m *memory.Memory) []string {
+	var keys []string
+	if m.ExtractorModel == "" && m.Present.Has(memory.FieldExtractorModel) {
+		keys = append(keys, w.key(memory.FieldExtractorModel))
+	}
+	if !m.HasLogprob && m.Present.Has(memory.FieldExtractorLogprob) {
+		keys = append(keys, w.key(memory.FieldExtractorLogprob))
+	}
+	return keys
 }
 
 // idString is a point id as memrank's APIs show it: the number in decimal,

@@ -482,7 +482,9 @@ func (d *decoder) finish() {
 			d.problem(f, ProblemMissing, missingDetail[f])
 		}
 	}
-	if !m.Present.Has(FieldExtractorModel) && !m.HasLogprob && !d.reported(FieldExtractorModel) {
+	// memrank writes extractor_model only when it knows the model: on its
+	// own records (the schema marker) the key's absence is not a problem.
+	if !m.Present.Has(FieldExtractorModel) && !m.HasLogprob && !m.Present.Has(FieldSchema) && !d.reported(FieldExtractorModel) {
 		d.problem(FieldExtractorModel, ProblemMissing, "unknown extractor quality used")
 	}
 }
@@ -716,7 +718,9 @@ func (c *Codec) Encode(m *Memory) map[string]*qdrant.Value {
 	set(FieldText, qdrant.NewValueString(m.Text))
 	set(FieldMemoryType, qdrant.NewValueString(orDefault(m.MemoryType, scoring.TypeFact)))
 	set(FieldSource, qdrant.NewValueString(orDefault(m.Source, scoring.SourceWeakInference)))
-	set(FieldExtractorModel, qdrant.NewValueString(m.ExtractorModel))
+	if m.ExtractorModel != "" {
+		set(FieldExtractorModel, qdrant.NewValueString(m.ExtractorModel))
+	}
 	if m.HasLogprob {
 		set(FieldExtractorLogprob, qdrant.NewValueDouble(m.ExtractorLogprob))
 	}

@@ -99,6 +99,17 @@ func TestDecodeProblems(t *testing.T) {
 			},
 		},
 		{
+			// memrank leaves extractor_model out when no model was given.
+			name: "memrank's own record without an extractor",
+			json: `{"text": "x", "source": "direct", "memory_type": "fact", "confidence": 0.7,
+				"created_at": "2026-01-01T00:00:00Z", "memrank_schema": 1}`,
+			check: func(t *testing.T, m Memory) {
+				if m.ExtractorModel != "" || m.Levels.Extractor != scoring.DefaultParams().ExtractorUnknown {
+					t.Errorf("extractor %q at %v, want none at the unknown quality", m.ExtractorModel, m.Levels.Extractor)
+				}
+			},
+		},
+		{
 			name:    "foreign point: nothing reported, unscored",
 			json:    `{"text": "hello", "user_id": 7}`,
 			noScore: true,

@@ -121,7 +121,7 @@ func runBackfill(cmd *cobra.Command, e *env, o *backfillOptions) error {
 		return err
 	}
 	ctx := cmd.Context()
-	s, err := newStack(ctx, c, io.Discard, false)
+	s, err := e.openLocal(ctx, c, io.Discard, false, stopHint(""))
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func TestDefault(t *testing.T) {
 			Shadow:         rank.ShadowConfig{SampleRate: 1, LogInterval: 10 * time.Second},
 			CandidateCache: rank.CandidateCacheConfig{MaxBytes: 64 << 20, TTL: 2 * time.Minute},
 		},
-		Dedup: dedup.Config{SameThreshold: 0.92, JudgeThreshold: 0.80, RequireSurfaceChange: true, MinIndependentGap: time.Hour, Timeout: 10 * time.Second,
+		Dedup: dedup.Config{SameThreshold: 0.92, JudgeThreshold: 0.80, RequireSurfaceChange: true, MinIndependentGap: time.Hour, MaxClockSkew: 5 * time.Minute, Timeout: 10 * time.Second,
 			Hearsay:                 dedup.HearsayConfig{CapSource: "weak_inference", Heuristics: true},
 			ContradictionCandidates: dedup.ContradictionConfig{MinCosine: 0.40, MaxCosine: 0.75, MinSharedEntities: 2},
 			RecurrenceFlags:         map[string]int{"event": 5},

@@ -354,9 +354,17 @@ func TestEnvErrors(t *testing.T) {
 			`config: $MEMRANK_SCORING__DECAY__HALF_LIVES: scoring.decay.half_lives: has an entry whose name is not UTF-8 text: "\xe6"`},
 		{"API key in the variable name", []string{"MEMRANK_TENANCY__KEY=user_id", "MEMRANK_TENANCY__API_KEYS__SK_LIVE=alice"},
 			`config: $MEMRANK_TENANCY__API_KEYS__SK_LIVE: tenancy.api_keys: an API key cannot be part of a variable or flag name (its case is lost); set the whole table as key=tenant pairs` + "\n" +
-				`config: tenancy.key: "user_id" is set but none of tenancy.header, tenancy.api_keys and tenancy.jwt.claim says where a request's tenant comes from`},
+				`config: $MEMRANK_TENANCY__KEY: tenancy.key: "user_id" is set but none of tenancy.header, tenancy.api_keys and tenancy.jwt.claim says where a request's tenant comes from`},
+		// Validate sees merged values; the variable that set one it refuses
+		// is still named, as it is for a value that does not decode.
 		{"a valid value that fails Validate", []string{"MEMRANK_SCORING__GATES__RENDER=1.5"},
-			`config: scoring.gates.render: 1.5 is outside [0, 1]`},
+			`config: $MEMRANK_SCORING__GATES__RENDER: scoring.gates.render: 1.5 is outside [0, 1]`},
+		{"a table entry Validate refuses, set with the whole table", []string{"MEMRANK_SCORING__DECAY__HALF_LIVES=legal=-1"},
+			`config: $MEMRANK_SCORING__DECAY__HALF_LIVES: scoring.decay.half_lives.legal: -1 is not positive`},
+		{"a list element Validate refuses", []string{"MEMRANK_SCORING__EXTRACTOR__MODELS=[{pattern: '(', quality: 0.5}]"},
+			"config: $MEMRANK_SCORING__EXTRACTOR__MODELS: scoring.extractor.models[0].pattern: \"(\" does not compile: error parsing regexp: missing closing ): `(`"},
+		{"a rule across keys is not one variable's", []string{"MEMRANK_SCORING__WEIGHTS__SOURCE=0.9"},
+			`config: scoring.weights: sum is 1.45, want 1 (within 1e-6)`},
 		{"every problem, in name order", []string{"MEMRANK_Z=1", "MEMRANK_A=1"},
 			"config: $MEMRANK_A: unknown key \"a\"\nconfig: $MEMRANK_Z: unknown key \"z\""},
 	}
@@ -482,7 +490,10 @@ func TestFlagErrors(t *testing.T) {
 		{"typed flag of the wrong type", config.Source{Flags: flagSet(t, "--upstream-timeout=1s"), FlagKeys: map[string]string{"upstream-timeout": "rank.oversample"}},
 			`config: --upstream-timeout: rank.oversample: want an integer, got 1s`},
 		{"value refused by Validate", config.Source{Flags: flagSet(t, "--render-gate=2"), FlagKeys: flagKeys},
-			`config: scoring.gates.render: 2 is outside [0, 1]`},
+			`config: --render-gate: scoring.gates.render: 2 is outside [0, 1]`},
+		{"the flag wins over the variable it overrides", config.Source{Environ: []string{"MEMRANK_SCORING__GATES__RENDER=0.5"},
+			Flags: flagSet(t, "--render-gate=2"), FlagKeys: flagKeys},
+			`config: --render-gate: scoring.gates.render: 2 is outside [0, 1]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -508,7 +519,7 @@ func TestLoadReportsEverySource(t *testing.T) {
 	want := strings.Join([]string{
 		`config: ` + file + `: unknown key "scoring.wieghts"`,
 		`config: $MEMRANK_NOPE: unknown key "nope"`,
-		`config: rank.oversample: 0 is less than 1`,
+		`config: --oversample: rank.oversample: 0 is less than 1`,
 	}, "\n")
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n got %v\nwant %s", err, want)

@@ -111,6 +111,8 @@ func TestValidate(t *testing.T) {
 		{"negative independence gap", func(c *Config) { c.Dedup.MinIndependentGap = -time.Minute },
 			"config: dedup.min_independent_gap: -1m is negative"},
 		{"zero independence gap", func(c *Config) { c.Dedup.MinIndependentGap = 0 }, ""},
+		{"negative clock skew", func(c *Config) { c.Dedup.MaxClockSkew = -time.Minute },
+			"config: dedup.max_clock_skew: -1m is negative"},
 		{"timeouts", func(c *Config) {
 			c.Judge.Timeout = 0
 			c.Embedder.Timeout = -time.Second

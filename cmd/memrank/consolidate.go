@@ -20,7 +20,10 @@ import (
 
 // newUpkeep builds the consolidation job on the stack's upstream.
 func (s *stack) newUpkeep(codec *memory.Codec, tel settings.Settings) (*consolidate.Job, error) {
-	o := consolidate.Options{Config: s.cfg.Consolidation, Codec: codec, Replica: s.replicaID, Logger: tel.Logger}
+	// A run or an archive on a collection written through Qdrant's API
+	// creates its audit companion as the write path's first write would.
+	o := consolidate.Options{Config: s.cfg.Consolidation, Codec: codec, Replica: s.replicaID, Logger: tel.Logger,
+		EnsureCompanion: s.engine.EnsureAudit}
 	if s.policy.Enabled() {
 		o.Tenancy = s.policy
 	}
@@ -52,7 +55,10 @@ tier is a label: age lowers a memory's weight but never takes it out of answers,
 its decay floor is labelled archived and stays retrievable. Only a reviewer's archive (memrank
 review --archive) or another writer takes a memory out (retrievable false), and the run leaves
 those out. A memory an earlier version took out for age (its audit record says so) is made
-retrievable again. Every change of tier and every lift is audited in the collection's companion.
+retrievable again. Every change of tier and every lift is audited in the collection's companion,
+<collection>_memrank_audit. A collection written through Qdrant's API has none yet: the run
+creates it (the output says so), which makes the collection a memory collection from then on:
+memrank re-ranks its queries and serve consolidates it on schedule.
 Access counts of replicas that wrote none for consolidation.compact_replicas_after are folded
 into one key.
 
@@ -84,7 +90,7 @@ func runConsolidate(cmd *cobra.Command, e *env, o *consolidateOptions) error {
 		return err
 	}
 	ctx := cmd.Context()
-	s, err := newStack(ctx, c, io.Discard, false)
+	s, err := e.openLocal(ctx, c, io.Discard, false, stopHint("it consolidates on its own schedule (consolidation.enabled)"))
 	if err != nil {
 		return err
 	}
@@ -111,6 +117,10 @@ func printReport(w io.Writer, rep consolidate.Report) {
 		verb = "dry run: would consolidate"
 	}
 	fmt.Fprintf(w, "%s %s at %s: %d points, %d memories\n", verb, rep.Collection, rep.At.Format(time.RFC3339), rep.Examined, rep.Memories)
+	if rep.CompanionCreated {
+		fmt.Fprintf(w, "created the audit companion %s: memrank now treats %s as a memory collection (re-ranks its queries, consolidates it on schedule)\n",
+			memory.AuditCollection(rep.Collection), rep.Collection)
+	}
 	if len(rep.Transitions) == 0 {
 		fmt.Fprintln(w, "transitions: none")
 	} else {

@@ -23,7 +23,7 @@ type explainOptions struct {
 	at                               string
 	url, apiKey                      string
 	tenants                          tenantFlags
-	demo, asJSON                     bool
+	demo, asJSON, wide               bool
 }
 
 func newExplainCmd(e *env) *cobra.Command {
@@ -47,7 +47,11 @@ With --url it asks a running memrank (POST URL/v1/retrieve). Without, it builds 
 in process on the configured upstream (--upstream, or the embedded store in --data, which a
 running serve holds locked). Either way its look-ups are not counted as accesses: looking at a
 ranking must not change it. --demo loads the demo set first, as serve --demo does, and makes
---collection default to it.`,
+--collection default to it.
+
+The table fits the terminal's width when stdout is one, else $COLUMNS when set; it leaves out
+its least telling columns first (the confidence's components, then the factors' inputs, then
+the factors) and says which. Piped with no $COLUMNS, or with --wide, it prints every column.`,
 		Example: `  memrank explain --demo --text "what editor does Dana use"
   memrank explain --url http://localhost:6333 --collection dana_memories --text "where does Dana live"
   memrank explain --url http://localhost:6333 --collection dana_memories --text "where does Dana live" --at 2026-06-01`,
@@ -74,7 +78,7 @@ ranking must not change it. --demo loads the demo set first, as serve --demo doe
 			if o.url != "" {
 				resp, err = o.remote(cmd.Context(), c, body)
 			} else {
-				resp, err = o.local(cmd.Context(), c, body)
+				resp, err = o.local(cmd.Context(), e, c, body)
 			}
 			if err != nil {
 				return err
@@ -84,7 +88,11 @@ ranking must not change it. --demo loads the demo set first, as serve --demo doe
 				enc.SetIndent("", "  ")
 				return enc.Encode(resp)
 			}
-			return explaintable.Write(e.stdout, resp, c.PayloadKeys.Text)
+			width := 0
+			if !o.wide {
+				width = e.width()
+			}
+			return explaintable.Write(e.stdout, resp, explaintable.Options{TextKey: c.PayloadKeys.Text, Width: width})
 		},
 	}
 	f := cmd.Flags()
@@ -100,6 +108,7 @@ ranking must not change it. --demo loads the demo set first, as serve --demo doe
 	o.tenants.addFlags(f)
 	f.BoolVar(&o.demo, "demo", false, "load the demo set first (in process only)")
 	f.BoolVar(&o.asJSON, "json", false, "print the native API's JSON answer instead of a table")
+	f.BoolVar(&o.wide, "wide", false, "print every column of the table, however wide")
 	f.String("upstream", "", "Qdrant's gRPC address HOST:PORT (empty: the embedded store in --data)")
 	f.String("data", "./memrank-data", "data directory of the embedded store")
 	return cmd
@@ -172,9 +181,9 @@ func (o *explainOptions) remote(ctx context.Context, c Config, body []byte) (*na
 	return r.Retrieve(ctx, body)
 }
 
-func (o *explainOptions) local(ctx context.Context, c Config, body []byte) (_ *native.RetrieveResponse, err error) {
+func (o *explainOptions) local(ctx context.Context, e *env, c Config, body []byte) (_ *native.RetrieveResponse, err error) {
 	// Logs would interleave with the table: they go nowhere.
-	s, err := newStack(ctx, c, io.Discard, false)
+	s, err := e.openLocal(ctx, c, io.Discard, false, urlHint())
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -143,4 +145,46 @@ func retrieveStub(t *testing.T, seen func(http.Header, map[string]any)) *httptes
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// TestExplainWidth: the table fits $COLUMNS when stdout is no terminal,
+// and without it, or with --wide, prints every column (the golden tables
+// of internal/explaintable).
+func TestExplainWidth(t *testing.T) {
+	answer, err := os.ReadFile(filepath.Join("..", "..", "internal", "explaintable", "testdata", "demo.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	}))
+	t.Cleanup(srv.Close)
+	tests := []struct {
+		name    string
+		environ []string
+		args    []string
+		golden  string
+	}{
+		{"$COLUMNS", []string{"COLUMNS=100"}, nil, "demo-100.golden"},
+		{"--wide over $COLUMNS", []string{"COLUMNS=100"}, []string{"--wide"}, "demo.golden"},
+		{"no $COLUMNS: every column", nil, nil, "demo.golden"},
+		{"$COLUMNS not a number", []string{"COLUMNS=wide"}, nil, "demo.golden"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := os.ReadFile(filepath.Join("..", "..", "internal", "explaintable", "testdata", tt.golden))
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"--url", srv.URL, "--collection", "dana_memories", "--text", "what editor does Dana use"}, tt.args...)
+			r := execute(t, newExplainCmd, "", tt.environ, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if diff := cmp.Diff(string(want), r.stdout); diff != "" {
+				t.Errorf("table (-%s +got):\n%s", tt.golden, diff)
+			}
+		})
+	}
 }

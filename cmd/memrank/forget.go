@@ -83,7 +83,7 @@ func runForget(cmd *cobra.Command, e *env, o *forgetOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
-	s, err := newStack(ctx, c, io.Discard, false)
+	s, err := e.openLocal(ctx, c, io.Discard, false, stopHint("DELETE /v1/sessions/{id} or /v1/memories/{id} on it forgets the same way"))
 	if err != nil {
 		return err
 	}

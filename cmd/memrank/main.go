@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -89,6 +92,21 @@ func (e *env) progress(desc string, quiet bool) (set func(done int), done func()
 	return func(n int) { _ = bar.Set(n) }, func() { _ = bar.Clear() }
 }
 
+// width is the width, in columns, of what e.stdout shows: the terminal's
+// when it is one, else $COLUMNS when set, else 0 (no limit: a pipe or a
+// file gets whole lines, as kubectl and docker give them).
+func (e *env) width() int {
+	if f, ok := e.stdout.(*os.File); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	if n, err := strconv.Atoi(lookupEnv(e.environ, "COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
@@ -134,6 +152,67 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
+// suggestFlags adds to an unknown long flag the command's flags it is
+// likely a typo or a prefix of: "unknown flag: --htp (did you mean
+// --http?)". Other flag errors are returned as they are.
+func suggestFlags(cmd *cobra.Command, err error) error {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) || ne.GetSpecifiedShortnames() != "" {
+		return err
+	}
+	typed := ne.GetSpecifiedName()
+	type near struct {
+		name string
+		dist int
+	}
+	var found []near
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		d := editDistance(typed, f.Name)
+		// A long name stands more slips than a short one: --htp is
+		// --http, --ap is not --api-key.
+		if d <= 1 || (d == 2 && len(typed) >= 5) || (len(typed) >= 3 && strings.HasPrefix(f.Name, typed)) {
+			found = append(found, near{f.Name, d})
+		}
+	})
+	if len(found) == 0 {
+		return err
+	}
+	slices.SortFunc(found, func(a, b near) int { return cmp.Or(a.dist-b.dist, strings.Compare(a.name, b.name)) })
+	names := make([]string, 0, 3)
+	for _, n := range found[:min(len(found), 3)] {
+		names = append(names, "--"+n.name)
+	}
+	return fmt.Errorf("%w (did you mean %s?)", err, strings.Join(names, " or "))
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and swaps of two neighbours (the
+// commonest typo) cost one each.
+func editDistance(a, b string) int {
+	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "memrank",
@@ -144,9 +223,11 @@ rest by base score x freshness x access boost, explaining every score.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// Every command inherits it: cobra suggests commands, not flags.
+	root.SetFlagErrorFunc(suggestFlags)
 	root.PersistentFlags().StringVar(&e.configFile, "config", "", "YAML configuration file (default $MEMRANK_CONFIG)")
 	root.AddCommand(newVersionCmd(e), newConfigCmd(e), newScoreCmd(e), newQdrantCompatCmd(e), newBenchCmd(e), newServeCmd(e), newExplainCmd(e), newObserveCmd(e), newImportCmd(e), newReembedCmd(e), newForgetCmd(e), newBackfillCmd(e), newEvalCmd(e), newHealthCmd(e))
-	root.AddCommand(newConsolidateCmd(e), newReviewCmd(e), newMCPCmd(e))
+	root.AddCommand(newConsolidateCmd(e), newReviewCmd(e), newMCPCmd(e), newCreateCollectionCmd(e))
 	return root
 }
 

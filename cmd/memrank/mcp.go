@@ -18,7 +18,6 @@ import (
 	"github.com/memrank/memrank/qdrantjson"
 	"github.com/memrank/memrank/server/inprocess"
 	"github.com/memrank/memrank/server/mcpfront"
-	"github.com/memrank/memrank/store"
 )
 
 // inprocessURL is the base URL of the native API served in process: no
@@ -147,11 +146,7 @@ func openMCPAPI(ctx context.Context, e *env, c Config, o *mcpOptions) (*client.C
 		}
 		return api, func() error { return nil }, nil
 	}
-	s, err := newStack(ctx, c, e.stderr, true)
-	if errors.Is(err, store.ErrDirectoryInUse) {
-		return nil, nil, usageError{fmt.Errorf("the data directory %s is in use by another process (a running memrank serve?): "+
-			"give --url with its address to go through it", c.Store.DataDir)}
-	}
+	s, err := e.openLocal(ctx, c, e.stderr, true, urlHint())
 	if err != nil {
 		return nil, nil, err
 	}

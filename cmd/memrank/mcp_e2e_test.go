@@ -623,7 +623,7 @@ func TestMCPCommandRefuses(t *testing.T) {
 		{"--tenant-header a credential's", []string{"--url", "http://127.0.0.1:1", "--tenant-header", "Authorization", "--tenant", "alice"}, nil, "carries credentials"},
 		{"--url, tenancy.header configured alone", []string{"--url", "http://127.0.0.1:1", "--tenant", "alice"}, []string{"MEMRANK_TENANCY__HEADER=x-tenant"},
 			"tenancy.key: must not be empty when tenancy.header is set\nwith --url, tenancy is the server's: give the header it takes tenants from with --tenant-header"},
-		{"--url, another configuration problem", []string{"--url", "http://127.0.0.1:1"}, []string{"MEMRANK_RANK__OVERSAMPLE=0"}, "config: rank.oversample: 0 is less than 1\n"}, // no tenancy hint
+		{"--url, another configuration problem", []string{"--url", "http://127.0.0.1:1"}, []string{"MEMRANK_RANK__OVERSAMPLE=0"}, "config: $MEMRANK_RANK__OVERSAMPLE: rank.oversample: 0 is less than 1\n"}, // no tenancy hint
 		{"--url with --data", []string{"--url", "http://127.0.0.1:1", "--data", t.TempDir()}, nil, "--data: not with --url"},
 		{"--url with --upstream", []string{"--url", "http://127.0.0.1:1", "--upstream", "127.0.0.1:6334"}, nil, "--upstream: not with --url"},
 		{"tenancy on, no key, in process", []string{"--data", t.TempDir()}, tenancy, "tenancy is on"},

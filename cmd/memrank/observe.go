@@ -75,7 +75,7 @@ func openObserver(ctx context.Context, e *env, cmd *cobra.Command, w *writeOptio
 		return r, func() error { r.Close(); return nil }, nil
 	}
 	// Logs would interleave with the outcome and the progress bar.
-	s, err := newStack(ctx, c, io.Discard, false)
+	s, err := e.openLocal(ctx, c, io.Discard, false, urlHint())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -95,13 +95,29 @@ func TestReadmeSDKs(t *testing.T) {
 
 	t.Run("typescript", func(t *testing.T) {
 		node := needTool(t, "MEMRANK_JS_TESTS", "node", "install Node 20+, then `go test -run TestReadmeSDKs ./cmd/memrank/`")
-		dist, err := filepath.Abs(filepath.Join(sdkJSDir, "dist", "index.js"))
+		npm := needTool(t, "MEMRANK_JS_TESTS", "npm", "install Node 20+ with npm, then `go test -run TestReadmeSDKs ./cmd/memrank/`")
+		if !strings.Contains(string(readme), "npm install /path/to/memrank/sdk/js") {
+			t.Fatal("the README no longer says how to install the TypeScript SDK")
+		}
+		sdk, err := filepath.Abs(sdkJSDir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		script := strings.NewReplacer(`"@memrank/client"`, `"file://`+filepath.ToSlash(dist)+`"`,
-			readmeURL, `"`+url+`"`, readmeColl, `"notes_js"`).Replace(blocks["js"])
-		if got := runExample(t, node, "example.mjs", script, nil); got != "Dana uses Neovim 1\n" {
+		// The README's install, in a project of its own: the example then
+		// imports "@memrank/client" as written.
+		project := t.TempDir()
+		if err := os.WriteFile(filepath.Join(project, "package.json"), []byte(`{"name": "readme-example", "private": true, "type": "module"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--offline", sdk)
+		install.Dir = project
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("npm install %s: %v\n%s", sdk, err, out)
+		}
+		script := strings.NewReplacer(readmeURL, `"`+url+`"`, readmeColl, `"notes_js"`).Replace(blocks["js"])
+		if got := runExampleIn(t, node, project, "example.mjs", script, nil); got != "Dana uses Neovim 1\n" {
 			t.Errorf("printed %q", got)
 		}
 	})
@@ -124,7 +140,13 @@ func TestReadmeSDKs(t *testing.T) {
 // returning its stdout; a failure shows its stderr.
 func runExample(t *testing.T, bin, name, script string, env []string) string {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), name)
+	return runExampleIn(t, bin, t.TempDir(), name, script, env)
+}
+
+// runExampleIn is runExample with the script written into dir.
+func runExampleIn(t *testing.T, bin, dir, name, script string, env []string) string {
+	t.Helper()
+	file := filepath.Join(dir, name)
 	if err := os.WriteFile(file, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}

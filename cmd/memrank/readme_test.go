@@ -122,3 +122,44 @@ func TestReadmeInFrontOfQdrant(t *testing.T) {
 		t.Errorf("through memrank %d %s, the store %s", code, proxied, direct)
 	}
 }
+
+// TestReadmeSetUp keeps the README's set-up block to the two commands a
+// newcomer runs, the second the very test command .ci/run runs, and keeps
+// the warning that the first `go run` compiles for minutes in silence
+// beside the first, with how to build once.
+func TestReadmeSetUp(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)## Set up\n.*?```sh\n(.*?)```(.*?)\n## ").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README has no set-up block")
+	}
+	var commands, comments []string
+	for _, l := range strings.Split(string(m[1]), "\n") {
+		switch l = strings.TrimSpace(l); {
+		case l == "":
+		case strings.HasPrefix(l, "#"):
+			comments = append(comments, l)
+		default:
+			commands = append(commands, l)
+		}
+	}
+	if len(commands) != 2 || commands[0] != "go run ./cmd/memrank serve --demo" {
+		t.Fatalf("set-up commands %q, want the demo's go run and the test command", commands)
+	}
+	ci, err := os.ReadFile(filepath.Join("..", "..", ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ci), "\n"+commands[1]+"\n") {
+		t.Errorf(".ci/run does not run the README's test command %q", commands[1])
+	}
+	if !strings.Contains(strings.Join(comments, " "), "prints nothing for about 3.5 minutes on a cold build") {
+		t.Error("the set-up block no longer warns that the first go run is silent while it compiles")
+	}
+	if !strings.Contains(string(m[2]), "`go build -o memrank ./cmd/memrank`") {
+		t.Error("the README no longer says how to build memrank once")
+	}
+}

@@ -73,7 +73,7 @@ func runReembed(cmd *cobra.Command, e *env, o *reembedOptions) error {
 		return err
 	}
 	ctx := cmd.Context()
-	s, err := newStack(ctx, c, io.Discard, false)
+	s, err := e.openLocal(ctx, c, io.Discard, false, stopHint(""))
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func runReview(cmd *cobra.Command, e *env, o *reviewOptions) error {
 		return usageError{errors.New("--tenant is required to answer when tenancy is on")}
 	}
 	ctx := cmd.Context()
-	s, err := newStack(ctx, c, io.Discard, false)
+	s, err := e.openLocal(ctx, c, io.Discard, false, stopHint("GET /v1/review and POST /v1/review/{id} on it do the same"))
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/memrank/memrank/admission"
+	"github.com/memrank/memrank/embed"
 	"github.com/memrank/memrank/internal/demo"
 	"github.com/memrank/memrank/memory"
 	"github.com/memrank/memrank/qdrantjson"
@@ -45,8 +46,11 @@ var serveFlagKeys = map[string]string{
 	"data":             "store.data_dir",
 }
 
+// demoFlags are serve's --demo and --demo-reset.
+type demoFlags struct{ load, reset bool }
+
 func newServeCmd(e *env) *cobra.Command {
-	var loadDemo bool
+	var df demoFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the re-ranking proxy: Qdrant's REST and gRPC APIs, the native API, metrics",
@@ -56,7 +60,9 @@ of the embedded store in --data. Qdrant's REST API, memrank's native API (/v1/re
 collections are re-ranked; everything else goes to the upstream unchanged.
 
 --demo loads a bundled set of about 200 memories into the collection dana_memories (once: an
-existing collection is kept) and prints an example request.
+existing collection is kept, with what was observed into it and its access counts) and prints an
+example request. --demo-reset drops dana_memories and its audit trail first and loads the set
+afresh.
 
 Stops gracefully on SIGINT or SIGTERM: /readyz and gRPC health fail for shutdown.drain (3s)
 while requests are still served, so load balancers stop sending; then the listeners close,
@@ -67,7 +73,7 @@ in-flight requests finish, the access counts are flushed. A second signal stops 
 			if err != nil {
 				return err
 			}
-			return serve(cmd.Context(), e, c, loadDemo)
+			return serve(cmd.Context(), e, c, df)
 		},
 	}
 	f := cmd.Flags()
@@ -79,7 +85,8 @@ in-flight requests finish, the access counts are flushed. A second signal stops 
 	f.String("upstream-api-key", "", "memrank's own API key for the upstream (or MEMRANK_UPSTREAM__API_KEY)")
 	f.String("replica-id", "", "this replica's key in access_counts (default: the hostname)")
 	f.String("data", d.Store.DataDir, "data directory of the embedded store")
-	f.BoolVar(&loadDemo, "demo", false, "load the bundled demo memories into dana_memories and print an example request")
+	f.BoolVar(&df.load, "demo", false, "load the bundled demo memories into dana_memories and print an example request")
+	f.BoolVar(&df.reset, "demo-reset", false, "drop dana_memories and its audit trail, then load the demo afresh (implies --demo)")
 	return cmd
 }
 
@@ -87,7 +94,7 @@ in-flight requests finish, the access counts are flushed. A second signal stops 
 // fails for shutdown.drain while requests are still served, then the
 // listeners close and in-flight requests finish, the access counts are
 // flushed, the upstream is closed.
-func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
+func serve(ctx context.Context, e *env, c Config, df demoFlags) (err error) {
 	rest, err := c.Upstream.RESTURL()
 	if err != nil {
 		return usageError{err}
@@ -110,6 +117,12 @@ func serve(ctx context.Context, e *env, c Config, loadDemo bool) (err error) {
 		return err
 	}
 	startupWarnings(e.stderr, e.environ, c, tel.Logger)
+	loadDemo := df.load || df.reset
+	if df.reset {
+		if err := s.resetDemo(ctx, e.stderr); err != nil {
+			return err
+		}
+	}
 	if loadDemo {
 		if err := s.reportDemo(ctx, e.stderr); err != nil {
 			return err
@@ -300,6 +313,7 @@ func (s *stack) startRESTFront(ctx context.Context, front *grpc.Server, rest *ur
 		Collections:          qdrant.NewCollectionsClient(frontConn),
 		Qdrant:               qdrant.NewQdrantClient(frontConn),
 		UpstreamREST:         rest,
+		EmbeddedStore:        s.cfg.Upstream.GRPC == "",
 		MaxBodyBytes:         int64(s.cfg.Limits.MaxBodyBytes),
 		UpstreamTransport:    restTransport,
 		MayForward:           forwardRule(s.policy),
@@ -472,6 +486,39 @@ func explainPage(c ui.Config) (http.Handler, error) {
 	return h, nil
 }
 
+// resetDemo drops the demo collection and memrank's companions of it, so
+// that reportDemo loads the set afresh: otherwise a restarted demo keeps
+// what was observed into it and its access counts. It drops nothing when
+// the embedder cannot load the demo, which reportDemo then refuses.
+func (s *stack) resetDemo(ctx context.Context, w io.Writer) error {
+	if d := s.cfg.Embedder.Driver; d != embed.DriverSemantic && d != embed.DriverLocal {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(s.cfg.Upstream.OwnContext(ctx), time.Minute)
+	defer cancel()
+	coll := demo.Collection
+	dropped := false
+	for _, name := range []string{coll, memory.AuditCollection(coll), coll + memory.BackfillSuffix, coll + memory.ReembedSuffix} {
+		exists, err := s.source.CollectionExists(ctx, name)
+		if err != nil {
+			return fmt.Errorf("demo: collection %s: %w", name, err)
+		}
+		if !exists {
+			continue
+		}
+		if err := s.source.DeleteCollection(ctx, name); err != nil {
+			return fmt.Errorf("demo: dropping %s: %w", name, err)
+		}
+		dropped = dropped || name == coll
+	}
+	if dropped {
+		// The read path may have recognised the old collection.
+		s.ranker.CollectionsChanged()
+		fmt.Fprintf(w, "memrank: demo: dropped %s to load it afresh\n", coll)
+	}
+	return nil
+}
+
 // reportDemo loads the demo set and says what it did.
 func (s *stack) reportDemo(ctx context.Context, w io.Writer) error {
 	res, err := s.loadDemo(ctx)
@@ -479,7 +526,7 @@ func (s *stack) reportDemo(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	if res.Existed {
-		fmt.Fprintf(w, "memrank: demo: collection %s already exists, kept as it is\n", res.Collection)
+		fmt.Fprintf(w, "memrank: demo: collection %s already exists, kept as it is (--demo-reset loads it afresh)\n", res.Collection)
 	} else {
 		fmt.Fprintf(w, "memrank: demo: loaded %d memories into %s\n", res.Points, res.Collection)
 	}

@@ -232,6 +232,8 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 		Writer:         s.engine,
 		Inspector:      s.engine,
 		Forgetter:      s.engine,
+		Collections:    s.engine,
+		Authenticate:   s.authenticate,
 		Review:         s.upkeep,
 		Ready:          s.ready,
 		Metrics:        s.tel.MetricsHandler(),
@@ -244,18 +246,29 @@ func (s *stack) buildPaths(codec *memory.Codec, tel settings.Settings) error {
 }
 
 // loadDemo loads the bundled demo set (once: an existing collection is
-// kept) with the local embedder, under memrank's own credentials.
+// kept) with the local embedder, under memrank's own credentials. Each
+// memory gets the audit record a backfill writes for a memory it adopts:
+// the set was written whole, not through the write path, and a newcomer
+// clicking a result on the explain page should see where it came from.
 func (s *stack) loadDemo(ctx context.Context) (demo.LoadResult, error) {
 	if d := s.cfg.Embedder.Driver; d != embed.DriverSemantic && d != embed.DriverLocal {
 		return demo.LoadResult{}, usageError{fmt.Errorf("--demo needs a local embedder (embedder.driver %q or %q, not %q)", embed.DriverSemantic, embed.DriverLocal, d)}
 	}
 	ctx, cancel := context.WithTimeout(s.cfg.Upstream.OwnContext(ctx), time.Minute)
 	defer cancel()
-	res, err := demo.Load(ctx, s.source, demo.LoadOptions{Embedder: s.embedder, Now: time.Now()})
+	res, err := demo.Load(ctx, s.source, demo.LoadOptions{Embedder: s.embedder, Now: time.Now(), Audit: s.engine.RecordAdopted})
 	if err != nil {
 		return res, fmt.Errorf("demo: %w", err)
 	}
 	return res, nil
+}
+
+// authenticate checks the caller's credentials (in ctx) with the upstream,
+// for the native routes that reach no collection: a retrieve would be
+// refused with the same credentials, so an embedding is too.
+func (s *stack) authenticate(ctx context.Context) error {
+	_, err := s.source.ListCollections(ctx)
+	return err
 }
 
 // ready reports whether the upstream answers its health check.

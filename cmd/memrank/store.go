@@ -191,6 +191,8 @@ func storeREST(life *lifecycle, db *store.DB, auth store.Auth) (http.Handler, er
 		Points:      client.GetPointsClient(),
 		Collections: client.GetCollectionsClient(),
 		Qdrant:      client.GetQdrantClient(),
+
+		EmbeddedStore: true,
 	})
 }
 

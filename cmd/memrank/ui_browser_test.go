@@ -53,6 +53,7 @@ type uiReport struct {
 	} `json:"first"`
 	Bars       map[string]float64 `json:"bars"`
 	Folded     int                `json:"folded"`
+	Dropped    int                `json:"dropped"`
 	Audit      []string           `json:"audit"`
 	Screenshot string             `json:"screenshot"`
 }
@@ -175,7 +176,8 @@ func TestUIBrowser(t *testing.T) {
 	}
 
 	want := []string{"page served with its security headers", "the API key is asked for and used", "stats rendered", "question asked, read-only (count_access false)",
-		"first result's bars, guard and gates", "folded duplicates and left-out candidates", "audit history on click", "screenshot", "a memory's markup is shown as text",
+		"first result's bars, guard and gates", "folded duplicates and left-out candidates", "audit history on click", "screenshot",
+		"a linked question runs on load; a stats failure says so and retries", "a memory's markup is shown as text",
 		"a rebound name is refused", "another origin's requests are refused", "a rebinding page's reads of an open port are refused"}
 	if diff := cmp.Diff(want, rep.Checks); diff != "" {
 		t.Errorf("checks passed (-want +got):\n%s", diff)
@@ -188,8 +190,12 @@ func TestUIBrowser(t *testing.T) {
 			t.Errorf("bar %s: width %v, want in (0, 1]", f, w)
 		}
 	}
-	if diff := cmp.Diff([]string{"confirm"}, rep.Audit); diff != "" {
+	// The demo's own record, then the test's confirmation.
+	if diff := cmp.Diff([]string{"backfill", "confirm"}, rep.Audit); diff != "" {
 		t.Errorf("audit trail shown (-want +got):\n%s", diff)
+	}
+	if rep.Dropped == 0 {
+		t.Error("the question left nothing out: the left-out texts were not checked")
 	}
 	checkScreenshot(t, shot)
 

@@ -169,12 +169,19 @@ type LoadOptions struct {
 	// BatchSize is the number of points embedded and upserted at a time
 	// (default 64).
 	BatchSize int
+	// Audit, when set, writes the audit records of a batch of points
+	// before they are upserted and returns how many it wrote: memrank's
+	// write path never wrote these memories, and without a record their
+	// audit trail would be empty. Records first, as a backfill writes them,
+	// so that no memory of the demo is ever without its trail.
+	Audit func(ctx context.Context, collection string, points []*qdrant.PointStruct) (int, error)
 }
 
 // LoadResult says what Load did.
 type LoadResult struct {
 	Collection string
 	Points     int  // points written
+	Audited    int  // audit records written (LoadOptions.Audit)
 	Existed    bool // the collection existed: nothing was written
 }
 
@@ -182,8 +189,9 @@ type LoadResult struct {
 // and upserts every demo point with its text's vector. It also records the
 // embedder in the collection's audit companion, as memrank's write path
 // does, so the read path recognises the collection and uses the relevance
-// guard calibrated for that embedder. An existing collection is left as it
-// is (a second `serve --demo` on the same data directory keeps the access
+// guard calibrated for that embedder. With opts.Audit, each memory also
+// gets an audit record, so that its history is not empty. An existing
+// collection is left as it is (a second `serve --demo` on the same data directory keeps the access
 // counts the first one recorded); only a missing embedder record is added.
 func Load(ctx context.Context, dst Store, opts LoadOptions) (LoadResult, error) {
 	if opts.Embedder == nil {
@@ -241,6 +249,13 @@ func Load(ctx context.Context, dst Store, opts LoadOptions) (LoadResult, error) 
 		ups := make([]*qdrant.PointStruct, len(batch))
 		for i, p := range batch {
 			ups[i] = &qdrant.PointStruct{Id: p.ID, Vectors: qdrant.NewVectorsDense(vecs[i]), Payload: p.Payload}
+		}
+		if opts.Audit != nil {
+			n, err := opts.Audit(ctx, opts.Collection, ups)
+			if err != nil {
+				return res, fmt.Errorf("demo: writing the audit records: %w", err)
+			}
+			res.Audited += n
 		}
 		if _, err := dst.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: opts.Collection, Wait: qdrant.PtrOf(true), Points: ups}); err != nil {
 			return res, fmt.Errorf("demo: upserting: %w", err)

@@ -318,3 +318,61 @@ func TestLoad(t *testing.T) {
 		t.Errorf("upsert failure: %v", err)
 	}
 }
+
+// TestLoadAudit: with an Audit hook, each batch is handed to it before it
+// is upserted, with the payloads as upserted, and what it wrote is
+// counted; a failing hook stops the load before the batch is written; an
+// existing collection is not audited again.
+func TestLoadAudit(t *testing.T) {
+	emb, err := embed.NewLocal(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := Points()
+	tests := []struct {
+		name        string
+		exists      bool
+		fail        error
+		wantBatches int
+		wantPoints  int
+		wantAudited int
+	}{
+		{name: "every batch, before its upsert", wantBatches: (len(all) + 49) / 50, wantPoints: len(all), wantAudited: len(all)},
+		{name: "a failing hook stops the load", fail: errors.New("audit store down"), wantBatches: 1},
+		{name: "an existing collection is left alone", exists: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &fakeStore{exists: map[string]bool{Collection: tc.exists}}
+			var batches int
+			audit := func(_ context.Context, coll string, pts []*qdrant.PointStruct) (int, error) {
+				batches++
+				if coll != Collection {
+					t.Errorf("audited collection %q", coll)
+				}
+				if len(st.points) != (batches-1)*50 {
+					t.Errorf("batch %d audited after %d points were upserted", batches, len(st.points))
+				}
+				for i, p := range pts {
+					want := all[(batches-1)*50+i]
+					if idString(p.GetId()) != idString(want.ID) || p.GetPayload()["text"].GetStringValue() != want.Payload["text"].GetStringValue() {
+						t.Errorf("batch %d point %d: %v, want %v", batches, i, p.GetId(), want.ID)
+					}
+				}
+				return len(pts), tc.fail
+			}
+			res, err := Load(context.Background(), st, LoadOptions{Embedder: emb, BatchSize: 50, Audit: audit})
+			if tc.fail != nil {
+				if !errors.Is(err, tc.fail) {
+					t.Errorf("error %v, want %v", err, tc.fail)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if batches != tc.wantBatches || len(st.points) != tc.wantPoints || res.Audited != tc.wantAudited {
+				t.Errorf("%d batches audited, %d points upserted, result %+v; want %d, %d, audited %d",
+					batches, len(st.points), res, tc.wantBatches, tc.wantPoints, tc.wantAudited)
+			}
+		})
+	}
+}

@@ -17,27 +17,40 @@ import (
 	"github.com/memrank/memrank/server/native"
 )
 
+// Options say how Write lays an answer out.
+type Options struct {
+	// TextKey is the payload key of a memory's text (payload_keys.text),
+	// shown cut to a glance.
+	TextKey string
+	// Width is the widest line Write prints, in columns; 0 is no limit.
+	// The table then leaves out its least telling columns, one at a time
+	// (the confidence's components first, the weight and the text never),
+	// until it fits, cuts the text to the room left, and says which
+	// columns it left out; the lines around it are wrapped at spaces.
+	Width int
+}
+
 // Write prints r: how the collection was served, the time it was asked
 // as of, the relevance guard and the query's focus, then one row per
 // result with every factor of its weight (WEIGHT = BASE x FRESH_F x BOOST
 // x CONF_F), each result's problems, why an answer is empty, and the
-// candidates left out. textKey is the payload key of a memory's text
-// (payload_keys.text), shown cut to a glance.
-func Write(w io.Writer, r *native.RetrieveResponse, textKey string) error {
-	fmt.Fprintf(w, "mode %s: %s\n", r.Mode, r.Detection)
+// candidates left out.
+func Write(w io.Writer, r *native.RetrieveResponse, o Options) error {
+	p := &printer{w: w, width: o.Width}
+	p.linef("mode %s: %s", r.Mode, r.Detection)
 	if !r.Reranked {
-		fmt.Fprintf(w, "not re-ranked (%s): weights are Qdrant's scores\n", r.PassThrough)
+		p.linef("not re-ranked (%s): weights are Qdrant's scores", r.PassThrough)
 	}
 	if e := r.Embedder; e != nil {
 		if e.SameThreshold != nil && e.JudgeThreshold != nil {
-			fmt.Fprintf(w, "embedder %s: the write path merges at a similarity of %s or more, asks the judge from %s\n",
+			p.linef("embedder %s: the write path merges at a similarity of %s or more, asks the judge from %s",
 				e.Model, num(*e.SameThreshold, 2), num(*e.JudgeThreshold, 2))
 		} else {
-			fmt.Fprintf(w, "embedder %s: the write path uses the configured bands\n", e.Model)
+			p.linef("embedder %s: the write path uses the configured bands", e.Model)
 		}
 	}
 	if r.At != "" {
-		fmt.Fprintf(w, "as of %s: freshness and tiers then, memories first observed later left out, later supersessions not applied; access counts and confidence are today's\n", r.At)
+		p.linef("as of %s: freshness and tiers then, memories first observed later left out, later supersessions not applied; access counts and confidence are today's", r.At)
 	}
 	if g := r.Guard; g != nil {
 		// Every result is ordered by its weight; the guard says which
@@ -45,86 +58,251 @@ func Write(w io.Writer, r *native.RetrieveResponse, textKey string) error {
 		// results'.
 		switch {
 		case !g.Applied:
-			fmt.Fprintf(w, "relevance guard off (%s): every result counted as read; %d folded; focus %s; ordered by weight\n",
+			p.linef("relevance guard off (%s): every result counted as read; %d folded; focus %s; ordered by weight",
 				g.From, g.Folded, num(g.Focus, 2))
 		case g.Relative:
-			fmt.Fprintf(w, "relevance guard (%s): relevant when the score is at least %s (the best, %s, less %s of it): %d relevant, %d beyond, %d folded; focus %s; ordered by weight\n",
+			p.linef("relevance guard (%s): relevant when the score is at least %s (the best, %s, less %s of it): %d relevant, %d beyond, %d folded; focus %s; ordered by weight",
 				g.From, num(g.Cutoff, 4), num(g.Best, 4), num(g.RelativeBand, 2), g.Relevant, g.Beyond, g.Folded, num(g.Focus, 2))
 		default:
-			fmt.Fprintf(w, "relevance guard (%s): relevant when the similarity is at least %s (the best, %s, less %s; floor %s): %d relevant, %d beyond, %d folded; focus %s; ordered by weight\n",
+			p.linef("relevance guard (%s): relevant when the similarity is at least %s (the best, %s, less %s; floor %s): %d relevant, %d beyond, %d folded; focus %s; ordered by weight",
 				g.From, num(g.Cutoff, 4), num(g.Best, 4), num(g.Band, 2), num(g.Floor, 2), g.Relevant, g.Beyond, g.Folded, num(g.Focus, 2))
 		}
 		if x := firstExplanation(r.Result); x != nil {
-			fmt.Fprintf(w, "weight = base x fresh_f x boost x conf_f, where fresh_f = 1 - %s x focus x (1 - f) and boost = 1 + %s x r(access)\n",
+			p.linef("weight = base x fresh_f x boost x conf_f, where fresh_f = 1 - %s x focus x (1 - f) and boost = 1 + %s x r(access)",
 				num(x.FreshnessWeight, 2), num(x.AccessWeight, 2))
 		}
 	}
 	if sh := r.Shadow; sh != nil {
-		fmt.Fprintf(w, "shadow: memrank would answer %v (overlap %s, first result changed: %s)\n", sh.Memrank, num(sh.Overlap, 2), yesNo(sh.TopChanged))
+		p.linef("shadow: memrank would answer %v (overlap %s, first result changed: %s)", sh.Memrank, num(sh.Overlap, 2), yesNo(sh.TopChanged))
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tID\tGUARD\tWEIGHT\t= BASE\tx FRESH_F\tx BOOST\tx CONF_F\tF\tCONF\tS\tN\tR(N)\tE\tT\tGROUND\tAGE_D\tHALF_D\tACCESS\tGATE\tRENDER\tTIER\tFOLDED\tTEXT")
-	for i, res := range r.Result {
-		x := res.Explanation
-		confF := "-"
-		if x != nil {
-			confF = num(x.ConfidenceFactor, 3)
-		}
-		conf, s, n, rn, ex, t, ground := "-", "-", "-", "-", "-", "-", "-"
-		age, half := "-", "-"
-		if x != nil {
-			age, half = num(x.AgeDays, 1), num(x.HalfLife, 0)
-			if !x.Unscored {
-				conf, s, n, rn = num(x.Confidence, 3), num(x.Source, 2), strconv.Itoa(x.Observations), num(x.Repetition, 3)
-				ex, t, ground = num(x.Extractor, 2), num(x.Type, 2), x.Grounding
-				if x.GroundingPenalty != 0 {
-					ground += "(-" + num(x.GroundingPenalty, 2) + ")"
-				}
-			} else {
-				conf = "unscored"
-			}
-		}
-		gate := "pass"
-		if res.BelowGate {
-			gate = "below"
-		} else if res.Confidence == nil {
-			gate = "never"
-		}
-		folded := make([]string, len(res.FoldedIDs))
-		for j, id := range res.FoldedIDs {
-			folded[j] = id.String()
-		}
-		foldedText := "-"
-		if len(folded) > 0 {
-			foldedText = strings.Join(folded, ",")
-			if res.Dedup != nil {
-				foldedText += " (" + *res.Dedup + ")"
-			}
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			i+1, res.ID, optStr(res.Guard), num(res.Weight, 4), num(res.BaseScore, 4), optNum(res.FreshnessFactor, 3), optNum(res.AccessBoost, 3), confF,
-			optNum(res.Freshness, 3), conf, s, n, rn, ex, t, ground, age, half, optInt(res.AccessCount), gate, yesNo(res.Render),
-			tier(res), foldedText, payloadText(res.Payload, textKey, 48))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+	cols, left := fit(columns(r.Result, o.TextKey), o.Width)
+	p.table(cols)
+	if len(left) > 0 {
+		p.linef("%d columns left out for the width (%s): --wide shows them", len(left), strings.Join(left, ", "))
 	}
 	for _, res := range r.Result {
 		if res.BelowGate {
-			fmt.Fprintf(w, "%s: below the confidence gate, returned as the best match (nothing passing the gate was near it)\n", res.ID)
+			p.linef("%s: below the confidence gate, returned as the best match (nothing passing the gate was near it)", res.ID)
 		}
 		if res.Archived != "" {
-			fmt.Fprintf(w, "%s: out of answers (%s), returned because include_archived asked for it\n", res.ID, res.Archived)
+			p.linef("%s: out of answers (%s), returned because include_archived asked for it", res.ID, res.Archived)
 		}
-		for _, p := range res.Problems {
-			fmt.Fprintf(w, "%s: problem: %s\n", res.ID, p)
+		for _, pr := range res.Problems {
+			p.linef("%s: problem: %s", res.ID, pr)
 		}
 	}
 	if r.Empty != "" {
-		fmt.Fprintf(w, "no results: %s\n", r.Empty)
+		p.linef("no results: %s", r.Empty)
 	}
-	writeDropped(w, r.Dropped)
-	return nil
+	writeDropped(p, r.Dropped)
+	return p.err
+}
+
+// column is one column of the table: its heading, its cells and how
+// telling it is (0 most: never left out).
+type column struct {
+	head  string
+	rank  int
+	cells []string
+}
+
+// factorRank is the rank of the weight's four factors, which are left out
+// together: a product shown in part would not add up to the weight.
+const factorRank = 3
+
+// textRoom is the least room the text column is cut to before other
+// columns are left out for it.
+const textRoom = 16
+
+// columns are the table's columns for results, in their order.
+func columns(results []native.Result, textKey string) []*column {
+	// Ranks: what the weight is and which memory it is first, then the
+	// weight's factors, then what they are made of.
+	cols := []*column{
+		{head: "#"}, {head: "ID"}, {head: "GUARD", rank: 2}, {head: "WEIGHT"}, {head: "= BASE", rank: factorRank},
+		{head: "x FRESH_F", rank: factorRank}, {head: "x BOOST", rank: factorRank}, {head: "x CONF_F", rank: factorRank},
+		{head: "F", rank: 4}, {head: "CONF", rank: 4}, {head: "S", rank: 7}, {head: "N", rank: 7}, {head: "R(N)", rank: 7},
+		{head: "E", rank: 7}, {head: "T", rank: 7}, {head: "GROUND", rank: 6}, {head: "AGE_D", rank: 4}, {head: "HALF_D", rank: 6},
+		{head: "ACCESS", rank: 4}, {head: "GATE", rank: 2}, {head: "RENDER", rank: 6}, {head: "TIER", rank: 2},
+		{head: "FOLDED", rank: 5}, {head: "TEXT"},
+	}
+	for i, res := range results {
+		for j, cell := range row(i, res, textKey) {
+			cols[j].cells = append(cols[j].cells, cell)
+		}
+	}
+	return cols
+}
+
+// row is one result's cells, in the columns' order.
+func row(i int, res native.Result, textKey string) []string {
+	x := res.Explanation
+	confF := "-"
+	if x != nil {
+		confF = num(x.ConfidenceFactor, 3)
+	}
+	conf, s, n, rn, ex, t, ground := "-", "-", "-", "-", "-", "-", "-"
+	age, half := "-", "-"
+	if x != nil {
+		age, half = num(x.AgeDays, 1), num(x.HalfLife, 0)
+		if !x.Unscored {
+			conf, s, n, rn = num(x.Confidence, 3), num(x.Source, 2), strconv.Itoa(x.Observations), num(x.Repetition, 3)
+			ex, t, ground = num(x.Extractor, 2), num(x.Type, 2), x.Grounding
+			if x.GroundingPenalty != 0 {
+				ground += "(-" + num(x.GroundingPenalty, 2) + ")"
+			}
+		} else {
+			conf = "unscored"
+		}
+	}
+	gate := "pass"
+	if res.BelowGate {
+		gate = "below"
+	} else if res.Confidence == nil {
+		gate = "never"
+	}
+	folded := make([]string, len(res.FoldedIDs))
+	for j, id := range res.FoldedIDs {
+		folded[j] = id.String()
+	}
+	foldedText := "-"
+	if len(folded) > 0 {
+		foldedText = strings.Join(folded, ",")
+		if res.Dedup != nil {
+			foldedText += " (" + *res.Dedup + ")"
+		}
+	}
+	return []string{strconv.Itoa(i + 1), res.ID.String(), optStr(res.Guard), num(res.Weight, 4), num(res.BaseScore, 4),
+		optNum(res.FreshnessFactor, 3), optNum(res.AccessBoost, 3), confF,
+		optNum(res.Freshness, 3), conf, s, n, rn, ex, t, ground, age, half, optInt(res.AccessCount), gate, yesNo(res.Render),
+		tier(res), foldedText, payloadText(res.Payload, textKey, 48)}
+}
+
+// fit is cols without the columns that do not fit in width, left out
+// least telling and rightmost first (the factors together), with the text cut to the room left
+// (textRoom at least); left are the headings it left out, in the table's
+// order. A width of 0 keeps everything.
+func fit(cols []*column, width int) (kept []*column, left []string) {
+	if width <= 0 {
+		return cols, nil
+	}
+	text := cols[len(cols)-1]
+	out := make([]bool, len(cols))
+	// need is the width of the columns kept, the text cut to textRoom.
+	need := func() int {
+		total := -gap
+		for i, c := range cols {
+			if !out[i] {
+				w := c.width()
+				if c == text {
+					w = min(w, textRoom)
+				}
+				total += w + gap
+			}
+		}
+		return total
+	}
+	for need() > width {
+		worst := -1
+		for i, c := range cols {
+			if !out[i] && c.rank > 0 && (worst < 0 || c.rank >= cols[worst].rank) {
+				worst = i
+			}
+		}
+		if worst < 0 {
+			break // only the columns never left out: the line is wider
+		}
+		out[worst] = true
+		if cols[worst].rank == factorRank {
+			for i, c := range cols {
+				out[i] = out[i] || c.rank == factorRank
+			}
+		}
+	}
+	room := max(width-need()+min(text.width(), textRoom), textRoom)
+	for i, cell := range text.cells {
+		text.cells[i] = cut(cell, room)
+	}
+	for i, c := range cols {
+		if out[i] {
+			left = append(left, strings.TrimLeft(c.head, "=x "))
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	return kept, left
+}
+
+// gap is the space between two columns.
+const gap = 2
+
+// width is the column's width: its widest cell or heading, in runes.
+func (c *column) width() int {
+	w := utf8.RuneCountInString(c.head)
+	for _, cell := range c.cells {
+		w = max(w, utf8.RuneCountInString(cell))
+	}
+	return w
+}
+
+// printer writes lines, wrapped at spaces to width when it is not 0, and
+// keeps the first write error.
+type printer struct {
+	w     io.Writer
+	width int
+	err   error
+}
+
+// linef prints one line. A line wider than the width is broken at the
+// last space that fits; the lines it continues on are indented two spaces
+// more than it. A word wider than the width stays whole.
+func (p *printer) linef(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	indent := strings.Repeat(" ", len(line)-len(strings.TrimLeft(line, " "))+2)
+	for p.width > 0 && utf8.RuneCountInString(line) > p.width {
+		r := []rune(line)
+		at := strings.LastIndexByte(string(r[:p.width+1]), ' ')
+		if at <= len(indent) {
+			break
+		}
+		p.write(strings.TrimRight(line[:at], " ") + "\n")
+		line = indent + strings.TrimLeft(line[at:], " ")
+	}
+	p.write(line + "\n")
+}
+
+func (p *printer) write(s string) {
+	if p.err == nil {
+		_, p.err = io.WriteString(p.w, s)
+	}
+}
+
+// table prints cols, aligned, with their headings.
+func (p *printer) table(cols []*column) {
+	if p.err != nil {
+		return
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 0, gap, ' ', 0)
+	line := make([]string, len(cols))
+	for i, c := range cols {
+		line[i] = c.head
+	}
+	fmt.Fprintln(tw, strings.Join(line, "\t"))
+	for r := range cols[0].cells {
+		for i, c := range cols {
+			line[i] = c.cells[r]
+		}
+		fmt.Fprintln(tw, strings.Join(line, "\t"))
+	}
+	p.err = tw.Flush()
+}
+
+// cut is s cut to n runes, an ellipsis ending what was cut.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }
 
 // firstExplanation is the first result's explanation, which holds the
@@ -162,7 +340,7 @@ var droppedReasons = []droppedReason{
 }
 
 // writeDropped is the footer of what the answer left out, by reason.
-func writeDropped(w io.Writer, dropped []native.DroppedCandidate) {
+func writeDropped(p *printer, dropped []native.DroppedCandidate) {
 	if len(dropped) == 0 {
 		return
 	}
@@ -178,14 +356,14 @@ func writeDropped(w io.Writer, dropped []native.DroppedCandidate) {
 		}
 		byReason[d.Reason] = append(byReason[d.Reason], s)
 	}
-	fmt.Fprintf(w, "left out: %d candidates\n", len(dropped))
+	p.linef("left out: %d candidates", len(dropped))
 	for _, k := range droppedReasons {
 		if ids := byReason[k.reason]; len(ids) > 0 {
-			fmt.Fprintf(w, "  %s (%d, %s): %s\n", k.reason, len(ids), k.gloss, strings.Join(ids, ", "))
+			p.linef("  %s (%d, %s): %s", k.reason, len(ids), k.gloss, strings.Join(ids, ", "))
 		}
 	}
 	for _, r := range others {
-		fmt.Fprintf(w, "  %s (%d): %s\n", r, len(byReason[r]), strings.Join(byReason[r], ", "))
+		p.linef("  %s (%d): %s", r, len(byReason[r]), strings.Join(byReason[r], ", "))
 	}
 }
 
@@ -238,11 +416,7 @@ func payloadText(raw json.RawMessage, key string, n int) string {
 	if t == "" {
 		return "-"
 	}
-	if utf8.RuneCountInString(t) > n {
-		r := []rune(t)
-		t = string(r[:n-1]) + "…"
-	}
-	return t
+	return cut(t, n)
 }
 
 func yesNo(b bool) string {

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -19,8 +22,80 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestWrite renders a demo answer (captured with `memrank explain --demo
-// --json`) and compares it with the golden table.
+// --json`) and compares it with the golden tables: every column (no width,
+// explain --wide or a pipe) and fitted to 100 and 60 columns.
 func TestWrite(t *testing.T) {
+	resp := demoAnswer(t)
+	tests := []struct {
+		name, golden string
+		width        int
+	}{
+		{"wide", "demo.golden", 0},
+		{"100 columns", "demo-100.golden", 100},
+		{"60 columns", "demo-60.golden", 60},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Write(&b, resp, Options{TextKey: "text", Width: tt.width}); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", tt.golden)
+			if *update {
+				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), b.String()); diff != "" {
+				t.Errorf("table (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestWriteFits: at any width down to what the columns never left out
+// need, no line is wider; the weight, the id and the text of every result
+// stay, the columns left out are named, and fewer are left out as the
+// width grows.
+func TestWriteFits(t *testing.T) {
+	resp := demoAnswer(t)
+	prevLeft := 1 << 30
+	for _, width := range []int{70, 80, 100, 120, 160, 200, 260, 400} {
+		var b bytes.Buffer
+		if err := Write(&b, resp, Options{TextKey: "text", Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			if n := utf8.RuneCountInString(l); n > width {
+				t.Errorf("width %d: a line of %d:\n%s", width, n, l)
+			}
+		}
+		for _, s := range []string{"#", "ID", "WEIGHT", "TEXT", "e9f63c27-b3a0-52ef-812a-fc38edc5ef3f", "0.6272", "Uses Neovim"} {
+			if !strings.Contains(out, s) {
+				t.Errorf("width %d: %q left out:\n%s", width, s, out)
+			}
+		}
+		left := 0
+		if m := regexp.MustCompile(`(?m)^(\d+) columns left out for the width \(`).FindStringSubmatch(out); m != nil {
+			left, _ = strconv.Atoi(m[1])
+		}
+		if left > prevLeft {
+			t.Errorf("width %d leaves out %d columns, more than a narrower one (%d)", width, left, prevLeft)
+		}
+		prevLeft = left
+		if width >= 400 && left != 0 {
+			t.Errorf("width %d leaves out %d columns", width, left)
+		}
+	}
+}
+
+func demoAnswer(t *testing.T) *native.RetrieveResponse {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "demo.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -29,23 +104,7 @@ func TestWrite(t *testing.T) {
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	if err := Write(&b, &resp, "text"); err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "demo.golden")
-	if *update {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), b.String()); diff != "" {
-		t.Errorf("table (-want +got):\n%s", diff)
-	}
+	return &resp
 }
 
 // TestWriteLines: what the table says of an answer asked as of a time, an
@@ -137,7 +196,7 @@ func TestWriteLines(t *testing.T) {
 				t.Fatal(err)
 			}
 			var b bytes.Buffer
-			if err := Write(&b, &resp, "text"); err != nil {
+			if err := Write(&b, &resp, Options{TextKey: "text"}); err != nil {
 				t.Fatal(err)
 			}
 			lines := strings.Split(b.String(), "\n")

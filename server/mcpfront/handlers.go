@@ -147,7 +147,7 @@ func outcome(o *client.Outcome) Outcome {
 	return Outcome{
 		Decision: o.Decision, MemoryID: o.MemoryID, Confidence: float64(o.Confidence), Observations: o.Observations,
 		DedupTier: o.DedupTier, Superseded: o.Superseded, Merged: o.Merged, Reason: o.Reason,
-		Replayed: o.Replayed, CreatedCollection: o.CreatedCollection, Warnings: o.Warnings,
+		Replayed: o.Replayed, AlreadyCounted: o.AlreadyCounted, CreatedCollection: o.CreatedCollection, Warnings: o.Warnings,
 	}
 }
 

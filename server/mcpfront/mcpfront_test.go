@@ -150,8 +150,9 @@ func TestTools(t *testing.T) {
 			wantOut: StatsOutput{Collection: "notes", Memories: 3, Archived: 1, AverageConfidence: ptr(0.7),
 				Buckets: map[string]int{"high": 1, "medium": 2}, Tiers: map[string]int{"active": 3},
 				Types: map[string]int{"fact": 2, "preference": 1}, Decisions: map[string]int64{"inserted": 3}},
-			decode:    func(t *testing.T, r *mcp.CallToolResult) any { return structured[StatsOutput](t, r) },
-			wantWords: []string{"notes holds 3 memories (1 archived, 0 superseded); average confidence 0.70.", "by type: fact 2, preference 1"},
+			decode: func(t *testing.T, r *mcp.CallToolResult) any { return structured[StatsOutput](t, r) },
+			wantWords: []string{"notes holds 3 memories (1 archived, 0 superseded); average confidence 0.70.",
+				"by type: fact 2, preference 1", "write decisions in notes since this server started: inserted 3"},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,10 +14,10 @@ import (
 const (
 	rememberDoc = `Store one thing worth remembering about the user or their world, as a short self-contained statement ("Dana lives in Lisbon", "Prefers tea to coffee"). memrank decides what it is: a new memory, a restatement of one it already has, an independent re-observation (raises its confidence), a contradiction of a stored memory (the less trusted claim is superseded), or rejected (grounding not_supported). Say how you know it (source: direct when the user said it) and pass the conversation's session_id, so that evidence from separate conversations counts; when several people talk, say who said it (speaker), so that their statements stay apart. Returns the decision, the memory's id and its confidence.`
 	recallDoc   = `Search the memories by meaning. memrank re-ranks what is similar to the query by how much to trust it (confidence, freshness, use), folds duplicates together and leaves out low-confidence guesses, unless one is the best match (then it is flagged below_gate). Age never removes a memory from an answer; it only lowers it a little, more so when the question is about recent things. Each memory comes with its id (for confirm, correct and forget), its text, final score, confidence (0 to 1), freshness, tier, and why it ranks where it does. Give at (an RFC 3339 time) to ask what was known at that time. Prefer memories marked relevant; treat low-confidence and below_gate ones as uncertain and do not state memories with render false as facts.`
-	confirmDoc  = `Record that the user confirmed a memory is true. Its source becomes at least confirmed and it counts one more observation, so its confidence rises. Use the id from recall or remember.`
+	confirmDoc  = `Record that the user confirmed a memory is true. Its source becomes at least confirmed and it counts one more observation, so its confidence rises; a conversation confirms a memory once (give its session_id), so confirming again from the same one changes no count. Use the id from recall or remember.`
 	correctDoc  = `Record that the user corrected a memory: give the memory's id and the correct statement. The correction is stored (source direct by default) and the wrong memory is superseded, whatever its confidence: it is no longer recalled.`
 	forgetDoc   = `Forget, when the user asks for it (right to erasure). With memory_id: delete that memory and the duplicates merged into it. With session_id: remove everything that conversation contributed, from every memory: memories only it supported are deleted, the others are recomputed as if it had never happened. Give exactly one of the two. Cannot be undone; forgetting again finds nothing and changes nothing.`
-	statsDoc    = `Describe a memory collection: how many memories it holds, by confidence bucket (high, medium, low), tier and type, how many are archived or superseded, the average confidence, and the write decisions this server made.`
+	statsDoc    = `Describe a memory collection: how many memories it holds, by confidence bucket (high, medium, low), tier and type, how many are archived or superseded, the average confidence, and the write decisions this server made in it.`
 )
 
 // outcomeSummary says in a sentence or two what the write path decided.
@@ -216,7 +216,7 @@ func statsSummary(s StatsOutput) string {
 		}
 	}
 	if len(s.Decisions) > 0 {
-		fmt.Fprintf(&b, "\nwrite decisions since this server started: %s", counts(s.Decisions))
+		fmt.Fprintf(&b, "\nwrite decisions in %s since this server started: %s", s.Collection, counts(s.Decisions))
 	}
 	return b.String()
 }

@@ -85,6 +85,7 @@ type Outcome struct {
 	Merged            []string `json:"merged,omitempty" jsonschema:"duplicates merged into the memory"`
 	Reason            string   `json:"reason,omitempty" jsonschema:"why it was rejected, or another note"`
 	Replayed          bool     `json:"replayed" jsonschema:"the observation_id was seen before: the first decision, nothing changed"`
+	AlreadyCounted    bool     `json:"already_counted,omitempty" jsonschema:"a confirmation from a session that had already confirmed the memory: observations unchanged"`
 	CreatedCollection bool     `json:"created_collection,omitempty" jsonschema:"this call created the collection"`
 	Warnings          []string `json:"warnings,omitempty" jsonschema:"what to know about the stored memory, e.g. that its confidence is below the retrieval gate"`
 }
@@ -146,7 +147,7 @@ type StatsOutput struct {
 	Buckets           map[string]int   `json:"buckets" jsonschema:"memories per confidence bucket (high, medium, low)"`
 	Tiers             map[string]int   `json:"tiers" jsonschema:"memories per tier"`
 	Types             map[string]int   `json:"types" jsonschema:"memories per memory type"`
-	Decisions         map[string]int64 `json:"decisions" jsonschema:"this server's write decisions since it started"`
+	Decisions         map[string]int64 `json:"decisions" jsonschema:"this server's write decisions in this collection since it started"`
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -49,7 +49,11 @@ func clientError(err error) error {
 	var ie *dedup.InputError
 	var ee *embedError
 	var me *dedup.MismatchError
+	var be *bodyError
 	switch {
+	case errors.As(err, &be):
+		// Before InputError, which it wraps: the words /v1/retrieve uses.
+		return be.answer
 	case errors.As(err, &me):
 		// Both embedders named: models and dimensions are configuration.
 		return qdrantjson.Errorf(qdrantjson.ClassConflict, "%s", me.Error())

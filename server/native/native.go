@@ -20,6 +20,12 @@
 //	GET  /v1/stats?collection=C           counts per bucket, tier, type and decision; the judge's work
 //	DELETE /v1/sessions/{id}?collection=C  forget a session's evidence (docs/forgetting.md)
 //	DELETE /v1/memories/{id}?collection=C  delete one memory
+//	PUT /v1/collections/{name}            make a memory collection before its first observation
+//	                                      (Config.Collections; administrators only under tenancy)
+//
+// POST /v1/embeddings is OpenAI's embeddings API over the configured and
+// the built-in embedders (EmbeddingsRequest): the vectors /v1/observe
+// stores for the same texts, answered and refused in OpenAI's shapes.
 //
 // A rejected observation is a decision (200, "decision": "rejected"), not an
 // error. Bodies are decoded strictly: an unknown key or a value of the wrong
@@ -116,6 +122,13 @@ type Config struct {
 	// Forgetter serves DELETE /v1/sessions/{id} and DELETE
 	// /v1/memories/{id}; nil: 501.
 	Forgetter Forgetter
+	// Collections serves PUT /v1/collections/{name}; nil: 501.
+	Collections Collections
+	// Authenticate checks the caller's credentials (ctx carries them, as
+	// AuthContext put them) on routes that reach no collection, POST
+	// /v1/embeddings, as the upstream would check them on a retrieve:
+	// e.g. a cheap upstream call. nil: tenancy's check alone.
+	Authenticate func(ctx context.Context) error
 	// Review serves GET /v1/review and the archive answer of POST
 	// /v1/review/{id} (confirm and correct go to Writer); nil: 501.
 	Review Reviewer
@@ -135,6 +148,9 @@ type Config struct {
 	// again, one check at a time.
 	ReadyCache     time.Duration
 	RequestTimeout time.Duration // bounds a retrieve that has no earlier deadline; default 30s
+	// MaxEmbeddingInputs is the most texts one POST /v1/embeddings
+	// embeds (default 2048, OpenAI's limit); more get 400.
+	MaxEmbeddingInputs int
 
 	// Telemetry is where the API's logs, spans and metrics go; its
 	// Propagator reads the caller's trace context. Nil members record
@@ -148,7 +164,7 @@ func (c Config) Validate() error {
 	if c.Ranker == nil {
 		errs = append(errs, errors.New("native: Ranker is required"))
 	}
-	if c.MaxBodyBytes < 0 || c.MaxTextBytes < 0 || c.ReadyTimeout < 0 || c.RequestTimeout < 0 {
+	if c.MaxBodyBytes < 0 || c.MaxTextBytes < 0 || c.MaxEmbeddingInputs < 0 || c.ReadyTimeout < 0 || c.RequestTimeout < 0 {
 		errs = append(errs, errors.New("native: limits and timeouts must not be negative"))
 	}
 	if c.Tenancy != nil {
@@ -165,6 +181,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxTextBytes == 0 {
 		c.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if c.MaxEmbeddingInputs == 0 {
+		c.MaxEmbeddingInputs = DefaultMaxEmbeddingInputs
 	}
 	if c.ReadyCache == 0 {
 		c.ReadyCache = time.Second
@@ -274,10 +293,12 @@ func (s *Service) Handler() http.Handler {
 	route("/v1/stats", "GET /v1/stats", s.serveStats)
 	route("/v1/review", "GET /v1/review", s.serveReview)
 	route("/v1/review/{id}", "POST /v1/review/{id}", s.serveReviewAnswer)
+	route("/v1/collections/{name}", "PUT /v1/collections/{name}", s.serveCreateCollection)
+	route("/v1/embeddings", "POST /v1/embeddings", s.serveEmbeddings)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		qdrantjson.WriteError(w, time.Now(), qdrantjson.Errorf(qdrantjson.ClassNotFound, "no route %s %s (memrank's native API has "+
 			"POST /v1/retrieve, POST /v1/observe, GET /v1/memories/{id}, POST /v1/memories/{id}/confirm, "+
-			"POST /v1/memories/{id}/correct, POST /v1/memories/{id}/used, POST /v1/memories/used, GET /v1/stats, DELETE /v1/memories/{id} and DELETE /v1/sessions/{id})", r.Method, r.URL.Path))
+			"POST /v1/memories/{id}/correct, POST /v1/memories/{id}/used, POST /v1/memories/used, GET /v1/stats, DELETE /v1/memories/{id}, DELETE /v1/sessions/{id}, PUT /v1/collections/{name} and POST /v1/embeddings)", r.Method, r.URL.Path))
 	})
 	mux.HandleFunc("/healthz", s.serveLive)
 	mux.HandleFunc("/livez", s.serveLive)

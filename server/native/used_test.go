@@ -83,7 +83,7 @@ func TestUsedRoute(t *testing.T) {
 		wantInBody   string
 	}{
 		{name: "first use", path: "/v1/memories/" + id + "/used",
-			body:     `{"collection":"m","observation_id":"u1","session_id":"s2","turn_id":"4","at":"2026-11-01T11:00:00Z"}`,
+			body:     `{"collection":"m","observation_id":"u1","session_id":"s2","turn_id":"4","at":"2026-11-01T09:00:00Z"}`,
 			wantCode: 200, wantUses: 1, wantInBody: `"decision":"used"`},
 		{name: "the same observation id", path: "/v1/memories/" + id + "/used", body: `{"collection":"m","observation_id":"u1"}`,
 			wantCode: 200, wantUses: 1, wantReplayed: true},

@@ -232,21 +232,21 @@ func inputError(field, format string, args ...any) *dedup.InputError {
 // as absent.
 func decodeObject(data []byte, known []string, field func(key string, v qdrantjson.Value) error) error {
 	if !utf8.Valid(data) {
-		return inputError("body", "not valid UTF-8")
+		return badBody(data, "not valid UTF-8")
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return inputError("body", "empty")
+		return badBody(data, "empty")
 	}
 	v, err := qdrantjson.Parse(string(data))
 	if err != nil {
 		var se *qdrantjson.SyntaxError
 		if errors.As(err, &se) && strings.HasPrefix(se.Msg, "EOF while parsing") {
-			return inputError("body", "the JSON ends in the middle of a value (%v)", err)
+			return badBody(data, "the JSON ends in the middle of a value (%v)", err)
 		}
-		return inputError("body", "invalid JSON: %v", err)
+		return badBody(data, "invalid JSON: %v", err)
 	}
 	if v.Kind != qdrantjson.KindObject {
-		return inputError("body", "want a JSON object, got %s", kindName(v))
+		return &bodyError{InputError: inputError("body", "want a JSON object, got %s", kindName(v)), answer: qdrantjson.TypeError("", v, "a map")}
 	}
 	seen := make(map[string]bool, len(known))
 	for _, m := range v.Members {
@@ -265,6 +265,29 @@ func decodeObject(data []byte, known []string, field func(key string, v qdrantjs
 		}
 	}
 	return nil
+}
+
+// bodyError is a body that is not one JSON object. Its text is the
+// InputError's, which observe and import print per line; over HTTP it is
+// answered as /v1/retrieve and the REST front answer the same body, in
+// Qdrant's words ("Format error in JSON body: ..."), so that every /v1
+// route words a bad body alike.
+type bodyError struct {
+	*dedup.InputError
+	answer *qdrantjson.Error
+}
+
+func (e *bodyError) Unwrap() error { return e.InputError }
+
+// badBody is a bodyError for data that does not parse, answered with the
+// parser's own refusal of it.
+func badBody(data []byte, format string, args ...any) error {
+	_, err := qdrantjson.ParseBody(data)
+	answer, ok := errors.AsType[*qdrantjson.Error](err)
+	if !ok {
+		answer = qdrantjson.FormatError("", format, args...)
+	}
+	return &bodyError{InputError: inputError("body", format, args...), answer: answer}
 }
 
 // unknownKey is how an unknown key is named in an error: as it is when it

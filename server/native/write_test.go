@@ -215,12 +215,14 @@ func TestObserveBadInput(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"empty body", ``, 400, "body: empty"},
-		{"invalid JSON", `{"collection":"c",}`, 400, "body: invalid JSON"},
-		{"truncated", `{"collection":"c","text":"x"`, 400, "body: the JSON ends"},
-		{"not an object", `["c"]`, 400, "body: want a JSON object, got an array"},
-		{"trailing data", `{"collection":"c","text":"x"} {}`, 400, "body: invalid JSON: trailing characters at line 1 column 31"},
-		{"invalid UTF-8", "{\"collection\":\"c\",\"text\":\"\xff\"}", 400, "body: not valid UTF-8"},
+		// A body that is not one JSON object: as /v1/retrieve words it
+		// (TestBadBodyOneWording).
+		{"empty body", ``, 400, "Format error in JSON body: EOF while parsing a value at line 1 column 0"},
+		{"invalid JSON", `{"collection":"c",}`, 400, "Format error in JSON body: trailing comma at line 1 column 19"},
+		{"truncated", `{"collection":"c","text":"x"`, 400, "Format error in JSON body: EOF while parsing an object at line 1 column 28"},
+		{"not an object", `["c"]`, 400, "Format error in JSON body: invalid type: sequence, expected a map"},
+		{"trailing data", `{"collection":"c","text":"x"} {}`, 400, "Format error in JSON body: trailing characters at line 1 column 31"},
+		{"invalid UTF-8", "{\"collection\":\"c\",\"text\":\"\xff\"}", 400, "Format error in JSON body: invalid unicode code point (the body is not valid UTF-8)"},
 		{"unknown field", `{"collection":"c","text":"x","memry_type":"fact"}`, 400, `Bad request: memry_type: unknown field (known: collection, text`},
 		{"key in another case", `{"collection":"c","Text":"x"}`, 400, "Text: unknown field"},
 		{"tenant in the body", `{"collection":"c","text":"x","tenant":"bob"}`, 400, "tenant: unknown field"},
@@ -282,6 +284,39 @@ func TestObserveBadInput(t *testing.T) {
 	r := do(t, h, http.MethodPost, "/v1/observe", `{"collection":"c","text":"`+strings.Repeat("a", 1024)+`"}`)
 	if r.code != http.StatusOK {
 		t.Errorf("a text of the write path's limit: status %d: %s", r.code, r.body)
+	}
+}
+
+// TestBadBodyOneWording: a body that is not one JSON object is answered
+// in the same words on every /v1 route that reads one, Qdrant's, as the
+// REST front answers it; what the CLI prints for it stays its own.
+func TestBadBodyOneWording(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"empty", ``, "Format error in JSON body: EOF while parsing a value at line 1 column 0"},
+		{"blank", " \n", "Format error in JSON body: EOF while parsing a value at line 2 column 0"},
+		{"a syntax error", `{"collection":"c",}`, "Format error in JSON body: trailing comma at line 1 column 19"},
+		{"cut short", `{"collection":"c"`, "Format error in JSON body: EOF while parsing an object at line 1 column 17"},
+		{"trailing data", `{"collection":"c"} {}`, "Format error in JSON body: trailing characters at line 1 column 20"},
+		{"not an object", `7`, "Format error in JSON body: invalid type: integer `7`, expected a map"},
+		{"not UTF-8", "{\"collection\":\"c\xff\"}", "Format error in JSON body: invalid unicode code point (the body is not valid UTF-8)"},
+	}
+	routes := []string{"/v1/retrieve", "/v1/observe", "/v1/memories/7/confirm", "/v1/memories/7/correct"}
+	h := writeHandler(t, &fakeWritePath{maxText: 1024}, Config{Embedder: &fakeEmbedder{vec: []float32{1}}})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, route := range routes {
+				r := do(t, h, http.MethodPost, route, tt.body)
+				if msg := qdrantError(t, r); r.code != 400 || msg != tt.want {
+					t.Errorf("%s: %d %q, want 400 %q", route, r.code, msg, tt.want)
+				}
+			}
+			// The CLI and import print the field and what is wrong with it.
+			if _, err := DecodeObserveRequest([]byte(tt.body)); err == nil || !strings.HasPrefix(err.Error(), "body: ") {
+				t.Errorf("DecodeObserveRequest: %v, want a body: error", err)
+			}
+		})
 	}
 }
 

@@ -350,3 +350,28 @@ func TestQueryParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestUntranslatedOnTheEmbeddedStore: in front of the embedded store, with
+// no Qdrant to forward to, an untranslated route says the store does not
+// serve it and how to reach one that does; in front of Qdrant the answer
+// points at --upstream-rest.
+func TestUntranslatedOnTheEmbeddedStore(t *testing.T) {
+	tests := []struct {
+		name     string
+		embedded bool
+		want     string
+	}{
+		{"the embedded store", true, "Not found: memrank's REST front does not serve POST /collections/c/points/recommend: " +
+			"the embedded store has only the routes the front translates; run Qdrant, and memrank serve with --upstream and --upstream-rest to forward it there"},
+		{"Qdrant", false, "Not found: memrank's REST front does not translate POST /collections/c/points/recommend " +
+			"(configure --upstream-rest to forward it to Qdrant)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, func(c *Config) { c.EmbeddedStore = tt.embedded })
+			if got := checkError(t, e.do("POST", "/collections/c/points/recommend", `{"positive":[1],"limit":3}`), 404, tt.want); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -40,6 +40,12 @@ type Config struct {
 	// query, headers and body unchanged). Nil: they are answered with a
 	// Qdrant-shaped 404 (route) or 400 (field) that names them.
 	UpstreamREST *url.URL
+	// EmbeddedStore says the store behind the stubs is memrank's embedded
+	// store, which has no REST API of its own: with no UpstreamREST, a
+	// route the front does not translate is answered saying the store
+	// does not serve it, since suggesting --upstream-rest alone would send
+	// the caller looking for a Qdrant that is not there.
+	EmbeddedStore bool
 	// MayForward, when set, is asked before a request is forwarded raw to
 	// UpstreamREST, with its body when the front read one (a translated
 	// route's, or /collections/aliases', the one untranslated body that
@@ -388,6 +394,12 @@ func (h *handler) notTranslated(w http.ResponseWriter, r *http.Request) {
 		}
 		cw.forwarding()
 		h.forward(w, r, body)
+		return
+	}
+	if h.cfg.EmbeddedStore {
+		qdrantjson.WriteError(w, time.Time{}, qdrantjson.Errorf(qdrantjson.ClassNotFound,
+			"memrank's REST front does not serve %s %s: the embedded store has only the routes the front translates; "+
+				"run Qdrant, and memrank serve with --upstream and --upstream-rest to forward it there", r.Method, r.URL.Path))
 		return
 	}
 	qdrantjson.WriteError(w, time.Time{}, qdrantjson.Errorf(qdrantjson.ClassNotFound,

@@ -4,11 +4,14 @@
 //
 // The page is static (index.html, app.js, style.css, embedded, no build
 // step). It reads through routes that exist anyway, on the same origin and
-// with the caller's own credentials: GET /collections (Qdrant's REST API),
-// POST /v1/retrieve (explain, count_access false), GET /v1/memories/{id}
-// and GET /v1/stats. So it can show nothing the caller could not already
-// ask for, and tenancy and API keys apply to it unchanged; the files
-// themselves hold no data and need no credential.
+// with the caller's own credentials: GET /collections and, for the texts
+// of the left-out candidates, POST /collections/{name}/points (Qdrant's
+// REST API), POST /v1/retrieve (explain, count_access false),
+// GET /v1/memories/{id} and GET /v1/stats. So it can show nothing the
+// caller could not already ask for, and tenancy and API keys apply to it
+// unchanged; the files themselves hold no data and need no credential.
+// A question can be linked: /ui?collection=C&q=TEXT opens the page on C
+// and asks TEXT (the API key is never put in the URL).
 //
 // Every answer carries a Content-Security-Policy that admits only the
 // page's own script, style and origin (no inline code, no framing), and

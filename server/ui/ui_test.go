@@ -198,7 +198,7 @@ func TestScriptWritesNoHTML(t *testing.T) {
 	for _, m := range calls {
 		got = append(got, m[1])
 	}
-	want := []string{"/collections", "/v1/stats", "/v1/retrieve", "/v1/memories/"}
+	want := []string{"/collections", "/v1/stats", "/collections/", "/v1/retrieve", "/v1/memories/"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("app.js's calls (-want +got):\n%s", diff)
 	}
@@ -248,5 +248,94 @@ func TestPickerHidesCompanions(t *testing.T) {
 		if hidden != memory.IsCompanion(name) {
 			t.Errorf("%q: app.js hides it: %v; memory.IsCompanion: %v", name, hidden, memory.IsCompanion(name))
 		}
+	}
+}
+
+// funcBody is the source of the named top-level function of app.js, up to
+// the next top-level declaration.
+func funcBody(t *testing.T, js, name string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?ms)^(?:async )?function ` + name + `\(.*?^}\n`).FindString(js)
+	if m == "" {
+		t.Fatalf("app.js has no function %s", name)
+	}
+	return m
+}
+
+// cssRule is the declarations of a rule of style.css, by its exact selector.
+func cssRule(t *testing.T, css, selector string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(selector) + ` \{([^}]*)\}`).FindStringSubmatch(css)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// TestPageBehaviour: what the explain page does, read from the files it is
+// served: a question is linked by its URL, the stats panel has a loading
+// and an error state, the guard's report is styled as information, and
+// the left-out candidates' texts are read by id. test/ui/explain.mjs
+// checks the same in a browser.
+func TestPageBehaviour(t *testing.T) {
+	h := newHandler(t)
+	js := serve(h, http.MethodGet, "/ui/app.js").Body.String()
+	css := serve(h, http.MethodGet, "/ui/style.css").Body.String()
+	tests := []struct {
+		name string
+		in   string // the source the pieces must be in
+		want []string
+		not  []string
+	}{
+		{"the link is read on load", funcBody(t, js, "linked"),
+			[]string{"new URLSearchParams(location.search)", `u.get("collection")`, `u.get("q")`}, nil},
+		{"the linked question is asked once the collections are listed", funcBody(t, js, "loadCollections"),
+			[]string{"const link = linked();", "sel.value = link.collection", "$(\"question\").value = link.q;", "ask();"}, nil},
+		{"the link is written with replaceState, never with the key", funcBody(t, js, "setLink"),
+			[]string{`u.set("collection", collection)`, `u.set("q", q)`, "history.replaceState(null, \"\", "},
+			[]string{"KEY_STORE", "api-key", "sessionStorage", "pushState"}},
+		{"asking updates the link", funcBody(t, js, "ask"), []string{"setLink(collection, text, limit, "}, nil},
+		{"stats: a loading state that names the collection, then ready", funcBody(t, js, "loadStats"),
+			[]string{`body.dataset.state = "loading"`, "Counting the memories of ", `body.dataset.state = "ready"`}, []string{`"Loading…"`}},
+		{"stats: an error state that says why and retries", funcBody(t, js, "loadStats"),
+			[]string{`body.dataset.state = "error"`, `id: "stats-retry"`, "loadStats(collection)", "errorText(err)"}, nil},
+		{"the guard's report is information", funcBody(t, js, "renderSummary"),
+			[]string{`class: "chip info", id: "guard-report"`}, []string{"chip guard"}},
+		{"left out: texts read by id, the text keys only", funcBody(t, js, "fillDroppedTexts"),
+			[]string{"api(`/collections/${encodeURIComponent(collection)}/points`", `method: "POST"`, `with_payload: ["text", "page_content"]`,
+				"truncate(text, DROPPED_TEXT_CHARS)", "cell.title = text"}, nil},
+		{"left out: each row shows the id and its text", funcBody(t, js, "renderDropped"),
+			[]string{`el("code", { text: id }), " ", text)`, "fillDroppedTexts(collection, "}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, w := range tc.want {
+				if !strings.Contains(tc.in, w) {
+					t.Errorf("lacks %q in:\n%s", w, tc.in)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(tc.in, n) {
+					t.Errorf("has %q in:\n%s", n, tc.in)
+				}
+			}
+		})
+	}
+
+	// The guard's colours are not an error's or a warning's.
+	info := cssRule(t, css, ".chip.info")
+	if info == "" {
+		t.Fatal("style.css has no .chip.info rule")
+	}
+	colour := regexp.MustCompile(`#[0-9a-fA-F]{6}`)
+	for _, sel := range []string{".error", ".error-inline", ".chip.warn"} {
+		for _, c := range colour.FindAllString(cssRule(t, css, sel), -1) {
+			if strings.Contains(info, c) {
+				t.Errorf(".chip.info shares %s with %s", c, sel)
+			}
+		}
+	}
+	if cssRule(t, css, ".chip.guard") != "" {
+		t.Error("style.css still styles .chip.guard")
 	}
 }

@@ -110,15 +110,22 @@ try {
     `stats memories shown ${await page.locator("#stats-memories").textContent()}, answered ${stats.memories}`);
   const tierRows = await page.locator("[data-counts=tiers] .count-row").count();
   check(tierRows === Object.keys(stats.tiers).length, `tier rows ${tierRows}, tiers ${Object.keys(stats.tiers)}`);
+  check(await page.locator("#stats-body").getAttribute("data-state") === "ready", "stats state ready");
   done("stats rendered");
 
   // The question.
   await page.fill("#question", question);
-  const [answer] = await Promise.all([
+  const [answer, texts] = await Promise.all([
     page.waitForResponse((r) => r.url().endsWith("/v1/retrieve") && r.request().method() === "POST"),
+    page.waitForResponse((r) => r.url().endsWith("/collections/dana_memories/points") && r.request().method() === "POST"),
     page.click("#go"),
   ]);
   check(answer.status() === 200, `retrieve: ${answer.status()}`);
+  // The question is in the page's URL, so that it can be linked.
+  const link = new URL(page.url());
+  check(link.pathname === "/ui" && link.searchParams.get("collection") === "dana_memories" && link.searchParams.get("q") === question,
+    `the page's URL after asking: ${page.url()}`);
+  if (apiKey) check(!page.url().includes(apiKey), "the API key is in the URL");
   const sent = answer.request().postDataJSON();
   check(sent.explain === true && sent.count_access === false && sent.collection === "dana_memories" && sent.text === question,
     `retrieve body ${JSON.stringify(sent)}`);
@@ -175,6 +182,15 @@ try {
   const guardText = await page.locator("#guard-report").textContent();
   check(guardText.endsWith(`→ ${data.guard.relevant} relevant, ${data.guard.beyond} beyond, ${data.guard.folded} folded`), `guard report: ${guardText}`);
   near(Number(await page.locator("#focus").getAttribute("data-focus")), data.guard.focus, 1e-9, "the query's focus");
+  // The guard's report is information, not an error: not in the error
+  // box's colours, and bluer than it is red.
+  const colours = await page.evaluate(() => {
+    const bg = (el) => getComputedStyle(el).backgroundColor;
+    return { guard: bg(document.getElementById("guard-report")), error: bg(document.getElementById("error")) };
+  });
+  const [gr, , gb] = colours.guard.match(/\d+/g).map(Number);
+  check((await page.locator("#guard-report").getAttribute("class")).split(" ").includes("info") && colours.guard !== colours.error && gb > gr,
+    `the guard report's colours: ${JSON.stringify(colours)}`);
   check(await page.locator("#as-of").count() === 0, "an as-of chip for an answer asked as of now");
   // The tier as of the answer, and the stored one where they differ.
   for (const r of data.result) {
@@ -200,7 +216,25 @@ try {
   const dropped = data.dropped || [];
   check(await page.locator("#dropped tbody tr").count() === dropped.length, "one row per dropped candidate");
   check(await page.locator("#dropped tbody tr[data-reason=folded]").count() === dropped.filter((d) => d.reason === "folded").length, "folded rows");
+  // Each left-out memory's text beside its id: read by id in one request,
+  // cut to DROPPED_TEXT_CHARS characters, whole in the title.
+  check(texts.status() === 200, `the left-out texts: ${texts.status()}`);
+  const asked = texts.request().postDataJSON();
+  check(JSON.stringify(asked.ids.map(String)) === JSON.stringify(dropped.map((d) => String(d.id))), `texts asked for ${JSON.stringify(asked.ids)}`);
+  const byID = new Map((await texts.json()).result.map((p) => [String(p.id), p.payload.text]));
+  await page.locator("#dropped .dropped-text.pending").first().waitFor({ state: "detached" });
+  for (const d of dropped) {
+    const cell = page.locator(`#dropped tbody tr[data-id="${d.id}"] .dropped-text`);
+    const full = byID.get(String(d.id));
+    check(typeof full === "string" && full !== "", `left-out ${d.id}: no text read`);
+    const shown = await cell.textContent();
+    check(await cell.getAttribute("title") === full, `left-out ${d.id}: title ${await cell.getAttribute("title")}, text ${full}`);
+    const chars = Array.from(full);
+    check(chars.length <= 90 ? shown === full : shown.endsWith("…") && Array.from(shown).length <= 90 && full.startsWith(shown.slice(0, -1)),
+      `left-out ${d.id}: shown ${shown}, text ${full}`);
+  }
   report.folded = folding.length;
+  report.dropped = dropped.length;
   done("folded duplicates and left-out candidates");
 
   // The first result's history.
@@ -226,6 +260,7 @@ try {
   report.screenshot = screenshot;
   done("screenshot");
 
+  await linked(page, data, problems);
   if (process.env.MARKUP) await markup(page, process.env.MARKUP);
   check(problems.length === 0, `the page logged errors: ${problems.join("; ")}`);
   await attacks(String(r0.id), view.audit.length);
@@ -234,6 +269,37 @@ try {
 } finally {
   await context.close();
   await rm(profile, { recursive: true, force: true });
+}
+
+// linked reloads the page on its own URL, as a person following a link
+// would: the question in the URL is asked without a click. The stats fail
+// on this load: the panel says so and offers to try again, which works.
+async function linked(page, first, problems) {
+  await page.route("**/v1/stats?*", (route) => route.fulfill({ status: 500, contentType: "application/json",
+    body: JSON.stringify({ status: { error: "stats are down for this test" }, time: 0 }) }));
+  const [answer] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith("/v1/retrieve") && r.request().method() === "POST"),
+    page.reload({ waitUntil: "load" }),
+  ]);
+  const sent = answer.request().postDataJSON();
+  check(sent.collection === "dana_memories" && sent.text === question && sent.count_access === false, `the linked question sent ${JSON.stringify(sent)}`);
+  check(await page.locator("#question").inputValue() === question, "the linked question is in the box");
+  check(await page.locator("#collection").inputValue() === "dana_memories", "the linked collection is picked");
+  await page.locator("#results .result").first().waitFor();
+  check(await page.locator("#results .result").first().getAttribute("data-id") === String(first.result[0].id), "the linked question's first result");
+  await page.locator("#stats-error").waitFor();
+  check(await page.locator("#stats-body").getAttribute("data-state") === "error", "stats state error");
+  const why = await page.locator("#stats-error").textContent();
+  check(why.includes("dana_memories") && why.includes("stats are down for this test"), `the stats error: ${why}`);
+  await page.unroute("**/v1/stats?*");
+  await page.click("#stats-retry");
+  await page.locator("#stats-memories").waitFor();
+  check(await page.locator("#stats-body").getAttribute("data-state") === "ready", "stats state ready after a retry");
+  // The browser logs the refused stats; that one was made to fail.
+  const kept = [];
+  for (const p of problems) if (!p.includes("500 (Internal Server Error)")) kept.push(p);
+  problems.splice(0, problems.length, ...kept);
+  done("a linked question runs on load; a stats failure says so and retries");
 }
 
 // markup asks a collection whose memory's text is HTML: the page must show

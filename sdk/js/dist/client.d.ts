@@ -98,6 +98,6 @@ export declare class MemrankClient {
     forgetMemory(collection: string, id: PointId, options?: RequestOptions): Promise<ForgetReport>;
     /** A memory's stored payload and its audit trail, oldest first (GET /v1/memories/{id}). */
     history(collection: string, id: PointId, options?: RequestOptions): Promise<MemoryHistory>;
-    /** Counts of a collection's memories by bucket, tier and type, and the process's decisions (GET /v1/stats). */
+    /** Counts of a collection's memories by bucket, tier and type, and the server's write decisions in it (GET /v1/stats). */
     stats(collection: string, opts?: StatsOptions, options?: RequestOptions): Promise<Stats>;
 }

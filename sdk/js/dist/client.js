@@ -127,7 +127,7 @@ export class MemrankClient {
     async history(collection, id, options) {
         return this.#call("GET", memoryPath(id, query({ collection })), undefined, options);
     }
-    /** Counts of a collection's memories by bucket, tier and type, and the process's decisions (GET /v1/stats). */
+    /** Counts of a collection's memories by bucket, tier and type, and the server's write decisions in it (GET /v1/stats). */
     stats(collection, opts = {}, options) {
         const q = { collection };
         if (opts.exact !== undefined) {

@@ -190,7 +190,7 @@ export class MemrankClient {
     return this.#call("GET", memoryPath(id, query({ collection })), undefined, options);
   }
 
-  /** Counts of a collection's memories by bucket, tier and type, and the process's decisions (GET /v1/stats). */
+  /** Counts of a collection's memories by bucket, tier and type, and the server's write decisions in it (GET /v1/stats). */
   stats(collection: string, opts: StatsOptions = {}, options?: RequestOptions): Promise<Stats> {
     const q: Record<string, string> = { collection };
     if (opts.exact !== undefined) {

@@ -141,6 +141,11 @@ export interface Outcome {
   uses?: number;
   /** The observation_id had been seen: the earlier outcome, nothing changed. */
   replayed: boolean;
+  /**
+   * Present and true on a confirmation whose session had already confirmed the memory (or,
+   * without a session_id, when one without a session had): observations unchanged.
+   */
+  already_counted?: boolean;
   /** Present and true when this observation created the collection. */
   created_collection?: boolean;
   /**
@@ -497,8 +502,9 @@ export interface Stats {
   /** When the tiers were computed; null: never consolidated. */
   tiers_as_of: string | null;
   types: Record<string, number>;
-  /** This process's decisions since it started (empty with tenancy on). */
+  /** The server process's write decisions in this collection since it started (empty with tenancy on). */
   decisions: Record<string, number>;
+  /** The server process's judge use, across every collection (zero with tenancy on). */
   judge: JudgeStats;
 }
 

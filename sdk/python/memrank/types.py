@@ -62,6 +62,10 @@ class Outcome:
     reason: Optional[str]
     replayed: bool
     """True when the observation_id had been seen: nothing changed."""
+    already_counted: bool
+    """True on a confirmation whose session had already confirmed the
+    memory (or, without a session_id, when one without a session had):
+    observations unchanged."""
     created_collection: bool
     attribution: Optional[JSON]
     flags: List[str]
@@ -87,6 +91,7 @@ class Outcome:
             merged=_list(d.get("merged")),
             reason=d.get("reason"),
             replayed=bool(d.get("replayed", False)),
+            already_counted=bool(d.get("already_counted", False)),
             created_collection=bool(d.get("created_collection", False)),
             attribution=d.get("attribution"),
             flags=_list(d.get("flags")),
@@ -401,8 +406,9 @@ class MemoryHistory:
 
 @dataclass(frozen=True)
 class Stats:
-    """A collection's memories counted by bucket, tier and type, and this
-    process's decisions and judge use (docs/write-path.md, "Stats")."""
+    """A collection's memories counted by bucket, tier and type, the server
+    process's write decisions in the collection and its judge use across
+    every collection (docs/write-path.md, "Stats")."""
 
     collection: str
     method: str
@@ -421,7 +427,11 @@ class Stats:
     tiers_as_of: Optional[str]
     types: Dict[str, int]
     decisions: Dict[str, int]
+    """The server process's write decisions in this collection since it
+    started (empty with tenancy on)."""
     judge: JSON
+    """The server process's judge use, across every collection (zeros with
+    tenancy on)."""
     raw: JSON = field(repr=False, compare=False)
 
     @classmethod

@@ -77,6 +77,13 @@ async function api(path, { method = "GET", body, signal } = {}) {
   return data;
 }
 
+function errorText(err) {
+  let msg = err.message || String(err);
+  if (err.name === "TimeoutError") msg = "memrank did not answer in time";
+  if (err.status === 401 || err.status === 403) msg += " (give an API key above)";
+  return msg;
+}
+
 function showError(err) {
   const box = $("error");
   if (!err) {
@@ -84,10 +91,7 @@ function showError(err) {
     box.textContent = "";
     return;
   }
-  let msg = err.message || String(err);
-  if (err.name === "TimeoutError") msg = "memrank did not answer in time";
-  if (err.status === 401 || err.status === 403) msg += " (give an API key above)";
-  box.textContent = msg;
+  box.textContent = errorText(err);
   box.hidden = false;
 }
 
@@ -113,33 +117,96 @@ const isCompanion = (name) => COMPANION_SUFFIXES.some((s) => name.endsWith(s));
 async function loadCollections() {
   const sel = $("collection");
   let names = [];
+  let listed = false;
   try {
     const data = await api("/collections");
     names = (data.result.collections || []).map((c) => String(c.name))
       .filter((n) => !isCompanion(n))
       .sort();
+    listed = true;
     showError(null);
   } catch (err) {
     showError(err);
   }
   sel.replaceChildren(...names.map((n) => el("option", { value: n, text: n })));
+  const link = linked();
   const kept = sessionStorage.getItem(COLLECTION_STORE);
-  if (kept && names.includes(kept)) sel.value = kept;
+  if (link.collection && names.includes(link.collection)) sel.value = link.collection;
+  else if (kept && names.includes(kept)) sel.value = kept;
   else if (names.includes("dana_memories")) sel.value = "dana_memories";
   if (sel.value) loadStats(sel.value);
   else $("stats-body").replaceChildren(el("p", { class: "hint", text: names.length ? "Pick a collection." : "No collections." }));
+  // A link's question runs once, as soon as its collection can be asked:
+  // after the key is given, when the first listing was refused.
+  if (!listed || linkRan) return;
+  linkRan = true;
+  if (link.collection && !names.includes(link.collection)) {
+    showError(new Error(`The link asks collection ${link.collection}, which is not listed (unknown, or not visible with this key).`));
+    return;
+  }
+  if (link.q && sel.value) {
+    $("question").value = link.q;
+    if (link.limit) $("limit").value = String(link.limit);
+    $("archived").checked = link.archived;
+    ask();
+  }
 }
 
+// --- links -------------------------------------------------------------------
+
+// A question can be linked: /ui?collection=C&q=TEXT (and limit, archived)
+// opens the page on C and asks TEXT. The API key is never put in the URL.
+let linkRan = false;
+
+function linked() {
+  const u = new URLSearchParams(location.search);
+  const limit = Number(u.get("limit"));
+  return {
+    collection: u.get("collection") || "",
+    q: (u.get("q") || "").trim(),
+    limit: Number.isInteger(limit) && limit >= 1 && limit <= 100 ? limit : 0,
+    archived: u.get("archived") === "1",
+  };
+}
+
+// setLink replaces the page's URL (no new history entry) with one that
+// opens it on the same collection and question.
+function setLink(collection, q, limit, archived) {
+  const u = new URLSearchParams();
+  if (collection) u.set("collection", collection);
+  if (q) u.set("q", q);
+  if (q && limit && limit !== 10) u.set("limit", String(limit));
+  if (q && archived) u.set("archived", "1");
+  const search = u.toString();
+  history.replaceState(null, "", search ? `${location.pathname}?${search}` : location.pathname);
+}
+
+// The stats panel has three states, in data-state: loading (what is being
+// counted, at once: counting a large collection takes a while), ready,
+// and error (why, and a way to try again).
 let statsSeq = 0;
 async function loadStats(collection) {
   const seq = ++statsSeq;
   const body = $("stats-body");
-  body.replaceChildren(el("p", { class: "hint", text: "Loading…" }));
+  body.dataset.state = "loading";
+  body.setAttribute("aria-busy", "true");
+  body.replaceChildren(el("p", { class: "hint stats-status", id: "stats-status" },
+    "Counting the memories of ", el("strong", { text: collection }), "…"));
   try {
     const data = await api(`/v1/stats?collection=${encodeURIComponent(collection)}`);
-    if (seq === statsSeq) renderStats(data.result);
+    if (seq !== statsSeq) return;
+    renderStats(data.result);
+    body.dataset.state = "ready";
   } catch (err) {
-    if (seq === statsSeq) body.replaceChildren(el("p", { class: "error-inline", text: err.message }));
+    if (seq !== statsSeq) return;
+    body.dataset.state = "error";
+    const retry = el("button", { type: "button", id: "stats-retry", text: "Try again" });
+    retry.addEventListener("click", () => loadStats(collection));
+    body.replaceChildren(el("div", { class: "stats-error", id: "stats-error", role: "alert" },
+      el("p", { class: "error-inline", text: `The stats of ${collection} could not be read: ${errorText(err)}` }),
+      retry));
+  } finally {
+    if (seq === statsSeq) body.removeAttribute("aria-busy");
   }
 }
 
@@ -320,7 +387,8 @@ function renderSummary(data, collection) {
       text: `as of ${data.at}` }));
   }
   if (g) {
-    parts.push(el("span", { class: "chip guard", id: "guard-report", data: { cutoff: String(g.cutoff), relevant: String(g.relevant), folded: String(g.folded) },
+    // Informational: the guard applied (or not); it is never a failure.
+    parts.push(el("span", { class: "chip info", id: "guard-report", data: { cutoff: String(g.cutoff), relevant: String(g.relevant), folded: String(g.folded) },
       title: `band ${fmt(g.band)}, floor ${fmt(g.floor)}${g.relative ? `, relative band ${fmt(g.relative_band)}` : ""}; from ${g.from}; the counts are the returned results'; every result is ordered by weight` },
     g.applied
       ? `guard: best ${fmt(g.best)}, cutoff ${fmt(g.cutoff)} → ${g.relevant} relevant, ${g.beyond} beyond, ${g.folded} folded`
@@ -334,7 +402,20 @@ function renderSummary(data, collection) {
   box.hidden = false;
 }
 
-function renderDropped(dropped) {
+// The texts of left-out memories are cut to this many characters; the
+// whole text is the cell's title.
+const DROPPED_TEXT_CHARS = 90;
+
+function truncate(text, n) {
+  const chars = Array.from(text);
+  return chars.length > n ? `${chars.slice(0, n - 1).join("").trimEnd()}…` : text;
+}
+
+// renderDropped lists the left-out candidates at once, then fills in their
+// texts: the answer names them by id only, so the texts are read in one
+// request by id (Qdrant's retrieve, the text keys only), with the
+// caller's credentials like every other read.
+function renderDropped(dropped, collection, signal) {
   const sec = $("dropped");
   const tbody = sec.querySelector("tbody");
   if (!dropped || dropped.length === 0) {
@@ -342,20 +423,53 @@ function renderDropped(dropped) {
     tbody.replaceChildren();
     return;
   }
-  tbody.replaceChildren(...dropped.map((d) => el("tr", { data: { reason: d.reason } },
-    el("td", {}, el("code", { text: String(d.id) })),
-    el("td", { text: d.reason === "folded" && d.into !== undefined ? `folded into ${d.into}` : d.reason.replaceAll("_", " ") }),
-    el("td", { text: fmt(d.base_score) }))));
+  const cells = new Map();
+  tbody.replaceChildren(...dropped.map((d) => {
+    const id = String(d.id);
+    const text = el("span", { class: "dropped-text pending", text: "…" });
+    cells.set(id, text);
+    return el("tr", { data: { reason: d.reason, id } },
+      el("td", { class: "dropped-memory" }, el("code", { text: id }), " ", text),
+      el("td", { text: d.reason === "folded" && d.into !== undefined ? `folded into ${d.into}` : d.reason.replaceAll("_", " ") }),
+      el("td", { text: fmt(d.base_score) }));
+  }));
   sec.hidden = false;
+  fillDroppedTexts(collection, dropped.map((d) => d.id), cells, signal);
+}
+
+async function fillDroppedTexts(collection, ids, cells, signal) {
+  let found = new Map();
+  let failed = false;
+  try {
+    const data = await api(`/collections/${encodeURIComponent(collection)}/points`,
+      { method: "POST", body: { ids, with_payload: ["text", "page_content"], with_vector: false }, signal });
+    found = new Map((data.result || []).map((p) => [String(p.id), p]));
+  } catch (err) {
+    if (err.name === "AbortError") return;
+    failed = true;
+  }
+  for (const [id, cell] of cells) {
+    const pl = (found.get(id) || {}).payload || {};
+    const text = typeof pl.text === "string" ? pl.text : (typeof pl.page_content === "string" ? pl.page_content : "");
+    cell.classList.remove("pending");
+    if (text) {
+      cell.textContent = truncate(text, DROPPED_TEXT_CHARS);
+      cell.title = text;
+    } else {
+      cell.classList.add("missing");
+      cell.textContent = failed ? "(text not readable)" : "(no text)";
+    }
+  }
 }
 
 let askCtrl = null;
 async function ask(ev) {
-  ev.preventDefault();
+  if (ev) ev.preventDefault();
   const collection = $("collection").value;
   const text = $("question").value.trim();
   if (!collection || !text) return;
   const limit = Math.max(1, Math.min(100, Number($("limit").value) || 10));
+  setLink(collection, text, limit, $("archived").checked);
   if (askCtrl) askCtrl.abort();
   const ctrl = (askCtrl = new AbortController());
   $("go").disabled = true;
@@ -377,7 +491,7 @@ async function ask(ev) {
     $("results").replaceChildren(...(results.length
       ? results.map((r, i) => resultCard(r, i, ctx))
       : [el("li", { class: "empty", text: data.empty ? `Nothing found: ${data.empty}.` : "Nothing found." })]));
-    renderDropped(data.dropped);
+    renderDropped(data.dropped, collection, ctrl.signal);
   } catch (err) {
     if (err.name !== "AbortError") showError(err);
   } finally {
@@ -467,6 +581,7 @@ function init() {
   $("collection").addEventListener("change", () => {
     const c = $("collection").value;
     sessionStorage.setItem(COLLECTION_STORE, c);
+    setLink(c, "", 0, false);
     $("results").replaceChildren();
     $("summary").hidden = true;
     $("dropped").hidden = true;
