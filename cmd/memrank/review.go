@@ -104,6 +104,11 @@ func answerReview(ctx context.Context, w io.Writer, s *stack, o *reviewOptions) 
 		if err != nil {
 			return fmt.Errorf("confirm %s: %w", id, err)
 		}
+		if out.AlreadyCounted {
+			// The review queue sends no session: its confirmations count once together.
+			fmt.Fprintf(w, "confirmed %s again, not counted (%s): confidence %.3f, n=%d\n", out.MemoryID, out.Reason, out.Confidence, out.Observations)
+			continue
+		}
 		fmt.Fprintf(w, "confirmed %s: confidence %.3f, n=%d\n", out.MemoryID, out.Confidence, out.Observations)
 	}
 	if o.correct != "" {
