@@ -156,7 +156,7 @@ func TestReadmeSetUp(t *testing.T) {
 	if !strings.Contains(string(ci), "\n"+commands[1]+"\n") {
 		t.Errorf(".ci/run does not run the README's test command %q", commands[1])
 	}
-	if !strings.Contains(strings.Join(comments, " "), "prints nothing for about 3.5 minutes on a cold build") {
+	if !strings.Contains(strings.Join(comments, " "), "downloads and compiles memrank and prints nothing meanwhile") {
 		t.Error("the set-up block no longer warns that the first go run is silent while it compiles")
 	}
 	if !strings.Contains(string(m[2]), "`go build -o memrank ./cmd/memrank`") {
