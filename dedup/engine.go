@@ -455,6 +455,30 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 	if err != nil {
 		return Outcome{}, err
 	}
+	out, err = e.decide(ctx, o, vec, bands, correction)
+	if isNotFound(err) && !created {
+		// The collection may have been dropped through Qdrant's API while
+		// this process (or its audit companion's embedder record) still
+		// knew it: make it again, and decide once more, as the first
+		// observation of a new collection would.
+		var again bool
+		if again, err = e.recreate(ctx, obs.Collection, len(vec), model, err); again {
+			created = true
+			out, err = e.decide(ctx, o, vec, bands, correction)
+		}
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	out.CreatedCollection = created
+	return out, nil
+}
+
+// decide is run's decision for an observation whose collection is ensured:
+// the judge first (outside the lock), then, under the collection's lock, a
+// replay of a known observation_id, the decision and its commit.
+func (e *Engine) decide(ctx context.Context, o observation, vec []float32, bands embed.Bands, correction bool) (Outcome, error) {
+	obs := o.Observation
 	w := &write{e: e, o: o, vec: vec, coll: obs.Collection, tenant: obs.Tenant, bands: bands}
 	w.out.Attribution = o.attributionInfo
 	if !correction && e.cfg.Judging.Active() {
@@ -487,8 +511,30 @@ func (e *Engine) run(ctx context.Context, name string, obs Observation, correcti
 	if err := w.commit(ctx); err != nil {
 		return Outcome{}, err
 	}
-	w.out.CreatedCollection = created
 	return w.out, nil
+}
+
+// recreate makes coll again after a write into it answered "not found"
+// (cause): again reports that the memory collection was gone and is made
+// now, so that nothing was written to it and the decision can be taken
+// once more. A companion dropped instead is made again by the next write,
+// which ensures everything anew; this one fails with cause.
+func (e *Engine) recreate(ctx context.Context, coll string, dims int, model string, cause error) (again bool, err error) {
+	e.unverify(coll)
+	exists, err := e.store.CollectionExists(ctx, coll)
+	if err != nil {
+		return false, fmt.Errorf("dedup: look up collection %s: %w", coll, err)
+	}
+	if exists {
+		return false, cause
+	}
+	if _, err := e.ensureMemories(ctx, coll, dims, model); err != nil {
+		return false, err
+	}
+	if err := e.ensureAudit(ctx, coll); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // vector is the observation's vector and the model that made it: the
