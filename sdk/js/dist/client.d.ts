@@ -1,4 +1,4 @@
-import type { EventFields, ForgetReport, MemoryHistory, ObserveFields, Outcome, PointId, Retrieval, RetrieveOptions, Stats, StatsOptions, UsedResult, Vector } from "./types.js";
+import type { CreatedCollection, EmbedOptions, EventFields, ForgetReport, MemoryHistory, ObserveFields, Outcome, PointId, Retrieval, RetrieveOptions, Stats, StatsOptions, UsedResult, Vector } from "./types.js";
 /** Where memrank listens when no baseUrl is given: `memrank serve`'s default. */
 export declare const DEFAULT_BASE_URL = "http://127.0.0.1:6333";
 /** How long one call may take, from the request to the last byte of the answer, when no timeoutMs is given. */
@@ -100,4 +100,27 @@ export declare class MemrankClient {
     history(collection: string, id: PointId, options?: RequestOptions): Promise<MemoryHistory>;
     /** Counts of a collection's memories by bucket, tier and type, and the server's write decisions in it (GET /v1/stats). */
     stats(collection: string, opts?: StatsOptions, options?: RequestOptions): Promise<Stats>;
+    /**
+     * Makes name a memory collection before anything is observed into it
+     * (PUT /v1/collections/{name}), as its first observation would: the
+     * collection at the server's embedder's size with cosine distance, its
+     * payload indexes and its audit companion. An existing memory collection
+     * is kept (`existed: true`, `created: false`); one of another vector size
+     * is a ConflictError. With tenancy on it needs an administrator's key
+     * (a tenant's is a ForbiddenError). A name that is empty, `.` or `..` is
+     * refused with a BadRequestError before any request.
+     */
+    createCollection(name: string, options?: RequestOptions): Promise<CreatedCollection>;
+    /**
+     * The server's embeddings of texts (POST /v1/embeddings, OpenAI's
+     * embeddings API), one vector per text in order: exactly the float32
+     * vectors /v1/observe stores for those texts. They travel in base64 (the
+     * little-endian float32 bytes), so every value arrives exact. `model` is
+     * the configured embedder's name (the default) or a built-in model
+     * (`memrank-local-sem-v1:384`, `memrank-local-hash-v1` at `dimensions`);
+     * an unknown one is a NotFoundError with the server's message.
+     * `dimensions` must be the model's size: the server never shortens a
+     * vector. At most 2048 texts a call, none empty.
+     */
+    embed(texts: string | readonly string[], opts?: EmbedOptions, options?: RequestOptions): Promise<number[][]>;
 }

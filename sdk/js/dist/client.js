@@ -135,15 +135,55 @@ export class MemrankClient {
         }
         return this.#call("GET", `/v1/stats${query(q)}`, undefined, options);
     }
+    /**
+     * Makes name a memory collection before anything is observed into it
+     * (PUT /v1/collections/{name}), as its first observation would: the
+     * collection at the server's embedder's size with cosine distance, its
+     * payload indexes and its audit companion. An existing memory collection
+     * is kept (`existed: true`, `created: false`); one of another vector size
+     * is a ConflictError. With tenancy on it needs an administrator's key
+     * (a tenant's is a ForbiddenError). A name that is empty, `.` or `..` is
+     * refused with a BadRequestError before any request.
+     */
+    async createCollection(name, options) {
+        if (name === "" || name === "." || name === "..") {
+            throw new BadRequestError(400, `${JSON.stringify(name)} is not a collection name`);
+        }
+        return this.#call("PUT", `/v1/collections/${encodeURIComponent(name)}`, undefined, options);
+    }
+    /**
+     * The server's embeddings of texts (POST /v1/embeddings, OpenAI's
+     * embeddings API), one vector per text in order: exactly the float32
+     * vectors /v1/observe stores for those texts. They travel in base64 (the
+     * little-endian float32 bytes), so every value arrives exact. `model` is
+     * the configured embedder's name (the default) or a built-in model
+     * (`memrank-local-sem-v1:384`, `memrank-local-hash-v1` at `dimensions`);
+     * an unknown one is a NotFoundError with the server's message.
+     * `dimensions` must be the model's size: the server never shortens a
+     * vector. At most 2048 texts a call, none empty.
+     */
+    async embed(texts, opts = {}, options) {
+        const input = typeof texts === "string" ? [texts] : Array.from(texts);
+        const body = { input, encoding_format: "base64" };
+        if (opts.model !== undefined) {
+            body["model"] = opts.model;
+        }
+        if (opts.dimensions !== undefined) {
+            body["dimensions"] = opts.dimensions;
+        }
+        const answer = await this.#request("POST", "/v1/embeddings", body, options, openAIAnswer);
+        return embeddings(answer, input.length, `POST ${this.baseUrl}/v1/embeddings`);
+    }
     async #call(method, path, body, options) {
         const answer = await this.#request(method, path, body, options);
         return answer["result"];
     }
     /**
-     * One exchange: the answer's envelope, whose result is there. Every
-     * failure is a MemrankError, except the caller's own abort.
+     * One exchange: the answer's envelope, whose result is there (or what
+     * read makes of the answer). Every failure is a MemrankError, except the
+     * caller's own abort.
      */
-    async #request(method, path, body, options = {}) {
+    async #request(method, path, body, options = {}, read = envelope) {
         const timeoutMs = options.timeoutMs === undefined ? this.timeoutMs : checkTimeout(options.timeoutMs, "timeoutMs");
         const where = `${method} ${this.baseUrl}${path.split("?")[0]}`;
         const deadline = new Deadline(timeoutMs, options.signal);
@@ -169,7 +209,7 @@ export class MemrankClient {
             catch (err) {
                 throw err instanceof MemrankError ? err : deadline.failure(err, where);
             }
-            return envelope(res, text);
+            return read(res, text);
         }
         finally {
             deadline.clear();
@@ -286,10 +326,77 @@ function envelope(res, text) {
     }
     return parsed;
 }
-/** The text of Qdrant's error envelope, {"status": {"error": "..."}}. */
+/**
+ * The answer of /v1/embeddings, OpenAI's shape with no envelope; the error
+ * of any status but 2xx, as envelope's.
+ */
+function openAIAnswer(res, text) {
+    if (!res.ok) {
+        return envelope(res, text); // throws the status's error
+    }
+    let parsed;
+    try {
+        parsed = JSON.parse(text);
+    }
+    catch {
+        parsed = undefined;
+    }
+    if (!isObject(parsed) || !Array.isArray(parsed["data"])) {
+        throw new MemrankError(res.status, `HTTP ${res.status}: the answer is not OpenAI's embeddings list`);
+    }
+    return parsed;
+}
+/** The vectors of an embeddings answer for n texts, by their index. */
+function embeddings(answer, n, where) {
+    const data = answer["data"];
+    if (data.length !== n) {
+        throw new MemrankError(200, `${where}: the server answered ${data.length} embeddings for ${n} texts`);
+    }
+    const out = new Array(n).fill(undefined);
+    for (const d of data) {
+        const index = isObject(d) ? d["index"] : undefined;
+        const v = isObject(d) && typeof d["embedding"] === "string" ? float32s(d["embedding"]) : undefined;
+        if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= n || out[index] !== undefined || v === undefined) {
+            throw new MemrankError(200, `${where}: the server answered a malformed embedding (index ${String(index)})`);
+        }
+        out[index] = v;
+    }
+    return out;
+}
+/** base64 of little-endian float32s, decoded exactly; undefined when it is not that. */
+function float32s(b64) {
+    let bin;
+    try {
+        bin = atob(b64);
+    }
+    catch {
+        return undefined;
+    }
+    if (bin.length % 4 !== 0) {
+        return undefined;
+    }
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) {
+        bytes[i] = bin.charCodeAt(i);
+    }
+    const view = new DataView(bytes.buffer);
+    const v = new Array(bytes.length / 4);
+    for (let i = 0; i < v.length; i++) {
+        v[i] = view.getFloat32(4 * i, true);
+    }
+    return v;
+}
+/**
+ * The text of Qdrant's error envelope, {"status": {"error": "..."}}, or of
+ * OpenAI's, {"error": {"message": "..."}} (/v1/embeddings).
+ */
 function errorText(v) {
     const status = isObject(v) ? v["status"] : undefined;
-    return isObject(status) && typeof status["error"] === "string" ? status["error"] : undefined;
+    if (isObject(status) && typeof status["error"] === "string") {
+        return status["error"];
+    }
+    const error = isObject(v) ? v["error"] : undefined;
+    return isObject(error) && typeof error["message"] === "string" ? error["message"] : undefined;
 }
 /** A transport failure in words: undici hides the cause (ECONNREFUSED, ...) behind "fetch failed". */
 function transportProblem(err) {

@@ -489,3 +489,30 @@ export interface ForgetReport {
     /** The `forget.audit` in force: redact, delete or keep. */
     audit_policy: string;
 }
+/** What createCollection made, or found (PUT /v1/collections/{name}). */
+export interface CreatedCollection {
+    collection: string;
+    /** This call made the collection. */
+    created: boolean;
+    /** It was a memory collection already, kept as it is. */
+    existed: boolean;
+    /** The embedder the collection records (e.g. `memrank-local-sem-v1:384`). */
+    model: string;
+    /** Its vectors' size. */
+    dimensions: number;
+    /** `Cosine`. */
+    distance: string;
+    /** Its audit companion (`<collection>_memrank_audit`). */
+    audit_collection: string;
+}
+/** The options of embed, beside its texts (POST /v1/embeddings). */
+export interface EmbedOptions {
+    /**
+     * The configured embedder's name (the default), with or without its size, or a built-in
+     * model: `memrank-local-sem-v1:N`, `memrank-local-hash-v1:N`, or either bare name at
+     * `dimensions` (else 384). Another is a NotFoundError.
+     */
+    model?: string;
+    /** The model's size; the server never shortens a vector, so another size is a BadRequestError. */
+    dimensions?: number;
+}

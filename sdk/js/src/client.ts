@@ -6,6 +6,8 @@
 
 import { BadRequestError, ConnectionError, MemrankError, errorForStatus } from "./errors.js";
 import type {
+  CreatedCollection,
+  EmbedOptions,
   EventFields,
   ForgetReport,
   MemoryHistory,
@@ -59,7 +61,7 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
-type Method = "GET" | "POST" | "DELETE";
+type Method = "GET" | "POST" | "PUT" | "DELETE";
 
 /**
  * A client of memrank's native API. It holds no connection state of its
@@ -199,16 +201,64 @@ export class MemrankClient {
     return this.#call("GET", `/v1/stats${query(q)}`, undefined, options);
   }
 
+  /**
+   * Makes name a memory collection before anything is observed into it
+   * (PUT /v1/collections/{name}), as its first observation would: the
+   * collection at the server's embedder's size with cosine distance, its
+   * payload indexes and its audit companion. An existing memory collection
+   * is kept (`existed: true`, `created: false`); one of another vector size
+   * is a ConflictError. With tenancy on it needs an administrator's key
+   * (a tenant's is a ForbiddenError). A name that is empty, `.` or `..` is
+   * refused with a BadRequestError before any request.
+   */
+  async createCollection(name: string, options?: RequestOptions): Promise<CreatedCollection> {
+    if (name === "" || name === "." || name === "..") {
+      throw new BadRequestError(400, `${JSON.stringify(name)} is not a collection name`);
+    }
+    return this.#call("PUT", `/v1/collections/${encodeURIComponent(name)}`, undefined, options);
+  }
+
+  /**
+   * The server's embeddings of texts (POST /v1/embeddings, OpenAI's
+   * embeddings API), one vector per text in order: exactly the float32
+   * vectors /v1/observe stores for those texts. They travel in base64 (the
+   * little-endian float32 bytes), so every value arrives exact. `model` is
+   * the configured embedder's name (the default) or a built-in model
+   * (`memrank-local-sem-v1:384`, `memrank-local-hash-v1` at `dimensions`);
+   * an unknown one is a NotFoundError with the server's message.
+   * `dimensions` must be the model's size: the server never shortens a
+   * vector. At most 2048 texts a call, none empty.
+   */
+  async embed(texts: string | readonly string[], opts: EmbedOptions = {}, options?: RequestOptions): Promise<number[][]> {
+    const input = typeof texts === "string" ? [texts] : Array.from(texts);
+    const body: Record<string, unknown> = { input, encoding_format: "base64" };
+    if (opts.model !== undefined) {
+      body["model"] = opts.model;
+    }
+    if (opts.dimensions !== undefined) {
+      body["dimensions"] = opts.dimensions;
+    }
+    const answer = await this.#request("POST", "/v1/embeddings", body, options, openAIAnswer);
+    return embeddings(answer, input.length, `POST ${this.baseUrl}/v1/embeddings`);
+  }
+
   async #call<T>(method: Method, path: string, body: unknown, options: RequestOptions | undefined): Promise<T> {
     const answer = await this.#request(method, path, body, options);
     return answer["result"] as T;
   }
 
   /**
-   * One exchange: the answer's envelope, whose result is there. Every
-   * failure is a MemrankError, except the caller's own abort.
+   * One exchange: the answer's envelope, whose result is there (or what
+   * read makes of the answer). Every failure is a MemrankError, except the
+   * caller's own abort.
    */
-  async #request(method: Method, path: string, body: unknown, options: RequestOptions = {}): Promise<Record<string, unknown>> {
+  async #request(
+    method: Method,
+    path: string,
+    body: unknown,
+    options: RequestOptions = {},
+    read: (res: Response, text: string) => Record<string, unknown> = envelope,
+  ): Promise<Record<string, unknown>> {
     const timeoutMs = options.timeoutMs === undefined ? this.timeoutMs : checkTimeout(options.timeoutMs, "timeoutMs");
     const where = `${method} ${this.baseUrl}${path.split("?")[0]}`;
     const deadline = new Deadline(timeoutMs, options.signal);
@@ -233,7 +283,7 @@ export class MemrankClient {
       } catch (err) {
         throw err instanceof MemrankError ? err : deadline.failure(err, where);
       }
-      return envelope(res, text);
+      return read(res, text);
     } finally {
       deadline.clear();
     }
@@ -357,10 +407,78 @@ function envelope(res: Response, text: string): Record<string, unknown> {
   return parsed;
 }
 
-/** The text of Qdrant's error envelope, {"status": {"error": "..."}}. */
+/**
+ * The answer of /v1/embeddings, OpenAI's shape with no envelope; the error
+ * of any status but 2xx, as envelope's.
+ */
+function openAIAnswer(res: Response, text: string): Record<string, unknown> {
+  if (!res.ok) {
+    return envelope(res, text); // throws the status's error
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!isObject(parsed) || !Array.isArray(parsed["data"])) {
+    throw new MemrankError(res.status, `HTTP ${res.status}: the answer is not OpenAI's embeddings list`);
+  }
+  return parsed;
+}
+
+/** The vectors of an embeddings answer for n texts, by their index. */
+function embeddings(answer: Record<string, unknown>, n: number, where: string): number[][] {
+  const data = answer["data"] as unknown[];
+  if (data.length !== n) {
+    throw new MemrankError(200, `${where}: the server answered ${data.length} embeddings for ${n} texts`);
+  }
+  const out: (number[] | undefined)[] = new Array<number[] | undefined>(n).fill(undefined);
+  for (const d of data) {
+    const index = isObject(d) ? d["index"] : undefined;
+    const v = isObject(d) && typeof d["embedding"] === "string" ? float32s(d["embedding"]) : undefined;
+    if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= n || out[index] !== undefined || v === undefined) {
+      throw new MemrankError(200, `${where}: the server answered a malformed embedding (index ${String(index)})`);
+    }
+    out[index] = v;
+  }
+  return out as number[][];
+}
+
+/** base64 of little-endian float32s, decoded exactly; undefined when it is not that. */
+function float32s(b64: string): number[] | undefined {
+  let bin: string;
+  try {
+    bin = atob(b64);
+  } catch {
+    return undefined;
+  }
+  if (bin.length % 4 !== 0) {
+    return undefined;
+  }
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) {
+    bytes[i] = bin.charCodeAt(i);
+  }
+  const view = new DataView(bytes.buffer);
+  const v = new Array<number>(bytes.length / 4);
+  for (let i = 0; i < v.length; i++) {
+    v[i] = view.getFloat32(4 * i, true);
+  }
+  return v;
+}
+
+/**
+ * The text of Qdrant's error envelope, {"status": {"error": "..."}}, or of
+ * OpenAI's, {"error": {"message": "..."}} (/v1/embeddings).
+ */
 function errorText(v: unknown): string | undefined {
   const status = isObject(v) ? v["status"] : undefined;
-  return isObject(status) && typeof status["error"] === "string" ? status["error"] : undefined;
+  if (isObject(status) && typeof status["error"] === "string") {
+    return status["error"];
+  }
+  const error = isObject(v) ? v["error"] : undefined;
+  return isObject(error) && typeof error["message"] === "string" ? error["message"] : undefined;
 }
 
 /** A transport failure in words: undici hides the cause (ECONNREFUSED, ...) behind "fetch failed". */

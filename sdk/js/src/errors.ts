@@ -1,7 +1,9 @@
 // The errors every method throws. memrank answers errors in Qdrant's shape,
-// {"status": {"error": "..."}} with Qdrant's HTTP codes; the class says which
-// kind of failure it is, so callers branch with instanceof instead of on
-// status numbers. The Go and Python clients use the same names.
+// {"status": {"error": "..."}} with Qdrant's HTTP codes (POST /v1/embeddings
+// in OpenAI's, {"error": {"message": "..."}}, whose message is read alike);
+// the class says which kind of failure it is, so callers branch with
+// instanceof instead of on status numbers. The Go and Python clients use the
+// same names.
 
 /**
  * Any failure of a memrank call. `status` is the HTTP status of the answer

@@ -230,6 +230,91 @@ describe("speakers: who said it", { skip }, () => {
   });
 });
 
+describe("collections and embeddings", { skip }, () => {
+  const mr = new MemrankClient({ baseUrl: url, timeoutMs: 20_000 });
+  const coll = freshCollection("sdk_js_made");
+
+  /** A stored point's vector, through Qdrant's REST API (memrank serves it on the same port). */
+  async function storedVector(collection, id) {
+    const res = await fetch(`${url}/collections/${encodeURIComponent(collection)}/points`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ids: [id], with_vector: true }),
+    });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.result.length, 1);
+    return body.result[0].vector;
+  }
+
+  /** A vector's float32 bits, for comparing bit for bit. */
+  const bits = (v) => Array.from(new Uint32Array(Float32Array.from(v).buffer));
+
+  it("createCollection makes the collection, then finds it", async () => {
+    const made = await mr.createCollection(coll);
+    assert.deepEqual(made, {
+      collection: coll,
+      created: true,
+      existed: false,
+      model: made.model,
+      dimensions: made.dimensions,
+      distance: "Cosine",
+      audit_collection: `${coll}_memrank_audit`,
+    });
+    assert.match(made.model, /^memrank-local-(sem|hash)-v1:\d+$/);
+    assert.equal(made.model, `${made.model.split(":")[0]}:${made.dimensions}`);
+    const again = await mr.createCollection(coll);
+    assert.deepEqual(again, { ...made, created: false, existed: true });
+    // Empty, but there: stats knows it; the first observation does not create it.
+    assert.equal((await mr.stats(coll)).memories, 0);
+    const o = await mr.observe(coll, "Dana grows tomatoes on her balcony", { source: "direct" });
+    assert.equal(o.decision, "inserted");
+    assert.equal(o.created_collection, undefined);
+  });
+
+  it("embed answers, bit for bit, the vectors observe stores", async () => {
+    const texts = ["Dana uses Neovim", "Ωmega café ☕ costs €3"];
+    const stored = [];
+    for (const text of texts) {
+      const { memory_id } = await mr.observe(coll, text, { source: "direct" });
+      stored.push(await storedVector(coll, memory_id));
+    }
+    const { dimensions, model } = await mr.createCollection(coll);
+    for (const opts of [{}, { model }, { model: model.split(":")[0], dimensions }]) {
+      const got = await mr.embed(texts, opts);
+      assert.equal(got.length, 2, JSON.stringify(opts));
+      for (const [i, v] of got.entries()) {
+        assert.ok(Array.isArray(v), "a vector is a number[]");
+        assert.equal(v.length, dimensions);
+        assert.ok(v.every((x) => Math.fround(x) === x), "every value is a float32, exact");
+        assert.deepEqual(bits(v), bits(stored[i]), `text ${i} with ${JSON.stringify(opts)}`);
+      }
+    }
+    assert.notDeepEqual(bits(stored[0]), bits(stored[1]));
+    assert.deepEqual(await mr.embed(texts[0]), [(await mr.embed(texts))[0]]);
+  });
+
+  it("an unknown model is NotFoundError with the server's message", async () => {
+    await assert.rejects(mr.embed(["Dana uses Neovim"], { model: "text-embedding-3-small" }), (err) => {
+      assert.ok(err instanceof NotFoundError, `${err.name}: ${err.message}`);
+      assert.equal(err.status, 404);
+      assert.match(err.message, /^The model "text-embedding-3-small" does not exist on this server/);
+      return true;
+    });
+  });
+
+  it("a size the model does not make, and an empty text, are BadRequestError", async () => {
+    const { model } = await mr.createCollection(coll);
+    await assert.rejects(mr.embed(["x"], { model, dimensions: 7 }), (err) => {
+      assert.ok(err instanceof BadRequestError, `${err.name}: ${err.message}`);
+      assert.equal(err.status, 400);
+      assert.match(err.message, /dimensions/);
+      return true;
+    });
+    await assert.rejects(mr.embed(["Dana", " "]), (err) => err instanceof BadRequestError && /input\[1\]/.test(err.message));
+  });
+});
+
 describe("retrieve on the demo collection", { skip }, () => {
   const mr = new MemrankClient({ baseUrl: url });
 

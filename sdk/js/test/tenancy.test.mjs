@@ -75,6 +75,29 @@ describe("tenancy by API key", { skip: byKey.skip }, () => {
     await rejectsWith(admin.observe(coll, "Root was here"), ForbiddenError, 403, keys.admin);
   });
 
+  it("only an administrator's key makes a collection; a tenant's is ForbiddenError", async () => {
+    const made = freshCollection("sdk_js_tenancy_made");
+    await rejectsWith(alice.createCollection(made), ForbiddenError, 403, keys.alice);
+    const admin = new MemrankClient({ baseUrl: url, apiKey: keys.admin });
+    const c = await admin.createCollection(made);
+    assert.deepEqual([c.collection, c.created, c.existed], [made, true, false]);
+    const o = await alice.observe(made, "Alice reads Lem in Polish", { source: "direct" });
+    assert.equal(o.decision, "inserted");
+    assert.equal(o.created_collection, undefined);
+  });
+
+  it("a tenant's key embeds; a wrong key or none is UnauthorizedError, read from OpenAI's error shape", async () => {
+    const [v] = await bob.embed(["Alice takes the night train to Vienna"]);
+    assert.ok(v.length > 0);
+    const secret = "sdk-key-mallory-0123456789";
+    await rejectsWith(new MemrankClient({ baseUrl: url, apiKey: secret }).embed(["x"]), UnauthorizedError, 401, secret);
+    await assert.rejects(new MemrankClient({ baseUrl: url }).embed(["x"]), (err) => {
+      assert.ok(err instanceof UnauthorizedError, `${err.name}: ${err.message}`);
+      assert.match(err.message, /must provide an API key/);
+      return true;
+    });
+  });
+
   it("keys of two tenants in one request: ForbiddenError", async () => {
     const both = new MemrankClient({ baseUrl: url, apiKey: keys.alice, bearerToken: keys.bob });
     await rejectsWith(both.history(coll, id), ForbiddenError, 403);

@@ -153,6 +153,41 @@ describe("requests", () => {
     assert.deepEqual(then.results, []);
   });
 
+  it("createCollection puts the name as one path segment, with no body", async () => {
+    const created = { collection: "my notes/1", created: true, existed: false, model: "m:4", dimensions: 4, distance: "Cosine", audit_collection: "my notes/1_memrank_audit" };
+    fake.answer = ok(created);
+    const got = await new MemrankClient({ baseUrl: fake.url }).createCollection("my notes/1");
+    assert.deepEqual(got, created);
+    const { method, url, body, headers } = fake.last();
+    assert.deepEqual([method, url, body, headers["content-type"]], ["PUT", "/v1/collections/my%20notes%2F1", "", undefined]);
+  });
+
+  it("embed asks for base64 and decodes little-endian float32s exactly, by index", async () => {
+    const vecs = [new Float32Array([0.1, -2.5, 1e-30]), new Float32Array([Math.PI, 0, -0])];
+    const b64 = (v) => Buffer.from(v.buffer).toString("base64"); // little-endian, as the server writes them
+    fake.answer = (req, res) =>
+      reply(res, 200, {
+        object: "list",
+        // Out of order: the index places each one.
+        data: [
+          { object: "embedding", index: 1, embedding: b64(vecs[1]) },
+          { object: "embedding", index: 0, embedding: b64(vecs[0]) },
+        ],
+        model: "m:3",
+        usage: { prompt_tokens: 2, total_tokens: 2 },
+      });
+    const mr = new MemrankClient({ baseUrl: fake.url });
+    const got = await mr.embed(["a", "b"], { model: "m", dimensions: 3 });
+    assert.deepEqual(got, vecs.map((v) => Array.from(v)));
+    assert.ok(Object.is(got[1][2], -0), "-0 keeps its sign");
+    const { method, url, body } = fake.last();
+    assert.deepEqual([method, url, JSON.parse(body)], ["POST", "/v1/embeddings", { input: ["a", "b"], encoding_format: "base64", model: "m", dimensions: 3 }]);
+    // One text; no options: only the input and the format are sent.
+    fake.answer = (req, res) => reply(res, 200, { object: "list", data: [{ object: "embedding", index: 0, embedding: b64(vecs[0]) }], model: "m:3" });
+    assert.deepEqual(await mr.embed("a"), [Array.from(vecs[0])]);
+    assert.deepEqual(JSON.parse(fake.last().body), { input: ["a"], encoding_format: "base64" });
+  });
+
   it("sends the credentials and headers it was given, with its own winning a clash", async () => {
     fake.answer = ok(outcome);
     const mr = new MemrankClient({
@@ -291,6 +326,37 @@ describe("errors", () => {
     });
   });
 
+  it("an error in OpenAI's shape (/v1/embeddings) is read as memrank's", async () => {
+    fake.answer = (req, res) =>
+      reply(res, 404, { error: { message: 'The model "gpt" does not exist', type: "invalid_request_error", param: "model", code: "model_not_found" } });
+    await assert.rejects(mr().embed(["x"], { model: "gpt" }), (err) => {
+      assert.equal(err.constructor, NotFoundError);
+      assert.equal(err.status, 404);
+      assert.equal(err.message, 'The model "gpt" does not exist');
+      return true;
+    });
+    fake.answer = (req, res) => reply(res, 401, { error: { message: "Unauthorized: wrong key", type: "authentication_error", param: null, code: null } });
+    await assert.rejects(mr().embed(["x"]), (err) => err instanceof UnauthorizedError && err.message === "Unauthorized: wrong key");
+  });
+
+  for (const tt of [
+    { name: "an envelope", body: { result: [], status: "ok" }, text: /not OpenAI's embeddings list/ },
+    { name: "fewer embeddings than texts", body: { data: [] }, text: /answered 0 embeddings for 1 texts/ },
+    { name: "an embedding that is not base64 of float32s", body: { data: [{ index: 0, embedding: "AAA=" }] }, text: /malformed embedding \(index 0\)/ },
+    { name: "numbers instead of base64", body: { data: [{ index: 0, embedding: [0.5] }] }, text: /malformed embedding/ },
+    { name: "an index out of range", body: { data: [{ index: 1, embedding: "AAAAAA==" }] }, text: /malformed embedding \(index 1\)/ },
+  ]) {
+    it(`an embeddings answer with ${tt.name} is MemrankError`, async () => {
+      fake.answer = (req, res) => reply(res, 200, tt.body);
+      await assert.rejects(mr().embed(["x"]), (err) => {
+        assert.equal(err.constructor, MemrankError);
+        assert.equal(err.status, 200);
+        assert.match(err.message, tt.text);
+        return true;
+      });
+    });
+  }
+
   it("a 200 that is not the envelope is MemrankError", async () => {
     fake.answer = (req, res) => reply(res, 200, "[1,2]");
     await assert.rejects(mr().stats("notes"), (err) => {
@@ -420,6 +486,7 @@ describe("ids", () => {
         () => mr.history("notes", id),
         () => mr.forgetMemory("notes", id),
         () => mr.forgetSession("notes", id),
+        () => mr.createCollection(id),
       ]) {
         await assert.rejects(call(), (err) => {
           assert.ok(err instanceof BadRequestError, `${err.name}: ${err.message}`);

@@ -32,6 +32,7 @@ from .errors import (
 )
 from .types import (
     AuditRecord,
+    CreatedCollection,
     Explanation,
     ForgetReport,
     MemoryHistory,
@@ -67,5 +68,6 @@ __all__ = [
     "AuditRecord",
     "Stats",
     "ForgetReport",
+    "CreatedCollection",
     "PointId",
 ]

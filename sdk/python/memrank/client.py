@@ -3,6 +3,8 @@ docs/forgetting.md), over the standard library's urllib."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as _dt
 import functools
 import http.client
@@ -10,6 +12,7 @@ import io
 import json
 import socket
 import ssl
+import struct
 import time
 import urllib.error
 import urllib.parse
@@ -20,6 +23,7 @@ from ._version import __version__
 from .errors import BadRequestError, ConnectionError, MemrankError, error_for_status
 from .types import (
     JSON,
+    CreatedCollection,
     ForgetReport,
     MemoryHistory,
     Outcome,
@@ -402,6 +406,57 @@ class Client:
         res = self._result("DELETE", f"/v1/memories/{_seg(id)}", query={"collection": collection})
         return ForgetReport.from_json(res)
 
+    # Collections and embeddings.
+
+    def create_collection(self, name: str) -> CreatedCollection:
+        """Makes name a memory collection before anything is observed into
+        it (PUT /v1/collections/{name}), as its first observation would:
+        the collection at the server's embedder's size with cosine
+        distance, its payload indexes and its audit companion. An existing
+        memory collection is kept (``existed`` True, ``created`` False);
+        one of another vector size is a ConflictError. With tenancy on it
+        needs an administrator's key (a tenant's is a ForbiddenError). A
+        name that is empty, "." or ".." is refused with a BadRequestError
+        before any request: as a path segment it would name another
+        route."""
+        if name in ("", ".", ".."):
+            raise BadRequestError(400, f"{name!r} is not a collection name")
+        seg = urllib.parse.quote(name, safe="")
+        return CreatedCollection.from_json(self._result("PUT", f"/v1/collections/{seg}"))
+
+    def embed(self, texts: Union[str, Sequence[str]], *, model: Optional[str] = None,
+              dimensions: Optional[int] = None) -> List[List[float]]:
+        """The server's embeddings of texts (POST /v1/embeddings, OpenAI's
+        embeddings API), one vector per text in order: exactly the float32
+        vectors /v1/observe stores for those texts. They travel in base64
+        (little-endian float32 bytes), so every value arrives exact. A
+        single string is one text.
+
+        model is the configured embedder's name (the default: None) or a
+        built-in model ("memrank-local-sem-v1:384", "memrank-local-hash-v1"
+        at dimensions); an unknown one is a NotFoundError with the server's
+        message. dimensions must be the model's size (the server never
+        shortens a vector; another is a BadRequestError). At most 2048
+        texts a call, none empty."""
+        inputs = [texts] if isinstance(texts, str) else list(texts)
+        body = _drop_none(model=model, input=inputs, encoding_format="base64", dimensions=dimensions)
+        doc = self._request("POST", "/v1/embeddings", body=body)
+        where = f"POST {self._url}/v1/embeddings"
+        data = doc.get("data")
+        if not isinstance(data, list):
+            raise MemrankError(200, f"{where}: the answer is not OpenAI's embeddings list")
+        if len(data) != len(inputs):
+            raise MemrankError(200, f"{where}: the server answered {len(data)} embeddings for {len(inputs)} texts")
+        out: List[Optional[List[float]]] = [None] * len(inputs)
+        for d in data:
+            index = d.get("index") if isinstance(d, dict) else None
+            vec = _float32s(d.get("embedding")) if isinstance(d, dict) else None
+            if (not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(out)
+                    or out[index] is not None or vec is None):
+                raise MemrankError(200, f"{where}: the server answered a malformed embedding (index {index!r})")
+            out[index] = vec
+        return out  # type: ignore[return-value] - every index is filled
+
     # Transport.
 
     def _result(self, method: str, path: str, *, query: Optional[Mapping[str, str]] = None,
@@ -499,6 +554,20 @@ def _seg(v: PointId) -> str:
     if s in ("", ".", ".."):
         raise BadRequestError(400, "a memory or session id is required" if s == "" else f"{s!r} is not a memory or session id")
     return urllib.parse.quote(s, safe="")
+
+
+def _float32s(v: Any) -> Optional[List[float]]:
+    """base64 of little-endian float32s, decoded exactly; None when v is
+    not that."""
+    if not isinstance(v, str):
+        return None
+    try:
+        raw = base64.b64decode(v, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) % 4:
+        return None
+    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
 
 
 def _seq(v: Optional[Sequence[Any]]) -> Optional[List[Any]]:

@@ -2,9 +2,10 @@
 
 Every failure of a call is a MemrankError carrying ``status`` (the HTTP
 status, 0 when no answer arrived) and ``message`` (the server's
-``{"status": {"error": ...}}`` text, or what went wrong on the way). The
-subclasses let callers catch the kinds they can act on; the vocabulary is
-the same in memrank's Go and TypeScript clients.
+``{"status": {"error": ...}}`` text, or OpenAI's ``{"error": {"message":
+...}}`` for /v1/embeddings, or what went wrong on the way). The subclasses
+let callers catch the kinds they can act on; the vocabulary is the same in
+memrank's Go and TypeScript clients.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def error_for_status(
     """The exception for an HTTP answer with a status that is not 2xx.
 
     body is the answer's body: its ``{"status": {"error": ...}}`` text
-    becomes the message; a body in another shape (a proxy's page) is
+    (or OpenAI's ``{"error": {"message": ...}}``) becomes the message; a body in another shape (a proxy's page) is
     quoted, shortened, and an empty one named by reason (the status's
     phrase). retry_after is the answer's Retry-After header.
     """
@@ -156,14 +157,21 @@ def _quote(body: bytes) -> str:
 
 
 def _server_message(body: bytes) -> str:
-    """The error text of Qdrant's envelope, "" when body is not one."""
+    """The error text of Qdrant's envelope, {"status": {"error": ...}}, or
+    of OpenAI's, {"error": {"message": ...}} (POST /v1/embeddings); "" when
+    body is neither."""
     try:
         doc = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return ""
-    status = doc.get("status") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict):
+        return ""
+    status = doc.get("status")
     if isinstance(status, dict) and isinstance(status.get("error"), str):
         return status["error"]
+    error = doc.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
     return ""
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "MemoryHistory",
     "Stats",
     "ForgetReport",
+    "CreatedCollection",
 ]
 
 # A point id as Qdrant writes it: an unsigned integer or a UUID string.
@@ -478,5 +479,39 @@ class ForgetReport:
             audit_deleted=d.get("audit_deleted", 0),
             audit_kept=d.get("audit_kept", 0),
             audit_policy=d.get("audit_policy", ""),
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class CreatedCollection:
+    """What create_collection made, or found (PUT /v1/collections/{name},
+    docs/write-path.md)."""
+
+    collection: str
+    created: bool
+    """This call made the collection."""
+    existed: bool
+    """It was a memory collection already, kept as it is."""
+    model: str
+    """The embedder the collection records, e.g. memrank-local-sem-v1:384."""
+    dimensions: int
+    """Its vectors' size."""
+    distance: str
+    """Cosine."""
+    audit_collection: str
+    """Its audit companion (<collection>_memrank_audit)."""
+    raw: JSON = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, d: JSON) -> "CreatedCollection":
+        return cls(
+            collection=d.get("collection", ""),
+            created=bool(d.get("created", False)),
+            existed=bool(d.get("existed", False)),
+            model=d.get("model", ""),
+            dimensions=d.get("dimensions", 0),
+            distance=d.get("distance", ""),
+            audit_collection=d.get("audit_collection", ""),
             raw=d,
         )

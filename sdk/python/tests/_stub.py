@@ -104,7 +104,7 @@ class Stub:
                     pass  # the client gave up, as it should (over TLS: ssl.SSLEOFError)
                 self.close_connection = True
 
-            do_GET = do_POST = do_DELETE = _serve
+            do_GET = do_POST = do_PUT = do_DELETE = _serve
 
             def log_message(self, *args) -> None:  # quiet
                 pass

@@ -4,12 +4,15 @@ without memrank; test_live.py runs against a real one."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import email.utils
+import json
 import os
 import pickle
 import re
 import socket
+import struct
 import time
 import unittest
 from unittest import mock
@@ -39,6 +42,20 @@ OUTCOME = {
 FORGET = {"collection": "notes", "memories_updated": 1, "memories_deleted": 2, "audit_redacted": 3,
           "audit_deleted": 0, "audit_kept": 0, "audit_policy": "redact"}
 MID = "3bef7154-99a9-5f0c-9c8c-d14bbfd4ad34"
+CREATED = {"collection": "notes", "created": True, "existed": False, "model": "memrank-local-sem-v1:384",
+           "dimensions": 384, "distance": "Cosine", "audit_collection": "notes_memrank_audit"}
+
+
+def b64(v) -> str:
+    """v as the server sends an embedding in base64: little-endian float32s."""
+    return base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode()
+
+
+def embeddings(*vecs, order=None) -> dict:
+    """An answer of /v1/embeddings (OpenAI's shape, no envelope)."""
+    idx = order or range(len(vecs))
+    return {"object": "list", "data": [{"object": "embedding", "index": i, "embedding": b64(vecs[i])} for i in idx],
+            "model": "m:3", "usage": {"prompt_tokens": 2, "total_tokens": 2}}
 
 
 def closed_port() -> int:
@@ -141,6 +158,9 @@ class RequestsTest(StubTest):
             ("forget a memory", FORGET,
              lambda c: c.forget_memory("notes", MID),
              "DELETE", f"/v1/memories/{MID}?collection=notes", None),
+            ("create a collection, its name one path segment, no body", CREATED,
+             lambda c: c.create_collection("my notes/1"),
+             "PUT", "/v1/collections/my%20notes%2F1", None),
         ]
         for name, result, call, method, path, body in cases:
             with self.subTest(name):
@@ -254,6 +274,49 @@ class AnswersTest(StubTest):
         s = self.client().stats("c")
         self.assertEqual((s.memories, s.average_confidence, len(s.histogram), s.buckets), (3, None, 10, {}))
 
+    def test_created_collection(self) -> None:
+        self.stub.reply(result=dict(CREATED, created=False, existed=True, future_field=1))
+        c = self.client().create_collection("notes")
+        self.assertEqual((c.collection, c.created, c.existed, c.model, c.dimensions, c.distance, c.audit_collection),
+                         ("notes", False, True, "memrank-local-sem-v1:384", 384, "Cosine", "notes_memrank_audit"))
+        self.assertEqual(c.raw["future_field"], 1)
+
+    def test_embed(self) -> None:
+        # Values a float32 holds exactly, and ones it rounds: each comes
+        # back as the float32 the server sent, not a decimal's double.
+        f32 = lambda x: struct.unpack("<f", struct.pack("<f", x))[0]  # noqa: E731
+        vecs = [[0.1, -2.5, 1e-30], [3.141592653589793, 0.0, -0.0]]
+        want = [[f32(x) for x in v] for v in vecs]
+        self.stub.reply(result=embeddings(*vecs, order=[1, 0]), envelope=False)
+        got = self.client().embed(["a", "b"], model="m", dimensions=3)
+        self.assertEqual(got, want)
+        self.assertTrue(all(type(x) is float for v in got for x in v))
+        self.assertEqual(struct.pack("<d", got[1][2]), struct.pack("<d", -0.0))
+        seen = self.stub.last()
+        self.assertEqual((seen.method, seen.path, seen.body),
+                         ("POST", "/v1/embeddings", {"model": "m", "input": ["a", "b"], "encoding_format": "base64", "dimensions": 3}))
+        self.stub.reply(result=embeddings(vecs[0]), envelope=False)
+        self.assertEqual(self.client().embed("a"), [want[0]])
+        self.assertEqual(self.stub.last().body, {"input": ["a"], "encoding_format": "base64"})
+
+    def test_embed_malformed_answers(self) -> None:
+        cases = [
+            ("an envelope", {"result": [], "status": "ok"}, "not OpenAI's embeddings list"),
+            ("fewer embeddings than texts", {"data": []}, "answered 0 embeddings for 1 texts"),
+            ("not float32s", {"data": [{"index": 0, "embedding": "AAA="}]}, "malformed embedding (index 0)"),
+            ("not base64", {"data": [{"index": 0, "embedding": "@@@@"}]}, "malformed embedding (index 0)"),
+            ("numbers instead of base64", {"data": [{"index": 0, "embedding": [0.5]}]}, "malformed embedding"),
+            ("an index out of range", {"data": [{"index": 1, "embedding": "AAAAAA=="}]}, "malformed embedding (index 1)"),
+        ]
+        for name, doc, words in cases:
+            with self.subTest(name):
+                self.stub.reply(body=json.dumps(doc).encode())
+                with self.assertRaises(MemrankError) as cm:
+                    self.client().embed(["x"])
+                self.assertIs(type(cm.exception), MemrankError)
+                self.assertEqual(cm.exception.status, 200)
+                self.assertIn(words, cm.exception.message)
+
     def test_answers_that_are_not_json(self) -> None:
         cases = [
             ("not JSON", b"<html>ok</html>"),
@@ -297,6 +360,23 @@ class ErrorsTest(StubTest):
                 self.assertIs(type(e), cls)
                 self.assertEqual((e.status, e.message), (status, "Not found: no such memory"))
                 self.assertIn(str(status), str(e))
+
+    def test_openai_error_shape(self) -> None:
+        # /v1/embeddings answers its errors in OpenAI's shape; the message
+        # is read as memrank's, the class from the status.
+        cases = [
+            ("an unknown model", 404, NotFoundError, "model_not_found", 'The model "gpt" does not exist'),
+            ("a wrong size", 400, BadRequestError, "invalid_value", "m makes 384-dimensional vectors"),
+            ("no key", 401, UnauthorizedError, None, "unauthenticated: must provide an API key"),
+        ]
+        for name, status, cls, code, message in cases:
+            with self.subTest(name):
+                doc = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}}
+                self.stub.reply(status, body=json.dumps(doc).encode())
+                with self.assertRaises(MemrankError) as cm:
+                    self.client().embed(["x"], model="gpt")
+                self.assertIs(type(cm.exception), cls)
+                self.assertEqual((cm.exception.status, cm.exception.message), (status, message))
 
     def test_exceptions_pickle(self) -> None:
         cases = [
@@ -385,7 +465,7 @@ class ErrorsTest(StubTest):
                 c = self.client()
                 for call in (lambda: c.confirm("c", id), lambda: c.correct("c", id, "t"), lambda: c.used("c", id),
                              lambda: c.history("c", id), lambda: c.forget_memory("c", id),
-                             lambda: c.forget_session("c", id)):
+                             lambda: c.forget_session("c", id), lambda: c.create_collection(id)):
                     with self.assertRaises(BadRequestError) as cm:
                         call()
                     self.assertEqual(cm.exception.status, 400)

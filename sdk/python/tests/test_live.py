@@ -19,9 +19,13 @@ three and runs them).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import socket
+import struct
 import unittest
+import urllib.parse
+import urllib.request
 import uuid
 
 import _stub  # noqa: F401 - puts this checkout's package on sys.path
@@ -46,6 +50,24 @@ HOW = "start `memrank serve --demo` and set MEMRANK_URL (e.g. http://127.0.0.1:6
 
 def fresh_collection() -> str:
     return "sdkpy_" + uuid.uuid4().hex[:12]
+
+
+def stored_vector(url: str, collection: str, id: str) -> list:
+    """A stored point's vector, through Qdrant's REST API (memrank serves
+    it on the same port)."""
+    req = urllib.request.Request(
+        f"{url}/collections/{urllib.parse.quote(collection, safe='')}/points",
+        data=json.dumps({"ids": [id], "with_vector": True}).encode(),
+        headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        points = json.load(resp)["result"]
+    assert len(points) == 1, points
+    return points[0]["vector"]
+
+
+def float32_bits(v) -> bytes:
+    """v's values as float32s, for comparing bit for bit."""
+    return struct.pack(f"<{len(v)}f", *v)
 
 
 @unittest.skipUnless(URL, "MEMRANK_URL is not set: " + HOW)
@@ -297,6 +319,56 @@ class LiveTest(unittest.TestCase):
                 self.assertEqual(rep.audit_policy, "redact")
         self.assertEqual(self.mr.history(self.coll, o.memory_id).text, "Priya collects stamps")
 
+    def test_create_collection_and_embed(self) -> None:
+        mr, coll = self.mr, self.coll
+        made = mr.create_collection(coll)
+        self.assertEqual((made.collection, made.created, made.existed, made.distance, made.audit_collection),
+                         (coll, True, False, "Cosine", coll + "_memrank_audit"))
+        self.assertRegex(made.model, r"^memrank-local-(sem|hash)-v1:\d+$")
+        self.assertEqual(made.model.split(":")[1], str(made.dimensions))
+
+        with self.subTest("again: the collection is found and kept"):
+            again = mr.create_collection(coll)
+            self.assertEqual((again.created, again.existed), (False, True))
+            self.assertEqual((again.model, again.dimensions), (made.model, made.dimensions))
+            self.assertEqual(mr.stats(coll).memories, 0)
+
+        texts = ["Priya drinks genmaicha every morning", "Ωmega café ☕ costs €3"]
+        stored = []
+        for text in texts:
+            o = mr.observe(coll, text, source="direct")
+            self.assertEqual(o.decision, "inserted")
+            self.assertFalse(o.created_collection)  # it was made already
+            stored.append(stored_vector(URL, coll, o.memory_id))
+        self.assertNotEqual(float32_bits(stored[0]), float32_bits(stored[1]))
+
+        for kw in ({}, {"model": made.model}, {"model": made.model.split(":")[0], "dimensions": made.dimensions}):
+            with self.subTest("embed equals what observe stored, bit for bit", **kw):
+                got = mr.embed(texts, **kw)
+                self.assertEqual(len(got), 2)
+                for i, v in enumerate(got):
+                    self.assertIsInstance(v, list)
+                    self.assertEqual(len(v), made.dimensions)
+                    # Every value is a float32's, exactly: no decimal rounding.
+                    self.assertEqual(list(struct.unpack(f"<{len(v)}f", float32_bits(v))), v)
+                    self.assertEqual(float32_bits(v), float32_bits(stored[i]), f"text {i}")
+        self.assertEqual(mr.embed(texts[0]), mr.embed(texts)[:1])
+
+        with self.subTest("an unknown model is a NotFoundError with the server's message"):
+            with self.assertRaises(NotFoundError) as cm:
+                mr.embed(texts, model="text-embedding-3-small")
+            self.assertEqual(cm.exception.status, 404)
+            self.assertTrue(cm.exception.message.startswith('The model "text-embedding-3-small" does not exist'),
+                            cm.exception.message)
+
+        with self.subTest("a size the model does not make, an empty text: BadRequestError"):
+            with self.assertRaises(BadRequestError) as cm:
+                mr.embed(texts, model=made.model, dimensions=7)
+            self.assertIn("dimensions", cm.exception.message)
+            with self.assertRaises(BadRequestError) as cm:
+                mr.embed(["Priya", " "])
+            self.assertIn("input[1]", cm.exception.message)
+
     def test_refused_connection(self) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -340,6 +412,15 @@ class TenancyTest(unittest.TestCase):
                 with self.assertRaises(cls):
                     c.observe(coll, "Mallory keeps wasps")
         self.assertEqual(alice.stats(coll).memories, 1)
+
+        with self.subTest("a tenant's key embeds, but may not make a collection"):
+            self.assertEqual(len(bob.embed(["Alice keeps bees on her roof"])), 1)
+            with self.assertRaises(ForbiddenError) as cm:
+                alice.create_collection(fresh_collection())
+            self.assertEqual(cm.exception.status, 403)
+            with self.assertRaises(UnauthorizedError) as cm:
+                Client(TENANCY_URL).embed(["x"])
+            self.assertIn("must provide an API key", cm.exception.message)
 
 
 @unittest.skipUnless(TENANT_HEADER_URL, "MEMRANK_TENANT_HEADER_URL is not set: a serve with tenancy.header (see the module)")

@@ -8,6 +8,7 @@ import {
   NotFoundError,
   RateLimitError,
   type AuditRecord,
+  type CreatedCollection,
   type Outcome,
   type RetrievedMemory,
   type Stats,
@@ -59,6 +60,12 @@ export async function usage(): Promise<void> {
   const saidBy: string | undefined = (await mr.history("notes", o.memory_id)).payload.speaker;
   await mr.confirm("notes", o.memory_id, { at: "2026-05-01T12:00:00Z" }, { signal: AbortSignal.timeout(1000) });
 
+  const made: CreatedCollection = await mr.createCollection("notes");
+  const existed: boolean = made.existed && !made.created;
+  const dims: number = made.dimensions;
+  const vectors: number[][] = await mr.embed(["Dana uses Neovim", "Dana likes tea"], { model: made.model });
+  const one1: number[][] = await mr.embed("Dana uses Neovim", { model: "memrank-local-hash-v1", dimensions: 64 }, { timeoutMs: 1000 });
+
   try {
     await mr.history("notes", "id");
   } catch (err) {
@@ -93,8 +100,14 @@ export async function usage(): Promise<void> {
   void first?.explanation?.days_retrievable;
   // @ts-expect-error retrievable in the explanation was renamed within_decay_floor
   void first?.explanation?.retrievable;
+  // @ts-expect-error embed's texts are strings
+  await mr.embed([1, 2]);
+  // @ts-expect-error dimensions is a number
+  await mr.embed(["x"], { dimensions: "384" });
+  // @ts-expect-error the client always asks for base64: there is no encoding option
+  await mr.embed(["x"], { encoding_format: "float" });
   // @ts-expect-error the client's timeout is timeoutMs
   new MemrankClient({ timeout: 5 });
 
-  void [custom, decision, warnings, freshness, text, daysLeft, withinFloor, factor, focus, folded, stored, asOf, empty, one, many, audit, avg, deleted, saidBy];
+  void [custom, decision, warnings, freshness, text, daysLeft, withinFloor, factor, focus, folded, stored, asOf, empty, one, many, audit, avg, deleted, saidBy, existed, dims, vectors, one1];
 }
