@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/memrank/memrank/internal/eval/evalfmt"
 	"github.com/memrank/memrank/scoring"
 )
 
@@ -133,14 +133,7 @@ type TestMetrics struct {
 
 // jsonFloat is a float64 written as null when it is not a number (no pair
 // to count).
-type jsonFloat float64
-
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
-}
+type jsonFloat = evalfmt.Float
 
 // WriteJSON writes the report as one indented JSON object.
 func (r *Report) WriteJSON(w io.Writer) error {
@@ -148,20 +141,6 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
-func f3(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "-"
-	}
-	return strconv.FormatFloat(f, 'f', 3, 64)
 }
 
 // WriteTable writes the report as aligned text.
@@ -179,7 +158,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		queries, with = r.Rows[0].Queries, r.Rows[0].WithRelevant
 	}
 	fmt.Fprintf(w, "set %s (seed %d), %s: %s (%d with relevant memories), %s, now %s\n",
-		r.Set.Name, r.Set.Seed, split, plural(queries, "query", "queries"), with, limit, r.Set.Now.UTC().Format(time.RFC3339))
+		r.Set.Name, r.Set.Seed, split, evalfmt.Plural(queries, "query", "queries"), with, limit, r.Set.Now.UTC().Format(time.RFC3339))
 	if r.Memrank != nil {
 		fmt.Fprintf(w, "memrank: %s; weights %s\n", r.Memrank.Setting, r.Memrank.Weights)
 	}
@@ -194,7 +173,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if row.Reads {
 			reads = strconv.Itoa(row.ReadsRelevant) + "/" + strconv.Itoa(row.ReadsIrrelevant)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", row.Label, f3(row.P5), f3(row.P10), f3(row.NDCG10), f3(row.MRR),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", row.Label, evalfmt.F3(row.P5), evalfmt.F3(row.P10), evalfmt.F3(row.NDCG10), evalfmt.F3(row.MRR),
 			row.Inversions, row.OffTopic, row.Lifted, withheld, reads)
 	}
 	if err := tw.Flush(); err != nil {
@@ -217,19 +196,19 @@ func (f *FitReport) writeTable(w io.Writer, seed int64) error {
 		with = f.Rows[0].Test.WithRelevant
 	}
 	fmt.Fprintf(w, "\nconfidence weights fitted on the train split (split seed %d): %s (correct, incorrect), %d weight vectors tried\n",
-		seed, plural(f.TrainPairs, "pair", "pairs"), f.Candidates)
+		seed, evalfmt.Plural(f.TrainPairs, "pair", "pairs"), f.Candidates)
 	fmt.Fprintf(w, "held out (test split): %s, %s (%d with relevant memories), asked on collection %q (no stored confidences)\n",
-		plural(f.TestPairs, "pair", "pairs"), plural(f.TestQueries, "query", "queries"), with, f.Collection)
+		evalfmt.Plural(f.TestPairs, "pair", "pairs"), evalfmt.Plural(f.TestQueries, "query", "queries"), with, f.Collection)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "weights\tsource\trepetition\textractor\ttype\ttrain inversions\ttest inversions\tP@5\tP@10\tnDCG@10")
 	for _, row := range f.Rows {
 		p5, p10, ndcg := "-", "-", "-"
 		if t := row.Test; t != nil {
-			p5, p10, ndcg = f3(t.P5), f3(t.P10), f3(t.NDCG10)
+			p5, p10, ndcg = evalfmt.F3(t.P5), evalfmt.F3(t.P10), evalfmt.F3(t.NDCG10)
 		}
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\n", strings.TrimSuffix(row.Label, " weights"),
 			row.Weights.Source, row.Weights.Repetition, row.Weights.Extractor, row.Weights.Type,
-			f3(float64(row.TrainInversions)), f3(float64(row.TestInversions)), p5, p10, ndcg)
+			evalfmt.F3(float64(row.TrainInversions)), evalfmt.F3(float64(row.TestInversions)), p5, p10, ndcg)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/memrank/memrank/internal/eval/evalfmt"
 )
 
 // Report is everything an evaluation measured.
@@ -183,19 +185,12 @@ func newAnswer(evidence []string, hits []Hit) Answer {
 }
 
 // jsonFloat is a float64 written as null when it is not a number.
-type jsonFloat float64
-
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
-}
+type jsonFloat = evalfmt.Float
 
 // groups are the report's conversation groups.
 func groups(b *Bench) []Group {
 	out := []Group{
-		{Name: "all", Label: "all " + plural(len(b.Conversations), "conversation", "conversations")},
+		{Name: "all", Label: "all " + evalfmt.Plural(len(b.Conversations), "conversation", "conversations")},
 		{Name: "dev", Label: "dev"},
 		{Name: "held_out", Label: "held out"},
 	}
@@ -316,19 +311,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
-func f3(f jsonFloat) string {
-	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-		return "-"
-	}
-	return strconv.FormatFloat(float64(f), 'f', 3, 64)
-}
+func f3(f jsonFloat) string { return evalfmt.F3(float64(f)) }
 
 func signed(f jsonFloat) string {
 	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
@@ -341,8 +324,8 @@ func signed(f jsonFloat) string {
 // per group of conversations with questions.
 func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "LoCoMo %s: %s, %s, %s (categories 1-4 with evidence); skipped: %d adversarial, %d without evidence",
-		r.File, plural(len(r.Conversations), "conversation", "conversations"), plural(r.Turns, "turn", "turns"),
-		plural(r.Questions, "question", "questions"), r.Skipped.Adversarial, r.Skipped.NoEvidence)
+		r.File, evalfmt.Plural(len(r.Conversations), "conversation", "conversations"), evalfmt.Plural(r.Turns, "turn", "turns"),
+		evalfmt.Plural(r.Questions, "question", "questions"), r.Skipped.Adversarial, r.Skipped.NoEvidence)
 	if n := len(r.DroppedEvidence); n > 0 {
 		fmt.Fprintf(w, "; %d evidence ids name no turn (dropped)", n)
 	}
@@ -458,6 +441,6 @@ func writeLine(ws *WriteStats) string {
 	}
 	return fmt.Sprintf("write path: %s (%s; matches: %s); %s (%d superseded); folds %d (turns in another memory), "+
 		"cross-speaker folds %d (memories of several speakers' turns), evidence folds %d (evidence turns in another memory)",
-		plural(ws.Observations, "observation", "observations"), strings.Join(dec, ", "), strings.Join(tiers, ", "),
-		plural(ws.Memories, "memory", "memories"), ws.Superseded, ws.Folds, ws.CrossSpeakerFolds, ws.EvidenceFolds)
+		evalfmt.Plural(ws.Observations, "observation", "observations"), strings.Join(dec, ", "), strings.Join(tiers, ", "),
+		evalfmt.Plural(ws.Memories, "memory", "memories"), ws.Superseded, ws.Folds, ws.CrossSpeakerFolds, ws.EvidenceFolds)
 }
